@@ -1,0 +1,3 @@
+from fabric.cli import main
+
+main()

@@ -1,0 +1,230 @@
+"""The hardware catalog: switches, node types and cable media, as data.
+
+The built-in parts live in `catalog.yaml` next to this module; a spec may add or override parts
+with its own files (`catalog: [my-parts.yaml]`), which are validated like the spec. Prices are
+placeholders for the user to override: the catalog says so in every price field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from fabric.spec import MEDIA_KINDS, PLATFORMS, StrictModel, check_template
+
+
+class PortMode(StrictModel):
+    """One way to run a cage: `ports` logical ports of `speed_gbps` each."""
+
+    ports: int = Field(ge=1, le=8, description="Logical ports per cage in this mode.")
+    speed_gbps: int = Field(ge=1)
+    name: str = Field(description="Port name template; fields `{cage}`, `{sub}` (1-based), `{n}` (1-based in group).")
+
+    @field_validator("name")
+    @classmethod
+    def _template(cls, value: str) -> str:
+        return check_template(value, ("cage", "sub", "n"))
+
+
+class SwitchPortGroup(StrictModel):
+    group: str
+    cages: int = Field(ge=1)
+    first_cage: int = Field(default=1, ge=0)
+    connector: str
+    modes: tuple[PortMode, ...] = Field(min_length=1, description="Ways to run the cages; the first is the default.")
+
+
+class SwitchModel(StrictModel):
+    description: str
+    vendor: str = ""
+    technology: Literal["infiniband", "ethernet"]
+    u: int = Field(ge=1)
+    power_w: int = Field(ge=0, description="Maximum power with optics, W.")
+    list_price_usd: float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
+    platform: Literal["nvos", "sonic", "cumulus", "eos", "frr"] = Field(description="Default network OS.")
+    mgmt_port: str = Field(default="mgmt0", description="Out-of-band management port (1G RJ45).")
+    ports: tuple[SwitchPortGroup, ...] = Field(min_length=1)
+
+    @field_validator("platform")
+    @classmethod
+    def _platform(cls, value: str) -> str:
+        assert value in PLATFORMS
+        return value
+
+
+class NodePort(StrictModel):
+    name: str
+    rail: int | None = Field(default=None, ge=0, description="Rail (= GPU index) of a compute port.")
+    cage: str | None = Field(default=None, description="Physical cage the port sits in.")
+
+
+class NodePortGroup(StrictModel):
+    technology: Literal["infiniband", "ethernet", "any"] = "any"
+    speed_gbps: int = Field(ge=1)
+    connector: str = "osfp"
+    ports: list[NodePort] | None = Field(default=None, description="Ports in order; or give `count` and `name`.")
+    count: int | None = Field(default=None, ge=1)
+    name: str | None = Field(default=None, description="Port name template with `{n}` (1-based).")
+
+    @model_validator(mode="after")
+    def _ports_given(self) -> NodePortGroup:
+        if self.ports is None and (self.count is None or self.name is None):
+            raise ValueError("give `ports`, or `count` and `name`")
+        if self.ports is not None and self.count is not None:
+            raise ValueError("give `ports` or `count`, not both")
+        if self.name is not None:
+            check_template(self.name, ("n",))
+        return self
+
+    def port_list(self) -> list[NodePort]:
+        if self.ports is not None:
+            return list(self.ports)
+        assert self.count is not None and self.name is not None
+        return [NodePort(name=self.name.format(n=i + 1)) for i in range(self.count)]
+
+
+class NodeType(StrictModel):
+    description: str
+    gpus: int = Field(default=0, ge=0)
+    u: int = Field(ge=1)
+    power_w: int = Field(ge=0)
+    list_price_usd: float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
+    ports: dict[str, NodePortGroup] = Field(description="Port groups by name (`compute`, `storage`, `inband`, `bmc`, …).")
+
+
+class Media(StrictModel):
+    kind: Literal["dac", "acc", "aoc", "mmf", "smf", "copper"]
+    description: str
+    technologies: list[Literal["infiniband", "ethernet"]]
+    speeds_gbps: list[int] = Field(min_length=1)
+    reach_m: float = Field(gt=0)
+    lengths_m: list[float] = Field(min_length=1, description="Orderable lengths, ascending.")
+    part: str = Field(
+        description="Part number template; `{code}` is the LinkX length code (`030` = 30 m, `01A` = 1.5 m), "
+        "`{length}` the length in metres."
+    )
+    price_usd: float = Field(default=0, ge=0, description="Placeholder price per cable (both ends' optics included).")
+    price_per_m_usd: float = Field(default=0, ge=0, description="Placeholder price per metre.")
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, value: str) -> str:
+        assert value in MEDIA_KINDS
+        return value
+
+    @field_validator("part")
+    @classmethod
+    def _part(cls, value: str) -> str:
+        return check_template(value, ("code", "length"))
+
+    @field_validator("lengths_m")
+    @classmethod
+    def _ascending(cls, value: list[float]) -> list[float]:
+        if value != sorted(value):
+            raise ValueError("lengths must be ascending")
+        return value
+
+
+class CatalogFile(StrictModel):
+    """A catalog file: the built-in one or a user's part file."""
+
+    switches: dict[str, SwitchModel] = Field(default_factory=dict)
+    nodes: dict[str, NodeType] = Field(default_factory=dict)
+    media: dict[str, Media] = Field(default_factory=dict, description="Cable media in order of preference.")
+
+
+@dataclass(frozen=True)
+class Catalog:
+    switches: Mapping[str, SwitchModel]
+    nodes: Mapping[str, NodeType]
+    media: Mapping[str, Media]
+
+    def merged(self, extra: CatalogFile) -> Catalog:
+        """User parts override built-in ones of the same name and add new ones (kept after the built-ins)."""
+        return Catalog(
+            switches={**self.switches, **extra.switches},
+            nodes={**self.nodes, **extra.nodes},
+            media={**self.media, **extra.media},
+        )
+
+
+@cache
+def builtin_catalog() -> Catalog:
+    from fabric.yamlio import parse_yaml
+
+    text = resources.files("fabric").joinpath("catalog.yaml").read_text(encoding="utf-8")
+    data = CatalogFile.model_validate(parse_yaml(text, "catalog.yaml").data)
+    return Catalog(switches=data.switches, nodes=data.nodes, media=data.media)
+
+
+# --------------------------------------------------------------------------------------------- ports
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchPort:
+    """A logical port of a switch, after breakout."""
+
+    name: str
+    cage: int
+    sub: int
+    speed_gbps: int
+    group: str
+    connector: str
+    breakout: int  # logical ports per cage in the mode used
+
+
+def _mode_for(group: SwitchPortGroup, speed: int | None) -> PortMode:
+    if speed is not None:
+        for mode in group.modes:
+            if mode.speed_gbps == speed:
+                return mode
+    return group.modes[0]
+
+
+@cache
+def switch_ports(model: SwitchModel, speed: int | None) -> tuple[SwitchPort, ...]:
+    """Logical ports of `model` with every cage group run at `speed` where it can (else its default mode)."""
+    ports: list[SwitchPort] = []
+    for group in model.ports:
+        mode = _mode_for(group, speed)
+        n = 0
+        for cage in range(group.first_cage, group.first_cage + group.cages):
+            for sub in range(1, mode.ports + 1):
+                n += 1
+                name = mode.name.format(cage=cage, sub=sub, n=n)
+                ports.append(SwitchPort(name, cage, sub, mode.speed_gbps, group.group, group.connector, mode.ports))
+    return tuple(ports)
+
+
+@cache
+def all_port_names(model: SwitchModel) -> dict[str, SwitchPort]:
+    """Every name a port of `model` can have, over all modes (for explicit topologies)."""
+    names: dict[str, SwitchPort] = {}
+    for group in model.ports:
+        for mode in group.modes:
+            n = 0
+            for cage in range(group.first_cage, group.first_cage + group.cages):
+                for sub in range(1, mode.ports + 1):
+                    n += 1
+                    name = mode.name.format(cage=cage, sub=sub, n=n)
+                    names.setdefault(
+                        name, SwitchPort(name, cage, sub, mode.speed_gbps, group.group, group.connector, mode.ports)
+                    )
+    return names
+
+
+def radix(model: SwitchModel, speed: int | None) -> int:
+    """Logical ports at `speed` (cages that cannot run at it are not counted)."""
+    return sum(1 for p in switch_ports(model, speed) if speed is None or p.speed_gbps == speed)
+
+
+def best_speed(model: SwitchModel, wanted: int) -> int:
+    """The fastest speed ≤ wanted any port mode of `model` offers; else its slowest."""
+    speeds = sorted({m.speed_gbps for g in model.ports for m in g.modes})
+    fitting = [s for s in speeds if s <= wanted]
+    return fitting[-1] if fitting else speeds[0]

@@ -1,0 +1,180 @@
+"""The command line: files and exit codes, no logic (that lives in the pipeline).
+
+Exit codes: 0 clean or warnings only; 1 design errors; 2 the spec is unreadable or invalid.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from fabric.findings import FabricError, Finding, Severity, sort_findings
+from fabric.pipeline import Build, build_fabric
+from fabric.resources import default_spec
+from fabric.spec import format_ratio
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Compile a GPU-cluster fabric spec into a checked, addressed and cabled plan.",
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+console = Console(soft_wrap=False)
+
+SpecArg = Annotated[
+    Path | None,
+    typer.Argument(help="Spec file (YAML). Default: the bundled 4-SU DGX SuperPOD H100 design.", show_default=False),
+]
+StrictOpt = Annotated[bool, typer.Option("--strict", help="Treat warnings as errors.")]
+
+
+def _print_findings(findings: list[Finding]) -> None:
+    for severity, title in ((Severity.ERROR, "Errors"), (Severity.WARNING, "Warnings"), (Severity.INFO, "Notes")):
+        group = [f for f in findings if f.severity == severity]
+        if group:
+            print(f"{title} ({len(group)}):")
+            for finding in group:
+                print("  " + finding.format().replace("\n", "\n  "))
+
+
+def _run(spec: Path | None, strict: bool, as_json: bool = False) -> Build:
+    """Build, or print why not and exit 2. Strict mode escalates warnings."""
+    path = spec or default_spec()
+    try:
+        build = build_fabric(path)
+    except FabricError as exc:
+        if as_json:
+            print(json.dumps({"design": None, **_counts(exc.findings),
+                              "findings": [f.as_dict() for f in exc.findings]}, indent=2))
+        elif len(exc.findings) == 1 and exc.findings[0].code == "spec-unreadable":
+            f = exc.findings[0]
+            print(f"error: {f.location}: {f.message}", file=sys.stderr)
+        else:
+            _print_findings(exc.findings)
+            print(f"{path}: the spec is invalid ({len(exc.findings)} problem(s)); nothing was built", file=sys.stderr)
+        raise typer.Exit(2) from None
+    if strict:
+        from dataclasses import replace
+
+        build = replace(build, findings=tuple(sort_findings(f.escalated() for f in build.findings)))
+    return build
+
+
+def _counts(findings: tuple[Finding, ...] | list[Finding]) -> dict[str, int]:
+    return {s.label + "s": sum(1 for f in findings if f.severity == s) for s in Severity}
+
+
+@app.command()
+def validate(
+    spec: SpecArg = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
+    strict: StrictOpt = False,
+) -> None:
+    """Load, validate, expand and check a spec; print findings grouped by severity."""
+    build = _run(spec, strict, as_json)
+    if as_json:
+        print(json.dumps({"design": build.name, **_counts(build.findings),
+                          "findings": [f.as_dict() for f in build.findings]}, indent=2))
+    else:
+        _print_findings(list(build.findings))
+        counts = _counts(build.findings)
+        print(f"{build.name}: {counts['errors']} error(s), {counts['warnings']} warning(s), {counts['infos']} note(s)")
+    raise typer.Exit(1 if build.errors else 0)
+
+
+@app.command()
+def build(
+    spec: SpecArg = None,
+    out: Annotated[Path | None, typer.Option("-o", "--out", help="Output directory. Default: output/<design name>/.")] = None,
+    strict: StrictOpt = False,
+) -> None:
+    """Validate, then write every output into the output directory (atomically)."""
+    from fabric.render import render_all
+    from fabric.writer import OutputError, write_outputs
+
+    result = _run(spec, strict)
+    _print_findings(list(result.findings))
+    if result.errors:
+        print(f"{result.name}: {len(result.errors)} error(s); nothing was written", file=sys.stderr)
+        raise typer.Exit(1)
+    files = render_all(result)
+    target = out or Path("output") / result.name
+    try:
+        written = write_outputs(files, target, result.name)
+    except (OutputError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    print(f"{result.name}: wrote {len(files)} files to {written}")
+
+
+@app.command()
+def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
+    """Print a summary of every fabric: switches, links, oversubscription, bisection, ECMP, failures, cables."""
+    from fabric.summary import cables_by_media, summary
+
+    result = _run(spec, strict)
+    data = summary(result)
+    console.print(
+        f"[bold]{data['design']}[/bold]: {data['gpus']:,} GPUs, {data['nodes']:,} nodes, {data['switches']:,} switches, "
+        f"{data['racks']} racks, {data['cables']:,} cables"
+    )
+    table = Table(title="Fabrics", show_lines=False)
+    for column, justify in (("fabric", "left"), ("tech", "left"), ("tiers", "right"), ("leaf", "right"),
+                            ("spine", "right"), ("core", "right"), ("node-leaf", "right"), ("leaf-spine", "right"),
+                            ("spine-core", "right"), ("oversub.", "right"), ("bisection", "right"), ("ECMP", "right"),
+                            ("worst failure", "right")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for key, f in data["fabrics"].items():
+        over = " / ".join(f"{layer} {format_ratio(v)}" for layer, v in f["oversubscription"].items() if v is not None)
+        failure = f["worst_single_failure_bisection_pct"]
+        table.add_row(
+            key, f["technology"], str(f["tiers"]), *(str(f["switches"][k]) for k in ("leaf", "spine", "core")),
+            *(str(f["links"][k]) for k in ("node-leaf", "leaf-spine", "spine-core")), over or "-",
+            f"{(f['bisection_gbps'] or 0) / 1000:,.1f} Tb/s ({f['bisection_pct']}%)",
+            str(f["min_ecmp_width"] if f["min_ecmp_width"] is not None else "-"),
+            f"{failure}% ({f['worst_single_failure']})" if failure is not None else "-",
+        )
+    console.print(table)
+    media = Table(title="Cables by media")
+    media.add_column("media")
+    keys = list(result.topology.fabrics)
+    for key in keys:
+        media.add_column(key, justify="right")
+    media.add_column("total", justify="right")
+    per_fabric = {key: cables_by_media(result, key) for key in keys}
+    for name, total in data["cables_by_media"].items():
+        media.add_row(name, *(str(per_fabric[k].get(name, 0)) for k in keys), str(total))
+    console.print(media)
+    counts = _counts(result.findings)
+    console.print(f"{counts['errors']} error(s), {counts['warnings']} warning(s), {counts['infos']} note(s)"
+                  + (" — run `fabric validate` for details" if len(result.findings) else ""))
+    raise typer.Exit(1 if result.errors else 0)
+
+
+@app.command()
+def schema(
+    markdown: Annotated[bool, typer.Option("--markdown", help="The spec reference as Markdown.")] = False,
+) -> None:
+    """Print the spec's JSON schema (or, with --markdown, the spec reference)."""
+    from fabric.reference import spec_reference
+    from fabric.spec import Spec
+
+    if markdown:
+        sys.stdout.write(spec_reference())
+    else:
+        print(json.dumps(Spec.model_json_schema(), indent=2))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

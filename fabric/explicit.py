@@ -1,0 +1,273 @@
+"""Fabrics given by hand: switches and links in the spec, or rows of a cabling CSV.
+
+They become the same draft as a generated fabric, so every check runs on them; whatever is wrong
+with them (unknown devices or ports, a port used twice, a link that skips a tier, an attached
+node port left unconnected) is a finding, not an exception.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from fabric.attach import Attachment, NodeEntry
+from fabric.catalog import Catalog, SwitchPort, all_port_names
+from fabric.clos import FabricDraft, SwitchDraft
+from fabric.findings import Finding, error, warning
+from fabric.loader import suggest
+from fabric.model import LAYER_RANK, TIER_OF_LAYER, Link
+from fabric.spec import CsvTopology, ExplicitLink, ExplicitSwitch, ExplicitTopology, Fabric
+
+CSV_REQUIRED = ("tier", "a_device", "a_port", "b_device", "b_port")
+CSV_LAYERS = {"node-leaf": ("node", "leaf"), "leaf-spine": ("leaf", "spine"), "spine-core": ("spine", "core")}
+
+
+@dataclass(frozen=True)
+class Pin:
+    """Where an explicit switch was placed by the spec or the CSV."""
+
+    rack: str | None
+    u: int | None
+    path: str
+
+
+@dataclass
+class ExplicitResult:
+    draft: FabricDraft
+    pins: dict[str, Pin]
+
+
+class _Builder:
+    def __init__(self, key: str, fabric: Fabric, catalog: Catalog, nodes: Sequence[NodeEntry]) -> None:
+        self.key = key
+        self.fabric = fabric
+        self.catalog = catalog
+        self.path = f"fabrics.{key}.topology"
+        self.nodes = {n.name: n for n in nodes}
+        self.draft = FabricDraft()
+        self.pins: dict[str, Pin] = {}
+        self.switches: dict[str, SwitchDraft] = {}
+        self.used: dict[tuple[str, str], str] = {}  # (device, port) → where it was used
+        self.cage_mode: dict[tuple[str, int], int] = {}  # (switch, cage) → breakout in use
+
+    def add_switch(self, sw: ExplicitSwitch, path: str) -> None:
+        if sw.name in self.switches or sw.name in self.nodes:
+            self.draft.findings.append(error("duplicate-name", f"{path}.name", f"`{sw.name}` is defined twice"))
+            return
+        model = self.catalog.switches.get(sw.model)
+        if model is None:
+            self.draft.findings.append(
+                error("unknown-part", f"{path}.model", f"unknown switch model `{sw.model}`", suggest(sw.model, sorted(self.catalog.switches)))
+            )
+            return
+        if model.technology != self.fabric.technology:
+            self.draft.findings.append(
+                error("technology-mismatch", f"{path}.model", f"`{sw.model}` is an {model.technology} switch; "
+                      f"fabric `{self.key}` is {self.fabric.technology}")
+            )
+            return
+        choice = self.fabric.switches.for_layer(sw.layer)
+        platform = choice.platform if choice.model == sw.model and choice.platform else model.platform
+        index = sum(1 for s in self.switches.values() if s.layer == sw.layer) + 1
+        draft = SwitchDraft(sw.name, sw.layer, sw.model, platform, sw.plane, index=index)
+        self.switches[sw.name] = draft
+        self.draft.switches.append(draft)
+        self.pins[sw.name] = Pin(sw.rack, sw.u, path)
+
+    def _end(self, text: str, path: str) -> tuple[str, str, str, int, int | None] | None:
+        """(device, port, layer, speed, rail) of one link end, or None after a finding."""
+        device, port = text.split(":", 1)
+        if device in self.switches:
+            sw = self.switches[device]
+            model = self.catalog.switches[sw.model]
+            ports = all_port_names(model)
+            found: SwitchPort | None = ports.get(port)
+            if found is None:
+                self.draft.findings.append(
+                    error("unknown-port", path, f"`{sw.model}` has no port `{port}` (switch `{device}`)",
+                          suggest(port, list(ports)))
+                )
+                return None
+            mode = self.cage_mode.setdefault((device, found.cage), found.breakout)
+            if mode != found.breakout:
+                self.draft.findings.append(
+                    error("port-budget", path, f"cage {found.cage} of `{device}` is used both as 1 × and as a "
+                          f"{max(mode, found.breakout)}-way breakout", "use one naming for every port of a cage")
+                )
+            return device, port, sw.layer, found.speed_gbps, None
+        node = self.nodes.get(device)
+        if node is None:
+            known = sorted(self.switches) + sorted(self.nodes)[:20]
+            self.draft.findings.append(
+                error("unknown-device", path, f"no switch or node `{device}` in fabric `{self.key}`", suggest(device, known))
+            )
+            return None
+        node_type = self.catalog.nodes[node.type]
+        for group in node_type.ports.values():
+            for p in group.port_list():
+                if p.name == port:
+                    return device, port, "node", group.speed_gbps, p.rail
+        names = [p.name for g in node_type.ports.values() for p in g.port_list()]
+        self.draft.findings.append(
+            error("unknown-port", path, f"node type `{node.type}` has no port `{port}` (node `{device}`)", suggest(port, names))
+        )
+        return None
+
+    def _media(self, name: str | None, kind: str | None, speed: int, path: str) -> str | None:
+        """The catalog media of an explicit link: by name, or the first of a kind that carries the speed."""
+        media = self.catalog.media
+        if name is not None:
+            if name not in media:
+                self.draft.findings.append(error("unknown-part", path, f"unknown media `{name}`", suggest(name, list(media))))
+            return name if name in media else None
+        if kind:
+            for key, m in media.items():
+                if m.kind == kind and speed in m.speeds_gbps and self.fabric.technology in m.technologies:
+                    return key
+            self.draft.findings.append(
+                error("cable-reach", path, f"no {kind} media in the catalog carries {speed}G {self.fabric.technology}",
+                      "add one to a part file, or leave media empty to choose by distance")
+            )
+        return None
+
+    def add_link(self, link: ExplicitLink, path: str, *, csv_row: bool = False, kind: str | None = None) -> None:
+        a = self._end(link.a, path if csv_row else path + ".a")
+        b = self._end(link.b, path if csv_row else path + ".b")
+        if a is None or b is None:
+            return
+        if LAYER_RANK[a[2]] > LAYER_RANK[b[2]]:
+            a, b = b, a
+        if LAYER_RANK[b[2]] - LAYER_RANK[a[2]] != 1:
+            self.draft.findings.append(
+                error("tier-skip", path, f"{a[0]}:{a[1]} ({a[2]}) — {b[0]}:{b[1]} ({b[2]}) does not join adjacent tiers",
+                      "links join node-leaf, leaf-spine or spine-core")
+            )
+            return
+        for dev, port, *_ in (a, b):
+            first = self.used.get((dev, port))
+            if first is not None:
+                self.draft.findings.append(
+                    error("port-budget", path, f"port {dev}:{port} is used twice (first at {first})")
+                )
+                return
+        for dev, port, *_ in (a, b):
+            self.used[(dev, port)] = path
+        plane = self.switches[b[0]].plane
+        rail = a[4] if a[2] == "node" else self.switches[a[0]].rail if a[0] in self.switches else None
+        speed = min(a[3], b[3])
+        media = self._media(link.media, kind, speed, path if csv_row else path + ".media")
+        self.draft.links.append(
+            Link(self.key, TIER_OF_LAYER[b[2]], a[0], a[1], b[0], b[1], speed, plane, rail, media, link.length_m, path)
+        )
+
+    def finish(self, attached: Sequence[Attachment]) -> ExplicitResult:
+        if self.draft.links:
+            self.draft.tiers = max(LAYER_RANK[s.layer] for s in self.switches.values())
+        for att in attached:
+            for ep in att.ports:
+                if (ep.device, ep.port) not in self.used:
+                    self.draft.findings.append(
+                        error("unconnected", att.path, f"{ep.device}:{ep.port} is attached to fabric `{self.key}` "
+                              "but no link connects it", "cable it, or drop the group from attach")
+                    )
+        linked = {device for device, _ in self.used}
+        for name in self.switches:
+            if name not in linked:
+                self.draft.findings.append(warning("unconnected", self.pins[name].path, f"switch `{name}` has no links"))
+        return ExplicitResult(self.draft, self.pins)
+
+
+def build_explicit(
+    key: str, fabric: Fabric, catalog: Catalog, nodes: Sequence[NodeEntry], attached: Sequence[Attachment]
+) -> ExplicitResult:
+    topo = fabric.topology
+    assert isinstance(topo, ExplicitTopology)
+    builder = _Builder(key, fabric, catalog, nodes)
+    for i, sw in enumerate(topo.switches):
+        builder.add_switch(sw, f"fabrics.{key}.topology.switches[{i}]")
+    for i, link in enumerate(topo.links):
+        builder.add_link(link, f"fabrics.{key}.topology.links[{i}]")
+    return builder.finish(attached)
+
+
+def _csv_layers(rows: Sequence[Mapping[str, str]], nodes: Mapping[str, NodeEntry]) -> dict[str, str]:
+    layers: dict[str, str] = {}
+    for row in rows:
+        pair = CSV_LAYERS.get(row.get("tier", ""))
+        if pair is None:
+            continue
+        for side, layer in zip(("a", "b"), pair, strict=True):
+            device = row.get(f"{side}_device", "")
+            if device and device not in nodes and layer != "node":
+                layers.setdefault(device, layer)
+    return layers
+
+
+def build_from_csv(
+    key: str, fabric: Fabric, catalog: Catalog, nodes: Sequence[NodeEntry], attached: Sequence[Attachment],
+    base_dir: Path,
+) -> ExplicitResult:
+    topo = fabric.topology
+    assert isinstance(topo, CsvTopology)
+    builder = _Builder(key, fabric, catalog, nodes)
+    path = f"fabrics.{key}.topology.file"
+    file = base_dir / topo.file
+    try:
+        with file.open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+            columns = rows[0].keys() if rows else []
+    except (OSError, UnicodeDecodeError) as exc:
+        builder.draft.findings.append(error("csv-unreadable", path, f"cannot read {topo.file}: {exc}", "paths are relative to the spec"))
+        return ExplicitResult(builder.draft, {})
+    missing = [c for c in CSV_REQUIRED if c not in columns]
+    if not rows or missing:
+        builder.draft.findings.append(
+            error("csv-invalid", path, f"{topo.file} " + (f"lacks columns {', '.join(missing)}" if rows else "has no rows"),
+                  "use fabric's cabling.csv format (cable_id,fabric,plane,rail,tier,a_rack,a_u,a_device,…)")
+        )
+        return ExplicitResult(builder.draft, {})
+    layers = _csv_layers(rows, builder.nodes)
+    models = dict(topo.models)
+    first_row: dict[str, int] = {}
+    for line, row in enumerate(rows, start=2):
+        for side in ("a", "b"):
+            first_row.setdefault(row.get(f"{side}_device", ""), line)
+    for device, layer in layers.items():
+        model = models.get(device) or fabric.switches.for_layer(layer).model
+        line = first_row[device]
+        row = rows[line - 2]
+        side = "a" if row.get("a_device") == device else "b"
+        rack = row.get(f"{side}_rack") or None
+        u_text = row.get(f"{side}_u") or ""
+        sw = ExplicitSwitch(name=device, model=model, layer=layer,  # type: ignore[arg-type]
+                            rack=rack, u=int(u_text) if u_text.isdigit() and int(u_text) > 0 else None,
+                            plane=int(row["plane"]) if row.get("plane", "").isdigit() and int(row["plane"]) > 0 else None)
+        builder.add_switch(sw, f"{path}:{line}")
+    for line, row in enumerate(rows, start=2):
+        where = f"{path}:{line}"
+        if row.get("tier") not in CSV_LAYERS:
+            builder.draft.findings.append(
+                error("csv-invalid", where, f"tier `{row.get('tier')}` is not node-leaf, leaf-spine or spine-core")
+            )
+            continue
+        if not all(row.get(c) for c in CSV_REQUIRED):
+            builder.draft.findings.append(error("csv-invalid", where, "a row needs a_device, a_port, b_device and b_port"))
+            continue
+        length = row.get("length_m") or ""
+        try:
+            length_m = float(length) if length else None
+        except ValueError:
+            length_m = None
+        link = ExplicitLink(a=f"{row['a_device']}:{row['a_port']}", b=f"{row['b_device']}:{row['b_port']}",
+                            length_m=length_m if length_m and length_m > 0 else None)
+        builder.add_link(link, where, csv_row=True, kind=row.get("media") or None)
+    result = builder.finish(attached)
+    # Findings about rows point into the CSV file, not the spec.
+    prefix = f"{path}:"
+    result.draft.findings = [
+        replace(f, path=path, file=topo.file, line=int(f.path[len(prefix):])) if f.path.startswith(prefix) else f
+        for f in result.draft.findings
+    ]
+    return result

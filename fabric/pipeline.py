@@ -1,0 +1,55 @@
+"""The pipeline: spec → topology → graph checks → allocation → plan checks, as one frozen Build.
+
+Each stage returns a new value and never edits an earlier one. An unreadable or invalid spec stops
+at the loader (FabricError with spec_invalid); design errors do not stop the pipeline, so one run
+reports every problem; `build` refuses to write outputs while errors remain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from fabric.allocation import Plan, allocate
+from fabric.checks import Context, run_checks, run_plan_checks
+from fabric.figures import FabricFigures, fabric_figures
+from fabric.findings import Finding, Severity, sort_findings
+from fabric.loader import Design, load_spec
+from fabric.model import Topology
+from fabric.paths import locate
+from fabric.topology import build_topology
+
+
+@dataclass(frozen=True)
+class Build:
+    design: Design
+    topology: Topology
+    figures: dict[str, FabricFigures]
+    plan: Plan
+    findings: tuple[Finding, ...]
+
+    @property
+    def name(self) -> str:
+        return self.design.spec.name
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == Severity.ERROR]
+
+
+def build_fabric(spec: Design | str | Path) -> Build:
+    """Everything but rendering. Raises FabricError only for an unreadable or invalid spec."""
+    design = spec if isinstance(spec, Design) else load_spec(spec)
+    topology = build_topology(design)
+    figures = {key: fabric_figures(ft) for key, ft in topology.fabrics.items()}
+    graph_findings = run_checks(Context(design, topology, figures))
+    plan = allocate(design, topology)
+    plan_findings = run_plan_checks(design, plan)
+    findings = [
+        *design.notes,
+        *topology.findings,
+        *(locate(design.doc, f) for f in graph_findings),
+        *(locate(design.doc, f) for f in plan.findings),
+        *(locate(design.doc, f) for f in plan_findings),
+    ]
+    return Build(design, topology, figures, plan, tuple(sort_findings(findings)))

@@ -1,0 +1,82 @@
+"""The CSV outputs. Leading columns are contracts other tools read: add columns at the end, never rename."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+
+from fabric.allocation import Cable
+from fabric.pipeline import Build
+
+CABLING_COLUMNS = (
+    "cable_id", "fabric", "plane", "rail", "tier", "a_rack", "a_u", "a_device", "a_port",
+    "b_rack", "b_u", "b_device", "b_port", "speed_gbps", "media", "part", "length_m", "a_label", "b_label",
+    # added after the contract columns
+    "media_name", "route_m", "a_model", "b_model",
+)
+IP_PLAN_COLUMNS = ("device", "interface", "address", "peer_device", "peer_interface", "purpose", "fabric")
+ASN_PLAN_COLUMNS = ("device", "fabric", "layer", "asn", "router_id")
+INVENTORY_COLUMNS = (
+    "device", "layer", "model", "fabric", "group", "plane", "su", "rail", "pod", "rack", "u", "height_u", "power_w",
+    "platform",
+)
+
+
+def _csv(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(["" if v is None else v for v in row] for row in rows)
+    return out.getvalue()
+
+
+def _end(rack: str, u: int | None) -> str:
+    return f"{rack}-U{u:02d}" if rack and u else rack or "?"
+
+
+def labels(cable: Cable) -> tuple[str, str]:
+    """What is printed on the label at each end: the cable, then this end, then the far end."""
+    link = cable.link
+    a = f"{_end(cable.a_rack, cable.a_u)} {link.a} {link.a_port}"
+    b = f"{_end(cable.b_rack, cable.b_u)} {link.b} {link.b_port}"
+    return f"{cable.cable_id} {a} > {b}", f"{cable.cable_id} {b} > {a}"
+
+
+def _length(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def cabling_csv(build: Build) -> str:
+    devices = build.topology.devices
+
+    def rows() -> Iterable[Sequence[object]]:
+        for c in build.plan.cables:
+            link = c.link
+            a_label, b_label = labels(c)
+            yield (
+                c.cable_id, link.fabric, link.plane, link.rail, link.tier, c.a_rack, c.a_u, link.a, link.a_port,
+                c.b_rack, c.b_u, link.b, link.b_port, link.speed_gbps, c.media_kind, c.part, _length(c.length_m),
+                a_label, b_label, c.media, _length(c.route_m), devices[link.a].model, devices[link.b].model,
+            )
+
+    return _csv(CABLING_COLUMNS, rows())
+
+
+def ip_plan_csv(build: Build) -> str:
+    return _csv(IP_PLAN_COLUMNS, (
+        (r.device, r.interface, r.address, r.peer_device, r.peer_interface, r.purpose, r.fabric)
+        for r in build.plan.addresses
+    ))
+
+
+def asn_plan_csv(build: Build) -> str:
+    return _csv(ASN_PLAN_COLUMNS, ((r.device, r.fabric, r.layer, r.asn, r.router_id) for r in build.plan.asns))
+
+
+def inventory_csv(build: Build) -> str:
+    return _csv(INVENTORY_COLUMNS, (
+        (d.name, d.layer, d.model, d.fabric, d.group, d.plane, d.su, d.rail, d.pod, d.rack, d.u, d.height_u, d.power_w,
+         d.platform)
+        for d in build.topology.devices.values()
+    ))

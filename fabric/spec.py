@@ -1,0 +1,552 @@
+"""The spec: pydantic models of the YAML a user writes.
+
+Every model forbids unknown keys and is frozen. Field descriptions are the spec reference
+(`docs/spec-reference.md` is generated from them by `fabric schema --markdown`), so they say
+what a field means, its default and, where several places can set it, the precedence.
+Cross-references (part names, node groups, fabrics) are checked by `loader.py`, which knows
+the catalog; this module checks only what one field or one object can tell on its own.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from fractions import Fraction
+from ipaddress import IPv4Network, IPv6Network
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
+
+FABRIC_ROLES = ("compute", "storage", "inband", "oob")
+LAYERS = ("leaf", "spine", "core")
+MEDIA_KINDS = ("dac", "acc", "aoc", "mmf", "smf", "copper")
+PLATFORMS = ("nvos", "sonic", "cumulus", "eos", "frr")
+ROUTING_ENGINES = ("ftree", "updn", "dnup", "minhop", "lash", "dor", "nue", "dfsssp", "sssp", "ar_ftree",
+                   "ar_updn", "no_fallback")
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _check_name(value: str) -> str:
+    if not NAME_RE.match(value):
+        raise ValueError("must start with a letter or digit and hold only letters, digits, '.', '_' and '-'")
+    return value
+
+
+def check_template(template: str, allowed: tuple[str, ...]) -> str:
+    """A name template is a Python format string whose fields are among `allowed`."""
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as exc:
+        raise ValueError(f"is not a valid name template ({exc})") from None
+    for name in fields:
+        base = name.split(".")[0].split("[")[0]
+        if base not in allowed:
+            raise ValueError(f"uses {{{name}}}; a template may use {', '.join('{' + a + '}' for a in allowed)}")
+    probe = {a: 1 for a in allowed}
+    try:
+        template.format(**probe)
+    except (ValueError, KeyError, IndexError) as exc:
+        raise ValueError(f"is not a valid name template ({exc})") from None
+    return template
+
+
+def parse_ratio(value: Any) -> Any:
+    """'4:3' → 1.333…, 2 → 2.0. Down-to-up bandwidth; 1.0 is non-blocking."""
+    if isinstance(value, bool):
+        raise ValueError("must be a ratio like '1:1' or '4:3', or a number")
+    if isinstance(value, int | float):
+        if value <= 0:
+            raise ValueError("must be positive")
+        return float(value)
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*", value)
+        if match:
+            down, up = Fraction(match.group(1)), Fraction(match.group(2))
+            if down <= 0 or up <= 0:
+                raise ValueError("both sides of a ratio must be positive")
+            return float(down / up)
+    raise ValueError(f"{value!r} is not a ratio like '1:1' or '4:3'")
+
+
+Ratio = Annotated[float, BeforeValidator(parse_ratio)]
+
+
+def format_ratio(value: float) -> str:
+    frac = Fraction(value).limit_denominator(16)
+    return f"{frac.numerator}:{frac.denominator}"
+
+
+# --------------------------------------------------------------------------------------------- racks
+
+
+class RackLayout(StrictModel):
+    """Where racks stand. Racks are named `<row><position>` (A01, A02, …) and filled row by row."""
+
+    rows: list[str] = Field(default=["A"], min_length=1, description="Row names, front to back.")
+    per_row: int | None = Field(
+        default=None, ge=1, description="Racks per row. Default: as many as the design needs, spread over the rows."
+    )
+    rack_units: int = Field(default=48, ge=4, le=60, description="Usable rack units per rack.")
+    reserved_u: int = Field(default=0, ge=0, description="Units kept free at the top of every rack (patch panels).")
+    power_kw: float = Field(default=40.0, gt=0, description="Power budget per rack, kW.")
+    pitch_m: float = Field(default=0.6, gt=0, description="Rack width: distance between neighbouring racks, m.")
+    depth_m: float = Field(default=1.2, gt=0, description="Rack depth, m.")
+    row_gap_m: float = Field(default=1.8, ge=0, description="Aisle between rows, m.")
+
+    @field_validator("rows")
+    @classmethod
+    def _unique_rows(cls, rows: list[str]) -> list[str]:
+        for row in rows:
+            _check_name(row)
+        if len(set(rows)) != len(rows):
+            raise ValueError("row names must be unique")
+        return rows
+
+
+# --------------------------------------------------------------------------------------------- nodes
+
+
+class NodeGroup(StrictModel):
+    """A group of identical servers (GPU nodes, storage, UFM or management hosts)."""
+
+    group: str = Field(description="Group name, referenced by `fabrics.<f>.attach[].group`.")
+    type: str = Field(description="Node type from the catalog (e.g. `dgx-h100`).")
+    count: int = Field(ge=1, description="Number of nodes.")
+    per_rack: int | None = Field(
+        default=None, ge=1, description="Nodes per rack. Default: as many as fit by rack units and power."
+    )
+    name: str = Field(
+        default="{group}{index:03d}",
+        description="Node name template; fields `{group}` and `{index}` (1-based, from `start`).",
+    )
+    start: int = Field(default=1, ge=0, description="Index of the first node.")
+
+    @field_validator("group")
+    @classmethod
+    def _group_name(cls, value: str) -> str:
+        return _check_name(value)
+
+    @field_validator("name")
+    @classmethod
+    def _template(cls, value: str) -> str:
+        return check_template(value, ("group", "index"))
+
+
+# --------------------------------------------------------------------------------------------- topology
+
+
+class ClosTopology(StrictModel):
+    """A generated folded Clos (fat tree / spine-leaf) of 2 or 3 tiers."""
+
+    kind: Literal["fat-tree", "spine-leaf", "clos"] = Field(description="`fat-tree`, `spine-leaf` and `clos` are the same generator.")
+    tiers: Literal["auto", 2, 3] = Field(
+        default="auto",
+        description="Switch tiers. `auto`: the fewest tiers that reach every endpoint at the target oversubscription.",
+    )
+    rail_optimized: bool = Field(
+        default=False,
+        description="Port i (GPU i) of every node in a scalable unit lands on that unit's rail-i leaf.",
+    )
+    scalable_unit: int | None = Field(
+        default=None, ge=1, description="Nodes per scalable unit (SU). Required when `rail_optimized`."
+    )
+    planes: int = Field(
+        default=1, ge=1, le=8,
+        description="Parallel identical fabrics. A node's attached ports are dealt over the planes in turn "
+        "(port j → plane j mod planes, ports ordered by rail).",
+    )
+    partial_su: Literal["full", "populated"] = Field(
+        default="full",
+        description="`full` (NVIDIA's rule): a partly filled SU still gets all its leaves and uplinks. "
+        "`populated`: the last SU's leaves get only the uplinks their connected ports need.",
+    )
+    leaves: int | None = Field(default=None, ge=1, description="At least this many leaves (per plane).")
+    spines: int | None = Field(
+        default=None, ge=1, description="Spines (per plane; per pod in 3 tiers). Default: the fewest that fit, spread evenly."
+    )
+    cores: int | None = Field(default=None, ge=1, description="Cores per core group (3 tiers). Default: the fewest that fit.")
+    downlinks: int | None = Field(default=None, ge=1, description="Node-facing ports per leaf. Default: from the radix and oversubscription.")
+    uplinks: int | None = Field(default=None, ge=1, description="Spine-facing ports per leaf. Default: from the radix and oversubscription.")
+    spine_uplinks: int | None = Field(default=None, ge=1, description="Core-facing ports per spine (3 tiers).")
+
+    @model_validator(mode="after")
+    def _su_needed(self) -> ClosTopology:
+        if self.rail_optimized and self.scalable_unit is None:
+            raise ValueError("rail_optimized needs scalable_unit (nodes per SU, e.g. 32)")
+        return self
+
+
+class ExplicitSwitch(StrictModel):
+    name: str = Field(description="Switch name, unique in the design.")
+    model: str = Field(description="Switch model from the catalog.")
+    layer: Literal["leaf", "spine", "core"] = Field(description="Tier of the switch.")
+    rack: str | None = Field(default=None, description="Rack name (e.g. `C03`); needed for cable lengths.")
+    u: int | None = Field(default=None, ge=1, description="Lowest rack unit the switch occupies.")
+    plane: int | None = Field(default=None, ge=1, description="Plane, when the fabric has several.")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return _check_name(value)
+
+
+class ExplicitLink(StrictModel):
+    a: str = Field(description="One end, `device:port`.")
+    b: str = Field(description="Other end, `device:port`.")
+    media: str | None = Field(default=None, description="Media part name; default: chosen by distance.")
+    length_m: float | None = Field(default=None, gt=0, description="Cable length; default: from rack positions.")
+
+    @field_validator("a", "b")
+    @classmethod
+    def _end(cls, value: str) -> str:
+        if value.count(":") < 1 or not value.split(":", 1)[0] or not value.split(":", 1)[1]:
+            raise ValueError(f"{value!r} is not `device:port`")
+        return value
+
+
+class ExplicitTopology(StrictModel):
+    """A topology given by hand: switches and links. All checks run on it as on a generated one."""
+
+    kind: Literal["explicit"]
+    switches: list[ExplicitSwitch] = Field(min_length=1)
+    links: list[ExplicitLink] = Field(min_length=1)
+
+
+class CsvTopology(StrictModel):
+    """A topology imported from a cabling CSV in fabric's own `cabling.csv` format."""
+
+    kind: Literal["cabling-csv"]
+    file: str = Field(description="CSV path, relative to the spec file.")
+    models: dict[str, str] = Field(
+        default_factory=dict,
+        description="Switch model per device name; default: `fabrics.<f>.switches.<layer>` by the row's `tier`.",
+    )
+
+
+Topology = Annotated[
+    ClosTopology | ExplicitTopology | CsvTopology,
+    Field(discriminator="kind"),
+]
+
+
+# --------------------------------------------------------------------------------------------- fabric parts
+
+
+class SwitchChoice(StrictModel):
+    model: str = Field(description="Switch model from the catalog.")
+    platform: Literal["nvos", "sonic", "cumulus", "eos", "frr"] | None = Field(
+        default=None, description="Network OS. Precedence: this field → the catalog model's default platform."
+    )
+
+
+def _switch_choice(value: Any) -> Any:
+    return {"model": value} if isinstance(value, str) else value
+
+
+SwitchRef = Annotated[SwitchChoice, BeforeValidator(_switch_choice)]
+
+
+class LayerSwitches(StrictModel):
+    """Switch model per layer: a model name, or `{model, platform}`."""
+
+    leaf: SwitchRef
+    spine: SwitchRef | None = Field(default=None, description="Default: the leaf model.")
+    core: SwitchRef | None = Field(default=None, description="Default: the spine model.")
+
+    def for_layer(self, layer: str) -> SwitchChoice:
+        if layer == "leaf":
+            return self.leaf
+        if layer == "spine":
+            return self.spine or self.leaf
+        return self.core or self.spine or self.leaf
+
+
+class OversubscriptionByLayer(StrictModel):
+    leaf: Ratio = Field(default=1.0, description="Leaf down:up bandwidth.")
+    spine: Ratio = Field(default=1.0, description="Spine down:up bandwidth (3 tiers).")
+
+
+def _oversub(value: Any) -> Any:
+    return value if isinstance(value, dict | OversubscriptionByLayer) else {"leaf": value, "spine": value}
+
+
+Oversubscription = Annotated[OversubscriptionByLayer, BeforeValidator(_oversub)]
+
+
+class NodeAttach(StrictModel):
+    group: str = Field(description="Node group (`nodes[].group`).")
+    ports: str = Field(description="Port group of the node type (e.g. `compute`, `storage`, `inband`, `bmc`).")
+
+
+class SwitchMgmtAttach(StrictModel):
+    switch_mgmt: list[str] | Literal["all"] = Field(
+        description="Attach the management ports of these fabrics' switches (`all`: every other fabric)."
+    )
+
+
+def _attach_tag(value: Any) -> str:
+    if isinstance(value, dict):
+        return "switch_mgmt" if "switch_mgmt" in value else "group"
+    return "switch_mgmt" if isinstance(value, SwitchMgmtAttach) else "group"
+
+
+Attach = Annotated[
+    Annotated[NodeAttach, Tag("group")] | Annotated[SwitchMgmtAttach, Tag("switch_mgmt")],
+    Discriminator(_attach_tag),
+]
+
+
+class CablingPolicy(StrictModel):
+    """How cables are chosen and sized. Precedence: `fabrics.<f>.cabling` → `cabling` → built-in default."""
+
+    media: list[Literal["dac", "acc", "aoc", "mmf", "smf", "copper"]] | None = Field(
+        default=None, description="Allowed media kinds, in order of preference. Default: any, catalog order."
+    )
+    slack_pct: float | None = Field(default=None, ge=0, le=100, description="Extra length on top of the route, %. Default 10.")
+    service_loop_m: float | None = Field(default=None, ge=0, description="Fixed extra per cable, m. Default 1.0.")
+    tray_height_m: float | None = Field(default=None, ge=0, description="Cable tray above the racks, m. Default 0.3.")
+
+
+class Naming(StrictModel):
+    """Switch name templates. Fields: `{plane}`, `{su}`, `{rail}`, `{pod}`, `{index}` (all 1-based but rail, 0-based GPU index)."""
+
+    prefix: str | None = Field(
+        default=None,
+        description="Put before every switch name. Default: none for the fabric named `compute`, else `<fabric>-`.",
+    )
+    leaf: str | None = Field(default=None, description="Default: `su{su}-rail{rail}-leaf` when rail-optimized, else `leaf{index:02d}`.")
+    spine: str | None = Field(default=None, description="Default: `spine{index:02d}`; `pod{pod}-spine{index:02d}` in 3 tiers.")
+    core: str = Field(default="core{index:02d}", description="Core switch names.")
+
+    @field_validator("leaf", "spine", "core")
+    @classmethod
+    def _template(cls, value: str | None) -> str | None:
+        return None if value is None else check_template(value, ("plane", "su", "rail", "pod", "index"))
+
+
+class SecretRef(StrictModel):
+    """A secret is never written in the spec: it names an environment variable or a file."""
+
+    env: str | None = Field(default=None, description="Environment variable holding the secret.")
+    file: str | None = Field(default=None, description="File holding the secret (relative to the spec).")
+
+    @model_validator(mode="after")
+    def _one(self) -> SecretRef:
+        if (self.env is None) == (self.file is None):
+            raise ValueError("give exactly one of `env` or `file`")
+        return self
+
+
+class Partition(StrictModel):
+    name: str = Field(description="Partition name.")
+    pkey: int = Field(ge=1, le=0x7FFF, description="P_Key, 15 bits (0x7fff is the default partition).")
+    members: list[str] | Literal["all"] = Field(default="all", description="Node groups that are full members.")
+    ipoib: bool = Field(default=True, description="Create the IPoIB broadcast group.")
+
+
+class SubnetManager(StrictModel):
+    hosts: list[str] = Field(default_factory=list, description="Node names that run the SM (first is master).")
+    priority: int = Field(default=15, ge=0, le=15, description="SM priority of the master; standbys get lower ones.")
+
+
+class InfinibandSettings(StrictModel):
+    """InfiniBand subnet settings (rendered by the subnet-manager outputs)."""
+
+    subnet_prefix: str = Field(default="0xfe80000000000000", description="64-bit subnet prefix, hex.")
+    routing_engine: list[str] = Field(
+        default_factory=lambda: ["ftree", "updn"],
+        description="OpenSM routing engines in order; a chain avoids the silent minhop fallback.",
+    )
+    lmc: int = Field(default=0, ge=0, le=7, description="LID mask control; ftree needs 0.")
+    mtu: Literal[256, 512, 1024, 2048, 4096] = Field(default=4096, description="IB MTU in bytes.")
+    sm: SubnetManager = Field(default_factory=SubnetManager)
+    partitions: list[Partition] = Field(
+        default_factory=lambda: [Partition(name="Default", pkey=0x7FFF)], description="P_Key partitions."
+    )
+    sharp: bool = Field(default=False, description="Enable SHARP aggregation.")
+    adaptive_routing: bool = Field(default=False, description="Use adaptive routing engines (MLNX OpenSM/UFM).")
+
+    @field_validator("subnet_prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if not re.fullmatch(r"0x[0-9a-fA-F]{16}", value):
+            raise ValueError("must be 0x followed by 16 hex digits")
+        return value.lower()
+
+    @field_validator("routing_engine")
+    @classmethod
+    def _engines(cls, value: list[str]) -> list[str]:
+        for engine in value:
+            if engine not in ROUTING_ENGINES:
+                raise ValueError(f"unknown routing engine {engine!r}; known: {', '.join(ROUTING_ENGINES)}")
+        return value
+
+
+class RoutingSettings(StrictModel):
+    """Ethernet underlay routing (eBGP per RFC 7938)."""
+
+    bgp_unnumbered: bool = Field(default=False, description="BGP over IPv6 link-local (RFC 5549) instead of /31 links.")
+    bfd: bool = Field(default=False, description="BFD on fabric links.")
+
+
+class QosSettings(StrictModel):
+    """RoCEv2 lossless profile (rendered into switch configs). Defaults as NVIDIA's RoCE profile."""
+
+    profile: Literal["roce-lossless", "none"] = Field(default="roce-lossless")
+    roce_dscp: int = Field(default=26, ge=0, le=63)
+    roce_priority: int = Field(default=3, ge=0, le=7, description="Traffic class and PFC priority of RoCE.")
+    cnp_dscp: int = Field(default=48, ge=0, le=63)
+    cnp_priority: int = Field(default=6, ge=0, le=7, description="Strict-priority class of CNPs.")
+    ecn_min_kb: int = Field(default=150, ge=1)
+    ecn_max_kb: int = Field(default=1500, ge=1)
+    ecn_probability: int = Field(default=100, ge=1, le=100)
+    pfc_watchdog: bool = Field(default=True)
+
+    @model_validator(mode="after")
+    def _order(self) -> QosSettings:
+        if self.ecn_min_kb >= self.ecn_max_kb:
+            raise ValueError("ecn_min_kb must be below ecn_max_kb")
+        if self.roce_priority == self.cnp_priority:
+            raise ValueError("roce_priority and cnp_priority must differ")
+        return self
+
+
+class AsnPlan(StrictModel):
+    """BGP ASNs per RFC 7938, from the private ranges 64512–65534 or 4200000000–4294967294.
+
+    Precedence: `fabrics.<f>.asn` → `asn` → these defaults. Leaf ASNs continue across Ethernet fabrics.
+    """
+
+    scheme: Literal["rfc7938", "unique"] = Field(
+        default="rfc7938",
+        description="`rfc7938`: the top tier shares one ASN, each pod's spines share one, every leaf has its own. "
+        "`unique`: every switch has its own (needs multipath-relax).",
+    )
+    core: int = Field(default=64900, ge=1, le=4294967294, description="3 tiers: cores' ASN (`unique`: first core's).")
+    spine: int = Field(
+        default=65000, ge=1, le=4294967294,
+        description="Spines' ASN in 2 tiers; pod p's spines get `spine + p - 1` in 3 tiers (`unique`: first spine's).",
+    )
+    leaf_start: int = Field(default=65100, ge=1, le=4294967294, description="First leaf ASN; leaves count up.")
+
+
+class Addressing(StrictModel):
+    """Address pools (Ethernet fabrics). Allocation is index-based and deterministic."""
+
+    loopback: IPv4Network = Field(default=IPv4Network("10.0.0.0/16"), description="One /32 per Ethernet switch.")
+    p2p: IPv4Network = Field(default=IPv4Network("10.1.0.0/16"), description="One /31 per switch-to-switch link.")
+    servers: IPv4Network = Field(default=IPv4Network("10.2.0.0/15"), description="One subnet per leaf for its node ports.")
+    server_prefix: int | None = Field(
+        default=None, ge=8, le=30,
+        description="Prefix length of a leaf's server subnet. Default: the smallest that holds its ports and gateway.",
+    )
+    mgmt: IPv4Network = Field(default=IPv4Network("192.168.0.0/20"), description="Management address of every switch and node BMC.")
+    ipv6: IPv6Network | None = Field(
+        default=IPv6Network("fd00::/48"),
+        description="IPv6 pool (/48 or larger): /128 loopbacks, /127 links, one /64 per leaf. `null` for IPv4 only.",
+    )
+
+    @field_validator("ipv6")
+    @classmethod
+    def _v6_size(cls, value: IPv6Network | None) -> IPv6Network | None:
+        if value is not None and value.prefixlen > 56:
+            raise ValueError("the IPv6 pool must be a /56 or larger")
+        return value
+
+
+class Management(StrictModel):
+    """Management services for switch configs (rendered by later outputs)."""
+
+    ntp: list[str] = Field(default_factory=list, description="NTP servers.")
+    syslog: list[str] = Field(default_factory=list, description="Syslog servers.")
+    dns: list[str] = Field(default_factory=list, description="DNS servers.")
+    domain: str | None = Field(default=None, description="DNS domain of the switches.")
+    snmp_community: SecretRef | None = Field(default=None, description="SNMP read community (a secret reference).")
+    snmp_location: str | None = Field(default=None)
+    gateway: str | None = Field(default=None, description="Default gateway of the management network.")
+
+
+class Fabric(StrictModel):
+    """One fabric: compute, storage, in-band or out-of-band; InfiniBand or Ethernet."""
+
+    role: Literal["compute", "storage", "inband", "oob"] | None = Field(
+        default=None, description="Fabric role. Default: the fabric's key when it is one of the four roles."
+    )
+    technology: Literal["infiniband", "ethernet"]
+    topology: Topology
+    switches: LayerSwitches
+    oversubscription: Oversubscription = Field(
+        default_factory=OversubscriptionByLayer,
+        description="Target down:up bandwidth, `\"1:1\"` or `{leaf: \"4:3\", spine: \"1:1\"}`. Checked per switch and per tier.",
+    )
+    attach: list[Attach] = Field(default_factory=list, description="What connects to the leaves.")
+    speed_gbps: int | None = Field(
+        default=None, ge=1,
+        description="Switch port speed; cages break out to reach it. Default: the fastest node port attached.",
+    )
+    cabling: CablingPolicy | None = None
+    naming: Naming = Field(default_factory=Naming)
+    infiniband: InfinibandSettings | None = Field(default=None, description="InfiniBand fabrics only.")
+    routing: RoutingSettings | None = Field(default=None, description="Ethernet fabrics only.")
+    qos: QosSettings | None = Field(default=None, description="Ethernet fabrics only; RoCE compute/storage fabrics.")
+    mtu: int | None = Field(default=None, ge=1500, le=9216, description="Ethernet switch MTU. Default 9216.")
+    asn: AsnPlan | None = Field(default=None, description="Per-fabric ASN plan; default: the design's `asn`.")
+
+    @model_validator(mode="after")
+    def _technology_fields(self) -> Fabric:
+        if self.technology == "infiniband":
+            for name in ("routing", "qos", "mtu", "asn"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"`{name}` applies to Ethernet fabrics only")
+        elif self.infiniband is not None:
+            raise ValueError("`infiniband` applies to InfiniBand fabrics only")
+        return self
+
+
+class Spec(StrictModel):
+    """A cluster design: racks, node groups and fabrics."""
+
+    name: str = Field(description="Design name; outputs go to `output/<name>/`.")
+    description: str = Field(default="", description="Free text.")
+    catalog: list[str] = Field(
+        default_factory=list, description="Extra part files (relative to the spec), merged over the built-in catalog."
+    )
+    racks: RackLayout = Field(default_factory=RackLayout)
+    nodes: list[NodeGroup] = Field(min_length=1)
+    fabrics: dict[str, Fabric] = Field(min_length=1, description="Fabrics by name.")
+    addressing: Addressing = Field(default_factory=Addressing)
+    asn: AsnPlan = Field(default_factory=AsnPlan)
+    cabling: CablingPolicy = Field(default_factory=CablingPolicy)
+    management: Management = Field(default_factory=Management)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return _check_name(value)
+
+    @field_validator("fabrics")
+    @classmethod
+    def _fabric_keys(cls, value: dict[str, Fabric]) -> dict[str, Fabric]:
+        for key in value:
+            _check_name(key)
+        return value
+
+    def fabric_role(self, key: str) -> str:
+        fabric = self.fabrics[key]
+        if fabric.role:
+            return fabric.role
+        return key if key in FABRIC_ROLES else "compute"
