@@ -1,15 +1,15 @@
 """fabric: compile a GPU-cluster fabric spec into a checked, addressed and cabled plan.
 
-    >>> from fabric import load_spec, build_fabric, render_all
-    >>> build = build_fabric(load_spec("designs/superpod-h100-1su.yaml"))
-    >>> build.figures["compute"].switches
-    {'leaf': 8, 'spine': 4, 'core': 0}
-    >>> sorted(render_all(build))[:2]
-    ['asn-plan.csv', 'cabling.csv']
+>>> from fabric import load_spec, build_fabric, render_all
+>>> build = build_fabric(load_spec("designs/superpod-h100-1su.yaml"))
+>>> build.figures["compute"].switches
+{'leaf': 8, 'spine': 4, 'core': 0}
+>>> sorted(render_all(build))[:2]
+['asn-plan.csv', 'cabling.csv']
 """
 
 from fabric.findings import FabricError, Finding, Severity
-from fabric.loader import Design, load_spec
+from fabric.loader import Design, load_spec, load_spec_text
 from fabric.pipeline import Build, build_fabric
 from fabric.render import render_all
 from fabric.writer import write_outputs
@@ -22,6 +22,7 @@ __all__ = [
     "Severity",
     "build_fabric",
     "load_spec",
+    "load_spec_text",
     "render_all",
     "write_outputs",
 ]

@@ -92,7 +92,8 @@ class Pool:
 
 def _short(pool: str, network: IPNetwork, unit: str, have: int, need: int, per: int = 1) -> Finding:
     return error(
-        "address-pool", f"addressing.{pool}",
+        "address-pool",
+        f"addressing.{pool}",
         f"{network} holds {have:,} {unit}; the design needs {need:,} ({(need - have) * per:,} more addresses)",
         f"use a prefix of /{max(0, network.prefixlen - math.ceil(math.log2(max(need, 1) / max(have, 1))))} or shorter",
     )
@@ -103,16 +104,25 @@ def _asn_findings(fabric: str, rows: Sequence[AsnRow]) -> Iterator[Finding]:
     if bad:
         leaves = [r for r in bad if r.layer == "leaf"]
         example = bad[0]
-        hint = ("start leaves in the 4-byte private range, e.g. asn.leaf_start: 4200000000" if leaves
-                else "use ASNs from 64512–65534 or 4200000000–4294967294")
+        hint = (
+            "start leaves in the 4-byte private range, e.g. asn.leaf_start: 4200000000"
+            if leaves
+            else "use ASNs from 64512–65534 or 4200000000–4294967294"
+        )
         yield error(
-            "asn-range", f"fabrics.{fabric}.asn" , f"{len(bad)} ASNs of fabric `{fabric}` are outside the private "
-            f"ranges (e.g. {example.device}: {example.asn}); the 2-byte range 64512–65534 holds 1,023", hint)
+            "asn-range",
+            f"fabrics.{fabric}.asn",
+            f"{len(bad)} ASNs of fabric `{fabric}` are outside the private "
+            f"ranges (e.g. {example.device}: {example.asn}); the 2-byte range 64512–65534 holds 1,023",
+            hint,
+        )
 
 
 def _layer_order(ft: FabricTopology, devices: Mapping[str, Device]) -> list[str]:
     """Switches top tier first, then by plane and index (stable across runs)."""
-    return sorted(ft.switches, key=lambda s: (devices[s].plane or 0, -LAYER_RANK[devices[s].layer], ft.switches.index(s)))
+    return sorted(
+        ft.switches, key=lambda s: (devices[s].plane or 0, -LAYER_RANK[devices[s].layer], ft.switches.index(s))
+    )
 
 
 # --------------------------------------------------------------------------------------------- stages
@@ -175,11 +185,25 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
             loopbacks[name] = str(address.ip)
             rows.append(AddressRow(name, "lo", str(address), "", "", "loopback", fabric))
             if v6_blocks is not None:
-                rows.append(AddressRow(name, "lo", f"{IPAddress(int(v6_blocks.block(0).first) + i + 1, 6)}/128",
-                                       "", "", "loopback", fabric))
+                rows.append(
+                    AddressRow(
+                        name,
+                        "lo",
+                        f"{IPAddress(int(v6_blocks.block(0).first) + i + 1, 6)}/128",
+                        "",
+                        "",
+                        "loopback",
+                        fabric,
+                    )
+                )
     # point-to-point links
-    numbered = [(ft.name, link) for ft in ethernet if not _unnumbered(design, ft.name)
-                for link in ft.links if link.tier != "node-leaf"]
+    numbered = [
+        (ft.name, link)
+        for ft in ethernet
+        if not _unnumbered(design, ft.name)
+        for link in ft.links
+        if link.tier != "node-leaf"
+    ]
     p2p_pool = Pool(IPNetwork(str(pools.p2p)), 31)
     if len(numbered) > p2p_pool.capacity:
         findings.append(_short("p2p", p2p_pool.network, "/31 links", p2p_pool.capacity, len(numbered), 2))
@@ -191,8 +215,12 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
             rows.append(AddressRow(link.a, link.a_port, f"{lower}/31", link.b, link.b_port, "p2p", fabric))
             if v6_blocks is not None:
                 base = int(v6_blocks.block(1).first) + 2 * i
-                rows.append(AddressRow(link.b, link.b_port, f"{IPAddress(base, 6)}/127", link.a, link.a_port, "p2p", fabric))
-                rows.append(AddressRow(link.a, link.a_port, f"{IPAddress(base + 1, 6)}/127", link.b, link.b_port, "p2p", fabric))
+                rows.append(
+                    AddressRow(link.b, link.b_port, f"{IPAddress(base, 6)}/127", link.a, link.a_port, "p2p", fabric)
+                )
+                rows.append(
+                    AddressRow(link.a, link.a_port, f"{IPAddress(base + 1, 6)}/127", link.b, link.b_port, "p2p", fabric)
+                )
     # server subnets
     leaf_links: dict[str, list[Link]] = {}
     leaf_fabric: dict[str, str] = {}
@@ -211,30 +239,78 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
         prefix = pools.server_prefix or 32 - max(2, math.ceil(math.log2(ports + 3)))
         server_pool = Pool(IPNetwork(str(pools.servers)), prefix)
         if len(leaf_links) > server_pool.capacity:
-            findings.append(_short("servers", server_pool.network, f"/{prefix} leaf subnets", server_pool.capacity,
-                                   len(leaf_links), server_pool.size))
+            findings.append(
+                _short(
+                    "servers",
+                    server_pool.network,
+                    f"/{prefix} leaf subnets",
+                    server_pool.capacity,
+                    len(leaf_links),
+                    server_pool.size,
+                )
+            )
         else:
             for i, (leaf, links) in enumerate(leaf_links.items()):
                 subnet = server_pool.block(i)
                 if len(links) + 3 > subnet.size:
-                    findings.append(error(
-                        "address-pool", "addressing.server_prefix",
-                        f"a /{prefix} holds {subnet.size - 3} hosts; leaf {leaf} has {len(links)}",
-                        f"use server_prefix: {32 - math.ceil(math.log2(len(links) + 3))} or shorter"))
+                    findings.append(
+                        error(
+                            "address-pool",
+                            "addressing.server_prefix",
+                            f"a /{prefix} holds {subnet.size - 3} hosts; leaf {leaf} has {len(links)}",
+                            f"use server_prefix: {32 - math.ceil(math.log2(len(links) + 3))} or shorter",
+                        )
+                    )
                     break
                 fabric = leaf_fabric[leaf]
-                rows.append(AddressRow(leaf, SERVER_INTERFACE, f"{IPAddress(subnet.first + 1)}/{prefix}", "", "",
-                                       "server-gateway", fabric))
+                rows.append(
+                    AddressRow(
+                        leaf,
+                        SERVER_INTERFACE,
+                        f"{IPAddress(subnet.first + 1)}/{prefix}",
+                        "",
+                        "",
+                        "server-gateway",
+                        fabric,
+                    )
+                )
                 v6_net = v6_blocks.block(256 + i) if v6_blocks is not None and 256 + i < v6_blocks.capacity else None
                 if v6_net is not None:
-                    rows.append(AddressRow(leaf, SERVER_INTERFACE, f"{IPAddress(v6_net.first + 1, 6)}/64", "", "",
-                                           "server-gateway", fabric))
+                    rows.append(
+                        AddressRow(
+                            leaf,
+                            SERVER_INTERFACE,
+                            f"{IPAddress(v6_net.first + 1, 6)}/64",
+                            "",
+                            "",
+                            "server-gateway",
+                            fabric,
+                        )
+                    )
                 for j, link in enumerate(links):
-                    rows.append(AddressRow(link.a, link.a_port, f"{IPAddress(subnet.first + 2 + j)}/{prefix}",
-                                           link.b, link.b_port, "server", fabric))
+                    rows.append(
+                        AddressRow(
+                            link.a,
+                            link.a_port,
+                            f"{IPAddress(subnet.first + 2 + j)}/{prefix}",
+                            link.b,
+                            link.b_port,
+                            "server",
+                            fabric,
+                        )
+                    )
                     if v6_net is not None:
-                        rows.append(AddressRow(link.a, link.a_port, f"{IPAddress(v6_net.first + 2 + j, 6)}/64",
-                                               link.b, link.b_port, "server", fabric))
+                        rows.append(
+                            AddressRow(
+                                link.a,
+                                link.a_port,
+                                f"{IPAddress(v6_net.first + 2 + j, 6)}/64",
+                                link.b,
+                                link.b_port,
+                                "server",
+                                fabric,
+                            )
+                        )
     # management
     rows.extend(_mgmt(design, topo, findings))
     return rows, findings, loopbacks
@@ -269,8 +345,11 @@ def _mgmt(design: Design, topo: Topology, findings: list[Finding]) -> list[Addre
     rows = []
     for i, (device, port) in enumerate(wanted):
         peer = peers.get((device, port), ("", "", ""))
-        rows.append(AddressRow(device, port, f"{IPAddress(pool.block(i).first)}/{network.prefixlen}", peer[0], peer[1],
-                               "mgmt", peer[2]))
+        rows.append(
+            AddressRow(
+                device, port, f"{IPAddress(pool.block(i).first)}/{network.prefixlen}", peer[0], peer[1], "mgmt", peer[2]
+            )
+        )
     return rows
 
 
@@ -291,7 +370,9 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
             route = None
             if ra is not None and rb is not None and a.u and b.u:
                 route = route_m(spec.racks, ra, a.u, a.height_u, rb, b.u, b.height_u, rules.tray_height_m)
-            needed = link.length_m if link.length_m is not None else (rules.length_for(route) if route is not None else None)
+            needed = (
+                link.length_m if link.length_m is not None else (rules.length_for(route) if route is not None else None)
+            )
             # many cables share their two positions (a rack pair): choose once per position pair
             slot = (a.rack or "", a.u or 0, a.height_u, b.rack or "", b.u or 0, b.height_u, link.speed_gbps, link.media)
             hit = cache.get(slot) if link.length_m is None else None
@@ -302,20 +383,35 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
             choice = hit[1]
             if needed is not None and choice is None:
                 too_long.append((needed, link))
-            cables.append(Cable(
-                f"{key}-{n:0{width}d}", link, a.rack or "", a.u, b.rack or "", b.u,
-                choice.media.kind if choice else "", choice.key if choice else "", choice.part if choice else "",
-                choice.length_m if choice else (round(needed, 1) if needed else None),
-                round(route, 2) if route is not None else None))
+            cables.append(
+                Cable(
+                    f"{key}-{n:0{width}d}",
+                    link,
+                    a.rack or "",
+                    a.u,
+                    b.rack or "",
+                    b.u,
+                    choice.media.kind if choice else "",
+                    choice.key if choice else "",
+                    choice.part if choice else "",
+                    choice.length_m if choice else (round(needed, 1) if needed else None),
+                    round(route, 2) if route is not None else None,
+                )
+            )
         if too_long:
             needed, worst = max(too_long, key=lambda t: t[0])
             kinds = ", ".join(rules.kinds) if rules.kinds else "any"
-            findings.append(error(
-                "cable-reach", f"fabrics.{key}.cabling",
-                f"{len(too_long)} {ft.name} cable(s) need more than any allowed medium ({kinds}) reaches at "
-                f"their speed; longest {needed:.1f} m: {worst.a}:{worst.a_port} — {worst.b}:{worst.b_port} "
-                f"({worst.speed_gbps}G, longest allowed {chooser.reach(worst.speed_gbps):g} m)",
-                "allow a longer-reach medium (fabrics.<f>.cabling.media), or place the racks closer (racks.per_row, rows)"))
+            findings.append(
+                error(
+                    "cable-reach",
+                    f"fabrics.{key}.cabling",
+                    f"{len(too_long)} {ft.name} cable(s) need more than any allowed medium ({kinds}) reaches at "
+                    f"their speed; longest {needed:.1f} m: {worst.a}:{worst.a_port} — {worst.b}:{worst.b_port} "
+                    f"({worst.speed_gbps}G, longest allowed {chooser.reach(worst.speed_gbps):g} m)",
+                    "allow a longer-reach medium (fabrics.<f>.cabling.media), "
+                    "or place the racks closer (racks.per_row, rows)",
+                )
+            )
     return cables, findings
 
 

@@ -54,9 +54,12 @@ def expand_nodes(spec: Spec) -> tuple[list[NodeEntry], list[Finding]]:
             name = group.name.format(group=group.group, index=index)
             if name in seen:
                 findings.append(
-                    error("duplicate-name", f"nodes[group={group.group}].name",
-                          f"node name `{name}` is generated twice (groups `{seen[name]}` and `{group.group}`)",
-                          "give the groups different name templates or start indexes")
+                    error(
+                        "duplicate-name",
+                        f"nodes[group={group.group}].name",
+                        f"node name `{name}` is generated twice (groups `{seen[name]}` and `{group.group}`)",
+                        "give the groups different name templates or start indexes",
+                    )
                 )
                 break
             seen[name] = group.group
@@ -83,14 +86,15 @@ def attachments(
             group = next(g for g in spec.nodes if g.group == entry.group)
             port_group = catalog.nodes[group.type].ports[entry.ports]
             ports = port_group.port_list()
-            ordered = sorted(
-                range(len(ports)), key=lambda j: (ports[j].rail is None, ports[j].rail or 0, j)
-            )
+            ordered = sorted(range(len(ports)), key=lambda j: (ports[j].rail is None, ports[j].rail or 0, j))
             for node in by_group.get(entry.group, []):
                 out.append(
                     Attachment(
-                        node.name, entry.group,
-                        tuple(Endpoint(node.name, ports[j].name, port_group.speed_gbps, ports[j].rail) for j in ordered),
+                        node.name,
+                        entry.group,
+                        tuple(
+                            Endpoint(node.name, ports[j].name, port_group.speed_gbps, ports[j].rail) for j in ordered
+                        ),
                         path,
                     )
                 )
@@ -108,5 +112,7 @@ def mgmt_dependencies(spec: Spec, key: str) -> list[str]:
     deps: list[str] = []
     for entry in spec.fabrics[key].attach:
         if isinstance(entry, SwitchMgmtAttach):
-            deps.extend(f for f in spec.fabrics if f != key) if entry.switch_mgmt == "all" else deps.extend(entry.switch_mgmt)
+            deps.extend(f for f in spec.fabrics if f != key) if entry.switch_mgmt == "all" else deps.extend(
+                entry.switch_mgmt
+            )
     return [d for d in dict.fromkeys(deps) if d in spec.fabrics and d != key]

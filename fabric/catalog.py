@@ -94,7 +94,9 @@ class NodeType(StrictModel):
     u: int = Field(ge=1)
     power_w: int = Field(ge=0)
     list_price_usd: float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
-    ports: dict[str, NodePortGroup] = Field(description="Port groups by name (`compute`, `storage`, `inband`, `bmc`, …).")
+    ports: dict[str, NodePortGroup] = Field(
+        description="Port groups by name (`compute`, `storage`, `inband`, `bmc`, …)."
+    )
 
 
 class Media(StrictModel):

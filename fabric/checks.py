@@ -6,6 +6,7 @@ fabric as they judge a generated one); plan checks look at the allocated plan.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -59,9 +60,12 @@ def check_ports(ctx: Context) -> Iterator[Finding]:
         if over:
             yield error("port-budget", f"fabrics.{key}.topology", f"switches with more links than ports: {_list(over)}")
     for (first, second), ports in clashes.items():
-        yield error("port-budget", f"fabrics.{second}.attach",
-                    f"{len(ports)} port(s) are cabled in both fabrics `{first}` and `{second}`: {_list(ports, 3)}",
-                    "attach a different port group in one of them")
+        yield error(
+            "port-budget",
+            f"fabrics.{second}.attach",
+            f"{len(ports)} port(s) are cabled in both fabrics `{first}` and `{second}`: {_list(ports, 3)}",
+            "attach a different port group in one of them",
+        )
 
 
 def _capacity(model: SwitchModel) -> int:
@@ -77,22 +81,32 @@ def check_oversubscription(ctx: Context) -> Iterator[Finding]:
             loads = [ld for ld in fig.loads if ld.layer == layer and ld.ratio is not None]
             no_up = [ld.name for ld in loads if ld.up_links == 0]
             if no_up:
-                yield error("oversubscription", f"fabrics.{key}.topology",
-                            f"{len(no_up)} {layer} switch(es) have no uplinks: {_list(no_up)}",
-                            "every switch below the top tier needs uplinks")
-            worse = sorted((ld for ld in loads if ld.up_links and ld.ratio is not None and ld.ratio > target + TOLERANCE),
-                           key=lambda ld: -(ld.ratio or 0))
+                yield error(
+                    "oversubscription",
+                    f"fabrics.{key}.topology",
+                    f"{len(no_up)} {layer} switch(es) have no uplinks: {_list(no_up)}",
+                    "every switch below the top tier needs uplinks",
+                )
+            worse = sorted(
+                (ld for ld in loads if ld.up_links and ld.ratio is not None and ld.ratio > target + TOLERANCE),
+                key=lambda ld: -(ld.ratio or 0),
+            )
             if worse:
                 yield error(
-                    "oversubscription", f"fabrics.{key}.oversubscription",
+                    "oversubscription",
+                    f"fabrics.{key}.oversubscription",
                     f"{len(worse)} of {len(loads)} {layer} switches exceed the {format_ratio(target)} target; worst "
                     f"{worse[0].name} at {format_ratio(worse[0].ratio or 0)} ({worse[0].down_gbps:,} Gb/s down, "
                     f"{worse[0].up_gbps:,} Gb/s up)",
-                    "add uplinks (or spines), attach fewer ports per leaf, or state the intended target")
+                    "add uplinks (or spines), attach fewer ports per leaf, or state the intended target",
+                )
             tier = fig.oversubscription_tier.get(layer)
             if tier is not None and tier > target + TOLERANCE:
-                yield error("oversubscription", f"fabrics.{key}.oversubscription",
-                            f"the {layer} tier as a whole is at {format_ratio(tier)}, above the {format_ratio(target)} target")
+                yield error(
+                    "oversubscription",
+                    f"fabrics.{key}.oversubscription",
+                    f"the {layer} tier as a whole is at {format_ratio(tier)}, above the {format_ratio(target)} target",
+                )
 
 
 def check_bisection(ctx: Context) -> Iterator[Finding]:
@@ -103,31 +117,41 @@ def check_bisection(ctx: Context) -> Iterator[Finding]:
         promised = 100.0 * min(1.0, 1 / ft.target_leaf, 1 / ft.target_spine if fig.tiers == 3 else 1.0)
         if fig.bisection_pct + 0.05 < promised:
             yield error(
-                "bisection", f"fabrics.{key}",
+                "bisection",
+                f"fabrics.{key}",
                 f"bisection is {fig.bisection_gbps:,.0f} Gb/s, {fig.bisection_pct:.1f}% of full "
                 f"({fig.full_bisection_gbps:,.0f} Gb/s); the oversubscription target promises {promised:.1f}%",
-                "look for missing or uneven uplinks (see the ECMP and oversubscription findings)")
+                "look for missing or uneven uplinks (see the ECMP and oversubscription findings)",
+            )
         analytic = fig.bisection_analytic_gbps
         if analytic is not None and fig.bisection_gbps + 0.005 * analytic < analytic:
             yield warning(
-                "bisection-mismatch", f"fabrics.{key}",
+                "bisection-mismatch",
+                f"fabrics.{key}",
                 f"the graph gives {fig.bisection_gbps:,.0f} Gb/s of bisection; the Clos formula gives {analytic:,.0f}",
-                "the generated graph is less regular than its parameters suggest")
+                "the generated graph is less regular than its parameters suggest",
+            )
 
 
 def check_ecmp(ctx: Context) -> Iterator[Finding]:
     for key, fig in ctx.figures.items():
         if fig.min_ecmp_width == 0 and fig.ecmp_worst_pair:
             a, b = fig.ecmp_worst_pair
-            yield error("ecmp", f"fabrics.{key}", f"no up-down path from leaf {a} to leaf {b}",
-                        "every leaf needs a path through a common spine or core")
+            yield error(
+                "ecmp",
+                f"fabrics.{key}",
+                f"no up-down path from leaf {a} to leaf {b}",
+                "every leaf needs a path through a common spine or core",
+            )
         elif fig.ecmp_short:
             a, b, width, uplinks = fig.ecmp_short[0]
             yield warning(
-                "ecmp", f"fabrics.{key}",
+                "ecmp",
+                f"fabrics.{key}",
                 f"{len(fig.ecmp_short)} leaf class(es) cannot use all their uplinks toward some leaf; e.g. {a} "
                 f"reaches {b} over {width} of its {uplinks} uplinks",
-                "connect every leaf to every spine (or every spine of its pod) with the same number of links")
+                "connect every leaf to every spine (or every spine of its pod) with the same number of links",
+            )
         ft = ctx.topology.fabrics[key]
         per_leaf: dict[str, Counter[str]] = defaultdict(Counter)
         for link in ft.links:
@@ -136,10 +160,13 @@ def check_ecmp(ctx: Context) -> Iterator[Finding]:
         uneven = sorted(leaf for leaf, spines in per_leaf.items() if len(set(spines.values())) > 1)
         if uneven:
             example = per_leaf[uneven[0]]
-            yield warning("uneven-spread", f"fabrics.{key}",
-                          f"{len(uneven)} leaves spread their uplinks unevenly over spines; e.g. {uneven[0]}: "
-                          + ", ".join(f"{s} ×{n}" for s, n in sorted(example.items())[:4]),
-                          "give every leaf the same number of links to each spine")
+            yield warning(
+                "uneven-spread",
+                f"fabrics.{key}",
+                f"{len(uneven)} leaves spread their uplinks unevenly over spines; e.g. {uneven[0]}: "
+                + ", ".join(f"{s} ×{n}" for s, n in sorted(example.items())[:4]),
+                "give every leaf the same number of links to each spine",
+            )
 
 
 def check_failures(ctx: Context) -> Iterator[Finding]:
@@ -147,17 +174,22 @@ def check_failures(ctx: Context) -> Iterator[Finding]:
         pct = fig.worst_failure_pct
         if pct is not None and fig.worst_failure is not None and pct < 50:
             yield warning(
-                "failure-impact", f"fabrics.{key}",
+                "failure-impact",
+                f"fabrics.{key}",
                 f"losing {fig.worst_failure.element} leaves {pct:.1f}% of the bisection",
-                "add spines (at least 2) so that no single switch halves the fabric")
+                "add spines (at least 2) so that no single switch halves the fabric",
+            )
 
 
 def check_connectivity(ctx: Context) -> Iterator[Finding]:
     for key, fig in ctx.figures.items():
         if fig.components > fig.planes:
-            yield error("disconnected", f"fabrics.{key}",
-                        f"the switches fall apart into {fig.components} islands for {fig.planes} plane(s)",
-                        "every leaf needs a link to a spine of its plane")
+            yield error(
+                "disconnected",
+                f"fabrics.{key}",
+                f"the switches fall apart into {fig.components} islands for {fig.planes} plane(s)",
+                "every leaf needs a link to a spine of its plane",
+            )
 
 
 def check_rails(ctx: Context) -> Iterator[Finding]:
@@ -170,10 +202,13 @@ def check_rails(ctx: Context) -> Iterator[Finding]:
                 rails[link.b].add(link.rail)
         mixed = sorted(leaf for leaf, r in rails.items() if len(r) > 1)
         if mixed:
-            yield warning("rail-alignment", f"fabrics.{key}",
-                          f"{len(mixed)} leaves carry ports of several rails; e.g. {mixed[0]}: rails "
-                          + ", ".join(str(r) for r in sorted(rails[mixed[0]])),
-                          "GPU i of every node in a scalable unit should land on that unit's rail-i leaf")
+            yield warning(
+                "rail-alignment",
+                f"fabrics.{key}",
+                f"{len(mixed)} leaves carry ports of several rails; e.g. {mixed[0]}: rails "
+                + ", ".join(str(r) for r in sorted(rails[mixed[0]])),
+                "GPU i of every node in a scalable unit should land on that unit's rail-i leaf",
+            )
 
 
 def check_speeds(ctx: Context) -> Iterator[Finding]:
@@ -186,9 +221,12 @@ def check_speeds(ctx: Context) -> Iterator[Finding]:
             models = [ctx.design.catalog.switches[ctx.topology.devices[d].model] for d in (link.a, link.b)]
             speeds = [all_port_names(m)[p].speed_gbps for m, p in zip(models, (link.a_port, link.b_port), strict=True)]
             if speeds[0] != speeds[1]:
-                yield warning("speed-mismatch", link.source or f"fabrics.{key}",
-                              f"{link.a}:{link.a_port} ({speeds[0]}G) — {link.b}:{link.b_port} ({speeds[1]}G) runs at "
-                              f"{min(speeds)}G")
+                yield warning(
+                    "speed-mismatch",
+                    link.source or f"fabrics.{key}",
+                    f"{link.a}:{link.a_port} ({speeds[0]}G) — {link.b}:{link.b_port} ({speeds[1]}G) runs at "
+                    f"{min(speeds)}G",
+                )
 
 
 def check_racks(ctx: Context) -> Iterator[Finding]:
@@ -206,18 +244,24 @@ def check_racks(ctx: Context) -> Iterator[Finding]:
         top = max(hi for _, hi, _ in spans)
         if top > usable:
             name = max(spans, key=lambda s: s[1])[2]
-            yield error("rack-space", "racks.rack_units",
-                        f"rack {rack} needs {top} units ({name} reaches U{top}); {usable} are usable",
-                        "lower per_rack, or use taller racks")
-        for (lo1, hi1, n1), (lo2, _, n2) in zip(spans, spans[1:], strict=False):
+            yield error(
+                "rack-space",
+                "racks.rack_units",
+                f"rack {rack} needs {top} units ({name} reaches U{top}); {usable} are usable",
+                "lower per_rack, or use taller racks",
+            )
+        for (lo1, hi1, n1), (lo2, _, n2) in itertools.pairwise(spans):
             if lo2 <= hi1:
                 yield error("rack-space", "racks", f"{n1} (U{lo1}-U{hi1}) and {n2} (U{lo2}) overlap in rack {rack}")
     over = sorted((w, r) for r, w in power.items() if w > layout.power_kw * 1000 + TOLERANCE)
     if over:
         watts, rack = over[-1]
-        yield error("rack-power", "racks.power_kw",
-                    f"{len(over)} rack(s) exceed {layout.power_kw:g} kW; worst {rack} at {watts / 1000:.1f} kW",
-                    "lower nodes per_rack or raise racks.power_kw")
+        yield error(
+            "rack-power",
+            "racks.power_kw",
+            f"{len(over)} rack(s) exceed {layout.power_kw:g} kW; worst {rack} at {watts / 1000:.1f} kW",
+            "lower nodes per_rack or raise racks.power_kw",
+        )
 
 
 CHECKS: dict[str, Check] = {
@@ -254,16 +298,23 @@ def check_unique_asns(design: Design, plan: Plan) -> Iterator[Finding]:
             groups = {g for g, _ in owners}
             if len(groups) > 1:
                 devices = sorted(d for _, d in owners)
-                yield error("duplicate-asn", f"fabrics.{fabric}.asn" if design.spec.fabrics[fabric].asn else "asn",
-                            f"ASN {asn} is given to switches of different tiers or leaves: {_list(devices)}",
-                            "move leaf_start, spine or core so the ranges do not overlap")
+                yield error(
+                    "duplicate-asn",
+                    f"fabrics.{fabric}.asn" if design.spec.fabrics[fabric].asn else "asn",
+                    f"ASN {asn} is given to switches of different tiers or leaves: {_list(devices)}",
+                    "move leaf_start, spine or core so the ranges do not overlap",
+                )
     seen: dict[int, str] = {}
     for row in plan.asns:
         if row.layer == "leaf":
             first = seen.setdefault(row.asn, row.fabric)
             if first != row.fabric:
-                yield error("duplicate-asn", "asn", f"leaf ASN {row.asn} is used in fabrics `{first}` and `{row.fabric}`",
-                            "give one of the fabrics its own asn.leaf_start")
+                yield error(
+                    "duplicate-asn",
+                    "asn",
+                    f"leaf ASN {row.asn} is used in fabrics `{first}` and `{row.fabric}`",
+                    "give one of the fabrics its own asn.leaf_start",
+                )
 
 
 def check_unique_addresses(design: Design, plan: Plan) -> Iterator[Finding]:
@@ -275,16 +326,24 @@ def check_unique_addresses(design: Design, plan: Plan) -> Iterator[Finding]:
         if first != (row.device, row.interface):
             dupes.append(f"{ip} ({first[0]}:{first[1]} and {row.device}:{row.interface})")
     if dupes:
-        yield error("duplicate-address", "addressing", f"{len(dupes)} addresses are assigned twice: {_list(dupes, 3)}",
-                    "make the address pools disjoint")
+        yield error(
+            "duplicate-address",
+            "addressing",
+            f"{len(dupes)} addresses are assigned twice: {_list(dupes, 3)}",
+            "make the address pools disjoint",
+        )
     pools = design.spec.addressing
     nets = {"loopback": pools.loopback, "p2p": pools.p2p, "servers": pools.servers, "mgmt": pools.mgmt}
     names = sorted(nets)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             if nets[a].overlaps(nets[b]):
-                yield error("duplicate-address", f"addressing.{b}", f"pool {b} ({nets[b]}) overlaps pool {a} ({nets[a]})",
-                            "give every pool its own range")
+                yield error(
+                    "duplicate-address",
+                    f"addressing.{b}",
+                    f"pool {b} ({nets[b]}) overlaps pool {a} ({nets[a]})",
+                    "give every pool its own range",
+                )
 
 
 PLAN_CHECKS: dict[str, Callable[[Design, Plan], Iterator[Finding]]] = {

@@ -51,8 +51,11 @@ def _run(spec: Path | None, strict: bool, as_json: bool = False) -> Build:
         build = build_fabric(path)
     except FabricError as exc:
         if as_json:
-            print(json.dumps({"design": None, **_counts(exc.findings),
-                              "findings": [f.as_dict() for f in exc.findings]}, indent=2))
+            print(
+                json.dumps(
+                    {"design": None, **_counts(exc.findings), "findings": [f.as_dict() for f in exc.findings]}, indent=2
+                )
+            )
         elif len(exc.findings) == 1 and exc.findings[0].code == "spec-unreadable":
             f = exc.findings[0]
             print(f"error: {f.location}: {f.message}", file=sys.stderr)
@@ -80,8 +83,12 @@ def validate(
     """Load, validate, expand and check a spec; print findings grouped by severity."""
     build = _run(spec, strict, as_json)
     if as_json:
-        print(json.dumps({"design": build.name, **_counts(build.findings),
-                          "findings": [f.as_dict() for f in build.findings]}, indent=2))
+        print(
+            json.dumps(
+                {"design": build.name, **_counts(build.findings), "findings": [f.as_dict() for f in build.findings]},
+                indent=2,
+            )
+        )
     else:
         _print_findings(list(build.findings))
         counts = _counts(build.findings)
@@ -92,7 +99,9 @@ def validate(
 @app.command()
 def build(
     spec: SpecArg = None,
-    out: Annotated[Path | None, typer.Option("-o", "--out", help="Output directory. Default: output/<design name>/.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("-o", "--out", help="Output directory. Default: output/<design name>/.")
+    ] = None,
     strict: StrictOpt = False,
 ) -> None:
     """Validate, then write every output into the output directory (atomically)."""
@@ -122,21 +131,36 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     result = _run(spec, strict)
     data = summary(result)
     console.print(
-        f"[bold]{data['design']}[/bold]: {data['gpus']:,} GPUs, {data['nodes']:,} nodes, {data['switches']:,} switches, "
-        f"{data['racks']} racks, {data['cables']:,} cables"
+        f"[bold]{data['design']}[/bold]: {data['gpus']:,} GPUs, {data['nodes']:,} nodes, "
+        f"{data['switches']:,} switches, {data['racks']} racks, {data['cables']:,} cables"
     )
     table = Table(title="Fabrics", show_lines=False)
-    for column, justify in (("fabric", "left"), ("tech", "left"), ("tiers", "right"), ("leaf", "right"),
-                            ("spine", "right"), ("core", "right"), ("node-leaf", "right"), ("leaf-spine", "right"),
-                            ("spine-core", "right"), ("oversub.", "right"), ("bisection", "right"), ("ECMP", "right"),
-                            ("worst failure", "right")):
+    for column, justify in (
+        ("fabric", "left"),
+        ("tech", "left"),
+        ("tiers", "right"),
+        ("leaf", "right"),
+        ("spine", "right"),
+        ("core", "right"),
+        ("node-leaf", "right"),
+        ("leaf-spine", "right"),
+        ("spine-core", "right"),
+        ("oversub.", "right"),
+        ("bisection", "right"),
+        ("ECMP", "right"),
+        ("worst failure", "right"),
+    ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for key, f in data["fabrics"].items():
         over = " / ".join(f"{layer} {format_ratio(v)}" for layer, v in f["oversubscription"].items() if v is not None)
         failure = f["worst_single_failure_bisection_pct"]
         table.add_row(
-            key, f["technology"], str(f["tiers"]), *(str(f["switches"][k]) for k in ("leaf", "spine", "core")),
-            *(str(f["links"][k]) for k in ("node-leaf", "leaf-spine", "spine-core")), over or "-",
+            key,
+            f["technology"],
+            str(f["tiers"]),
+            *(str(f["switches"][k]) for k in ("leaf", "spine", "core")),
+            *(str(f["links"][k]) for k in ("node-leaf", "leaf-spine", "spine-core")),
+            over or "-",
             f"{(f['bisection_gbps'] or 0) / 1000:,.1f} Tb/s ({f['bisection_pct']}%)",
             str(f["min_ecmp_width"] if f["min_ecmp_width"] is not None else "-"),
             f"{failure}% ({f['worst_single_failure']})" if failure is not None else "-",
@@ -153,8 +177,10 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
         media.add_row(name, *(str(per_fabric[k].get(name, 0)) for k in keys), str(total))
     console.print(media)
     counts = _counts(result.findings)
-    console.print(f"{counts['errors']} error(s), {counts['warnings']} warning(s), {counts['infos']} note(s)"
-                  + (" — run `fabric validate` for details" if len(result.findings) else ""))
+    console.print(
+        f"{counts['errors']} error(s), {counts['warnings']} warning(s), {counts['infos']} note(s)"
+        + (" — run `fabric validate` for details" if len(result.findings) else "")
+    )
     raise typer.Exit(1 if result.errors else 0)
 
 

@@ -92,8 +92,14 @@ def split_leaf_ports(
         d = downlinks or len(down_pool)
         u = uplinks or len(up_pool)
         if d > len(down_pool) or u > len(up_pool):
-            return [], [], (f"asks for {d} down and {u} up ports; the model has {len(down_pool)} "
-                            f"× {speeds[0]}G and {len(up_pool)} × {speeds[-1]}G")
+            return (
+                [],
+                [],
+                (
+                    f"asks for {d} down and {u} up ports; the model has {len(down_pool)} "
+                    f"× {speeds[0]}G and {len(up_pool)} × {speeds[-1]}G"
+                ),
+            )
         return down_pool[:d], up_pool[:u], None
     k = len(layout)
     if downlinks and uplinks:
@@ -156,22 +162,35 @@ class ClosGenerator:
     def generate(self) -> FabricDraft:
         topo, fabric = self.topo, self.fabric
         if topo.rail_optimized and topo.leaves is not None:
-            self._fail("spec-invalid", f"{self.path}.topology.leaves",
-                       "`leaves` cannot be set on a rail-optimized fabric",
-                       "the leaf count follows from scalable units × rails")
+            self._fail(
+                "spec-invalid",
+                f"{self.path}.topology.leaves",
+                "`leaves` cannot be set on a rail-optimized fabric",
+                "the leaf count follows from scalable units × rails",
+            )
             return self.draft
         if not self.attachments:
-            self._fail("empty-fabric", f"{self.path}.attach", f"nothing attaches to fabric `{self.key}`",
-                       "list node groups under attach, e.g. {group: gpu, ports: compute}")
+            self._fail(
+                "empty-fabric",
+                f"{self.path}.attach",
+                f"nothing attaches to fabric `{self.key}`",
+                "list node groups under attach, e.g. {group: gpu, ports: compute}",
+            )
             return self.draft
         leaf_model_name, _ = self._model("leaf")
         leaf_model = self.catalog.switches[leaf_model_name]
         wanted = fabric.speed_gbps or max(p.speed_gbps for a in self.attachments for p in a.ports)
         layout = switch_ports(leaf_model, best_speed(leaf_model, wanted))
-        down_ports, up_ports, problem = split_leaf_ports(layout, fabric.oversubscription.leaf, topo.downlinks, topo.uplinks)
+        down_ports, up_ports, problem = split_leaf_ports(
+            layout, fabric.oversubscription.leaf, topo.downlinks, topo.uplinks
+        )
         if problem:
-            self._fail("port-budget", f"{self.path}.topology", f"leaf `{leaf_model_name}` {problem}",
-                       "lower downlinks/uplinks or pick a larger switch")
+            self._fail(
+                "port-budget",
+                f"{self.path}.topology",
+                f"leaf `{leaf_model_name}` {problem}",
+                "lower downlinks/uplinks or pick a larger switch",
+            )
             return self.draft
         planes: list[list[_Leaf]] = []
         for plane in range(1, topo.planes + 1):
@@ -202,17 +221,23 @@ class ClosGenerator:
     def _rail_leaves(self, plane: int, railed: Sequence[Attachment], down: list[SwitchPort]) -> list[_Leaf] | None:
         su_size = self.topo.scalable_unit or 1
         if not railed:
-            self._fail("rail-alignment", f"{self.path}.topology.rail_optimized",
-                       "rail_optimized, but no attached port group has rail (GPU) ports",
-                       "attach the GPU nodes' compute ports, or set rail_optimized: false")
+            self._fail(
+                "rail-alignment",
+                f"{self.path}.topology.rail_optimized",
+                "rail_optimized, but no attached port group has rail (GPU) ports",
+                "attach the GPU nodes' compute ports, or set rail_optimized: false",
+            )
             return None
         rails = sorted({p.rail for a in railed for p in a.ports if p.rail is not None})
         per_rail = max(sum(1 for p in a.ports if p.rail == r) for a in railed for r in rails)
         if su_size * per_rail > len(down):
-            self._fail("port-budget", f"{self.path}.topology.scalable_unit",
-                       f"a scalable unit of {su_size} nodes needs {su_size * per_rail} down ports per rail leaf; "
-                       f"the leaf has {len(down)}",
-                       f"use scalable_unit: {len(down) // per_rail} or fewer, or a larger leaf")
+            self._fail(
+                "port-budget",
+                f"{self.path}.topology.scalable_unit",
+                f"a scalable unit of {su_size} nodes needs {su_size * per_rail} down ports per rail leaf; "
+                f"the leaf has {len(down)}",
+                f"use scalable_unit: {len(down) // per_rail} or fewer, or a larger leaf",
+            )
             return None
         sus = math.ceil(len(railed) / su_size)
         leaves: dict[tuple[int, int], _Leaf] = {}
@@ -238,10 +263,13 @@ class ClosGenerator:
                 if not candidates:
                     candidates = [i for i in range(len(leaves)) if leaves[i].free() > 0]
                 if not candidates:
-                    missing = sum(len(a.ports) for a in others[others.index(att):])
-                    self._fail("port-budget", att.path,
-                               f"no free leaf port for {att.device}:{ep.port}; {missing} more leaf ports are needed",
-                               "leave node slots free (fewer nodes) or add a scalable unit")
+                    missing = sum(len(a.ports) for a in others[others.index(att) :])
+                    self._fail(
+                        "port-budget",
+                        att.path,
+                        f"no free leaf port for {att.device}:{ep.port}; {missing} more leaf ports are needed",
+                        "leave node slots free (fewer nodes) or add a scalable unit",
+                    )
                     return False
                 best = max(candidates, key=lambda i: (leaves[i].free(), -i))
                 chosen.add(best)
@@ -253,8 +281,9 @@ class ClosGenerator:
         width = max(len(a.ports) for a in attached)
         total = sum(len(a.ports) for a in attached)
         if width > len(down):
-            self._fail("port-budget", f"{self.path}.attach",
-                       f"a node brings {width} ports; a leaf has {len(down)} down ports")
+            self._fail(
+                "port-budget", f"{self.path}.attach", f"a node brings {width} ports; a leaf has {len(down)} down ports"
+            )
             return None
         groups = max(math.ceil(total / (len(down) * width)), math.ceil((self.topo.leaves or 1) / width))
         limit = math.ceil(total / (groups * width))  # ports per leaf when spread evenly
@@ -298,20 +327,28 @@ class ClosGenerator:
         m = topo.spines or fewest
         if m is None:
             self._fail(
-                "radix", f"{self.path}.topology.tiers",
+                "radix",
+                f"{self.path}.topology.tiers",
                 f"2 tiers of {spine_name} ({k_s} ports at {speed}G) join at most {k_s} leaves "
                 f"({k_s * d:,} leaf down ports); this fabric needs {n} leaves per plane",
-                "set tiers: 3 (or auto), add planes, or use a switch with more ports")
+                "set tiers: 3 (or auto), add planes, or use a switch with more ports",
+            )
             return False
         if u % m:
-            self._fail("uneven-spread", f"{self.path}.topology.spines",
-                       f"{u} uplinks per leaf do not spread evenly over {m} spines",
-                       f"use a number of spines that divides {u}")
+            self._fail(
+                "uneven-spread",
+                f"{self.path}.topology.spines",
+                f"{u} uplinks per leaf do not spread evenly over {m} spines",
+                f"use a number of spines that divides {u}",
+            )
             return False
         if n * (u // m) > k_s:
-            self._fail("port-budget", f"{self.path}.topology.spines",
-                       f"{m} spines of {k_s} ports cannot take {n} leaves × {u} uplinks ({n * u} links)",
-                       f"use at least {math.ceil(n * u / k_s)} spines (a divisor of {u})")
+            self._fail(
+                "port-budget",
+                f"{self.path}.topology.spines",
+                f"{m} spines of {k_s} ports cannot take {n} leaves × {u} uplinks ({n * u} links)",
+                f"use at least {math.ceil(n * u / k_s)} spines (a divisor of {u})",
+            )
             return False
         self._partial_su(leaves, up_speed, m)
         return self._build_two_tier(plane, leaves, up_ports, m, spine_name, spine_platform, spine_layout)
@@ -334,21 +371,48 @@ class ClosGenerator:
             leaf.index = i
             leaf.pod = (i - 1) // per_pod + 1 if pods else None
             leaf.name = self._name(template, plane, su=leaf.su, rail=leaf.rail, pod=leaf.pod, index=i)
-            self.draft.switches.append(SwitchDraft(leaf.name, "leaf", leaf_model, platform, plane if self.topo.planes > 1 else None,
-                                                   leaf.su, leaf.rail, leaf.pod, i))
+            self.draft.switches.append(
+                SwitchDraft(
+                    leaf.name,
+                    "leaf",
+                    leaf_model,
+                    platform,
+                    plane if self.topo.planes > 1 else None,
+                    leaf.su,
+                    leaf.rail,
+                    leaf.pod,
+                    i,
+                )
+            )
             for port_index in sorted(leaf.used):
                 ep = leaf.used[port_index]
                 port = leaf.down[port_index]
-                self.draft.links.append(Link(
-                    self.key, "node-leaf", ep.device, ep.port, leaf.name, port.name,
-                    min(ep.speed_gbps, port.speed_gbps), self._plane(plane), ep.rail))
+                self.draft.links.append(
+                    Link(
+                        self.key,
+                        "node-leaf",
+                        ep.device,
+                        ep.port,
+                        leaf.name,
+                        port.name,
+                        min(ep.speed_gbps, port.speed_gbps),
+                        self._plane(plane),
+                        ep.rail,
+                    )
+                )
 
     def _plane(self, plane: int) -> int | None:
         return plane if self.topo.planes > 1 else None
 
     def _build_two_tier(
-        self, plane: int, leaves: list[_Leaf], up_ports: list[SwitchPort], m: int,
-        spine_name: str, spine_platform: str, spine_layout: list[SwitchPort],
+        self,
+        plane: int,
+        leaves: list[_Leaf],
+        up_ports: list[SwitchPort],
+        m: int,
+        spine_name: str,
+        spine_platform: str,
+        spine_layout: list[SwitchPort],
     ) -> bool:
         self._name_leaves(plane, leaves)
         template = self.fabric.naming.spine or "spine{index:02d}"
@@ -356,7 +420,9 @@ class ClosGenerator:
         for j in range(1, m + 1):
             name = self._name(template, plane, index=j, pod=1)
             spines.append(name)
-            self.draft.switches.append(SwitchDraft(name, "spine", spine_name, spine_platform, self._plane(plane), index=j))
+            self.draft.switches.append(
+                SwitchDraft(name, "spine", spine_name, spine_platform, self._plane(plane), index=j)
+            )
         next_port = [0] * m
         total_up = 0
         for leaf in leaves:
@@ -366,35 +432,64 @@ class ClosGenerator:
                     up = up_ports[j * per_spine + t]
                     sp = spine_layout[next_port[j]]
                     next_port[j] += 1
-                    self.draft.links.append(Link(
-                        self.key, "leaf-spine", leaf.name, up.name, spines[j], sp.name,
-                        min(up.speed_gbps, sp.speed_gbps), self._plane(plane), leaf.rail))
+                    self.draft.links.append(
+                        Link(
+                            self.key,
+                            "leaf-spine",
+                            leaf.name,
+                            up.name,
+                            spines[j],
+                            sp.name,
+                            min(up.speed_gbps, sp.speed_gbps),
+                            self._plane(plane),
+                            leaf.rail,
+                        )
+                    )
             total_up += leaf.uplinks
         if max(next_port) > len(spine_layout):  # cannot happen: m was sized for it
             raise AssertionError("spine port overflow")
         self.draft.params = ClosParams(
-            tiers=2, leaves=len(leaves), downlinks=len(leaves[0].down), uplinks=len(up_ports), spines=m,
-            spines_per_pod=m, pods=1, leaves_per_pod=len(leaves), spine_uplinks=0, cores=0,
-            leaf_speed=up_ports[0].speed_gbps, spine_speed=0)
+            tiers=2,
+            leaves=len(leaves),
+            downlinks=len(leaves[0].down),
+            uplinks=len(up_ports),
+            spines=m,
+            spines_per_pod=m,
+            pods=1,
+            leaves_per_pod=len(leaves),
+            spine_uplinks=0,
+            cores=0,
+            leaf_speed=up_ports[0].speed_gbps,
+            spine_speed=0,
+        )
         return True
 
     def _build_three_tier(
-        self, plane: int, leaves: list[_Leaf], up_ports: list[SwitchPort], spine_name: str, spine_platform: str,
+        self,
+        plane: int,
+        leaves: list[_Leaf],
+        up_ports: list[SwitchPort],
+        spine_name: str,
+        spine_platform: str,
         spine_layout: list[SwitchPort],
     ) -> bool:
         topo = self.topo
         u = len(up_ports)
         up_speed = up_ports[0].speed_gbps
         s_down, s_up, problem = split_leaf_ports(
-            spine_layout, self.fabric.oversubscription.spine, None, topo.spine_uplinks)
+            spine_layout, self.fabric.oversubscription.spine, None, topo.spine_uplinks
+        )
         if problem:
             self._fail("port-budget", f"{self.path}.topology", f"spine `{spine_name}` {problem}")
             return False
         spines_per_pod = topo.spines or u
         if u % spines_per_pod:
-            self._fail("uneven-spread", f"{self.path}.topology.spines",
-                       f"{u} uplinks per leaf do not spread evenly over {spines_per_pod} spines per pod",
-                       f"use a divisor of {u}")
+            self._fail(
+                "uneven-spread",
+                f"{self.path}.topology.spines",
+                f"{u} uplinks per leaf do not spread evenly over {spines_per_pod} spines per pod",
+                f"use a divisor of {u}",
+            )
             return False
         lam = u // spines_per_pod
         per_pod = len(s_down) // lam
@@ -402,8 +497,12 @@ class ClosGenerator:
             rails = len({leaf.rail for leaf in leaves})
             per_pod = per_pod // rails * rails
         if per_pod < 1:
-            self._fail("radix", f"{self.path}.topology", "a pod cannot hold one scalable unit's leaves",
-                       "use fewer rails per plane or a larger spine")
+            self._fail(
+                "radix",
+                f"{self.path}.topology",
+                "a pod cannot hold one scalable unit's leaves",
+                "use fewer rails per plane or a larger spine",
+            )
             return False
         pods = math.ceil(len(leaves) / per_pod)
         core_name, core_platform = self._model("core")
@@ -419,10 +518,12 @@ class ClosGenerator:
         if per_group is None:
             endpoints = per_pod * len(leaves[0].down) * k_c
             self._fail(
-                "radix", f"{self.path}.topology",
+                "radix",
+                f"{self.path}.topology",
                 f"{pods} pods exceed what 3 tiers of {core_name} can join ({k_c} pods of {per_pod} leaves, "
                 f"{endpoints:,} leaf down ports per plane); this fabric needs {len(leaves)} leaves per plane",
-                "add planes, raise the oversubscription, or use switches with more ports")
+                "add planes, raise the oversubscription, or use switches with more ports",
+            )
             return False
         mu = u_s // per_group
         self._name_leaves(plane, leaves, pods, per_pod)
@@ -434,8 +535,17 @@ class ClosGenerator:
             for j in range(1, spines_per_pod + 1):
                 name = self._name(spine_template, plane, pod=pod, index=j)
                 names.append(name)
-                self.draft.switches.append(SwitchDraft(name, "spine", spine_name, spine_platform, self._plane(plane),
-                                                       pod=pod, index=(pod - 1) * spines_per_pod + j))
+                self.draft.switches.append(
+                    SwitchDraft(
+                        name,
+                        "spine",
+                        spine_name,
+                        spine_platform,
+                        self._plane(plane),
+                        pod=pod,
+                        index=(pod - 1) * spines_per_pod + j,
+                    )
+                )
             spines.append(names)
         cores: list[list[str]] = []
         for g in range(spines_per_pod):
@@ -444,7 +554,9 @@ class ClosGenerator:
                 index = g * per_group + c
                 name = self._name(core_template, plane, index=index)
                 names.append(name)
-                self.draft.switches.append(SwitchDraft(name, "core", core_name, core_platform, self._plane(plane), index=index))
+                self.draft.switches.append(
+                    SwitchDraft(name, "core", core_name, core_platform, self._plane(plane), index=index)
+                )
             cores.append(names)
         spine_next = [[0] * spines_per_pod for _ in range(pods)]
         for leaf in leaves:
@@ -454,9 +566,19 @@ class ClosGenerator:
                     up = up_ports[j * lam + t]
                     sp = s_down[spine_next[pod][j]]
                     spine_next[pod][j] += 1
-                    self.draft.links.append(Link(
-                        self.key, "leaf-spine", leaf.name, up.name, spines[pod][j], sp.name,
-                        min(up.speed_gbps, sp.speed_gbps), self._plane(plane), leaf.rail))
+                    self.draft.links.append(
+                        Link(
+                            self.key,
+                            "leaf-spine",
+                            leaf.name,
+                            up.name,
+                            spines[pod][j],
+                            sp.name,
+                            min(up.speed_gbps, sp.speed_gbps),
+                            self._plane(plane),
+                            leaf.rail,
+                        )
+                    )
         core_next = [[0] * per_group for _ in range(spines_per_pod)]
         for pod in range(pods):
             for j in range(spines_per_pod):
@@ -465,13 +587,33 @@ class ClosGenerator:
                         up = s_up[c * mu + t]
                         cp = core_layout[core_next[j][c]]
                         core_next[j][c] += 1
-                        self.draft.links.append(Link(
-                            self.key, "spine-core", spines[pod][j], up.name, cores[j][c], cp.name,
-                            min(up.speed_gbps, cp.speed_gbps), self._plane(plane), None))
+                        self.draft.links.append(
+                            Link(
+                                self.key,
+                                "spine-core",
+                                spines[pod][j],
+                                up.name,
+                                cores[j][c],
+                                cp.name,
+                                min(up.speed_gbps, cp.speed_gbps),
+                                self._plane(plane),
+                                None,
+                            )
+                        )
         self.draft.params = ClosParams(
-            tiers=3, leaves=len(leaves), downlinks=len(leaves[0].down), uplinks=u,
-            spines=pods * spines_per_pod, spines_per_pod=spines_per_pod, pods=pods, leaves_per_pod=per_pod,
-            spine_uplinks=u_s, cores=spines_per_pod * per_group, leaf_speed=up_speed, spine_speed=s_speed)
+            tiers=3,
+            leaves=len(leaves),
+            downlinks=len(leaves[0].down),
+            uplinks=u,
+            spines=pods * spines_per_pod,
+            spines_per_pod=spines_per_pod,
+            pods=pods,
+            leaves_per_pod=per_pod,
+            spine_uplinks=u_s,
+            cores=spines_per_pod * per_group,
+            leaf_speed=up_speed,
+            spine_speed=s_speed,
+        )
         return True
 
 

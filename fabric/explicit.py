@@ -15,7 +15,7 @@ from pathlib import Path
 from fabric.attach import Attachment, NodeEntry
 from fabric.catalog import Catalog, SwitchPort, all_port_names
 from fabric.clos import FabricDraft, SwitchDraft
-from fabric.findings import Finding, error, warning
+from fabric.findings import error, warning
 from fabric.loader import suggest
 from fabric.model import LAYER_RANK, TIER_OF_LAYER, Link
 from fabric.spec import CsvTopology, ExplicitLink, ExplicitSwitch, ExplicitTopology, Fabric
@@ -59,13 +59,21 @@ class _Builder:
         model = self.catalog.switches.get(sw.model)
         if model is None:
             self.draft.findings.append(
-                error("unknown-part", f"{path}.model", f"unknown switch model `{sw.model}`", suggest(sw.model, sorted(self.catalog.switches)))
+                error(
+                    "unknown-part",
+                    f"{path}.model",
+                    f"unknown switch model `{sw.model}`",
+                    suggest(sw.model, sorted(self.catalog.switches)),
+                )
             )
             return
         if model.technology != self.fabric.technology:
             self.draft.findings.append(
-                error("technology-mismatch", f"{path}.model", f"`{sw.model}` is an {model.technology} switch; "
-                      f"fabric `{self.key}` is {self.fabric.technology}")
+                error(
+                    "technology-mismatch",
+                    f"{path}.model",
+                    f"`{sw.model}` is an {model.technology} switch; fabric `{self.key}` is {self.fabric.technology}",
+                )
             )
             return
         choice = self.fabric.switches.for_layer(sw.layer)
@@ -86,22 +94,36 @@ class _Builder:
             found: SwitchPort | None = ports.get(port)
             if found is None:
                 self.draft.findings.append(
-                    error("unknown-port", path, f"`{sw.model}` has no port `{port}` (switch `{device}`)",
-                          suggest(port, list(ports)))
+                    error(
+                        "unknown-port",
+                        path,
+                        f"`{sw.model}` has no port `{port}` (switch `{device}`)",
+                        suggest(port, list(ports)),
+                    )
                 )
                 return None
             mode = self.cage_mode.setdefault((device, found.cage), found.breakout)
             if mode != found.breakout:
                 self.draft.findings.append(
-                    error("port-budget", path, f"cage {found.cage} of `{device}` is used both as 1 × and as a "
-                          f"{max(mode, found.breakout)}-way breakout", "use one naming for every port of a cage")
+                    error(
+                        "port-budget",
+                        path,
+                        f"cage {found.cage} of `{device}` is used both as 1 × and as a "
+                        f"{max(mode, found.breakout)}-way breakout",
+                        "use one naming for every port of a cage",
+                    )
                 )
             return device, port, sw.layer, found.speed_gbps, None
         node = self.nodes.get(device)
         if node is None:
             known = sorted(self.switches) + sorted(self.nodes)[:20]
             self.draft.findings.append(
-                error("unknown-device", path, f"no switch or node `{device}` in fabric `{self.key}`", suggest(device, known))
+                error(
+                    "unknown-device",
+                    path,
+                    f"no switch or node `{device}` in fabric `{self.key}`",
+                    suggest(device, known),
+                )
             )
             return None
         node_type = self.catalog.nodes[node.type]
@@ -111,7 +133,12 @@ class _Builder:
                     return device, port, "node", group.speed_gbps, p.rail
         names = [p.name for g in node_type.ports.values() for p in g.port_list()]
         self.draft.findings.append(
-            error("unknown-port", path, f"node type `{node.type}` has no port `{port}` (node `{device}`)", suggest(port, names))
+            error(
+                "unknown-port",
+                path,
+                f"node type `{node.type}` has no port `{port}` (node `{device}`)",
+                suggest(port, names),
+            )
         )
         return None
 
@@ -120,15 +147,21 @@ class _Builder:
         media = self.catalog.media
         if name is not None:
             if name not in media:
-                self.draft.findings.append(error("unknown-part", path, f"unknown media `{name}`", suggest(name, list(media))))
+                self.draft.findings.append(
+                    error("unknown-part", path, f"unknown media `{name}`", suggest(name, list(media)))
+                )
             return name if name in media else None
         if kind:
             for key, m in media.items():
                 if m.kind == kind and speed in m.speeds_gbps and self.fabric.technology in m.technologies:
                     return key
             self.draft.findings.append(
-                error("cable-reach", path, f"no {kind} media in the catalog carries {speed}G {self.fabric.technology}",
-                      "add one to a part file, or leave media empty to choose by distance")
+                error(
+                    "cable-reach",
+                    path,
+                    f"no {kind} media in the catalog carries {speed}G {self.fabric.technology}",
+                    "add one to a part file, or leave media empty to choose by distance",
+                )
             )
         return None
 
@@ -141,8 +174,12 @@ class _Builder:
             a, b = b, a
         if LAYER_RANK[b[2]] - LAYER_RANK[a[2]] != 1:
             self.draft.findings.append(
-                error("tier-skip", path, f"{a[0]}:{a[1]} ({a[2]}) — {b[0]}:{b[1]} ({b[2]}) does not join adjacent tiers",
-                      "links join node-leaf, leaf-spine or spine-core")
+                error(
+                    "tier-skip",
+                    path,
+                    f"{a[0]}:{a[1]} ({a[2]}) — {b[0]}:{b[1]} ({b[2]}) does not join adjacent tiers",
+                    "links join node-leaf, leaf-spine or spine-core",
+                )
             )
             return
         for dev, port, *_ in (a, b):
@@ -169,13 +206,19 @@ class _Builder:
             for ep in att.ports:
                 if (ep.device, ep.port) not in self.used:
                     self.draft.findings.append(
-                        error("unconnected", att.path, f"{ep.device}:{ep.port} is attached to fabric `{self.key}` "
-                              "but no link connects it", "cable it, or drop the group from attach")
+                        error(
+                            "unconnected",
+                            att.path,
+                            f"{ep.device}:{ep.port} is attached to fabric `{self.key}` but no link connects it",
+                            "cable it, or drop the group from attach",
+                        )
                     )
         linked = {device for device, _ in self.used}
         for name in self.switches:
             if name not in linked:
-                self.draft.findings.append(warning("unconnected", self.pins[name].path, f"switch `{name}` has no links"))
+                self.draft.findings.append(
+                    warning("unconnected", self.pins[name].path, f"switch `{name}` has no links")
+                )
         return ExplicitResult(self.draft, self.pins)
 
 
@@ -206,7 +249,11 @@ def _csv_layers(rows: Sequence[Mapping[str, str]], nodes: Mapping[str, NodeEntry
 
 
 def build_from_csv(
-    key: str, fabric: Fabric, catalog: Catalog, nodes: Sequence[NodeEntry], attached: Sequence[Attachment],
+    key: str,
+    fabric: Fabric,
+    catalog: Catalog,
+    nodes: Sequence[NodeEntry],
+    attached: Sequence[Attachment],
     base_dir: Path,
 ) -> ExplicitResult:
     topo = fabric.topology
@@ -219,13 +266,19 @@ def build_from_csv(
             rows = list(csv.DictReader(handle))
             columns = rows[0].keys() if rows else []
     except (OSError, UnicodeDecodeError) as exc:
-        builder.draft.findings.append(error("csv-unreadable", path, f"cannot read {topo.file}: {exc}", "paths are relative to the spec"))
+        builder.draft.findings.append(
+            error("csv-unreadable", path, f"cannot read {topo.file}: {exc}", "paths are relative to the spec")
+        )
         return ExplicitResult(builder.draft, {})
     missing = [c for c in CSV_REQUIRED if c not in columns]
     if not rows or missing:
         builder.draft.findings.append(
-            error("csv-invalid", path, f"{topo.file} " + (f"lacks columns {', '.join(missing)}" if rows else "has no rows"),
-                  "use fabric's cabling.csv format (cable_id,fabric,plane,rail,tier,a_rack,a_u,a_device,…)")
+            error(
+                "csv-invalid",
+                path,
+                f"{topo.file} " + (f"lacks columns {', '.join(missing)}" if rows else "has no rows"),
+                "use fabric's cabling.csv format (cable_id,fabric,plane,rail,tier,a_rack,a_u,a_device,…)",
+            )
         )
         return ExplicitResult(builder.draft, {})
     layers = _csv_layers(rows, builder.nodes)
@@ -241,9 +294,14 @@ def build_from_csv(
         side = "a" if row.get("a_device") == device else "b"
         rack = row.get(f"{side}_rack") or None
         u_text = row.get(f"{side}_u") or ""
-        sw = ExplicitSwitch(name=device, model=model, layer=layer,  # type: ignore[arg-type]
-                            rack=rack, u=int(u_text) if u_text.isdigit() and int(u_text) > 0 else None,
-                            plane=int(row["plane"]) if row.get("plane", "").isdigit() and int(row["plane"]) > 0 else None)
+        sw = ExplicitSwitch(
+            name=device,
+            model=model,
+            layer=layer,
+            rack=rack,
+            u=int(u_text) if u_text.isdigit() and int(u_text) > 0 else None,
+            plane=int(row["plane"]) if row.get("plane", "").isdigit() and int(row["plane"]) > 0 else None,
+        )
         builder.add_switch(sw, f"{path}:{line}")
     for line, row in enumerate(rows, start=2):
         where = f"{path}:{line}"
@@ -253,21 +311,26 @@ def build_from_csv(
             )
             continue
         if not all(row.get(c) for c in CSV_REQUIRED):
-            builder.draft.findings.append(error("csv-invalid", where, "a row needs a_device, a_port, b_device and b_port"))
+            builder.draft.findings.append(
+                error("csv-invalid", where, "a row needs a_device, a_port, b_device and b_port")
+            )
             continue
         length = row.get("length_m") or ""
         try:
             length_m = float(length) if length else None
         except ValueError:
             length_m = None
-        link = ExplicitLink(a=f"{row['a_device']}:{row['a_port']}", b=f"{row['b_device']}:{row['b_port']}",
-                            length_m=length_m if length_m and length_m > 0 else None)
+        link = ExplicitLink(
+            a=f"{row['a_device']}:{row['a_port']}",
+            b=f"{row['b_device']}:{row['b_port']}",
+            length_m=length_m if length_m and length_m > 0 else None,
+        )
         builder.add_link(link, where, csv_row=True, kind=row.get("media") or None)
     result = builder.finish(attached)
     # Findings about rows point into the CSV file, not the spec.
     prefix = f"{path}:"
     result.draft.findings = [
-        replace(f, path=path, file=topo.file, line=int(f.path[len(prefix):])) if f.path.startswith(prefix) else f
+        replace(f, path=path, file=topo.file, line=int(f.path[len(prefix) :])) if f.path.startswith(prefix) else f
         for f in result.draft.findings
     ]
     return result

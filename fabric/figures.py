@@ -210,7 +210,9 @@ def _failures(sg: _SwitchGraph, split: _Split, inside: np.ndarray) -> list[tuple
             keep = (pairs.src != i) & (pairs.dst != i)
             alive = np.ones(len(sg.names), dtype=bool)
             alive[i] = False
-            out.append((f"switch {sg.names[i]}", FlowGraph(pairs.n, pairs.src[keep], pairs.dst[keep], pairs.cap[keep]), alive))
+            out.append(
+                (f"switch {sg.names[i]}", FlowGraph(pairs.n, pairs.src[keep], pairs.dst[keep], pairs.cap[keep]), alive)
+            )
     seen_links: set[tuple[int, int, int]] = set()
     for j in np.flatnonzero(inside[pairs.src]):
         a, b = int(pairs.src[j]), int(pairs.dst[j])
@@ -229,7 +231,9 @@ def _failures(sg: _SwitchGraph, split: _Split, inside: np.ndarray) -> list[tuple
 # --------------------------------------------------------------------------------------------- ECMP
 
 
-def _ecmp(sg: _SwitchGraph, labels: np.ndarray) -> tuple[int | None, tuple[str, str] | None, list[tuple[str, str, int, int]]]:
+def _ecmp(
+    sg: _SwitchGraph, labels: np.ndarray
+) -> tuple[int | None, tuple[str, str] | None, list[tuple[str, str, int, int]]]:
     """Min over leaf pairs (same plane) of the uplinks of the first on a shortest up-down path to the second."""
     leaves = np.flatnonzero(sg.rank == 1)
     spines = np.flatnonzero(sg.rank == 2)
@@ -249,8 +253,9 @@ def _ecmp(sg: _SwitchGraph, labels: np.ndarray) -> tuple[int | None, tuple[str, 
     core_reach = None
     core_of = None
     if len(cores):
-        core_of = csr_matrix((np.ones(int(sc.sum()), dtype=np.int64), (local[lo[sc]], local[hi[sc]])),
-                             shape=(len(spines), len(cores)))
+        core_of = csr_matrix(
+            (np.ones(int(sc.sum()), dtype=np.int64), (local[lo[sc]], local[hi[sc]])), shape=(len(spines), len(cores))
+        )
         core_reach = ((core_of.T @ up_bool.T) > 0).astype(np.int64).tocsr()  # core → leaves below it
     reach_cache: dict[bytes, np.ndarray] = {}
     up_csr = up.tocsr()
@@ -277,7 +282,11 @@ def _ecmp(sg: _SwitchGraph, labels: np.ndarray) -> tuple[int | None, tuple[str, 
                 ckey = crow.indices.tobytes()
                 reach = reach_cache.get(ckey)
                 if reach is None:
-                    reach = np.asarray((crow @ core_reach).todense()).reshape(-1) > 0 if crow.nnz else np.zeros(len(leaves), bool)
+                    reach = (
+                        np.asarray((crow @ core_reach).todense()).reshape(-1) > 0
+                        if crow.nnz
+                        else np.zeros(len(leaves), bool)
+                    )
                     reach_cache[ckey] = reach
                 w3 += count * reach
             width = np.where(w2 > 0, w2, w3)
@@ -312,8 +321,15 @@ def _loads(ft: FabricTopology) -> tuple[SwitchLoad, ...]:
             upl[link.a][1] += 1
     top = max((LAYER_RANK[graph.nodes[s]["layer"]] for s in ft.switches), default=1)
     return tuple(
-        SwitchLoad(s, graph.nodes[s]["layer"], down[s][0], upl[s][0], down[s][1], upl[s][1],
-                   LAYER_RANK[graph.nodes[s]["layer"]] == top and top > 1)
+        SwitchLoad(
+            s,
+            graph.nodes[s]["layer"],
+            down[s][0],
+            upl[s][0],
+            down[s][1],
+            upl[s][1],
+            LAYER_RANK[graph.nodes[s]["layer"]] == top and top > 1,
+        )
         for s in ft.switches
     )
 
@@ -393,12 +409,29 @@ def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigure
         notes.append("the switch graph falls apart into more islands than planes")
     ecmp, pair, short = _ecmp(sg, labels)
     return FabricFigures(
-        name=ft.name, technology=ft.technology, role=ft.role, tiers=ft.tiers, planes=max(ft.planes, 1),
-        switches=switches, links=links, endpoints=len(sg.endpoints), endpoint_gbps=endpoint_gbps, loads=loads,
-        oversubscription=over, oversubscription_tier=over_tier, full_bisection_gbps=full, bisection_gbps=bisection,
-        bisection_analytic_gbps=_analytic(ft, endpoint_gbps), components=len(set(labels.tolist())),
-        min_ecmp_width=ecmp, ecmp_worst_pair=pair, ecmp_short=tuple(short), worst_failure=worst,
-        reduced_vertices=reduced, graph_vertices=len(sg.names) + 2, notes=tuple(notes),
+        name=ft.name,
+        technology=ft.technology,
+        role=ft.role,
+        tiers=ft.tiers,
+        planes=max(ft.planes, 1),
+        switches=switches,
+        links=links,
+        endpoints=len(sg.endpoints),
+        endpoint_gbps=endpoint_gbps,
+        loads=loads,
+        oversubscription=over,
+        oversubscription_tier=over_tier,
+        full_bisection_gbps=full,
+        bisection_gbps=bisection,
+        bisection_analytic_gbps=_analytic(ft, endpoint_gbps),
+        components=len(set(labels.tolist())),
+        min_ecmp_width=ecmp,
+        ecmp_worst_pair=pair,
+        ecmp_short=tuple(short),
+        worst_failure=worst,
+        reduced_vertices=reduced,
+        graph_vertices=len(sg.names) + 2,
+        notes=tuple(notes),
     )
 
 

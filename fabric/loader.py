@@ -20,7 +20,7 @@ from fabric.catalog import Catalog, CatalogFile, builtin_catalog
 from fabric.findings import FabricError, Finding, Severity, error
 from fabric.paths import display_path, locate
 from fabric.spec import FABRIC_ROLES, NodeAttach, Spec, SwitchMgmtAttach
-from fabric.yamlio import PathKey, YamlDoc, YamlReadError, read_yaml
+from fabric.yamlio import PathKey, YamlDoc, YamlReadError, parse_yaml, read_yaml
 
 
 @dataclass(frozen=True)
@@ -62,9 +62,11 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
                 elif isinstance(part, str):
                     # a union tag: keep the member it names, if any does
                     kind = cand.model_fields.get("kind")
-                    if kind is not None and part in typing.get_args(kind.annotation):
-                        nxt.append(cand)
-                    elif part in cand.model_fields or part in ("group", "switch_mgmt"):
+                    if (
+                        (kind is not None and part in typing.get_args(kind.annotation))
+                        or part in cand.model_fields
+                        or part in ("group", "switch_mgmt")
+                    ):
                         nxt.append(cand)
             else:
                 origin = typing.get_origin(cand)
@@ -88,10 +90,9 @@ def _clean_loc(data: Any, loc: tuple[Any, ...]) -> PathKey:
     node = data
     for i, part in enumerate(loc):
         last = i == len(loc) - 1
-        if isinstance(node, dict) and part in node:
-            out.append(part)
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
             out.append(part)
             node = node[part]
         elif last and isinstance(part, str | int) and isinstance(node, dict):
@@ -103,9 +104,9 @@ def _clean_loc(data: Any, loc: tuple[Any, ...]) -> PathKey:
 def _message(err: Any) -> str:
     msg = str(err["msg"])
     if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
+        msg = msg[len("Value error, ") :]
     if msg.startswith("Assertion failed, "):
-        msg = msg[len("Assertion failed, "):]
+        msg = msg[len("Assertion failed, ") :]
     return msg
 
 
@@ -168,12 +169,16 @@ def _cross_references(spec: Spec, catalog: Catalog) -> Iterator[Finding]:
             yield error("duplicate-name", f"{path}.group", f"node group `{group.group}` is defined twice")
         seen_groups.add(group.group)
         if group.type not in catalog.nodes:
-            yield error("unknown-part", f"{path}.type", f"unknown node type `{group.type}`", suggest(group.type, node_types))
+            yield error(
+                "unknown-part", f"{path}.type", f"unknown node type `{group.type}`", suggest(group.type, node_types)
+            )
     for key, fabric in spec.fabrics.items():
         fpath = f"fabrics.{key}"
         if fabric.role is None and key not in FABRIC_ROLES:
             yield error(
-                "spec-missing", f"{fpath}.role", f"fabric `{key}` needs a role",
+                "spec-missing",
+                f"{fpath}.role",
+                f"fabric `{key}` needs a role",
                 f"set role to one of: {', '.join(FABRIC_ROLES)} (the default only for fabrics named like a role)",
             )
         for layer in ("leaf", "spine", "core"):
@@ -183,40 +188,63 @@ def _cross_references(spec: Spec, catalog: Catalog) -> Iterator[Finding]:
             spath = f"{fpath}.switches.{layer}"
             model = catalog.switches.get(choice.model)
             if model is None:
-                yield error("unknown-part", spath, f"unknown switch model `{choice.model}`", suggest(choice.model, switch_models))
+                yield error(
+                    "unknown-part",
+                    spath,
+                    f"unknown switch model `{choice.model}`",
+                    suggest(choice.model, switch_models),
+                )
             elif model.technology != fabric.technology:
                 yield error(
-                    "technology-mismatch", spath,
+                    "technology-mismatch",
+                    spath,
                     f"`{choice.model}` is an {model.technology} switch; fabric `{key}` is {fabric.technology}",
-                    suggest(choice.model, sorted(k for k, m in catalog.switches.items() if m.technology == fabric.technology)),
+                    suggest(
+                        choice.model,
+                        sorted(k for k, m in catalog.switches.items() if m.technology == fabric.technology),
+                    ),
                 )
         for i, attach in enumerate(fabric.attach):
             apath = f"{fpath}.attach[{i}]"
             if isinstance(attach, NodeAttach):
-                group = groups.get(attach.group)
-                if group is None:
-                    yield error("unknown-group", f"{apath}.group", f"no node group `{attach.group}`", suggest(attach.group, sorted(groups)))
+                found = groups.get(attach.group)
+                if found is None:
+                    yield error(
+                        "unknown-group",
+                        f"{apath}.group",
+                        f"no node group `{attach.group}`",
+                        suggest(attach.group, sorted(groups)),
+                    )
                     continue
-                node_type = catalog.nodes.get(group.type)
+                node_type = catalog.nodes.get(found.type)
                 if node_type is None:
                     continue
                 port_group = node_type.ports.get(attach.ports)
                 if port_group is None:
                     yield error(
-                        "unknown-ports", f"{apath}.ports",
-                        f"node type `{group.type}` has no port group `{attach.ports}`", suggest(attach.ports, sorted(node_type.ports)),
+                        "unknown-ports",
+                        f"{apath}.ports",
+                        f"node type `{found.type}` has no port group `{attach.ports}`",
+                        suggest(attach.ports, sorted(node_type.ports)),
                     )
                 elif port_group.technology not in ("any", fabric.technology):
                     yield error(
-                        "technology-mismatch", f"{apath}.ports",
-                        f"`{group.type}` port group `{attach.ports}` is {port_group.technology}; fabric `{key}` is {fabric.technology}",
-                        suggest(attach.ports, sorted(p for p, g in node_type.ports.items() if g.technology in ("any", fabric.technology))),
+                        "technology-mismatch",
+                        f"{apath}.ports",
+                        f"`{found.type}` port group `{attach.ports}` is {port_group.technology}; "
+                        f"fabric `{key}` is {fabric.technology}",
+                        suggest(
+                            attach.ports,
+                            sorted(p for p, g in node_type.ports.items() if g.technology in ("any", fabric.technology)),
+                        ),
                     )
             elif isinstance(attach, SwitchMgmtAttach) and attach.switch_mgmt != "all":
                 for j, other in enumerate(attach.switch_mgmt):
                     if other not in spec.fabrics or other == key:
                         yield error(
-                            "unknown-fabric", f"{apath}.switch_mgmt[{j}]", f"no other fabric `{other}`",
+                            "unknown-fabric",
+                            f"{apath}.switch_mgmt[{j}]",
+                            f"no other fabric `{other}`",
                             suggest(other, sorted(k for k in spec.fabrics if k != key)),
                         )
         if fabric.infiniband is not None:
@@ -225,8 +253,10 @@ def _cross_references(spec: Spec, catalog: Catalog) -> Iterator[Finding]:
                     for member in part.members:
                         if member not in groups:
                             yield error(
-                                "unknown-group", f"{fpath}.infiniband.partitions[{j}].members",
-                                f"no node group `{member}`", suggest(member, sorted(groups)),
+                                "unknown-group",
+                                f"{fpath}.infiniband.partitions[{j}].members",
+                                f"no node group `{member}`",
+                                suggest(member, sorted(groups)),
                             )
             pkeys = [p.pkey for p in fabric.infiniband.partitions]
             if len(set(pkeys)) != len(pkeys):
@@ -242,8 +272,15 @@ def _load_part_files(spec: Spec, doc: YamlDoc, base_dir: Path) -> tuple[Catalog,
             part_doc = read_yaml(path, display=name)
         except YamlReadError as exc:
             findings.append(
-                Finding(Severity.ERROR, "catalog-unreadable", f"catalog[{i}]", f"part file {exc.file} {exc.message}",
-                        "paths are relative to the spec file", doc.file, doc.line_of(("catalog", i)))
+                Finding(
+                    Severity.ERROR,
+                    "catalog-unreadable",
+                    f"catalog[{i}]",
+                    f"part file {exc.file} {exc.message}",
+                    "paths are relative to the spec file",
+                    doc.file,
+                    doc.line_of(("catalog", i)),
+                )
             )
             continue
         try:
@@ -255,16 +292,22 @@ def _load_part_files(spec: Spec, doc: YamlDoc, base_dir: Path) -> tuple[Catalog,
             for part in getattr(extra, section):
                 if part in getattr(catalog, section):
                     findings.append(
-                        Finding(Severity.INFO, "catalog-override", f"{section}.{part}",
-                                f"`{part}` from {name} replaces the built-in part", "", part_doc.file,
-                                part_doc.line_of((section, part)))
+                        Finding(
+                            Severity.INFO,
+                            "catalog-override",
+                            f"{section}.{part}",
+                            f"`{part}` from {name} replaces the built-in part",
+                            "",
+                            part_doc.file,
+                            part_doc.line_of((section, part)),
+                        )
                     )
         catalog = catalog.merged(extra)
     return catalog, findings
 
 
 def load_spec(path: str | Path) -> Design:
-    """Read, validate and cross-check a spec. Raises FabricError (spec_invalid) with every finding."""
+    """Read, validate and cross-check a spec file. Raises FabricError (spec_invalid) with every finding."""
     path = Path(path)
     try:
         doc = read_yaml(path)
@@ -272,17 +315,40 @@ def load_spec(path: str | Path) -> Design:
         raise FabricError(
             [Finding(Severity.ERROR, "spec-unreadable", "", exc.message, "", exc.file, exc.line)], spec_invalid=True
         ) from None
+    return _load_doc(doc, path.parent)
+
+
+def load_spec_text(text: str, name: str = "<spec>", base_dir: str | Path = ".") -> Design:
+    """As load_spec, for YAML text (notebooks, tests); part files are looked up in `base_dir`."""
+    try:
+        doc = parse_yaml(text, name)
+    except YamlReadError as exc:
+        raise FabricError(
+            [Finding(Severity.ERROR, "spec-unreadable", "", exc.message, "", exc.file, exc.line)], spec_invalid=True
+        ) from None
+    return _load_doc(doc, Path(base_dir))
+
+
+def _load_doc(doc: YamlDoc, base_dir: Path) -> Design:
     if not isinstance(doc.data, dict):
         raise FabricError(
-            [Finding(Severity.ERROR, "spec-invalid", "", "the spec must be a mapping of keys (name, nodes, fabrics, …)",
-                     "", doc.file, 1)],
+            [
+                Finding(
+                    Severity.ERROR,
+                    "spec-invalid",
+                    "",
+                    "the spec must be a mapping of keys (name, nodes, fabrics, …)",
+                    "",
+                    doc.file,
+                    1,
+                )
+            ],
             spec_invalid=True,
         )
     try:
         spec = Spec.model_validate(doc.data)
     except ValidationError as exc:
         raise FabricError(validation_findings(exc, doc, Spec), spec_invalid=True) from None
-    base_dir = path.parent
     catalog, findings = _load_part_files(spec, doc, base_dir)
     findings.extend(locate(doc, f) for f in _cross_references(spec, catalog))
     if any(f.severity == Severity.ERROR for f in findings):

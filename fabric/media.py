@@ -31,7 +31,7 @@ class CablingRules:
                     return float(value)
             return default
 
-        kinds = (fabric.media if fabric is not None and fabric.media is not None else design.media)
+        kinds = fabric.media if fabric is not None and fabric.media is not None else design.media
         return cls(
             tuple(kinds) if kinds is not None else None,
             pick("slack_pct", DEFAULT_SLACK_PCT),
@@ -77,7 +77,8 @@ class MediaChooser:
         found = self._candidates.get(speed)
         if found is None:
             usable = [
-                (key, m) for key, m in self._media.items()
+                (key, m)
+                for key, m in self._media.items()
                 if self.technology in m.technologies and speed in m.speeds_gbps
             ]
             if self.rules.kinds is not None:
@@ -87,7 +88,9 @@ class MediaChooser:
         return found
 
     def choose(self, speed: int, needed_m: float, forced: str | None = None) -> Choice | None:
-        options = [(forced, self._media[forced])] if forced is not None and forced in self._media else self.candidates(speed)
+        options = (
+            [(forced, self._media[forced])] if forced is not None and forced in self._media else self.candidates(speed)
+        )
         for key, m in options:
             if needed_m <= m.reach_m:
                 for length in m.lengths_m:

@@ -57,9 +57,7 @@ def raw_path(data: Any, display: str) -> PathKey:
             part = int(item)
         elif item is not None and "=" in item and isinstance(node, list):
             field, value = item.split("=", 1)
-            found = next(
-                (i for i, x in enumerate(node) if isinstance(x, dict) and str(x.get(field)) == value), None
-            )
+            found = next((i for i, x in enumerate(node) if isinstance(x, dict) and str(x.get(field)) == value), None)
             if found is None:
                 break
             part = found

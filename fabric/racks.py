@@ -69,8 +69,12 @@ def place(items: Iterable[Placeable], layout: RackLayout) -> Placement:
         where = parse_rack(layout, item.rack)
         if where is None:
             findings.append(
-                error("unknown-rack", f"{item.path}.rack", f"rack `{item.rack}` is not in any row",
-                      f"rack names are a row ({', '.join(layout.rows)}) and a number, e.g. {layout.rows[0]}01")
+                error(
+                    "unknown-rack",
+                    f"{item.path}.rack",
+                    f"rack `{item.rack}` is not in any row",
+                    f"rack names are a row ({', '.join(layout.rows)}) and a number, e.g. {layout.rows[0]}01",
+                )
             )
             auto.append(Placeable(item.name, item.height_u, item.power_w, item.block, item.per_rack))
             continue
@@ -108,9 +112,12 @@ def place(items: Iterable[Placeable], layout: RackLayout) -> Placement:
     capacity = per_row * rows
     if layout.per_row is not None and total > capacity:
         findings.append(
-            error("rack-space", "racks", f"the design needs {total} racks; the layout holds {capacity} "
-                  f"({rows} rows × {per_row})",
-                  f"add rows or raise racks.per_row to {math.ceil(total / rows)}")
+            error(
+                "rack-space",
+                "racks",
+                f"the design needs {total} racks; the layout holds {capacity} ({rows} rows × {per_row})",
+                f"add rows or raise racks.per_row to {math.ceil(total / rows)}",
+            )
         )
     taken = set(racks)
     slot = 0

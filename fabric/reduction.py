@@ -46,8 +46,11 @@ class FlowGraph:
     cap: np.ndarray  # int64
 
     def directed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return (np.concatenate([self.src, self.dst]), np.concatenate([self.dst, self.src]),
-                np.concatenate([self.cap, self.cap]))
+        return (
+            np.concatenate([self.src, self.dst]),
+            np.concatenate([self.dst, self.src]),
+            np.concatenate([self.cap, self.cap]),
+        )
 
 
 def refine(graph: FlowGraph, initial: np.ndarray) -> np.ndarray:

@@ -30,8 +30,20 @@ FABRIC_ROLES = ("compute", "storage", "inband", "oob")
 LAYERS = ("leaf", "spine", "core")
 MEDIA_KINDS = ("dac", "acc", "aoc", "mmf", "smf", "copper")
 PLATFORMS = ("nvos", "sonic", "cumulus", "eos", "frr")
-ROUTING_ENGINES = ("ftree", "updn", "dnup", "minhop", "lash", "dor", "nue", "dfsssp", "sssp", "ar_ftree",
-                   "ar_updn", "no_fallback")
+ROUTING_ENGINES = (
+    "ftree",
+    "updn",
+    "dnup",
+    "minhop",
+    "lash",
+    "dor",
+    "nue",
+    "dfsssp",
+    "sssp",
+    "ar_ftree",
+    "ar_updn",
+    "no_fallback",
+)
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -86,8 +98,11 @@ Ratio = Annotated[float, BeforeValidator(parse_ratio)]
 
 
 def format_ratio(value: float) -> str:
+    """1.0 → '1:1', 1.333… → '4:3', 1.0156 → '1.02:1'."""
     frac = Fraction(value).limit_denominator(16)
-    return f"{frac.numerator}:{frac.denominator}"
+    if abs(float(frac) - value) < 1e-9:
+        return f"{frac.numerator}:{frac.denominator}"
+    return f"{value:.2f}:1"
 
 
 # --------------------------------------------------------------------------------------------- racks
@@ -152,7 +167,9 @@ class NodeGroup(StrictModel):
 class ClosTopology(StrictModel):
     """A generated folded Clos (fat tree / spine-leaf) of 2 or 3 tiers."""
 
-    kind: Literal["fat-tree", "spine-leaf", "clos"] = Field(description="`fat-tree`, `spine-leaf` and `clos` are the same generator.")
+    kind: Literal["fat-tree", "spine-leaf", "clos"] = Field(
+        description="`fat-tree`, `spine-leaf` and `clos` are the same generator."
+    )
     tiers: Literal["auto", 2, 3] = Field(
         default="auto",
         description="Switch tiers. `auto`: the fewest tiers that reach every endpoint at the target oversubscription.",
@@ -165,7 +182,9 @@ class ClosTopology(StrictModel):
         default=None, ge=1, description="Nodes per scalable unit (SU). Required when `rail_optimized`."
     )
     planes: int = Field(
-        default=1, ge=1, le=8,
+        default=1,
+        ge=1,
+        le=8,
         description="Parallel identical fabrics. A node's attached ports are dealt over the planes in turn "
         "(port j → plane j mod planes, ports ordered by rail).",
     )
@@ -176,11 +195,19 @@ class ClosTopology(StrictModel):
     )
     leaves: int | None = Field(default=None, ge=1, description="At least this many leaves (per plane).")
     spines: int | None = Field(
-        default=None, ge=1, description="Spines (per plane; per pod in 3 tiers). Default: the fewest that fit, spread evenly."
+        default=None,
+        ge=1,
+        description="Spines (per plane; per pod in 3 tiers). Default: the fewest that fit, spread evenly.",
     )
-    cores: int | None = Field(default=None, ge=1, description="Cores per core group (3 tiers). Default: the fewest that fit.")
-    downlinks: int | None = Field(default=None, ge=1, description="Node-facing ports per leaf. Default: from the radix and oversubscription.")
-    uplinks: int | None = Field(default=None, ge=1, description="Spine-facing ports per leaf. Default: from the radix and oversubscription.")
+    cores: int | None = Field(
+        default=None, ge=1, description="Cores per core group (3 tiers). Default: the fewest that fit."
+    )
+    downlinks: int | None = Field(
+        default=None, ge=1, description="Node-facing ports per leaf. Default: from the radix and oversubscription."
+    )
+    uplinks: int | None = Field(
+        default=None, ge=1, description="Spine-facing ports per leaf. Default: from the radix and oversubscription."
+    )
     spine_uplinks: int | None = Field(default=None, ge=1, description="Core-facing ports per spine (3 tiers).")
 
     @model_validator(mode="after")
@@ -224,6 +251,7 @@ class ExplicitTopology(StrictModel):
     kind: Literal["explicit"]
     switches: list[ExplicitSwitch] = Field(min_length=1)
     links: list[ExplicitLink] = Field(min_length=1)
+    rail_optimized: bool = Field(default=False, description="Check that every leaf carries the ports of one rail only.")
 
 
 class CsvTopology(StrictModel):
@@ -231,6 +259,7 @@ class CsvTopology(StrictModel):
 
     kind: Literal["cabling-csv"]
     file: str = Field(description="CSV path, relative to the spec file.")
+    rail_optimized: bool = Field(default=False, description="Check that every leaf carries the ports of one rail only.")
     models: dict[str, str] = Field(
         default_factory=dict,
         description="Switch model per device name; default: `fabrics.<f>.switches.<layer>` by the row's `tier`.",
@@ -316,20 +345,26 @@ class CablingPolicy(StrictModel):
     media: list[Literal["dac", "acc", "aoc", "mmf", "smf", "copper"]] | None = Field(
         default=None, description="Allowed media kinds, in order of preference. Default: any, catalog order."
     )
-    slack_pct: float | None = Field(default=None, ge=0, le=100, description="Extra length on top of the route, %. Default 10.")
+    slack_pct: float | None = Field(
+        default=None, ge=0, le=100, description="Extra length on top of the route, %. Default 10."
+    )
     service_loop_m: float | None = Field(default=None, ge=0, description="Fixed extra per cable, m. Default 1.0.")
     tray_height_m: float | None = Field(default=None, ge=0, description="Cable tray above the racks, m. Default 0.3.")
 
 
 class Naming(StrictModel):
-    """Switch name templates. Fields: `{plane}`, `{su}`, `{rail}`, `{pod}`, `{index}` (all 1-based but rail, 0-based GPU index)."""
+    """Switch name templates. Fields: `{plane}`, `{su}`, `{pod}`, `{index}` (1-based), `{rail}` (GPU index, 0-based)."""
 
     prefix: str | None = Field(
         default=None,
         description="Put before every switch name. Default: none for the fabric named `compute`, else `<fabric>-`.",
     )
-    leaf: str | None = Field(default=None, description="Default: `su{su}-rail{rail}-leaf` when rail-optimized, else `leaf{index:02d}`.")
-    spine: str | None = Field(default=None, description="Default: `spine{index:02d}`; `pod{pod}-spine{index:02d}` in 3 tiers.")
+    leaf: str | None = Field(
+        default=None, description="Default: `su{su}-rail{rail}-leaf` when rail-optimized, else `leaf{index:02d}`."
+    )
+    spine: str | None = Field(
+        default=None, description="Default: `spine{index:02d}`; `pod{pod}-spine{index:02d}` in 3 tiers."
+    )
     core: str = Field(default="core{index:02d}", description="Core switch names.")
 
     @field_validator("leaf", "spine", "core")
@@ -438,7 +473,9 @@ class AsnPlan(StrictModel):
     )
     core: int = Field(default=64900, ge=1, le=4294967294, description="3 tiers: cores' ASN (`unique`: first core's).")
     spine: int = Field(
-        default=65000, ge=1, le=4294967294,
+        default=65000,
+        ge=1,
+        le=4294967294,
         description="Spines' ASN in 2 tiers; pod p's spines get `spine + p - 1` in 3 tiers (`unique`: first spine's).",
     )
     leaf_start: int = Field(default=65100, ge=1, le=4294967294, description="First leaf ASN; leaves count up.")
@@ -449,12 +486,18 @@ class Addressing(StrictModel):
 
     loopback: IPv4Network = Field(default=IPv4Network("10.0.0.0/16"), description="One /32 per Ethernet switch.")
     p2p: IPv4Network = Field(default=IPv4Network("10.1.0.0/16"), description="One /31 per switch-to-switch link.")
-    servers: IPv4Network = Field(default=IPv4Network("10.2.0.0/15"), description="One subnet per leaf for its node ports.")
+    servers: IPv4Network = Field(
+        default=IPv4Network("10.2.0.0/15"), description="One subnet per leaf for its node ports."
+    )
     server_prefix: int | None = Field(
-        default=None, ge=8, le=30,
+        default=None,
+        ge=8,
+        le=30,
         description="Prefix length of a leaf's server subnet. Default: the smallest that holds its ports and gateway.",
     )
-    mgmt: IPv4Network = Field(default=IPv4Network("192.168.0.0/20"), description="Management address of every switch and node BMC.")
+    mgmt: IPv4Network = Field(
+        default=IPv4Network("192.168.0.0/20"), description="Management address of every switch and node BMC."
+    )
     ipv6: IPv6Network | None = Field(
         default=IPv6Network("fd00::/48"),
         description="IPv6 pool (/48 or larger): /128 loopbacks, /127 links, one /64 per leaf. `null` for IPv4 only.",
@@ -491,11 +534,13 @@ class Fabric(StrictModel):
     switches: LayerSwitches
     oversubscription: Oversubscription = Field(
         default_factory=OversubscriptionByLayer,
-        description="Target down:up bandwidth, `\"1:1\"` or `{leaf: \"4:3\", spine: \"1:1\"}`. Checked per switch and per tier.",
+        description='Target down:up bandwidth, `"1:1"` or `{leaf: "4:3", spine: "1:1"}`. '
+        "Checked per switch and per tier.",
     )
     attach: list[Attach] = Field(default_factory=list, description="What connects to the leaves.")
     speed_gbps: int | None = Field(
-        default=None, ge=1,
+        default=None,
+        ge=1,
         description="Switch port speed; cages break out to reach it. Default: the fastest node port attached.",
     )
     cabling: CablingPolicy | None = None

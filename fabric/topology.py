@@ -34,9 +34,14 @@ def _fabric_order(design: Design) -> tuple[list[str], list[Finding]]:
         if key in order:
             return
         if key in visiting:
-            findings.append(error("mgmt-cycle", f"fabrics.{key}.attach",
-                                  f"fabric `{key}` attaches switch management ports in a cycle",
-                                  "only one fabric (the out-of-band one) should attach switch_mgmt"))
+            findings.append(
+                error(
+                    "mgmt-cycle",
+                    f"fabrics.{key}.attach",
+                    f"fabric `{key}` attaches switch management ports in a cycle",
+                    "only one fabric (the out-of-band one) should attach switch_mgmt",
+                )
+            )
             return
         visiting.add(key)
         for dep in deps[key]:
@@ -83,19 +88,42 @@ def build_topology(design: Design) -> Topology:
     for node in nodes:
         node_type = catalog.nodes[node.type]
         rack, u = placement.positions.get(node.name, (None, None))
-        devices[node.name] = Device(node.name, "node", node.type, group=node.group, index=node.index,
-                                    rack=rack, u=u, height_u=node_type.u, power_w=node_type.power_w)
+        devices[node.name] = Device(
+            node.name,
+            "node",
+            node.type,
+            group=node.group,
+            index=node.index,
+            rack=rack,
+            u=u,
+            height_u=node_type.u,
+            power_w=node_type.power_w,
+        )
     for key in spec.fabrics:
         for sw in drafts[key].switches:
             model = catalog.switches[sw.model]
             rack, u = placement.positions.get(sw.name, (None, None))
-            devices.setdefault(sw.name, Device(
-                sw.name, sw.layer, sw.model, fabric=key, plane=sw.plane, su=sw.su, rail=sw.rail, pod=sw.pod,
-                index=sw.index, platform=sw.platform, rack=rack, u=u, height_u=model.u, power_w=model.power_w))
+            devices.setdefault(
+                sw.name,
+                Device(
+                    sw.name,
+                    sw.layer,
+                    sw.model,
+                    fabric=key,
+                    plane=sw.plane,
+                    su=sw.su,
+                    rail=sw.rail,
+                    pod=sw.pod,
+                    index=sw.index,
+                    platform=sw.platform,
+                    rack=rack,
+                    u=u,
+                    height_u=model.u,
+                    power_w=model.power_w,
+                ),
+            )
 
-    fabrics = {
-        key: _fabric_topology(design, key, drafts[key], devices) for key in spec.fabrics
-    }
+    fabrics = {key: _fabric_topology(design, key, drafts[key], devices) for key in spec.fabrics}
     located = tuple(locate(design.doc, f) for f in findings)
     return Topology(spec.name, devices, fabrics, placement.racks, located)
 
@@ -106,10 +134,14 @@ def _unique_names(nodes: Sequence[NodeEntry], drafts: dict[str, FabricDraft]) ->
     for key, draft in drafts.items():
         for sw in draft.switches:
             if sw.name in owner:
-                findings.append(error(
-                    "duplicate-name", f"fabrics.{key}.naming",
-                    f"switch name `{sw.name}` of fabric `{key}` is already used by {owner[sw.name]}",
-                    "set fabrics.<name>.naming.prefix so that fabrics' switch names differ"))
+                findings.append(
+                    error(
+                        "duplicate-name",
+                        f"fabrics.{key}.naming",
+                        f"switch name `{sw.name}` of fabric `{key}` is already used by {owner[sw.name]}",
+                        "set fabrics.<name>.naming.prefix so that fabrics' switch names differ",
+                    )
+                )
             else:
                 owner[sw.name] = f"fabric {key}"
     return findings
@@ -132,9 +164,17 @@ def _placeables(
             seen.add(sw.name)
             model = catalog.switches[sw.model]
             pin = pins.get(sw.name)
-            items.append(Placeable(
-                sw.name, model.u, model.power_w, f"fabric:{key}",
-                rack=pin.rack if pin else None, u=pin.u if pin else None, path=pin.path if pin else ""))
+            items.append(
+                Placeable(
+                    sw.name,
+                    model.u,
+                    model.power_w,
+                    f"fabric:{key}",
+                    rack=pin.rack if pin else None,
+                    u=pin.u if pin else None,
+                    path=pin.path if pin else "",
+                )
+            )
     return items
 
 
@@ -154,11 +194,19 @@ def _fabric_topology(design: Design, key: str, draft: FabricDraft, devices: dict
     nx.freeze(graph)
     topo = fabric.topology
     return FabricTopology(
-        name=key, role=spec.fabric_role(key), technology=fabric.technology,
-        generated=isinstance(topo, ClosTopology), tiers=draft.tiers,
-        planes=topo.planes if isinstance(topo, ClosTopology) else max(
-            [d.plane or 1 for d in (devices[s] for s in switches)] or [1]),
-        switches=switches, links=links, graph=graph,
-        target_leaf=fabric.oversubscription.leaf, target_spine=fabric.oversubscription.spine,
-        params=draft.params, rail_optimized=isinstance(topo, ClosTopology) and topo.rail_optimized,
+        name=key,
+        role=spec.fabric_role(key),
+        technology=fabric.technology,
+        generated=isinstance(topo, ClosTopology),
+        tiers=draft.tiers,
+        planes=topo.planes
+        if isinstance(topo, ClosTopology)
+        else max([d.plane or 1 for d in (devices[s] for s in switches)] or [1]),
+        switches=switches,
+        links=links,
+        graph=graph,
+        target_leaf=fabric.oversubscription.leaf,
+        target_spine=fabric.oversubscription.spine,
+        params=draft.params,
+        rail_optimized=topo.rail_optimized,
     )

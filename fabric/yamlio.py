@@ -6,6 +6,7 @@ ruamel.yaml keeps positions on its round-trip containers; we copy them into a fl
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,8 @@ class YamlDoc:
     lines: dict[PathKey, int] = field(default_factory=dict)
 
     def line_of(self, path: PathKey) -> int:
-        """The line of `path`, or of its nearest ancestor that exists in the file."""
-        for end in range(len(path), -1, -1):
+        """The line of `path`, or of its nearest ancestor that exists in the file (0: not in the file)."""
+        for end in range(len(path), 0 if path else -1, -1):
             line = self.lines.get(tuple(path[:end]))
             if line:
                 return line
@@ -50,20 +51,16 @@ def _plain(node: Any, path: PathKey, lines: dict[PathKey, int]) -> Any:
         out: dict[Any, Any] = {}
         for key, value in node.items():
             child = (*path, key)
-            try:
+            with contextlib.suppress(KeyError, TypeError):  # merged keys carry no position
                 lines[child] = node.lc.key(key)[0] + 1
-            except (KeyError, TypeError):  # pragma: no cover - merged keys carry no position
-                pass
             out[key] = _plain(value, child, lines)
         return out
     if isinstance(node, CommentedSeq):
         items = []
         for index, value in enumerate(node):
             child = (*path, index)
-            try:
+            with contextlib.suppress(KeyError, TypeError, IndexError):
                 lines[child] = node.lc.item(index)[0] + 1
-            except (KeyError, TypeError, IndexError):  # pragma: no cover
-                pass
             items.append(_plain(value, child, lines))
         return items
     if isinstance(node, str):

@@ -23,20 +23,30 @@ def cabling_md(build: Build) -> str:
         racks: dict[str, list[dict[str, str]]] = defaultdict(list)
         for c in cables:
             link = c.link
-            racks[c.a_rack or "unplaced"].append({
-                "id": c.cable_id, "tier": link.tier, "a": f"{link.a} {link.a_port}", "a_pos": f"U{c.a_u}" if c.a_u else "",
-                "b": f"{link.b} {link.b_port}", "b_pos": f"{c.b_rack} U{c.b_u}" if c.b_u else c.b_rack,
-                "speed": str(link.speed_gbps), "media": c.media_kind or "none", "part": c.part,
-                "length": _fmt(c.length_m),
-            })
+            racks[c.a_rack or "unplaced"].append(
+                {
+                    "id": c.cable_id,
+                    "tier": link.tier,
+                    "a": f"{link.a} {link.a_port}",
+                    "a_pos": f"U{c.a_u}" if c.a_u else "",
+                    "b": f"{link.b} {link.b_port}",
+                    "b_pos": f"{c.b_rack} U{c.b_u}" if c.b_u else c.b_rack,
+                    "speed": str(link.speed_gbps),
+                    "media": c.media_kind or "none",
+                    "part": c.part,
+                    "length": _fmt(c.length_m),
+                }
+            )
         lengths = Counter((c.media_kind or "none", _fmt(c.length_m)) for c in cables)
         tiers = Counter(c.link.tier for c in cables)
-        fabrics.append({
-            "name": key,
-            "technology": build.topology.fabrics[key].technology,
-            "total": len(cables),
-            "tiers": sorted(tiers.items()),
-            "lengths": sorted(lengths.items(), key=lambda kv: (kv[0][0], float(kv[0][1] or 0))),
-            "racks": sorted(racks.items()),
-        })
+        fabrics.append(
+            {
+                "name": key,
+                "technology": build.topology.fabrics[key].technology,
+                "total": len(cables),
+                "tiers": sorted(tiers.items()),
+                "lengths": sorted(lengths.items(), key=lambda kv: (kv[0][0], float(kv[0][1] or 0))),
+                "racks": sorted(racks.items()),
+            }
+        )
     return render("docs/cabling.md.j2", design=build.name, fabrics=fabrics)

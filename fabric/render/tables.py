@@ -10,15 +10,47 @@ from fabric.allocation import Cable
 from fabric.pipeline import Build
 
 CABLING_COLUMNS = (
-    "cable_id", "fabric", "plane", "rail", "tier", "a_rack", "a_u", "a_device", "a_port",
-    "b_rack", "b_u", "b_device", "b_port", "speed_gbps", "media", "part", "length_m", "a_label", "b_label",
+    "cable_id",
+    "fabric",
+    "plane",
+    "rail",
+    "tier",
+    "a_rack",
+    "a_u",
+    "a_device",
+    "a_port",
+    "b_rack",
+    "b_u",
+    "b_device",
+    "b_port",
+    "speed_gbps",
+    "media",
+    "part",
+    "length_m",
+    "a_label",
+    "b_label",
     # added after the contract columns
-    "media_name", "route_m", "a_model", "b_model",
+    "media_name",
+    "route_m",
+    "a_model",
+    "b_model",
 )
 IP_PLAN_COLUMNS = ("device", "interface", "address", "peer_device", "peer_interface", "purpose", "fabric")
 ASN_PLAN_COLUMNS = ("device", "fabric", "layer", "asn", "router_id")
 INVENTORY_COLUMNS = (
-    "device", "layer", "model", "fabric", "group", "plane", "su", "rail", "pod", "rack", "u", "height_u", "power_w",
+    "device",
+    "layer",
+    "model",
+    "fabric",
+    "group",
+    "plane",
+    "su",
+    "rail",
+    "pod",
+    "rack",
+    "u",
+    "height_u",
+    "power_w",
     "platform",
 )
 
@@ -55,19 +87,42 @@ def cabling_csv(build: Build) -> str:
             link = c.link
             a_label, b_label = labels(c)
             yield (
-                c.cable_id, link.fabric, link.plane, link.rail, link.tier, c.a_rack, c.a_u, link.a, link.a_port,
-                c.b_rack, c.b_u, link.b, link.b_port, link.speed_gbps, c.media_kind, c.part, _length(c.length_m),
-                a_label, b_label, c.media, _length(c.route_m), devices[link.a].model, devices[link.b].model,
+                c.cable_id,
+                link.fabric,
+                link.plane,
+                link.rail,
+                link.tier,
+                c.a_rack,
+                c.a_u,
+                link.a,
+                link.a_port,
+                c.b_rack,
+                c.b_u,
+                link.b,
+                link.b_port,
+                link.speed_gbps,
+                c.media_kind,
+                c.part,
+                _length(c.length_m),
+                a_label,
+                b_label,
+                c.media,
+                _length(c.route_m),
+                devices[link.a].model,
+                devices[link.b].model,
             )
 
     return _csv(CABLING_COLUMNS, rows())
 
 
 def ip_plan_csv(build: Build) -> str:
-    return _csv(IP_PLAN_COLUMNS, (
-        (r.device, r.interface, r.address, r.peer_device, r.peer_interface, r.purpose, r.fabric)
-        for r in build.plan.addresses
-    ))
+    return _csv(
+        IP_PLAN_COLUMNS,
+        (
+            (r.device, r.interface, r.address, r.peer_device, r.peer_interface, r.purpose, r.fabric)
+            for r in build.plan.addresses
+        ),
+    )
 
 
 def asn_plan_csv(build: Build) -> str:
@@ -75,8 +130,25 @@ def asn_plan_csv(build: Build) -> str:
 
 
 def inventory_csv(build: Build) -> str:
-    return _csv(INVENTORY_COLUMNS, (
-        (d.name, d.layer, d.model, d.fabric, d.group, d.plane, d.su, d.rail, d.pod, d.rack, d.u, d.height_u, d.power_w,
-         d.platform)
-        for d in build.topology.devices.values()
-    ))
+    return _csv(
+        INVENTORY_COLUMNS,
+        (
+            (
+                d.name,
+                d.layer,
+                d.model,
+                d.fabric,
+                d.group,
+                d.plane,
+                d.su,
+                d.rail,
+                d.pod,
+                d.rack,
+                d.u,
+                d.height_u,
+                d.power_w,
+                d.platform,
+            )
+            for d in build.topology.devices.values()
+        ),
+    )
