@@ -1,0 +1,58 @@
+"""Shared test helpers: golden files (with --update-golden), cached builds of the bundled designs,
+and the rule for tests that need a real external tool."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from fabric.pipeline import Build, build_fabric
+
+REPO = Path(__file__).resolve().parents[1]
+DESIGNS = REPO / "designs"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden", action="store_true", default=False,
+        help="rewrite golden files from the current output (review the diff before committing)",
+    )
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest) -> Callable[[Path, str], None]:
+    """golden(path, actual): compare `actual` with the file, or rewrite it under --update-golden."""
+    update = request.config.getoption("--update-golden")
+
+    def check(path: Path, actual: str) -> None:
+        if update:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(actual, encoding="utf-8")
+            return
+        assert path.exists(), f"missing golden file {path}; run pytest --update-golden and review it"
+        expected = path.read_text(encoding="utf-8")
+        assert actual == expected, f"{path.relative_to(REPO)} differs; run pytest --update-golden and review the diff"
+
+    return check
+
+
+@cache
+def built(design: str) -> Build:
+    """A bundled design (file stem under designs/), built once per test session."""
+    return build_fabric(DESIGNS / f"{design}.yaml")
+
+
+def require_tool(name: str, install: str) -> str:
+    """The path of a real tool; skips without it, or fails under FABRIC_REQUIRE_REAL=1 (CI)."""
+    path = shutil.which(name)
+    if path:
+        return path
+    message = f"{name} is not installed ({install})"
+    if os.environ.get("FABRIC_REQUIRE_REAL") == "1":
+        pytest.fail(message + "; FABRIC_REQUIRE_REAL=1 makes this a failure")
+    pytest.skip(message)
