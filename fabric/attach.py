@@ -49,21 +49,25 @@ def expand_nodes(spec: Spec) -> tuple[list[NodeEntry], list[Finding]]:
     findings: list[Finding] = []
     seen: dict[str, str] = {}
     for group in spec.nodes:
+        clashes: list[str] = []
         for i in range(group.count):
             index = group.start + i
             name = group.name.format(group=group.group, index=index)
             if name in seen:
-                findings.append(
-                    error(
-                        "duplicate-name",
-                        f"nodes[group={group.group}].name",
-                        f"node name `{name}` is generated twice (groups `{seen[name]}` and `{group.group}`)",
-                        "give the groups different name templates or start indexes",
-                    )
-                )
-                break
+                clashes.append(name)
+                continue
             seen[name] = group.group
             nodes.append(NodeEntry(name, group.group, group.type, index))
+        if clashes:
+            shown = ", ".join(clashes[:4]) + (f" and {len(clashes) - 4} more" if len(clashes) > 4 else "")
+            findings.append(
+                error(
+                    "duplicate-name",
+                    f"nodes[group={group.group}].name",
+                    f"{len(clashes)} node name(s) of group `{group.group}` are taken already: {shown}",
+                    "give the groups different name templates or start indexes",
+                )
+            )
     return nodes, findings
 
 

@@ -7,6 +7,7 @@ fabric as they judge a generated one); plan checks look at the allocated plan.
 from __future__ import annotations
 
 import itertools
+import itertools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -43,10 +44,12 @@ def check_ports(ctx: Context) -> Iterator[Finding]:
     clashes: dict[tuple[str, str], list[str]] = defaultdict(list)
     for key, ft in ctx.topology.fabrics.items():
         for link in ft.links:
-            for end in ((link.a, link.a_port), (link.b, link.b_port)):
-                first = owner.setdefault(end, key)
-                if first != key:
-                    clashes[(first, key)].append(f"{end[0]}:{end[1]}")
+            if link.tier != "node-leaf":
+                continue  # switch ports belong to one fabric; only attached endpoints can be shared
+            end = (link.a, link.a_port)
+            first = owner.setdefault(end, key)
+            if first != key:
+                clashes[(first, key)].append(f"{end[0]}:{end[1]}")
         used: Counter[str] = Counter()
         for link in ft.links:
             used[link.b] += 1
@@ -229,6 +232,10 @@ def check_speeds(ctx: Context) -> Iterator[Finding]:
                 )
 
 
+def _units(lo: int, hi: int) -> str:
+    return f"U{lo}" if lo == hi else f"U{lo}-U{hi}"
+
+
 def check_racks(ctx: Context) -> Iterator[Finding]:
     layout = ctx.design.spec.racks
     usable = layout.rack_units - layout.reserved_u
@@ -250,12 +257,17 @@ def check_racks(ctx: Context) -> Iterator[Finding]:
                 f"rack {rack} needs {top} units ({name} reaches U{top}); {usable} are usable",
                 "lower per_rack, or use taller racks",
             )
-        for (lo1, hi1, n1), (lo2, _, n2) in itertools.pairwise(spans):
+        for (lo1, hi1, n1), (lo2, hi2, n2) in itertools.pairwise(spans):
             if lo2 <= hi1:
-                yield error("rack-space", "racks", f"{n1} (U{lo1}-U{hi1}) and {n2} (U{lo2}) overlap in rack {rack}")
-    over = sorted((w, r) for r, w in power.items() if w > layout.power_kw * 1000 + TOLERANCE)
+                yield error(
+                    "rack-space",
+                    "racks",
+                    f"{n1} ({_units(lo1, hi1)}) and {n2} ({_units(lo2, hi2)}) overlap in rack {rack}",
+                    "pin them to different units",
+                )
+    over = sorted((-w, r) for r, w in power.items() if w > layout.power_kw * 1000 + TOLERANCE)
     if over:
-        watts, rack = over[-1]
+        watts, rack = -over[0][0], over[0][1]
         yield error(
             "rack-power",
             "racks.power_kw",

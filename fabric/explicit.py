@@ -202,17 +202,21 @@ class _Builder:
     def finish(self, attached: Sequence[Attachment]) -> ExplicitResult:
         if self.draft.links:
             self.draft.tiers = max(LAYER_RANK[s.layer] for s in self.switches.values())
+        missing: dict[str, list[str]] = {}
         for att in attached:
             for ep in att.ports:
                 if (ep.device, ep.port) not in self.used:
-                    self.draft.findings.append(
-                        error(
-                            "unconnected",
-                            att.path,
-                            f"{ep.device}:{ep.port} is attached to fabric `{self.key}` but no link connects it",
-                            "cable it, or drop the group from attach",
-                        )
-                    )
+                    missing.setdefault(att.path, []).append(f"{ep.device}:{ep.port}")
+        for path, ports in missing.items():
+            shown = ", ".join(ports[:4]) + (f" and {len(ports) - 4} more" if len(ports) > 4 else "")
+            self.draft.findings.append(
+                error(
+                    "unconnected",
+                    path,
+                    f"{len(ports)} attached port(s) of fabric `{self.key}` have no link: {shown}",
+                    "cable them, or drop the group from attach",
+                )
+            )
         linked = {device for device, _ in self.used}
         for name in self.switches:
             if name not in linked:

@@ -385,8 +385,11 @@ def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigure
             for split in _splits(sg, members):
                 # Endpoints are atomic, so halves can differ by one port: judge a split against its
                 # smaller side, then scale to the plane's ideal half.
-                side = float(min(split.s_cap.sum(), split.t_cap.sum())) or 1.0
                 plane_full = float(split.s_cap.sum() + split.t_cap.sum()) / 2
+                side = float(min(split.s_cap.sum(), split.t_cap.sum()))
+                if not side:  # a single endpoint: nothing to split
+                    best = 1.0
+                    continue
                 flow, size = _split_flow(sg, sg.pairs, split)
                 reduced = max(reduced, size)
                 best = min(best, flow / side) if best is not None else flow / side

@@ -6,6 +6,7 @@ before the loader gives up, so a user fixes a spec in one round.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import types
 import typing
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from fabric.catalog import Catalog, CatalogFile, builtin_catalog
 from fabric.findings import FabricError, Finding, Severity, error
 from fabric.paths import display_path, locate
-from fabric.spec import FABRIC_ROLES, NodeAttach, Spec, SwitchMgmtAttach
+from fabric.spec import FABRIC_ROLES, Fabric, NodeAttach, NodeGroup, Spec, SwitchMgmtAttach
 from fabric.yamlio import PathKey, YamlDoc, YamlReadError, parse_yaml, read_yaml
 
 
@@ -65,7 +66,7 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
                     if (
                         (kind is not None and part in typing.get_args(kind.annotation))
                         or part in cand.model_fields
-                        or part in ("group", "switch_mgmt")
+                        or part in ("node-attach", "switch-mgmt-attach")
                     ):
                         nxt.append(cand)
             else:
@@ -137,8 +138,18 @@ def validation_findings(
             msg = _message(err)
             kind_code = f"{code_prefix}-invalid"
         grouped.setdefault(path, []).append((kind_code, msg, hint.strip()))
+    # A typo shows as an unknown key plus a missing one; report the typo only.
+    typos = {
+        (path[:-1], close)
+        for path, items in grouped.items()
+        for code, _, hint in items
+        if code.endswith("unknown-key") and hint.startswith("did you mean `")
+        for close in [hint.split("`")[1]]
+    }
     findings = []
     for path, items in grouped.items():
+        if path and (path[:-1], path[-1]) in typos and all(c.endswith("-missing") for c, _, _ in items):
+            continue
         codes = {c for c, _, _ in items}
         code = next(iter(codes)) if len(codes) == 1 else f"{code_prefix}-invalid"
         msg = " or ".join(dict.fromkeys(m for _, m, _ in items))
@@ -158,7 +169,39 @@ def suggest(name: str, valid: list[str]) -> str:
     return (f"did you mean `{close[0]}`? " if close else "") + f"valid: {listing}"
 
 
-def _cross_references(spec: Spec, catalog: Catalog) -> Iterator[Finding]:
+@dataclass(frozen=True)
+class _Parts:
+    """What cross-reference checks need; taken from a valid Spec, or from whatever validates of a broken one."""
+
+    nodes: list[NodeGroup]
+    fabrics: dict[str, Fabric]
+    fabric_keys: list[str]
+    catalog: list[str]
+
+    @classmethod
+    def of(cls, spec: Spec) -> _Parts:
+        return cls(list(spec.nodes), dict(spec.fabrics), list(spec.fabrics), list(spec.catalog))
+
+    @classmethod
+    def lenient(cls, data: dict[str, Any]) -> _Parts:
+        """The node groups and fabrics that validate on their own, so that one run reports every problem."""
+        nodes: list[NodeGroup] = []
+        fabrics: dict[str, Fabric] = {}
+        raw_nodes = data.get("nodes")
+        for item in raw_nodes if isinstance(raw_nodes, list) else []:
+            with contextlib.suppress(ValidationError):
+                nodes.append(NodeGroup.model_validate(item))
+        raw_fabrics = data.get("fabrics")
+        keys = [str(k) for k in raw_fabrics] if isinstance(raw_fabrics, dict) else []
+        for key, item in raw_fabrics.items() if isinstance(raw_fabrics, dict) else []:
+            with contextlib.suppress(ValidationError):
+                fabrics[str(key)] = Fabric.model_validate(item)
+        raw_catalog = data.get("catalog")
+        files = [c for c in raw_catalog if isinstance(c, str)] if isinstance(raw_catalog, list) else []
+        return cls(nodes, fabrics, keys, files)
+
+
+def _cross_references(spec: _Parts, catalog: Catalog) -> Iterator[Finding]:
     node_types = sorted(catalog.nodes)
     switch_models = sorted(catalog.switches)
     groups = {g.group: g for g in spec.nodes}
@@ -240,12 +283,12 @@ def _cross_references(spec: Spec, catalog: Catalog) -> Iterator[Finding]:
                     )
             elif isinstance(attach, SwitchMgmtAttach) and attach.switch_mgmt != "all":
                 for j, other in enumerate(attach.switch_mgmt):
-                    if other not in spec.fabrics or other == key:
+                    if other not in spec.fabric_keys or other == key:
                         yield error(
                             "unknown-fabric",
                             f"{apath}.switch_mgmt[{j}]",
                             f"no other fabric `{other}`",
-                            suggest(other, sorted(k for k in spec.fabrics if k != key)),
+                            suggest(other, sorted(k for k in spec.fabric_keys if k != key)),
                         )
         if fabric.infiniband is not None:
             for j, part in enumerate(fabric.infiniband.partitions):
@@ -263,13 +306,13 @@ def _cross_references(spec: Spec, catalog: Catalog) -> Iterator[Finding]:
                 yield error("duplicate-pkey", f"{fpath}.infiniband.partitions", "P_Keys must be unique")
 
 
-def _load_part_files(spec: Spec, doc: YamlDoc, base_dir: Path) -> tuple[Catalog, list[Finding]]:
+def _load_part_files(spec: _Parts, doc: YamlDoc, base_dir: Path) -> tuple[Catalog, list[Finding]]:
     catalog = builtin_catalog()
     findings: list[Finding] = []
     for i, name in enumerate(spec.catalog):
         path = base_dir / name
         try:
-            part_doc = read_yaml(path, display=name)
+            part_doc = read_yaml(path, display=str(path))
         except YamlReadError as exc:
             findings.append(
                 Finding(
@@ -345,12 +388,17 @@ def _load_doc(doc: YamlDoc, base_dir: Path) -> Design:
             ],
             spec_invalid=True,
         )
+    spec: Spec | None = None
+    findings: list[Finding] = []
     try:
         spec = Spec.model_validate(doc.data)
+        parts = _Parts.of(spec)
     except ValidationError as exc:
-        raise FabricError(validation_findings(exc, doc, Spec), spec_invalid=True) from None
-    catalog, findings = _load_part_files(spec, doc, base_dir)
-    findings.extend(locate(doc, f) for f in _cross_references(spec, catalog))
-    if any(f.severity == Severity.ERROR for f in findings):
+        findings.extend(validation_findings(exc, doc, Spec))
+        parts = _Parts.lenient(doc.data)
+    catalog, part_findings = _load_part_files(parts, doc, base_dir)
+    findings.extend(part_findings)
+    findings.extend(locate(doc, f) for f in _cross_references(parts, catalog))
+    if spec is None or any(f.severity == Severity.ERROR for f in findings):
         raise FabricError(findings, spec_invalid=True)
     return Design(spec=spec, catalog=catalog, doc=doc, base_dir=base_dir, notes=tuple(findings))

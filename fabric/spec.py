@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import string
 from fractions import Fraction
-from ipaddress import IPv4Network, IPv6Network
+from ipaddress import IPv4Network, IPv6Network, ip_interface, ip_network
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -95,6 +95,29 @@ def parse_ratio(value: Any) -> Any:
 
 
 Ratio = Annotated[float, BeforeValidator(parse_ratio)]
+
+
+def _network(version: int) -> Any:
+    def parse(value: Any) -> Any:
+        if isinstance(value, IPv4Network | IPv6Network):
+            return value
+        if not isinstance(value, str):
+            raise ValueError(f"must be an IPv{version} prefix such as {'10.0.0.0/16' if version == 4 else 'fd00::/48'}")
+        try:
+            network = ip_network(value, strict=False)
+        except ValueError:
+            raise ValueError(f"{value!r} is not an IPv{version} prefix") from None
+        if network.version != version:
+            raise ValueError(f"{value} is not an IPv{version} prefix")
+        if ip_interface(value).ip != network.network_address:
+            raise ValueError(f"{value} has host bits set; did you mean {network}?")
+        return network
+
+    return parse
+
+
+Network4 = Annotated[IPv4Network, BeforeValidator(_network(4))]
+Network6 = Annotated[IPv6Network, BeforeValidator(_network(6))]
 
 
 def format_ratio(value: float) -> str:
@@ -329,12 +352,12 @@ class SwitchMgmtAttach(StrictModel):
 
 def _attach_tag(value: Any) -> str:
     if isinstance(value, dict):
-        return "switch_mgmt" if "switch_mgmt" in value else "group"
-    return "switch_mgmt" if isinstance(value, SwitchMgmtAttach) else "group"
+        return "switch-mgmt-attach" if "switch_mgmt" in value else "node-attach"
+    return "switch-mgmt-attach" if isinstance(value, SwitchMgmtAttach) else "node-attach"
 
 
 Attach = Annotated[
-    Annotated[NodeAttach, Tag("group")] | Annotated[SwitchMgmtAttach, Tag("switch_mgmt")],
+    Annotated[NodeAttach, Tag("node-attach")] | Annotated[SwitchMgmtAttach, Tag("switch-mgmt-attach")],
     Discriminator(_attach_tag),
 ]
 
@@ -484,21 +507,19 @@ class AsnPlan(StrictModel):
 class Addressing(StrictModel):
     """Address pools (Ethernet fabrics). Allocation is index-based and deterministic."""
 
-    loopback: IPv4Network = Field(default=IPv4Network("10.0.0.0/16"), description="One /32 per Ethernet switch.")
-    p2p: IPv4Network = Field(default=IPv4Network("10.1.0.0/16"), description="One /31 per switch-to-switch link.")
-    servers: IPv4Network = Field(
-        default=IPv4Network("10.2.0.0/15"), description="One subnet per leaf for its node ports."
-    )
+    loopback: Network4 = Field(default=IPv4Network("10.0.0.0/16"), description="One /32 per Ethernet switch.")
+    p2p: Network4 = Field(default=IPv4Network("10.1.0.0/16"), description="One /31 per switch-to-switch link.")
+    servers: Network4 = Field(default=IPv4Network("10.2.0.0/15"), description="One subnet per leaf for its node ports.")
     server_prefix: int | None = Field(
         default=None,
         ge=8,
         le=30,
         description="Prefix length of a leaf's server subnet. Default: the smallest that holds its ports and gateway.",
     )
-    mgmt: IPv4Network = Field(
+    mgmt: Network4 = Field(
         default=IPv4Network("192.168.0.0/20"), description="Management address of every switch and node BMC."
     )
-    ipv6: IPv6Network | None = Field(
+    ipv6: Network6 | None = Field(
         default=IPv6Network("fd00::/48"),
         description="IPv6 pool (/48 or larger): /128 loopbacks, /127 links, one /64 per leaf. `null` for IPv4 only.",
     )

@@ -129,21 +129,24 @@ def build_topology(design: Design) -> Topology:
 
 
 def _unique_names(nodes: Sequence[NodeEntry], drafts: dict[str, FabricDraft]) -> list[Finding]:
-    owner: dict[str, str] = {n.name: f"node group {n.group}" for n in nodes}
-    findings = []
+    owner: dict[str, str] = {n.name: f"node group `{n.group}`" for n in nodes}
+    clashes: dict[tuple[str, str], list[str]] = {}
     for key, draft in drafts.items():
         for sw in draft.switches:
-            if sw.name in owner:
-                findings.append(
-                    error(
-                        "duplicate-name",
-                        f"fabrics.{key}.naming",
-                        f"switch name `{sw.name}` of fabric `{key}` is already used by {owner[sw.name]}",
-                        "set fabrics.<name>.naming.prefix so that fabrics' switch names differ",
-                    )
-                )
-            else:
-                owner[sw.name] = f"fabric {key}"
+            first = owner.setdefault(sw.name, f"fabric `{key}`")
+            if first != f"fabric `{key}`":
+                clashes.setdefault((key, first), []).append(sw.name)
+    findings = []
+    for (key, first), names in clashes.items():
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        findings.append(
+            error(
+                "duplicate-name",
+                f"fabrics.{key}.naming",
+                f"{len(names)} switch name(s) of fabric `{key}` are already used by {first}: {shown}",
+                "set fabrics.<name>.naming.prefix so that the fabrics' switch names differ",
+            )
+        )
     return findings
 
 
