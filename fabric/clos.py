@@ -47,6 +47,7 @@ class FabricDraft:
     params: ClosParams | None = None
     tiers: int = 2
     findings: list[Finding] = field(default_factory=list)
+    provisioned_down: dict[str, int] = field(default_factory=dict)  # switch → Gb/s of its down ports, cabled or not
 
 
 @dataclass
@@ -138,6 +139,7 @@ class ClosGenerator:
         self.draft.switches.clear()
         self.draft.links.clear()
         self.draft.params = None
+        self.draft.provisioned_down.clear()
 
     def _model(self, layer: str) -> tuple[str, str]:
         choice = self.fabric.switches.for_layer(layer)
@@ -371,6 +373,7 @@ class ClosGenerator:
             leaf.index = i
             leaf.pod = (i - 1) // per_pod + 1 if pods else None
             leaf.name = self._name(template, plane, su=leaf.su, rail=leaf.rail, pod=leaf.pod, index=i)
+            self.draft.provisioned_down[leaf.name] = sum(p.speed_gbps for p in leaf.down)
             self.draft.switches.append(
                 SwitchDraft(
                     leaf.name,
@@ -534,6 +537,7 @@ class ClosGenerator:
             names = []
             for j in range(1, spines_per_pod + 1):
                 name = self._name(spine_template, plane, pod=pod, index=j)
+                self.draft.provisioned_down[name] = sum(p.speed_gbps for p in s_down)
                 names.append(name)
                 self.draft.switches.append(
                     SwitchDraft(

@@ -31,13 +31,21 @@ class SwitchLoad:
     down_links: int
     up_links: int
     top: bool  # in the fabric's top tier: nothing above it
+    provisioned_gbps: int  # down-port bandwidth it was designed with (generated), else what is cabled
 
     @property
     def ratio(self) -> float | None:
-        """Down:up bandwidth; None for a top-tier switch."""
+        """Connected down:up bandwidth; None for a top-tier switch."""
         if self.top:
             return None
         return self.down_gbps / self.up_gbps if self.up_gbps else float("inf")
+
+    @property
+    def design_ratio(self) -> float | None:
+        """Down-port capacity (free node slots included) : up bandwidth, as vendors state oversubscription."""
+        if self.top:
+            return None
+        return self.provisioned_gbps / self.up_gbps if self.up_gbps else float("inf")
 
 
 @dataclass(frozen=True)
@@ -58,8 +66,9 @@ class FabricFigures:
     endpoints: int
     endpoint_gbps: int
     loads: tuple[SwitchLoad, ...]
-    oversubscription: dict[str, float]  # worst switch per layer that has uplinks
-    oversubscription_tier: dict[str, float]  # layer totals
+    oversubscription: dict[str, float]  # worst switch's design ratio per layer that has uplinks
+    oversubscription_connected: dict[str, float]  # worst switch's connected ratio
+    oversubscription_tier: dict[str, float]  # layer totals, connected
     full_bisection_gbps: float
     bisection_gbps: float
     bisection_analytic_gbps: float | None
@@ -329,6 +338,7 @@ def _loads(ft: FabricTopology) -> tuple[SwitchLoad, ...]:
             down[s][1],
             upl[s][1],
             LAYER_RANK[graph.nodes[s]["layer"]] == top and top > 1,
+            max(down[s][0], ft.provisioned_down.get(s, 0)),
         )
         for s in ft.switches
     )
@@ -356,11 +366,13 @@ def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigure
         links[link.tier] += 1
     endpoint_gbps = sum(g for _, g in sg.endpoints)
     over: dict[str, float] = {}
+    over_connected: dict[str, float] = {}
     over_tier: dict[str, float] = {}
     for layer in ("leaf", "spine"):
-        rated = [ld for ld in loads if ld.layer == layer and ld.ratio is not None]
+        rated = [ld for ld in loads if ld.layer == layer and not ld.top]
         if rated and any(ld.up_links for ld in rated):
-            over[layer] = max(ld.ratio for ld in rated if ld.ratio is not None)
+            over[layer] = max(ld.design_ratio or 0.0 for ld in rated)
+            over_connected[layer] = max(ld.ratio or 0.0 for ld in rated)
             up = sum(ld.up_gbps for ld in rated)
             over_tier[layer] = sum(ld.down_gbps for ld in rated) / up if up else float("inf")
 
@@ -423,6 +435,7 @@ def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigure
         endpoint_gbps=endpoint_gbps,
         loads=loads,
         oversubscription=over,
+        oversubscription_connected=over_connected,
         oversubscription_tier=over_tier,
         full_bisection_gbps=full,
         bisection_gbps=bisection,

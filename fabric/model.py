@@ -89,6 +89,7 @@ class FabricTopology:
     target_spine: float
     params: ClosParams | None = None  # generated fabrics only
     rail_optimized: bool = False
+    provisioned_down: Mapping[str, int] = field(default_factory=dict)  # generated: down-port Gb/s per switch
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ def summary(build: Build) -> dict[str, Any]:
             "links": {tier: fig.links[tier] for tier in TIERS},
             "endpoints": fig.endpoints,
             "oversubscription": {k: _ratio(v) for k, v in fig.oversubscription.items()},
+            "oversubscription_connected": {k: _ratio(v) for k, v in fig.oversubscription_connected.items()},
             "oversubscription_tier": {k: _ratio(v) for k, v in fig.oversubscription_tier.items()},
             "oversubscription_target": {k: _ratio(v) for k, v in targets.items()},
             "bisection_gbps": _gbps(fig.bisection_gbps),

@@ -211,5 +211,6 @@ def _fabric_topology(design: Design, key: str, draft: FabricDraft, devices: dict
         target_leaf=fabric.oversubscription.leaf,
         target_spine=fabric.oversubscription.spine,
         params=draft.params,
+        provisioned_down=dict(draft.provisioned_down),
         rail_optimized=topo.rail_optimized,
     )

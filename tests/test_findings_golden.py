@@ -18,9 +18,27 @@ WARNING_ONLY = {"failure-impact", "speeds"}
 
 # Every kind of design problem has a broken design that shows it.
 EXPECTED_CODES = {
-    "address-pool", "asn-range", "bisection", "cable-reach", "disconnected", "duplicate-address", "duplicate-asn",
-    "duplicate-name", "ecmp", "empty-fabric", "failure-impact", "mgmt-cycle", "oversubscription", "port-budget",
-    "rack-power", "rack-space", "radix", "rail-alignment", "speed-mismatch", "unconnected", "uneven-spread",
+    "address-pool",
+    "asn-range",
+    "bisection",
+    "cable-reach",
+    "disconnected",
+    "duplicate-address",
+    "duplicate-asn",
+    "duplicate-name",
+    "ecmp",
+    "empty-fabric",
+    "failure-impact",
+    "mgmt-cycle",
+    "oversubscription",
+    "port-budget",
+    "rack-power",
+    "rack-space",
+    "radix",
+    "rail-alignment",
+    "speed-mismatch",
+    "unconnected",
+    "uneven-spread",
     "unknown-rack",
 }
 

@@ -1,0 +1,122 @@
+"""Outputs: golden files of the lab design, the column/key contracts, and determinism."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabric import render_all
+from fabric.render.tables import CABLING_COLUMNS, IP_PLAN_COLUMNS
+from tests.conftest import REPO, built
+
+GOLDEN = REPO / "tests" / "golden"
+CABLING_CONTRACT = (
+    "cable_id,fabric,plane,rail,tier,a_rack,a_u,a_device,a_port,b_rack,b_u,b_device,b_port,speed_gbps,media,part,"
+    "length_m,a_label,b_label"
+).split(",")
+IP_CONTRACT = ["device", "interface", "address", "peer_device", "peer_interface", "purpose"]
+LAB_FILES = sorted(render_all(built("lab")))
+
+
+@pytest.mark.parametrize("name", LAB_FILES)
+def test_lab_outputs_golden(name: str, golden) -> None:  # type: ignore[no-untyped-def]
+    golden(GOLDEN / "lab" / name, render_all(built("lab"))[name].decode())
+
+
+def _rows(design: str, name: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(render_all(built(design))[name].decode())))
+
+
+def test_csv_leading_columns_are_the_contract() -> None:
+    assert list(CABLING_COLUMNS[: len(CABLING_CONTRACT)]) == CABLING_CONTRACT
+    assert list(IP_PLAN_COLUMNS[: len(IP_CONTRACT)]) == IP_CONTRACT
+    files = render_all(built("superpod-h100-4su"))
+    assert files["cabling.csv"].decode().splitlines()[0].split(",")[:19] == CABLING_CONTRACT
+    assert files["ip-plan.csv"].decode().splitlines()[0].split(",")[:6] == IP_CONTRACT
+
+
+def test_cabling_csv_rows_are_complete() -> None:
+    rows = _rows("superpod-h100-4su", "cabling.csv")
+    assert len(rows) == len(built("superpod-h100-4su").plan.cables)
+    assert len({r["cable_id"] for r in rows}) == len(rows)
+    assert {r["tier"] for r in rows} == {"node-leaf", "leaf-spine"}
+    for row in rows:
+        assert row["a_rack"] and row["b_rack"] and row["a_u"] and row["b_u"]
+        assert row["media"] and row["part"] and float(row["length_m"]) >= float(row["route_m"])
+        assert row["a_label"].startswith(row["cable_id"] + " ") and row["b_label"].startswith(row["cable_id"] + " ")
+        assert f"{row['a_device']} {row['a_port']}" in row["a_label"].split(" > ")[0]
+        assert f"{row['b_device']} {row['b_port']}" in row["b_label"].split(" > ")[0]
+    compute = [r for r in rows if r["fabric"] == "compute" and r["tier"] == "node-leaf" and r["a_device"][:3] == "dgx"]
+    assert {r["rail"] for r in compute} == {str(i) for i in range(8)}
+
+
+def test_ip_plan_addresses_are_cidr() -> None:
+    import ipaddress
+
+    for row in _rows("lab", "ip-plan.csv"):
+        ipaddress.ip_interface(row["address"])
+        assert "/" in row["address"]
+
+
+SUMMARY_FABRIC_KEYS = {
+    "technology",
+    "tiers",
+    "switches",
+    "links",
+    "oversubscription",
+    "bisection_gbps",
+    "bisection_pct",
+    "min_ecmp_width",
+    "worst_single_failure_bisection_pct",
+}
+
+
+def test_summary_json_keys() -> None:
+    data = json.loads(render_all(built("superpod-h100-4su"))["summary.json"])
+    assert {"design", "gpus", "fabrics", "cables_by_media", "findings"} <= set(data)
+    assert data["design"] == "superpod-h100-4su" and data["gpus"] == 1016
+    compute = data["fabrics"]["compute"]
+    assert SUMMARY_FABRIC_KEYS <= set(compute)
+    assert compute["switches"] == {"leaf": 32, "spine": 16, "core": 0}
+    assert compute["links"] == {"node-leaf": 1020, "leaf-spine": 1024, "spine-core": 0}
+    assert compute["oversubscription"] == {"leaf": 1.0}
+    assert isinstance(compute["oversubscription"]["leaf"], float)
+    assert compute["bisection_pct"] == 100.0 and compute["min_ecmp_width"] == 32
+    assert 90 < compute["worst_single_failure_bisection_pct"] < 100
+    assert sum(data["cables_by_media"].values()) == len(built("superpod-h100-4su").plan.cables)
+
+
+def test_readme_documents_every_summary_key() -> None:
+    readme = (REPO / "README.md").read_text()
+    data = json.loads(render_all(built("superpod-h100-4su"))["summary.json"])
+    keys = set(data) | set(data["fabrics"]["compute"]) | {"severity", "code", "path", "message", "hint"}
+    missing = sorted(k for k in keys if f"`{k}`" not in readme)
+    assert not missing, f"README does not document summary.json keys {missing}"
+
+
+def _digest_in_child(design: str, seed: str) -> str:
+    code = (
+        "import hashlib, sys; from fabric import build_fabric, render_all; "
+        f"files = render_all(build_fabric({str(REPO / 'designs' / design)!r})); "
+        "print(hashlib.sha256(b''.join(k.encode() + v for k, v in sorted(files.items()))).hexdigest())"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.parametrize("design", ["superpod-h100-4su.yaml", "roce-512.yaml"])
+def test_outputs_are_byte_identical_across_runs(design: str) -> None:
+    """Same spec, different processes and hash seeds: the same bytes."""
+    first = _digest_in_child(design, "1")
+    assert first == _digest_in_child(design, "4242")
+    files = render_all(built(Path(design).stem))
+    here = hashlib.sha256(b"".join(k.encode() + v for k, v in sorted(files.items()))).hexdigest()
+    assert first.strip() == here
