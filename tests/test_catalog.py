@@ -1,0 +1,102 @@
+"""The built-in catalog: the parts the issue names, their ports after breakout, media choice."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabric.catalog import builtin_catalog, radix, switch_ports
+from fabric.media import CablingRules, MediaChooser, length_code
+from fabric.spec import CablingPolicy
+
+CATALOG = builtin_catalog()
+
+
+@pytest.mark.parametrize(
+    ("model", "speed", "ports", "u"),
+    [
+        ("qm9700", 400, 64, 1),  # 32 OSFP cages = 64 × NDR 400G
+        ("qm9700", 200, 128, 1),  # NDR200 split
+        ("q3400", 800, 144, 4),
+        ("sn5600", 800, 64, 2),
+        ("sn5600", 400, 128, 2),  # 2 × 400G breakout
+        ("sn4600c", 100, 64, 1),
+    ],
+)
+def test_switch_radix(model: str, speed: int, ports: int, u: int) -> None:
+    switch = CATALOG.switches[model]
+    assert radix(switch, speed) == ports
+    assert switch.u == u
+
+
+def test_sn2201_has_48_rj45_and_4_qsfp28() -> None:
+    ports = switch_ports(CATALOG.switches["sn2201"], 1)
+    assert [p.speed_gbps for p in ports].count(1) == 48
+    assert [p.name for p in ports if p.speed_gbps == 100] == ["swp49", "swp50", "swp51", "swp52"]
+
+
+def test_breakout_names_are_unique_and_linux_friendly() -> None:
+    for model in CATALOG.switches.values():
+        for group in model.ports:
+            for mode in group.modes:
+                names = [p.name for p in switch_ports(model, mode.speed_gbps) if p.speed_gbps == mode.speed_gbps]
+                assert len(names) == len(set(names))
+                assert all(len(n) <= 15 and "/" not in n for n in names)
+
+
+@pytest.mark.parametrize("node", ["dgx-h100", "dgx-b200"])
+def test_dgx_ports(node: str) -> None:
+    ports = CATALOG.nodes[node].ports
+    assert CATALOG.nodes[node].gpus == 8
+    assert sorted(p.rail for p in ports["compute"].port_list()) == list(range(8))
+    assert ports["compute"].speed_gbps == 400
+    assert {p.cage for p in ports["compute"].port_list()} == {"OSFP1", "OSFP2", "OSFP3", "OSFP4"}
+    assert len(ports["storage"].port_list()) == 2
+    assert len(ports["inband"].port_list()) == 2
+    assert len(ports["bmc"].port_list()) == 1
+
+
+def test_node_types_the_issue_names_exist() -> None:
+    assert {"dgx-h100", "dgx-b200", "hgx-8gpu", "storage-server", "mgmt-host", "ufm-appliance"} <= set(CATALOG.nodes)
+
+
+def test_every_price_is_marked_a_placeholder() -> None:
+    from fabric.catalog import Media, NodeType, SwitchModel
+
+    for model in (SwitchModel, NodeType):
+        assert "Placeholder" in (model.model_fields["list_price_usd"].description or "")
+    assert "Placeholder" in (Media.model_fields["price_usd"].description or "")
+
+
+def _chooser(kinds: list[str] | None = None, technology: str = "infiniband") -> MediaChooser:
+    rules = CablingRules.resolve(CablingPolicy(media=kinds), CablingPolicy())  # type: ignore[arg-type]
+    return MediaChooser(CATALOG.media, rules, technology)
+
+
+@pytest.mark.parametrize(
+    ("speed", "needed", "media", "length"),
+    [
+        (400, 1.2, "dac-400g", 1.5),
+        (400, 4.0, "acc-400g", 4),
+        (400, 12.1, "mmf-400g", 15),
+        (400, 60, "smf-dr4", 70),
+        (200, 2.6, "dac-200g", 3),
+        (200, 30, "aoc-200g", 30),
+        (400, 150, "smf-fr4", 150),
+    ],
+)
+def test_media_by_distance(speed: int, needed: float, media: str, length: float) -> None:
+    choice = _chooser().choose(speed, needed)
+    assert choice is not None and (choice.key, choice.length_m) == (media, length)
+
+
+def test_forced_media_and_reach() -> None:
+    assert _chooser(["mmf"]).choose(400, 1.0).key == "mmf-400g"  # type: ignore[union-attr]
+    assert _chooser(["dac"]).choose(400, 2.5) is None
+    assert _chooser(["dac", "mmf"]).choose(400, 2.5).key == "mmf-400g"  # type: ignore[union-attr]
+    assert _chooser(technology="ethernet").choose(1, 40).key == "cat6"  # type: ignore[union-attr]
+
+
+def test_length_codes() -> None:
+    assert (length_code(0.5), length_code(1.5), length_code(2), length_code(30)) == ("00A", "01A", "002", "030")
+    choice = _chooser(["mmf"]).choose(400, 29.0)
+    assert choice is not None and choice.part == "MFP7E10-N030"
