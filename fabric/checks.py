@@ -7,7 +7,6 @@ fabric as they judge a generated one); plan checks look at the allocated plan.
 from __future__ import annotations
 
 import itertools
-import itertools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass

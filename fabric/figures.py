@@ -17,7 +17,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from fabric.model import LAYER_RANK, FabricTopology
-from fabric.reduction import FlowGraph, reduced_max_flow, refine
+from fabric.reduction import FlowGraph, reduced_max_flow, refine, row_ids
 
 LAYERS = ("leaf", "spine", "core")
 
@@ -195,15 +195,12 @@ def _split_flow(sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.nda
     )
     keep = graph.cap > 0
     graph = FlowGraph(graph.n, graph.src[keep], graph.dst[keep], graph.cap[keep])
-    initial = np.stack([np.r_[sg.rank, 10, 11], np.r_[s_cap, 0, 0], np.r_[t_cap, 0, 0]], axis=1)
-    _, init = np.unique(initial, axis=0, return_inverse=True)
-    return reduced_max_flow(graph, source, sink, init.reshape(-1))
+    init = row_ids(np.r_[sg.rank, 10, 11], np.r_[s_cap, 0, 0], np.r_[t_cap, 0, 0])
+    return reduced_max_flow(graph, source, sink, init)
 
 
 def _split_classes(sg: _SwitchGraph, split: _Split) -> np.ndarray:
-    initial = np.stack([sg.rank, split.s_cap, split.t_cap], axis=1)
-    _, init = np.unique(initial, axis=0, return_inverse=True)
-    return refine(sg.pairs, init.reshape(-1))
+    return refine(sg.pairs, row_ids(sg.rank, split.s_cap, split.t_cap))
 
 
 def _failures(sg: _SwitchGraph, split: _Split, inside: np.ndarray) -> list[tuple[str, FlowGraph, np.ndarray | None]]:

@@ -36,6 +36,21 @@ def _mix(color: np.ndarray, cap: np.ndarray) -> np.ndarray:
     return x
 
 
+def row_ids(*columns: np.ndarray) -> np.ndarray:
+    """Dense ids (0..k-1, in sorted order) of the distinct rows of equal-length integer columns."""
+    n = len(columns[0])
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort(columns[::-1])
+    changed = np.zeros(n, dtype=bool)
+    for column in columns:
+        ordered = column[order]
+        changed[1:] |= ordered[1:] != ordered[:-1]
+    ids = np.empty(n, dtype=np.int64)
+    ids[order] = np.cumsum(changed)
+    return ids
+
+
 @dataclass(frozen=True)
 class FlowGraph:
     """An undirected capacitated graph as arrays; each pair (src < dst) appears once."""
@@ -55,8 +70,7 @@ class FlowGraph:
 
 def refine(graph: FlowGraph, initial: np.ndarray) -> np.ndarray:
     """Coarsest equitable refinement of `initial` (class ids 0..k-1, in a deterministic order)."""
-    _, colors = np.unique(initial, return_inverse=True)
-    colors = colors.astype(np.int64)
+    colors = row_ids(initial.astype(np.int64))
     e_src, e_dst, e_cap = graph.directed()
     order = np.argsort(e_src, kind="stable")
     e_src, e_dst, e_cap = e_src[order], e_dst[order], e_cap[order]
@@ -68,9 +82,7 @@ def refine(graph: FlowGraph, initial: np.ndarray) -> np.ndarray:
         if len(e_src):
             with np.errstate(over="ignore"):
                 signature[owners] = np.add.reduceat(_mix(colors[e_dst], e_cap), starts)
-        pairs = np.stack([colors.astype(np.uint64), signature], axis=1)
-        _, new = np.unique(pairs, axis=0, return_inverse=True)
-        new = new.reshape(-1).astype(np.int64)
+        new = row_ids(colors, signature)
         new_count = int(new.max()) + 1 if len(new) else 0
         colors = new
         if new_count == count:
@@ -78,27 +90,22 @@ def refine(graph: FlowGraph, initial: np.ndarray) -> np.ndarray:
         count = new_count
 
 
+DENSE_LIMIT = 5_000_000  # vertex × class table cells; beyond this a reduction would not pay off
+
+
 def is_equitable(graph: FlowGraph, colors: np.ndarray) -> bool:
     """Every member of a class has the same total capacity into every class."""
     e_src, e_dst, e_cap = graph.directed()
+    k = int(colors.max()) + 1 if len(colors) else 0
     if not len(e_src):
         return True
-    k = int(colors.max()) + 1
-    key = e_src * k + colors[e_dst]
-    uniq, inverse = np.unique(key, return_inverse=True)
-    totals = np.bincount(inverse.reshape(-1), weights=e_cap.astype(np.float64))
-    vertex = uniq // k
-    target = uniq % k
-    group = colors[vertex] * k + target
-    g_uniq, g_inv = np.unique(group, return_inverse=True)
-    g_inv = g_inv.reshape(-1)
-    g_min = np.full(len(g_uniq), np.inf)
-    g_max = np.full(len(g_uniq), -np.inf)
-    np.minimum.at(g_min, g_inv, totals)
-    np.maximum.at(g_max, g_inv, totals)
-    members = np.bincount(g_inv)
-    class_size = np.bincount(colors, minlength=k)
-    return bool(np.all(g_min == g_max) and np.all(members == class_size[g_uniq // k]))
+    if graph.n * k > DENSE_LIMIT:
+        return False
+    totals = np.bincount(e_src * k + colors[e_dst], weights=e_cap.astype(np.float64), minlength=graph.n * k)
+    totals = totals.reshape(graph.n, k)
+    first = np.full(k, -1, dtype=np.int64)
+    first[colors[::-1]] = np.arange(graph.n - 1, -1, -1)  # the first member of each class
+    return bool(np.array_equal(totals, totals[first[colors]]))
 
 
 def max_flow(graph: FlowGraph, source: int, sink: int) -> int:
@@ -118,10 +125,9 @@ def quotient(graph: FlowGraph, colors: np.ndarray) -> FlowGraph:
     keep = a != b
     lo, hi = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
     k = int(colors.max()) + 1
-    key = lo * k + hi
-    uniq, inverse = np.unique(key, return_inverse=True)
-    cap = np.bincount(inverse.reshape(-1), weights=graph.cap[keep].astype(np.float64)).astype(np.int64)
-    return FlowGraph(k, uniq // k, uniq % k, cap)
+    cap = np.bincount(lo * k + hi, weights=graph.cap[keep].astype(np.float64), minlength=k * k).astype(np.int64)
+    key = np.flatnonzero(cap)
+    return FlowGraph(k, key // k, key % k, cap[key])
 
 
 def reduced_max_flow(graph: FlowGraph, source: int, sink: int, initial: np.ndarray) -> tuple[int, int]:
