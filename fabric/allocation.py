@@ -90,12 +90,15 @@ class Pool:
         return IPNetwork((start, self.prefixlen), version=self.network.version)
 
 
-def _short(pool: str, network: IPNetwork, unit: str, have: int, need: int, per: int = 1) -> Finding:
+def _short(pool: str, network: IPNetwork, unit: str, have: int, need: int, per: int = 1, spare: int = 0) -> Finding:
+    """A pool holds `have` units of `per` addresses (after `spare` reserved ones); the design needs `need`."""
+    width = 32 if network.version == 4 else 128
+    fits = width - math.ceil(math.log2(need * per + spare))  # the longest prefix that holds them all
     return error(
         "address-pool",
         f"addressing.{pool}",
         f"{network} holds {have:,} {unit}; the design needs {need:,} ({(need - have) * per:,} more addresses)",
-        f"use a prefix of /{max(0, network.prefixlen - math.ceil(math.log2(max(need, 1) / max(have, 1))))} or shorter",
+        f"use a prefix of /{fits} or shorter",
     )
 
 
@@ -171,14 +174,16 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
     findings: list[Finding] = []
     loopbacks: dict[str, str] = {}
     v6 = IPNetwork(str(pools.ipv6)) if pools.ipv6 is not None else None
-    v6_blocks = Pool(v6, 64) if v6 is not None else None  # block 0 loopbacks, 1 links, 256+ leaves
+    v6_blocks = Pool(v6, 64) if v6 is not None else None  # /64 blocks: 0 loopbacks, 1 links, 2… one per leaf
 
     ethernet = _ethernet(topo)
     # loopbacks
     switches = [(ft.name, s) for ft in ethernet for s in _layer_order(ft, topo.devices)]
     lo_pool = Pool(IPNetwork(str(pools.loopback)), 32, first=1)
     if len(switches) > lo_pool.capacity:
-        findings.append(_short("loopback", lo_pool.network, "loopback addresses", lo_pool.capacity, len(switches)))
+        findings.append(
+            _short("loopback", lo_pool.network, "loopback addresses", lo_pool.capacity, len(switches), spare=1)
+        )
     else:
         for i, (fabric, name) in enumerate(switches):
             address = lo_pool.block(i)
@@ -238,6 +243,11 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
     if leaf_links:
         prefix = pools.server_prefix or 32 - max(2, math.ceil(math.log2(ports + 3)))
         server_pool = Pool(IPNetwork(str(pools.servers)), prefix)
+        if v6_blocks is not None and 2 + len(leaf_links) > v6_blocks.capacity:
+            findings.append(
+                _short("ipv6", v6_blocks.network, "/64 blocks", v6_blocks.capacity, 2 + len(leaf_links), 2**64)
+            )
+            v6_blocks = None
         if len(leaf_links) > server_pool.capacity:
             findings.append(
                 _short(
@@ -274,7 +284,7 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
                         fabric,
                     )
                 )
-                v6_net = v6_blocks.block(256 + i) if v6_blocks is not None and 256 + i < v6_blocks.capacity else None
+                v6_net = v6_blocks.block(2 + i) if v6_blocks is not None else None
                 if v6_net is not None:
                     rows.append(
                         AddressRow(
@@ -338,9 +348,9 @@ def _mgmt(design: Design, topo: Topology, findings: list[Finding]) -> list[Addre
             wanted.append((name, design.catalog.switches[topo.devices[name].model].mgmt_port))
     network = IPNetwork(str(design.spec.addressing.mgmt))
     pool = Pool(network, 32, first=2)  # .0 network, .1 gateway
-    capacity = pool.capacity - 1  # the broadcast address
+    capacity = max(0, pool.capacity - 1)  # the broadcast address
     if len(wanted) > capacity:
-        findings.append(_short("mgmt", network, "management addresses", capacity, len(wanted)))
+        findings.append(_short("mgmt", network, "management addresses", capacity, len(wanted), spare=3))
         return []
     rows = []
     for i, (device, port) in enumerate(wanted):

@@ -204,9 +204,10 @@ def switch_ports(model: SwitchModel, speed: int | None) -> tuple[SwitchPort, ...
 
 
 @cache
-def all_port_names(model: SwitchModel) -> dict[str, SwitchPort]:
-    """Every name a port of `model` can have, over all modes (for explicit topologies)."""
-    names: dict[str, SwitchPort] = {}
+def port_candidates(model: SwitchModel) -> dict[str, tuple[SwitchPort, ...]]:
+    """Every name a port of `model` can have, with the port it is in each mode that has the name
+    (`swp5s1` is both the first of 2 × 50G and of 4 × 25G); modes in catalog order."""
+    names: dict[str, list[SwitchPort]] = {}
     for group in model.ports:
         for mode in group.modes:
             n = 0
@@ -214,10 +215,10 @@ def all_port_names(model: SwitchModel) -> dict[str, SwitchPort]:
                 for sub in range(1, mode.ports + 1):
                     n += 1
                     name = mode.name.format(cage=cage, sub=sub, n=n)
-                    names.setdefault(
-                        name, SwitchPort(name, cage, sub, mode.speed_gbps, group.group, group.connector, mode.ports)
+                    names.setdefault(name, []).append(
+                        SwitchPort(name, cage, sub, mode.speed_gbps, group.group, group.connector, mode.ports)
                     )
-    return names
+    return {name: tuple(ports) for name, ports in names.items()}
 
 
 def radix(model: SwitchModel, speed: int | None) -> int:

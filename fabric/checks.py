@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from fabric.allocation import Plan
-from fabric.catalog import SwitchModel, all_port_names
+from fabric.catalog import SwitchModel
 from fabric.figures import FabricFigures
 from fabric.findings import Finding, error, warning
 from fabric.loader import Design
@@ -213,24 +213,6 @@ def check_rails(ctx: Context) -> Iterator[Finding]:
             )
 
 
-def check_speeds(ctx: Context) -> Iterator[Finding]:
-    for key, ft in ctx.topology.fabrics.items():
-        if ft.generated:
-            continue
-        for link in ft.links:
-            if link.tier == "node-leaf":
-                continue
-            models = [ctx.design.catalog.switches[ctx.topology.devices[d].model] for d in (link.a, link.b)]
-            speeds = [all_port_names(m)[p].speed_gbps for m, p in zip(models, (link.a_port, link.b_port), strict=True)]
-            if speeds[0] != speeds[1]:
-                yield warning(
-                    "speed-mismatch",
-                    link.source or f"fabrics.{key}",
-                    f"{link.a}:{link.a_port} ({speeds[0]}G) — {link.b}:{link.b_port} ({speeds[1]}G) runs at "
-                    f"{min(speeds)}G",
-                )
-
-
 def _units(lo: int, hi: int) -> str:
     return f"U{lo}" if lo == hi else f"U{lo}-U{hi}"
 
@@ -283,7 +265,6 @@ CHECKS: dict[str, Check] = {
     "failures": check_failures,
     "connectivity": check_connectivity,
     "rails": check_rails,
-    "speeds": check_speeds,
     "racks": check_racks,
 }
 

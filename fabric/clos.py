@@ -512,7 +512,8 @@ class ClosGenerator:
         core_model = self.catalog.switches[core_name]
         u_s = len(s_up)
         s_speed = s_up[0].speed_gbps
-        core_layout = switch_ports(core_model, best_speed(core_model, s_speed))
+        core_speed = best_speed(core_model, s_speed)
+        core_layout = [p for p in switch_ports(core_model, core_speed) if p.speed_gbps == core_speed]
         k_c = len(core_layout)
         if topo.cores is not None:
             per_group: int | None = topo.cores if u_s % topo.cores == 0 and pods * (u_s // topo.cores) <= k_c else None

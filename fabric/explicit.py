@@ -8,14 +8,16 @@ node port left unconnected) is a finding, not an exception.
 from __future__ import annotations
 
 import csv
+import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fabric.attach import Attachment, NodeEntry
-from fabric.catalog import Catalog, SwitchPort, all_port_names
+from fabric.catalog import Catalog, SwitchPort, port_candidates
 from fabric.clos import FabricDraft, SwitchDraft
-from fabric.findings import error, warning
+from fabric.findings import Finding, error, warning
 from fabric.loader import suggest
 from fabric.model import LAYER_RANK, TIER_OF_LAYER, Link
 from fabric.spec import CsvTopology, ExplicitLink, ExplicitSwitch, ExplicitTopology, Fabric
@@ -39,6 +41,29 @@ class ExplicitResult:
     pins: dict[str, Pin]
 
 
+@dataclass(frozen=True)
+class _End:
+    device: str
+    port: str
+    layer: str
+    speed: int  # a node port's speed; a switch port's in its first mode
+    rail: int | None
+    candidates: tuple[SwitchPort, ...]  # a switch port in each mode that has its name; () for a node
+    path: str  # where it is written
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A link whose switch ports' breakout modes are settled once every link is known."""
+
+    a: _End
+    b: _End
+    link: ExplicitLink
+    path: str
+    csv_row: bool
+    kind: str | None
+
+
 class _Builder:
     def __init__(self, key: str, fabric: Fabric, catalog: Catalog, nodes: Sequence[NodeEntry]) -> None:
         self.key = key
@@ -50,7 +75,7 @@ class _Builder:
         self.pins: dict[str, Pin] = {}
         self.switches: dict[str, SwitchDraft] = {}
         self.used: dict[tuple[str, str], str] = {}  # (device, port) → where it was used
-        self.cage_mode: dict[tuple[str, int], int] = {}  # (switch, cage) → breakout in use
+        self.pending: list[_Pending] = []
 
     def add_switch(self, sw: ExplicitSwitch, path: str) -> None:
         if sw.name in self.switches or sw.name in self.nodes:
@@ -84,14 +109,14 @@ class _Builder:
         self.draft.switches.append(draft)
         self.pins[sw.name] = Pin(sw.rack, sw.u, path)
 
-    def _end(self, text: str, path: str) -> tuple[str, str, str, int, int | None] | None:
-        """(device, port, layer, speed, rail) of one link end, or None after a finding."""
+    def _end(self, text: str, path: str) -> _End | None:
+        """One link end, or None after a finding."""
         device, port = text.split(":", 1)
         if device in self.switches:
             sw = self.switches[device]
             model = self.catalog.switches[sw.model]
-            ports = all_port_names(model)
-            found: SwitchPort | None = ports.get(port)
+            ports = port_candidates(model)
+            found = ports.get(port)
             if found is None:
                 self.draft.findings.append(
                     error(
@@ -102,18 +127,7 @@ class _Builder:
                     )
                 )
                 return None
-            mode = self.cage_mode.setdefault((device, found.cage), found.breakout)
-            if mode != found.breakout:
-                self.draft.findings.append(
-                    error(
-                        "port-budget",
-                        path,
-                        f"cage {found.cage} of `{device}` is used both as 1 × and as a "
-                        f"{max(mode, found.breakout)}-way breakout",
-                        "use one naming for every port of a cage",
-                    )
-                )
-            return device, port, sw.layer, found.speed_gbps, None
+            return _End(device, port, sw.layer, found[0].speed_gbps, None, found, path)
         node = self.nodes.get(device)
         if node is None:
             known = sorted(self.switches) + sorted(self.nodes)[:20]
@@ -130,7 +144,7 @@ class _Builder:
         for group in node_type.ports.values():
             for p in group.port_list():
                 if p.name == port:
-                    return device, port, "node", group.speed_gbps, p.rail
+                    return _End(device, port, "node", group.speed_gbps, p.rail, (), path)
         names = [p.name for g in node_type.ports.values() for p in g.port_list()]
         self.draft.findings.append(
             error(
@@ -170,36 +184,115 @@ class _Builder:
         b = self._end(link.b, path if csv_row else path + ".b")
         if a is None or b is None:
             return
-        if LAYER_RANK[a[2]] > LAYER_RANK[b[2]]:
+        if LAYER_RANK[a.layer] > LAYER_RANK[b.layer]:
             a, b = b, a
-        if LAYER_RANK[b[2]] - LAYER_RANK[a[2]] != 1:
+        if LAYER_RANK[b.layer] - LAYER_RANK[a.layer] != 1:
             self.draft.findings.append(
                 error(
                     "tier-skip",
                     path,
-                    f"{a[0]}:{a[1]} ({a[2]}) — {b[0]}:{b[1]} ({b[2]}) does not join adjacent tiers",
+                    f"{a.device}:{a.port} ({a.layer}) — {b.device}:{b.port} ({b.layer}) does not join adjacent tiers",
                     "links join node-leaf, leaf-spine or spine-core",
                 )
             )
             return
-        for dev, port, *_ in (a, b):
-            first = self.used.get((dev, port))
+        for end in (a, b):
+            first = self.used.get((end.device, end.port))
             if first is not None:
                 self.draft.findings.append(
-                    error("port-budget", path, f"port {dev}:{port} is used twice (first at {first})")
+                    error("port-budget", path, f"port {end.device}:{end.port} is used twice (first at {first})")
                 )
                 return
-        for dev, port, *_ in (a, b):
-            self.used[(dev, port)] = path
-        plane = self.switches[b[0]].plane
-        rail = a[4] if a[2] == "node" else self.switches[a[0]].rail if a[0] in self.switches else None
-        speed = min(a[3], b[3])
-        media = self._media(link.media, kind, speed, path if csv_row else path + ".media")
-        self.draft.links.append(
-            Link(self.key, TIER_OF_LAYER[b[2]], a[0], a[1], b[0], b[1], speed, plane, rail, media, link.length_m, path)
-        )
+        for end in (a, b):
+            self.used[(end.device, end.port)] = path
+        self.pending.append(_Pending(a, b, link, path, csv_row, kind))
+
+    def _resolve_modes(self) -> dict[tuple[str, str], int]:
+        """The breakout mode of every used cage: one that has the names of all its used ports, at the
+        speed of most of its nodes' ports where there is a choice. Returns each switch port's speed."""
+        cages: dict[tuple[str, int], list[tuple[_End, int | None]]] = {}
+        for p in self.pending:
+            for end, peer in ((p.a, p.b), (p.b, p.a)):
+                if end.candidates:
+                    cages.setdefault((end.device, end.candidates[0].cage), []).append(
+                        (end, None if peer.candidates else peer.speed)
+                    )
+        speeds: dict[tuple[str, str], int] = {}
+        for (device, cage), uses in cages.items():
+            modes = [(c.breakout, c.speed_gbps) for c in uses[0][0].candidates]
+            common = [m for m in modes if all(m in {(c.breakout, c.speed_gbps) for c in e.candidates} for e, _ in uses)]
+            if not common:
+                end = uses[-1][0]
+                self.draft.findings.append(
+                    error(
+                        "port-budget",
+                        end.path,
+                        f"cage {cage} of `{device}` is used in two breakout modes ("
+                        + ", ".join(sorted({e.port for e, _ in uses}))
+                        + ")",
+                        "name every port of a cage in the same breakout mode",
+                    )
+                )
+                for end, _ in uses:
+                    speeds[(end.device, end.port)] = end.candidates[0].speed_gbps
+                continue
+            wanted = Counter(s for _, s in uses if s is not None)
+            mode = max(common, key=lambda m: (wanted.get(m[1], 0), -common.index(m)))
+            for end, _ in uses:
+                speeds[(end.device, end.port)] = mode[1]
+        return speeds
+
+    def _make_links(self) -> None:
+        speeds = self._resolve_modes()
+        for p in self.pending:
+            a_speed = speeds.get((p.a.device, p.a.port), p.a.speed)
+            b_speed = speeds[(p.b.device, p.b.port)]
+            if p.a.candidates and a_speed != b_speed:
+                self.draft.findings.append(
+                    warning(
+                        "speed-mismatch",
+                        p.path,
+                        f"{p.a.device}:{p.a.port} ({a_speed}G) — {p.b.device}:{p.b.port} ({b_speed}G) runs at "
+                        f"{min(a_speed, b_speed)}G",
+                    )
+                )
+            speed = min(a_speed, b_speed)
+            media = self._media(p.link.media, p.kind, speed, p.path if p.csv_row else p.path + ".media")
+            self.draft.links.append(
+                Link(
+                    self.key,
+                    TIER_OF_LAYER[p.b.layer],
+                    p.a.device,
+                    p.a.port,
+                    p.b.device,
+                    p.b.port,
+                    speed,
+                    self.switches[p.b.device].plane,
+                    p.a.rail,
+                    media,
+                    p.link.length_m,
+                    p.path,
+                )
+            )
+
+    def _leaf_rails(self) -> None:
+        """A leaf whose GPU ports are all on one rail is that rail's leaf; its uplinks carry the rail too."""
+        rails: dict[str, set[int | None]] = {}
+        for link in self.draft.links:
+            if link.tier == "node-leaf":
+                rails.setdefault(link.b, set()).add(link.rail)
+        for name, found in rails.items():
+            found.discard(None)  # non-GPU ports (UFM, storage) do not make a rail
+            if len(found) == 1:
+                self.switches[name].rail = next(iter(found))
+        self.draft.links = [
+            replace(link, rail=self.switches[link.a].rail) if link.tier == "leaf-spine" else link
+            for link in self.draft.links
+        ]
 
     def finish(self, attached: Sequence[Attachment]) -> ExplicitResult:
+        self._make_links()
+        self._leaf_rails()
         if self.draft.links:
             self.draft.tiers = max(LAYER_RANK[s.layer] for s in self.switches.values())
         missing: dict[str, list[str]] = {}
@@ -330,11 +423,18 @@ def build_from_csv(
             length_m=length_m if length_m and length_m > 0 else None,
         )
         builder.add_link(link, where, csv_row=True, kind=row.get("media") or None)
-    result = builder.finish(attached)
-    # Findings about rows point into the CSV file, not the spec.
-    prefix = f"{path}:"
-    result.draft.findings = [
-        replace(f, path=path, file=topo.file, line=int(f.path[len(prefix) :])) if f.path.startswith(prefix) else f
-        for f in result.draft.findings
-    ]
-    return result
+    return builder.finish(attached)
+
+
+_CSV_ROW = re.compile(r"^(fabrics\.[^:]+\.topology\.file):(\d+)(?:\..*)?$")
+
+
+def locate_csv_rows(findings: Sequence[Finding], files: Mapping[str, str]) -> list[Finding]:
+    """Findings about CSV rows (path `fabrics.<f>.topology.file:<line>…`) point into the CSV file."""
+    out = []
+    for f in findings:
+        match = _CSV_ROW.match(f.path)
+        if match and match.group(1) in files:
+            f = replace(f, path=match.group(1), file=files[match.group(1)], line=int(match.group(2)))
+        out.append(f)
+    return out

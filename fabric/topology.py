@@ -13,7 +13,7 @@ import networkx as nx
 
 from fabric.attach import NodeEntry, attachments, expand_nodes, mgmt_dependencies
 from fabric.clos import FabricDraft, generate_clos
-from fabric.explicit import Pin, build_explicit, build_from_csv
+from fabric.explicit import Pin, build_explicit, build_from_csv, locate_csv_rows
 from fabric.findings import Finding, error
 from fabric.loader import Design
 from fabric.model import Device, FabricTopology, Link, Topology
@@ -124,7 +124,12 @@ def build_topology(design: Design) -> Topology:
             )
 
     fabrics = {key: _fabric_topology(design, key, drafts[key], devices) for key in spec.fabrics}
-    located = tuple(locate(design.doc, f) for f in findings)
+    csv_files = {
+        f"fabrics.{key}.topology.file": str(design.base_dir / fabric.topology.file)
+        for key, fabric in spec.fabrics.items()
+        if isinstance(fabric.topology, CsvTopology)
+    }
+    located = tuple(locate(design.doc, f) for f in locate_csv_rows(findings, csv_files))
     return Topology(spec.name, devices, fabrics, placement.racks, located)
 
 
