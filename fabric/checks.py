@@ -116,7 +116,8 @@ def check_bisection(ctx: Context) -> Iterator[Finding]:
         ft = ctx.topology.fabrics[key]
         if not fig.full_bisection_gbps or fig.components > fig.planes:
             continue
-        promised = 100.0 * min(1.0, 1 / ft.target_leaf, 1 / ft.target_spine if fig.tiers == 3 else 1.0)
+        # leaf and spine ratios multiply for traffic that crosses the top tier
+        promised = 100.0 * min(1.0, 1 / ft.target_leaf) * (min(1.0, 1 / ft.target_spine) if fig.tiers == 3 else 1.0)
         if fig.bisection_pct + 0.05 < promised:
             yield error(
                 "bisection",
@@ -145,7 +146,7 @@ def check_ecmp(ctx: Context) -> Iterator[Finding]:
                 f"no up-down path from leaf {a} to leaf {b}",
                 "every leaf needs a path through a common spine or core",
             )
-        elif fig.ecmp_short:
+        if fig.ecmp_short:
             a, b, width, uplinks = fig.ecmp_short[0]
             yield warning(
                 "ecmp",

@@ -99,6 +99,7 @@ class FabricFigures:
 class _SwitchGraph:
     names: list[str]
     rank: np.ndarray  # 1 leaf, 2 spine, 3 core
+    plane: np.ndarray  # declared plane (0 when the fabric has one)
     pairs: FlowGraph  # aggregated switch-to-switch capacity
     counts: np.ndarray  # links per pair
     endpoints: list[tuple[int, int]]  # (leaf index, Gb/s) per endpoint link, in link order
@@ -109,6 +110,7 @@ def _switch_graph(ft: FabricTopology) -> _SwitchGraph:
     names = [n for n in graph.nodes if graph.nodes[n]["layer"] != "node"]
     index = {n: i for i, n in enumerate(names)}
     rank = np.array([LAYER_RANK[graph.nodes[n]["layer"]] for n in names], dtype=np.int64)
+    plane = np.array([graph.nodes[n]["device"].plane or 0 for n in names], dtype=np.int64)
     endpoints: list[tuple[int, int]] = []
     agg: dict[tuple[int, int], list[int]] = {}
     for _, _, link in graph.edges(data="link"):
@@ -125,7 +127,7 @@ def _switch_graph(ft: FabricTopology) -> _SwitchGraph:
     dst = np.array([k[1] for k in keys], dtype=np.int64)
     cap = np.array([agg[k][0] for k in keys], dtype=np.int64)
     counts = np.array([agg[k][1] for k in keys], dtype=np.int64)
-    return _SwitchGraph(names, rank, FlowGraph(len(names), src, dst, cap), counts, endpoints)
+    return _SwitchGraph(names, rank, plane, FlowGraph(len(names), src, dst, cap), counts, endpoints)
 
 
 def _components(sg: _SwitchGraph) -> np.ndarray:
@@ -238,9 +240,10 @@ def _failures(sg: _SwitchGraph, split: _Split, inside: np.ndarray) -> list[tuple
 
 
 def _ecmp(
-    sg: _SwitchGraph, labels: np.ndarray
+    sg: _SwitchGraph, planes: np.ndarray
 ) -> tuple[int | None, tuple[str, str] | None, list[tuple[str, str, int, int]]]:
-    """Min over leaf pairs (same plane) of the uplinks of the first on a shortest up-down path to the second."""
+    """Min over leaf pairs of one plane of the uplinks of the first on a shortest up-down path to the second
+    (0 where there is none)."""
     leaves = np.flatnonzero(sg.rank == 1)
     spines = np.flatnonzero(sg.rank == 2)
     cores = np.flatnonzero(sg.rank == 3)
@@ -265,7 +268,7 @@ def _ecmp(
         core_reach = ((core_of.T @ up_bool.T) > 0).astype(np.int64).tocsr()  # core → leaves below it
     reach_cache: dict[bytes, np.ndarray] = {}
     up_csr = up.tocsr()
-    leaf_plane = labels[leaves]
+    leaf_plane = planes[leaves]
     best: int | None = None
     worst_pair: tuple[str, str] | None = None
     short: list[tuple[str, str, int, int]] = []
@@ -306,8 +309,11 @@ def _ecmp(
         if best is None or value < best:
             best = value
             worst_pair = (sg.names[leaves[a]], sg.names[leaves[b]])
-        if value < uplinks:
-            short.append((sg.names[leaves[a]], sg.names[leaves[b]], value, uplinks))
+        # leaves it reaches at all, but not over every uplink (unreachable ones are reported as 0 above)
+        reachable = np.where(same_plane & (width > 0), width, np.iinfo(np.int64).max)
+        c = int(np.argmin(reachable))
+        if int(reachable[c]) < uplinks:
+            short.append((sg.names[leaves[a]], sg.names[leaves[c]], int(reachable[c]), uplinks))
     return best, worst_pair, short
 
 
@@ -345,13 +351,12 @@ def _analytic(ft: FabricTopology, endpoint_gbps: int) -> float | None:
     p = ft.params
     if p is None or not ft.generated:
         return None
-    factors = [1.0]
-    leaf_ratio = (p.downlinks / p.uplinks) if p.uplinks else float("inf")
-    factors.append(1 / leaf_ratio)
+    # Traffic that leaves a pod passes the leaf tier and then the spine tier: the ratios multiply.
+    factor = min(1.0, p.uplinks / p.downlinks) if p.downlinks else 1.0
     if p.tiers == 3 and p.spine_uplinks:
         spine_down = p.leaves_per_pod * (p.uplinks // p.spines_per_pod)
-        factors.append(p.spine_uplinks * p.spine_speed / (spine_down * p.leaf_speed))
-    return endpoint_gbps / 2 * min(factors)
+        factor *= min(1.0, p.spine_uplinks * p.spine_speed / (spine_down * p.leaf_speed))
+    return endpoint_gbps / 2 * factor
 
 
 def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigures:
@@ -419,7 +424,7 @@ def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigure
             worst = Failure(worst_names[i], bisection - drops[i])
     else:
         notes.append("the switch graph falls apart into more islands than planes")
-    ecmp, pair, short = _ecmp(sg, labels)
+    ecmp, pair, short = _ecmp(sg, sg.plane)
     return FabricFigures(
         name=ft.name,
         technology=ft.technology,

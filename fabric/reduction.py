@@ -69,17 +69,28 @@ class FlowGraph:
 
 
 def refine(graph: FlowGraph, initial: np.ndarray) -> np.ndarray:
-    """Coarsest equitable refinement of `initial` (class ids 0..k-1, in a deterministic order)."""
+    """An equitable refinement of `initial` (class ids 0..k-1, in a deterministic order).
+
+    A vertex's signature is its class and its total capacity into each class: the coarsest such
+    partition. On graphs too large for a vertex × class table it hashes edge by edge instead, which may
+    split a class more finely (still equitable, so flows stay exact)."""
     colors = row_ids(initial.astype(np.int64))
     e_src, e_dst, e_cap = graph.directed()
     order = np.argsort(e_src, kind="stable")
     e_src, e_dst, e_cap = e_src[order], e_dst[order], e_cap[order]
     starts = np.flatnonzero(np.r_[True, e_src[1:] != e_src[:-1]]) if len(e_src) else np.array([], dtype=np.int64)
     owners = e_src[starts] if len(e_src) else np.array([], dtype=np.int64)
+    weights = e_cap.astype(np.float64)
     count = int(colors.max()) + 1 if len(colors) else 0
     while True:
         signature = np.zeros(graph.n, dtype=np.uint64)
-        if len(e_src):
+        if len(e_src) and graph.n * count <= DENSE_LIMIT:
+            totals = np.bincount(e_src * count + colors[e_dst], weights=weights, minlength=graph.n * count)
+            cells = np.flatnonzero(totals)
+            with np.errstate(over="ignore"):
+                hashed = _mix(cells % count, totals[cells].astype(np.int64))
+            np.add.at(signature, cells // count, hashed)
+        elif len(e_src):
             with np.errstate(over="ignore"):
                 signature[owners] = np.add.reduceat(_mix(colors[e_dst], e_cap), starts)
         new = row_ids(colors, signature)

@@ -19,7 +19,9 @@ DESIGNS = REPO / "designs"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--update-golden", action="store_true", default=False,
+        "--update-golden",
+        action="store_true",
+        default=False,
         help="rewrite golden files from the current output (review the diff before committing)",
     )
 
