@@ -404,6 +404,39 @@ class ClosGenerator:
                     )
                 )
 
+    def _connect(
+        self,
+        plane: int,
+        tier: str,
+        lower: str,
+        up_ports: Sequence[SwitchPort],
+        uppers: Sequence[str],
+        upper_ports: Sequence[SwitchPort],
+        next_port: list[int],
+        per: int,
+        rail: int | None,
+    ) -> None:
+        """`per` links from `lower` to each of `uppers` in turn: its up ports in order, each upper's next free port
+        (`next_port[j]` counts the ports of `uppers[j]` already taken; all uppers share the port layout)."""
+        for j, upper in enumerate(uppers):
+            for t in range(per):
+                up = up_ports[j * per + t]
+                down = upper_ports[next_port[j]]
+                next_port[j] += 1
+                self.draft.links.append(
+                    Link(
+                        self.key,
+                        tier,
+                        lower,
+                        up.name,
+                        upper,
+                        down.name,
+                        min(up.speed_gbps, down.speed_gbps),
+                        self._plane(plane),
+                        rail,
+                    )
+                )
+
     def _plane(self, plane: int) -> int | None:
         return plane if self.topo.planes > 1 else None
 
@@ -427,30 +460,10 @@ class ClosGenerator:
                 SwitchDraft(name, "spine", spine_name, spine_platform, self._plane(plane), index=j)
             )
         next_port = [0] * m
-        total_up = 0
         for leaf in leaves:
-            per_spine = leaf.uplinks // m
-            for j in range(m):
-                for t in range(per_spine):
-                    up = up_ports[j * per_spine + t]
-                    sp = spine_layout[next_port[j]]
-                    next_port[j] += 1
-                    self.draft.links.append(
-                        Link(
-                            self.key,
-                            "leaf-spine",
-                            leaf.name,
-                            up.name,
-                            spines[j],
-                            sp.name,
-                            min(up.speed_gbps, sp.speed_gbps),
-                            self._plane(plane),
-                            leaf.rail,
-                        )
-                    )
-            total_up += leaf.uplinks
-        if max(next_port) > len(spine_layout):  # cannot happen: m was sized for it
-            raise AssertionError("spine port overflow")
+            self._connect(
+                plane, "leaf-spine", leaf.name, up_ports, spines, spine_layout, next_port, leaf.uplinks // m, leaf.rail
+            )
         self.draft.params = ClosParams(
             tiers=2,
             leaves=len(leaves),
@@ -566,45 +579,13 @@ class ClosGenerator:
         spine_next = [[0] * spines_per_pod for _ in range(pods)]
         for leaf in leaves:
             pod = (leaf.pod or 1) - 1
-            for j in range(spines_per_pod):
-                for t in range(lam):
-                    up = up_ports[j * lam + t]
-                    sp = s_down[spine_next[pod][j]]
-                    spine_next[pod][j] += 1
-                    self.draft.links.append(
-                        Link(
-                            self.key,
-                            "leaf-spine",
-                            leaf.name,
-                            up.name,
-                            spines[pod][j],
-                            sp.name,
-                            min(up.speed_gbps, sp.speed_gbps),
-                            self._plane(plane),
-                            leaf.rail,
-                        )
-                    )
+            self._connect(
+                plane, "leaf-spine", leaf.name, up_ports, spines[pod], s_down, spine_next[pod], lam, leaf.rail
+            )
         core_next = [[0] * per_group for _ in range(spines_per_pod)]
         for pod in range(pods):
             for j in range(spines_per_pod):
-                for c in range(per_group):
-                    for t in range(mu):
-                        up = s_up[c * mu + t]
-                        cp = core_layout[core_next[j][c]]
-                        core_next[j][c] += 1
-                        self.draft.links.append(
-                            Link(
-                                self.key,
-                                "spine-core",
-                                spines[pod][j],
-                                up.name,
-                                cores[j][c],
-                                cp.name,
-                                min(up.speed_gbps, cp.speed_gbps),
-                                self._plane(plane),
-                                None,
-                            )
-                        )
+                self._connect(plane, "spine-core", spines[pod][j], s_up, cores[j], core_layout, core_next[j], mu, None)
         self.draft.params = ClosParams(
             tiers=3,
             leaves=len(leaves),
