@@ -10,8 +10,13 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from fabric.pipeline import Build, build_fabric
+
+# Property tests draw the same examples on every run (no database, no randomness): a CI failure reproduces.
+settings.register_profile("fabric", derandomize=True, database=None, deadline=None)
+settings.load_profile("fabric")
 
 REPO = Path(__file__).resolve().parents[1]
 DESIGNS = REPO / "designs"

@@ -81,8 +81,8 @@ fabrics:
     oversubscription: "{oversubscription}"
     attach:
       - {{group: h, ports: data}}
-addressing:
-  servers: 10.128.0.0/9
+addressing: {{loopback: 10.0.0.0/14, p2p: 10.16.0.0/12, servers: 10.128.0.0/9, mgmt: 172.16.0.0/12}}
+asn: {{leaf_start: 4200000000}}   # thousands of leaves need the 4-byte private range
 """
 
 
