@@ -164,6 +164,8 @@ def validation_findings(
 
 
 def suggest(name: str, valid: list[str]) -> str:
+    if not valid:
+        return "there is none to choose from"
     close = difflib.get_close_matches(name, valid, n=1, cutoff=0.5)
     listing = ", ".join(valid) if len(valid) <= 24 else ", ".join(valid[:24]) + f", … ({len(valid)} in all)"
     return (f"did you mean `{close[0]}`? " if close else "") + f"valid: {listing}"

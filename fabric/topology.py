@@ -15,7 +15,7 @@ from fabric.attach import NodeEntry, attachments, expand_nodes, mgmt_dependencie
 from fabric.clos import FabricDraft, generate_clos
 from fabric.explicit import Pin, build_explicit, build_from_csv, locate_csv_rows
 from fabric.findings import Finding, error
-from fabric.loader import Design
+from fabric.loader import Design, suggest
 from fabric.model import Device, FabricTopology, Link, Topology
 from fabric.paths import locate
 from fabric.racks import Placeable, place
@@ -81,6 +81,7 @@ def build_topology(design: Design) -> Topology:
         switch_lists[key] = [(s.name, s.model) for s in draft.switches]
 
     findings.extend(_unique_names(nodes, drafts))
+    findings.extend(_sm_hosts(design, nodes))
     placement = place(_placeables(design, nodes, drafts, pins), spec.racks)
     findings.extend(placement.findings)
 
@@ -152,6 +153,26 @@ def _unique_names(nodes: Sequence[NodeEntry], drafts: dict[str, FabricDraft]) ->
                 "set fabrics.<name>.naming.prefix so that the fabrics' switch names differ",
             )
         )
+    return findings
+
+
+def _sm_hosts(design: Design, nodes: Sequence[NodeEntry]) -> list[Finding]:
+    """Subnet managers run on nodes of the design."""
+    names = {n.name for n in nodes}
+    findings = []
+    for key, fabric in design.spec.fabrics.items():
+        if fabric.infiniband is None:
+            continue
+        for i, host in enumerate(fabric.infiniband.sm.hosts):
+            if host not in names:
+                findings.append(
+                    error(
+                        "unknown-device",
+                        f"fabrics.{key}.infiniband.sm.hosts[{i}]",
+                        f"no node `{host}`",
+                        suggest(host, sorted(names)),
+                    )
+                )
     return findings
 
 
