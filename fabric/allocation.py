@@ -22,6 +22,7 @@ from fabric.findings import Finding, error
 from fabric.loader import Design
 from fabric.media import CablingRules, Choice, MediaChooser
 from fabric.model import LAYER_RANK, Device, FabricTopology, Link, Topology
+from fabric.portnames import mgmt_port
 from fabric.racks import route_m
 from fabric.spec import AsnPlan
 
@@ -345,7 +346,8 @@ def _mgmt(design: Design, topo: Topology, findings: list[Finding]) -> list[Addre
                 wanted.extend((name, p.name) for p in bmc.port_list())
     for ft in topo.fabrics.values():
         for name in ft.switches:
-            wanted.append((name, design.catalog.switches[topo.devices[name].model].mgmt_port))
+            switch = topo.devices[name]
+            wanted.append((name, mgmt_port(switch.platform, design.catalog.switches[switch.model].mgmt_port)))
     network = IPNetwork(str(design.spec.addressing.mgmt))
     pool = Pool(network, 32, first=2)  # .0 network, .1 gateway
     capacity = max(0, pool.capacity - 1)  # the broadcast address

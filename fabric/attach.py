@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from fabric.catalog import Catalog
 from fabric.findings import Finding, error
+from fabric.portnames import mgmt_port
 from fabric.spec import NodeAttach, Spec, SwitchMgmtAttach
 
 MGMT_SPEED_GBPS = 1
@@ -76,9 +77,9 @@ def attachments(
     key: str,
     catalog: Catalog,
     nodes: Sequence[NodeEntry],
-    switch_mgmt: Mapping[str, Sequence[tuple[str, str]]],
+    switch_mgmt: Mapping[str, Sequence[tuple[str, str, str | None]]],
 ) -> list[Attachment]:
-    """What `attach` of fabric `key` connects, in spec order. `switch_mgmt`: fabric → [(switch, model)]."""
+    """What `attach` of fabric `key` connects, in spec order. `switch_mgmt`: fabric → [(switch, model, platform)]."""
     fabric = spec.fabrics[key]
     by_group: dict[str, list[NodeEntry]] = {}
     for node in nodes:
@@ -105,8 +106,8 @@ def attachments(
         elif isinstance(entry, SwitchMgmtAttach):
             others = [f for f in spec.fabrics if f != key] if entry.switch_mgmt == "all" else entry.switch_mgmt
             for other in others:
-                for name, model in switch_mgmt.get(other, ()):
-                    port = catalog.switches[model].mgmt_port
+                for name, model, platform in switch_mgmt.get(other, ()):
+                    port = mgmt_port(platform, catalog.switches[model].mgmt_port)
                     out.append(Attachment(name, "mgmt", (Endpoint(name, port, MGMT_SPEED_GBPS, None),), path))
     return out
 

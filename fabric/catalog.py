@@ -15,7 +15,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from fabric.spec import MEDIA_KINDS, PLATFORMS, StrictModel, check_template
+from fabric.portnames import port_name
+from fabric.spec import MEDIA_KINDS, StrictModel, check_template
 
 
 class PortMode(StrictModel):
@@ -23,12 +24,15 @@ class PortMode(StrictModel):
 
     ports: int = Field(ge=1, le=8, description="Logical ports per cage in this mode.")
     speed_gbps: int = Field(ge=1)
-    name: str = Field(description="Port name template; fields `{cage}`, `{sub}` (1-based), `{n}` (1-based in group).")
+    name: str = Field(
+        description="Port name template (Cumulus/Linux style; SONiC and EOS name ports their own way); fields "
+        "`{cage}`, `{sub}` (1-based), `{sub0}` (0-based), `{n}` (1-based in the group)."
+    )
 
     @field_validator("name")
     @classmethod
     def _template(cls, value: str) -> str:
-        return check_template(value, ("cage", "sub", "n"))
+        return check_template(value, ("cage", "sub", "sub0", "n"))
 
 
 class SwitchPortGroup(StrictModel):
@@ -36,6 +40,7 @@ class SwitchPortGroup(StrictModel):
     cages: int = Field(ge=1)
     first_cage: int = Field(default=1, ge=0)
     connector: str
+    lanes: int = Field(default=4, ge=1, le=8, description="Electrical lanes per cage (SONiC names ports by lane).")
     modes: tuple[PortMode, ...] = Field(min_length=1, description="Ways to run the cages; the first is the default.")
 
 
@@ -46,15 +51,21 @@ class SwitchModel(StrictModel):
     u: int = Field(ge=1)
     power_w: int = Field(ge=0, description="Maximum power with optics, W.")
     list_price_usd: float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
-    platform: Literal["nvos", "sonic", "cumulus", "eos", "frr"] = Field(description="Default network OS.")
+    platform: Literal["sonic", "cumulus", "eos", "frr"] | None = Field(
+        default=None,
+        description="Default network OS of an Ethernet switch; none for InfiniBand switches (the subnet manager "
+        "configures them).",
+    )
     mgmt_port: str = Field(default="mgmt0", description="Out-of-band management port (1G RJ45).")
     ports: tuple[SwitchPortGroup, ...] = Field(min_length=1)
 
-    @field_validator("platform")
-    @classmethod
-    def _platform(cls, value: str) -> str:
-        assert value in PLATFORMS
-        return value
+    @model_validator(mode="after")
+    def _platform(self) -> SwitchModel:
+        if self.technology == "ethernet" and self.platform is None:
+            raise ValueError("an Ethernet switch needs a default `platform` (sonic, cumulus, eos or frr)")
+        if self.technology == "infiniband" and self.platform is not None:
+            raise ValueError("InfiniBand switches have no `platform`: the subnet manager configures them")
+        return self
 
 
 class NodePort(StrictModel):
@@ -178,6 +189,8 @@ class SwitchPort:
     group: str
     connector: str
     breakout: int  # logical ports per cage in the mode used
+    lane: int = 0  # first electrical lane, counted over the whole switch from 0
+    lanes: int = 1  # electrical lanes of this logical port
 
 
 def _mode_for(group: SwitchPortGroup, speed: int | None) -> PortMode:
@@ -188,36 +201,44 @@ def _mode_for(group: SwitchPortGroup, speed: int | None) -> PortMode:
     return group.modes[0]
 
 
+def _group_ports(model: SwitchModel, group_index: int, mode: PortMode, platform: str | None) -> list[SwitchPort]:
+    group = model.ports[group_index]
+    base = sum(g.cages * g.lanes for g in model.ports[:group_index])
+    per_port = max(1, group.lanes // mode.ports)
+    ports = []
+    n = 0
+    for cage in range(group.first_cage, group.first_cage + group.cages):
+        for sub in range(1, mode.ports + 1):
+            n += 1
+            lane = base + (cage - group.first_cage) * group.lanes + (sub - 1) * per_port
+            name = port_name(
+                platform, mode.name, cage=cage, sub=sub, n=n, lane=lane, lanes=per_port, cage_lanes=group.lanes
+            )
+            ports.append(
+                SwitchPort(name, cage, sub, mode.speed_gbps, group.group, group.connector, mode.ports, lane, per_port)
+            )
+    return ports
+
+
 @cache
-def switch_ports(model: SwitchModel, speed: int | None) -> tuple[SwitchPort, ...]:
-    """Logical ports of `model` with every cage group run at `speed` where it can (else its default mode)."""
+def switch_ports(model: SwitchModel, speed: int | None, platform: str | None = None) -> tuple[SwitchPort, ...]:
+    """Logical ports of `model` with every cage group run at `speed` where it can (else its default mode),
+    named as `platform` names them (None: the catalog's names)."""
     ports: list[SwitchPort] = []
-    for group in model.ports:
-        mode = _mode_for(group, speed)
-        n = 0
-        for cage in range(group.first_cage, group.first_cage + group.cages):
-            for sub in range(1, mode.ports + 1):
-                n += 1
-                name = mode.name.format(cage=cage, sub=sub, n=n)
-                ports.append(SwitchPort(name, cage, sub, mode.speed_gbps, group.group, group.connector, mode.ports))
+    for i, group in enumerate(model.ports):
+        ports.extend(_group_ports(model, i, _mode_for(group, speed), platform))
     return tuple(ports)
 
 
 @cache
-def port_candidates(model: SwitchModel) -> dict[str, tuple[SwitchPort, ...]]:
+def port_candidates(model: SwitchModel, platform: str | None = None) -> dict[str, tuple[SwitchPort, ...]]:
     """Every name a port of `model` can have, with the port it is in each mode that has the name
-    (`swp5s1` is both the first of 2 × 50G and of 4 × 25G); modes in catalog order."""
+    (`swp5s1` is both the second of 2 × 50G and of 4 × 25G); modes in catalog order."""
     names: dict[str, list[SwitchPort]] = {}
-    for group in model.ports:
+    for i, group in enumerate(model.ports):
         for mode in group.modes:
-            n = 0
-            for cage in range(group.first_cage, group.first_cage + group.cages):
-                for sub in range(1, mode.ports + 1):
-                    n += 1
-                    name = mode.name.format(cage=cage, sub=sub, n=n)
-                    names.setdefault(name, []).append(
-                        SwitchPort(name, cage, sub, mode.speed_gbps, group.group, group.connector, mode.ports)
-                    )
+            for port in _group_ports(model, i, mode, platform):
+                names.setdefault(port.name, []).append(port)
     return {name: tuple(ports) for name, ports in names.items()}
 
 

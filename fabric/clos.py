@@ -32,7 +32,7 @@ class SwitchDraft:
     name: str
     layer: str
     model: str
-    platform: str
+    platform: str | None
     plane: int | None
     su: int | None = None
     rail: int | None = None
@@ -141,10 +141,9 @@ class ClosGenerator:
         self.draft.params = None
         self.draft.provisioned_down.clear()
 
-    def _model(self, layer: str) -> tuple[str, str]:
+    def _model(self, layer: str) -> tuple[str, str | None]:
         choice = self.fabric.switches.for_layer(layer)
-        platform = choice.platform or self.catalog.switches[choice.model].platform
-        return choice.model, platform
+        return choice.model, self.fabric.platform_of(layer, self.catalog.switches[choice.model].platform)
 
     def _prefix(self) -> str:
         if self.fabric.naming.prefix is not None:
@@ -182,7 +181,7 @@ class ClosGenerator:
         leaf_model_name, _ = self._model("leaf")
         leaf_model = self.catalog.switches[leaf_model_name]
         wanted = fabric.speed_gbps or max(p.speed_gbps for a in self.attachments for p in a.ports)
-        layout = switch_ports(leaf_model, best_speed(leaf_model, wanted))
+        layout = switch_ports(leaf_model, best_speed(leaf_model, wanted), self._model("leaf")[1])
         down_ports, up_ports, problem = split_leaf_ports(
             layout, fabric.oversubscription.leaf, topo.downlinks, topo.uplinks
         )
@@ -315,7 +314,7 @@ class ClosGenerator:
         spine_name, spine_platform = self._model("spine")
         spine_model = self.catalog.switches[spine_name]
         speed = best_speed(spine_model, up_speed)
-        spine_layout = [p for p in switch_ports(spine_model, speed) if p.speed_gbps == speed]
+        spine_layout = [p for p in switch_ports(spine_model, speed, spine_platform) if p.speed_gbps == speed]
         k_s = len(spine_layout)
         n = len(leaves)
         for leaf in leaves:
@@ -447,7 +446,7 @@ class ClosGenerator:
         up_ports: list[SwitchPort],
         m: int,
         spine_name: str,
-        spine_platform: str,
+        spine_platform: str | None,
         spine_layout: list[SwitchPort],
     ) -> bool:
         self._name_leaves(plane, leaves)
@@ -486,7 +485,7 @@ class ClosGenerator:
         leaves: list[_Leaf],
         up_ports: list[SwitchPort],
         spine_name: str,
-        spine_platform: str,
+        spine_platform: str | None,
         spine_layout: list[SwitchPort],
     ) -> bool:
         topo = self.topo
@@ -526,7 +525,7 @@ class ClosGenerator:
         u_s = len(s_up)
         s_speed = s_up[0].speed_gbps
         core_speed = best_speed(core_model, s_speed)
-        core_layout = [p for p in switch_ports(core_model, core_speed) if p.speed_gbps == core_speed]
+        core_layout = [p for p in switch_ports(core_model, core_speed, core_platform) if p.speed_gbps == core_speed]
         k_c = len(core_layout)
         if topo.cores is not None:
             per_group: int | None = topo.cores if u_s % topo.cores == 0 and pods * (u_s // topo.cores) <= k_c else None

@@ -102,7 +102,8 @@ class _Builder:
             )
             return
         choice = self.fabric.switches.for_layer(sw.layer)
-        platform = choice.platform if choice.model == sw.model and choice.platform else model.platform
+        layer_platform = choice.platform if choice.model == sw.model else None
+        platform = layer_platform or self.fabric.platform_of("", model.platform)
         index = sum(1 for s in self.switches.values() if s.layer == sw.layer) + 1
         draft = SwitchDraft(sw.name, sw.layer, sw.model, platform, sw.plane, index=index)
         self.switches[sw.name] = draft
@@ -115,7 +116,7 @@ class _Builder:
         if device in self.switches:
             sw = self.switches[device]
             model = self.catalog.switches[sw.model]
-            ports = port_candidates(model)
+            ports = port_candidates(model, sw.platform)
             found = ports.get(port)
             if found is None:
                 self.draft.findings.append(

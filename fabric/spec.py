@@ -29,7 +29,7 @@ from pydantic import (
 FABRIC_ROLES = ("compute", "storage", "inband", "oob")
 LAYERS = ("leaf", "spine", "core")
 MEDIA_KINDS = ("dac", "acc", "aoc", "mmf", "smf", "copper")
-PLATFORMS = ("nvos", "sonic", "cumulus", "eos", "frr")
+PLATFORMS = ("sonic", "cumulus", "eos", "frr")
 ROUTING_ENGINES = (
     "ftree",
     "updn",
@@ -300,8 +300,10 @@ Topology = Annotated[
 
 class SwitchChoice(StrictModel):
     model: str = Field(description="Switch model from the catalog.")
-    platform: Literal["nvos", "sonic", "cumulus", "eos", "frr"] | None = Field(
-        default=None, description="Network OS. Precedence: this field → the catalog model's default platform."
+    platform: Literal["sonic", "cumulus", "eos", "frr"] | None = Field(
+        default=None,
+        description="Network OS of this layer's switches. Precedence: this field → `fabrics.<f>.platform` → the "
+        "catalog model's default platform.",
     )
 
 
@@ -570,17 +572,32 @@ class Fabric(StrictModel):
     routing: RoutingSettings | None = Field(default=None, description="Ethernet fabrics only.")
     qos: QosSettings | None = Field(default=None, description="Ethernet fabrics only; RoCE compute/storage fabrics.")
     mtu: int | None = Field(default=None, ge=1500, le=9216, description="Ethernet switch MTU. Default 9216.")
+    platform: Literal["sonic", "cumulus", "eos", "frr"] | None = Field(
+        default=None,
+        description="Network OS of every switch of this Ethernet fabric (a layer's `switches.<layer>.platform` "
+        "wins). Default: the catalog model's platform.",
+    )
     asn: AsnPlan | None = Field(default=None, description="Per-fabric ASN plan; default: the design's `asn`.")
 
     @model_validator(mode="after")
     def _technology_fields(self) -> Fabric:
         if self.technology == "infiniband":
-            for name in ("routing", "qos", "mtu", "asn"):
+            for name in ("routing", "qos", "mtu", "asn", "platform"):
                 if getattr(self, name) is not None:
                     raise ValueError(f"`{name}` applies to Ethernet fabrics only")
         elif self.infiniband is not None:
             raise ValueError("`infiniband` applies to InfiniBand fabrics only")
+        if self.technology == "infiniband":
+            for layer in ("leaf", "spine", "core"):
+                choice = getattr(self.switches, layer)
+                if choice is not None and choice.platform is not None:
+                    raise ValueError(f"switches.{layer}.platform: InfiniBand switches have no platform")
         return self
+
+    def platform_of(self, layer: str, default: str | None) -> str | None:
+        """The network OS of a layer's switches (precedence as documented on the fields)."""
+        choice = self.switches.for_layer(layer).platform if layer else None
+        return choice or self.platform or default
 
 
 class Spec(StrictModel):

@@ -61,7 +61,7 @@ def build_topology(design: Design) -> Topology:
     findings.extend(order_findings)
     drafts: dict[str, FabricDraft] = {}
     pins: dict[str, Pin] = {}
-    switch_lists: dict[str, list[tuple[str, str]]] = {}
+    switch_lists: dict[str, list[tuple[str, str, str | None]]] = {}
     for key in order:
         fabric = spec.fabrics[key]
         attached = attachments(spec, key, catalog, nodes, switch_lists)
@@ -78,7 +78,7 @@ def build_topology(design: Design) -> Topology:
             pins.update(fabric_pins)
         drafts[key] = draft
         findings.extend(draft.findings)
-        switch_lists[key] = [(s.name, s.model) for s in draft.switches]
+        switch_lists[key] = [(s.name, s.model, s.platform) for s in draft.switches]
 
     findings.extend(_unique_names(nodes, drafts))
     findings.extend(_sm_hosts(design, nodes))

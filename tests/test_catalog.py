@@ -100,3 +100,29 @@ def test_length_codes() -> None:
     assert (length_code(0.5), length_code(1.5), length_code(2), length_code(30)) == ("00A", "01A", "002", "030")
     choice = _chooser(["mmf"]).choose(400, 29.0)
     assert choice is not None and choice.part == "MFP7E10-N030"
+
+
+@pytest.mark.parametrize(
+    ("model", "speed", "platform", "first"),
+    [
+        ("sn5600", 800, "cumulus", ["swp1", "swp2", "swp3"]),
+        ("sn5600", 400, "cumulus", ["swp1s0", "swp1s1", "swp2s0"]),
+        ("sn5600", 800, "sonic", ["Ethernet0", "Ethernet8", "Ethernet16"]),
+        ("sn5600", 400, "sonic", ["Ethernet0", "Ethernet4", "Ethernet8"]),
+        ("sn5600", 400, "eos", ["Ethernet1/1", "Ethernet1/5", "Ethernet2/1"]),
+        ("sn4600c", 100, "sonic", ["Ethernet0", "Ethernet4", "Ethernet8"]),
+        ("sn4600c", 100, "eos", ["Ethernet1/1", "Ethernet2/1", "Ethernet3/1"]),
+        ("sn4600c", 100, "frr", ["swp1", "swp2", "swp3"]),
+    ],
+)
+def test_ports_are_named_as_the_platform_names_them(model: str, speed: int, platform: str, first: list[str]) -> None:
+    ports = switch_ports(CATALOG.switches[model], speed, platform)
+    assert [p.name for p in ports[:3]] == first
+
+
+def test_sonic_counts_lanes_across_port_groups() -> None:
+    names = [p.name for p in switch_ports(CATALOG.switches["sn2201"], 1, "sonic")]
+    assert names[:2] == ["Ethernet0", "Ethernet1"] and names[47] == "Ethernet47"
+    assert names[48:] == ["Ethernet48", "Ethernet52", "Ethernet56", "Ethernet60"]
+    eos = [p.name for p in switch_ports(CATALOG.switches["sn2201"], 1, "eos")]
+    assert eos[0] == "Ethernet1" and eos[48] == "Ethernet49/1"

@@ -32,12 +32,18 @@ def test_oversubscription_forms() -> None:
 
 
 def test_switch_choice_forms() -> None:
+    ethernet = {**FABRIC, "technology": "ethernet", "platform": "cumulus"}
     fabric = Fabric.model_validate(
-        {**FABRIC, "switches": {"leaf": "qm9700", "spine": {"model": "q3400", "platform": "nvos"}}}
+        {**ethernet, "switches": {"leaf": "sn4600c", "spine": {"model": "sn5600", "platform": "sonic"}}}
     )
-    assert fabric.switches.for_layer("leaf").model == "qm9700"
-    assert fabric.switches.for_layer("spine").platform == "nvos"
-    assert fabric.switches.for_layer("core").model == "q3400"  # core defaults to the spine model
+    assert fabric.switches.for_layer("leaf").model == "sn4600c"
+    assert fabric.switches.for_layer("spine").platform == "sonic"
+    assert fabric.switches.for_layer("core").model == "sn5600"  # core defaults to the spine model
+    assert fabric.platform_of("spine", "frr") == "sonic"  # the layer's platform wins
+    assert fabric.platform_of("leaf", "frr") == "cumulus"  # then the fabric's
+    assert Fabric.model_validate({**FABRIC, "technology": "ethernet"}).platform_of("leaf", "frr") == "frr"
+    with pytest.raises(ValidationError, match="no platform"):
+        Fabric.model_validate({**FABRIC, "switches": {"leaf": {"model": "qm9700", "platform": "sonic"}}})
 
 
 def test_models_are_frozen_and_strict() -> None:
