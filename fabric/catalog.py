@@ -57,6 +57,7 @@ class SwitchModel(StrictModel):
         "configures them).",
     )
     mgmt_port: str = Field(default="mgmt0", description="Out-of-band management port (1G RJ45).")
+    sonic_hwsku: str | None = Field(default=None, description="SONiC HwSKU of the model, for DEVICE_METADATA.")
     ports: tuple[SwitchPortGroup, ...] = Field(min_length=1)
 
     @model_validator(mode="after")

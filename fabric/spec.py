@@ -482,6 +482,8 @@ class QosSettings(StrictModel):
             raise ValueError("ecn_min_kb must be below ecn_max_kb")
         if self.roce_priority == self.cnp_priority:
             raise ValueError("roce_priority and cnp_priority must differ")
+        if self.roce_dscp == self.cnp_dscp:
+            raise ValueError("roce_dscp and cnp_dscp must differ")
         return self
 
 
@@ -570,7 +572,11 @@ class Fabric(StrictModel):
     naming: Naming = Field(default_factory=Naming)
     infiniband: InfinibandSettings | None = Field(default=None, description="InfiniBand fabrics only.")
     routing: RoutingSettings | None = Field(default=None, description="Ethernet fabrics only.")
-    qos: QosSettings | None = Field(default=None, description="Ethernet fabrics only; RoCE compute/storage fabrics.")
+    qos: QosSettings | None = Field(
+        default=None,
+        description="Ethernet fabrics only. Default: the RoCE lossless profile on compute and storage fabrics, "
+        "none on in-band and out-of-band ones (`profile: none` turns it off).",
+    )
     mtu: int | None = Field(default=None, ge=1500, le=9216, description="Ethernet switch MTU. Default 9216.")
     platform: Literal["sonic", "cumulus", "eos", "frr"] | None = Field(
         default=None,

@@ -13,7 +13,7 @@ import ctypes.util
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 MARKER = ".fabric-output"
@@ -38,7 +38,10 @@ def _exchange(a: Path, b: Path) -> bool:
     return bool(result == 0)
 
 
-def write_outputs(files: Mapping[str, bytes], out_dir: Path, design: str) -> Path:
+def write_outputs(files: Mapping[str, bytes], out_dir: Path, design: str, private: Iterable[str] = ()) -> Path:
+    """Write `files` (path → bytes) as `out_dir`, replacing what was there at once. Paths in `private`
+    (files with secrets) are created mode 0600; `private` defaults to the files' own `.private`."""
+    secret = set(private) | set(getattr(files, "private", ()))
     out_dir = out_dir.resolve()
     if out_dir.exists():
         if not out_dir.is_dir():
@@ -51,7 +54,12 @@ def write_outputs(files: Mapping[str, bytes], out_dir: Path, design: str) -> Pat
         for rel, data in sorted(files.items()):
             target = staging / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            if rel in secret:
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+            else:
+                target.write_bytes(data)
         (staging / MARKER).write_text(f"written by fabric for design {design}\n", encoding="utf-8")
         staging.chmod(0o755)
         if out_dir.exists():

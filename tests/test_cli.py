@@ -44,8 +44,10 @@ def test_build_writes_every_output(tmp_path: Path) -> None:
     result = runner.invoke(app, ["build", LAB, "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [".fabric-output", "asn-plan.csv", "cabling.csv", "cabling.md", "inventory.csv", "ip-plan.csv", "summary.json"]
+        [".fabric-output", "asn-plan.csv", "cabling.csv", "cabling.md", "configs", "inventory.csv", "ip-plan.csv",
+         "summary.json"]
     )
+    assert sorted(p.name for p in (out / "configs" / "leaf1").iterdir()) == ["frr.conf", "interfaces"]
     assert json.loads((out / "summary.json").read_text())["design"] == "lab"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".lab.")], "staging directories left behind"
 
@@ -53,11 +55,11 @@ def test_build_writes_every_output(tmp_path: Path) -> None:
 def test_build_refuses_with_errors_and_keeps_the_previous_output(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert runner.invoke(app, ["build", LAB, "-o", str(out)]).exit_code == 0
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     result = runner.invoke(app, ["build", str(REPO / "tests/broken/radix.yaml"), "-o", str(out)])
     assert result.exit_code == 1
     assert "nothing was written" in result.output
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
 def test_rebuild_replaces_the_output(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from fabric.pipeline import Build
-from fabric.render import cabling_md, tables
+from fabric.render import cabling_md, configs, tables
 from fabric.render.summary_json import summary_json
 
 Renderer = Callable[[Build], Mapping[str, str]]
@@ -26,10 +26,17 @@ RENDERERS: dict[str, Renderer] = {
     "asn-plan": _one("asn-plan.csv", tables.asn_plan_csv),
     "inventory": _one("inventory.csv", tables.inventory_csv),
     "summary": _one("summary.json", summary_json),
+    "configs": configs.configs,
 }
 
 
-def render_all(build: Build) -> dict[str, bytes]:
+class Rendered(dict[str, bytes]):
+    """Output files, path → bytes; `private` names those that carry secrets (written mode 0600)."""
+
+    private: frozenset[str] = frozenset()
+
+
+def render_all(build: Build) -> Rendered:
     """Every output file, path relative to the output directory → bytes, in path order."""
     files: dict[str, bytes] = {}
     for name, render in RENDERERS.items():
@@ -37,7 +44,9 @@ def render_all(build: Build) -> dict[str, bytes]:
             if path in files:
                 raise AssertionError(f"renderer {name} writes {path} again")
             files[path] = text.encode("utf-8")
-    return dict(sorted(files.items()))
+    out = Rendered(sorted(files.items()))
+    out.private = frozenset(configs.private_configs(build))
+    return out
 
 
-__all__ = ["RENDERERS", "render_all"]
+__all__ = ["RENDERERS", "Rendered", "render_all"]

@@ -1,0 +1,414 @@
+"""A live digital twin: boot a fabric's generated FRR configs in Linux network namespaces.
+
+One namespace per switch and per server, veth pairs wired exactly as the cabling plan says, zebra and
+bgpd per switch loading the switch's generated frr.conf. Everything a lab creates is written to its
+state file first, so `down` (or a test's teardown) removes exactly that, also after a failure. Only
+addresses inside the lab's own namespaces are used. Facts on running FRR this way:
+shared/reference/frr-netns.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from ipaddress import ip_interface
+from pathlib import Path
+
+from fabric.pipeline import Build
+from fabric.render import render_all
+
+FRR_DIR = Path("/usr/lib/frr")
+STATE_ROOT = Path("/run/fabric-lab")
+MAX_SWITCHES = 40
+MAX_LINKS = 200  # veth ends beyond this overflow the kernel's shared neighbour table (gc_thresh3 = 1024)
+MIB_PER_SWITCH = 25  # zebra + bgpd resident memory, measured
+SWITCH_SYSCTLS = (
+    "net.ipv4.ip_forward=1",
+    "net.ipv6.conf.all.forwarding=1",
+    "net.ipv4.conf.all.rp_filter=0",
+    "net.ipv4.conf.default.rp_filter=0",
+    "net.ipv6.conf.default.accept_dad=0",
+    "net.ipv6.conf.all.accept_dad=0",
+    "net.ipv4.fib_multipath_hash_policy=1",
+    "net.ipv6.fib_multipath_hash_policy=1",
+)
+
+
+class LabError(Exception):
+    """The lab cannot run here (not root, no FRR, too large) or a step failed: one clear message."""
+
+
+def run(*args: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        raise LabError(f"`{' '.join(args)}` failed: {(result.stderr or result.stdout).strip()}")
+    return result
+
+
+def preflight(switches: int, links: int) -> None:
+    """Refuse, with the reason, what this machine cannot run."""
+    if os.geteuid() != 0:
+        raise LabError("the lab needs root (network namespaces, veth pairs): run it with sudo")
+    missing = [d for d in ("zebra", "bgpd") if not (FRR_DIR / d).exists()] + (
+        [] if shutil.which("vtysh") else ["vtysh"]
+    )
+    if missing:
+        raise LabError(f"FRR is not installed ({', '.join(missing)} missing): apt-get install frr")
+    if switches > MAX_SWITCHES or links > MAX_LINKS:
+        raise LabError(
+            f"the fabric has {switches} switches and {links} switch links; the lab holds at most {MAX_SWITCHES} "
+            f"switches and {MAX_LINKS} links (each switch runs zebra and bgpd, about {MIB_PER_SWITCH} MiB; more "
+            "links overflow the kernel's shared neighbour table)"
+        )
+    free = _available_mib()
+    if free is not None and switches * MIB_PER_SWITCH > free:
+        raise LabError(f"{switches} switches need about {switches * MIB_PER_SWITCH} MiB; {free} MiB are available")
+
+
+def _available_mib() -> int | None:
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) // 1024
+    return None
+
+
+def vty(path: Path, command: str, timeout: float = 10) -> str:
+    """One command over an FRR daemon's vty socket (what vtysh does, without starting vtysh)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(str(path))
+        sock.sendall(command.encode() + b"\0")
+        data = b""
+        while not (len(data) >= 4 and data[-4:-1] == b"\0\0\0"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data[:-4].decode(errors="replace")
+
+
+# --------------------------------------------------------------------------------------------- plan
+
+
+@dataclass(frozen=True)
+class Wire:
+    a_ns: str
+    a_port: str
+    b_ns: str
+    b_port: str
+    mtu: int
+
+
+@dataclass
+class LabPlan:
+    """What to create, derived from a Build: namespaces, wires, bridges, addresses, daemons."""
+
+    name: str
+    prefix: str
+    switches: dict[str, str] = field(default_factory=dict)  # device → namespace
+    hosts: dict[str, str] = field(default_factory=dict)
+    wires: list[Wire] = field(default_factory=list)
+    bridges: dict[str, list[str]] = field(default_factory=dict)  # switch namespace → bridged server ports
+    host_addresses: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # host ns → [(port, CIDR)]
+    host_routes: dict[str, list[str]] = field(default_factory=dict)  # host ns → gateways
+    switch_addresses: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # for platforms whose
+    # frr.conf does not carry addresses (SONiC): the lab applies the plan's, as SONiC's intfmgrd would
+    configs: dict[str, bytes] = field(default_factory=dict)  # device → frr.conf
+    leaves: list[str] = field(default_factory=list)
+    spines: list[str] = field(default_factory=list)
+    expected_peers: dict[str, int] = field(default_factory=dict)
+    leaf_prefixes: dict[str, list[str]] = field(default_factory=dict)  # leaf → prefixes it originates
+    uplinks: dict[str, int] = field(default_factory=dict)
+
+
+def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> LabPlan:
+    """The lab of one Ethernet fabric of `build` whose switches have an frr.conf."""
+    files = render_all(build)
+    candidates = [
+        key
+        for key, ft in build.topology.fabrics.items()
+        if ft.technology == "ethernet" and ft.switches and all(f"configs/{s}/frr.conf" in files for s in ft.switches)
+    ]
+    if fabric is None:
+        if not candidates:
+            raise LabError("no Ethernet fabric of this design renders frr.conf (use platform frr or sonic)")
+        fabric = candidates[0]
+    elif fabric not in candidates:
+        raise LabError(f"fabric `{fabric}` cannot boot in the lab; these can: {', '.join(candidates) or 'none'}")
+    ft = build.topology.fabrics[fabric]
+    lab = LabPlan(build.name, prefix)
+    for name in ft.switches:
+        lab.switches[name] = prefix + name
+        lab.configs[name] = files[f"configs/{name}/frr.conf"]
+    intents = build.intents
+    for link in ft.links:
+        if link.tier == "node-leaf":
+            lab.hosts.setdefault(link.a, prefix + "h-" + link.a)
+            lab.wires.append(Wire(lab.hosts[link.a], link.a_port, lab.switches[link.b], link.b_port, 9000))
+            lab.bridges.setdefault(lab.switches[link.b], []).append(link.b_port)
+        else:
+            lab.wires.append(Wire(lab.switches[link.a], link.a_port, lab.switches[link.b], link.b_port, 9216))
+    for row in build.plan.addresses:
+        if row.fabric != fabric:
+            continue
+        if row.purpose == "server" and row.device in lab.hosts:
+            lab.host_addresses.setdefault(lab.hosts[row.device], []).append((row.interface, row.address))
+        elif row.device in lab.switches and intents[row.device].platform != "frr" and row.purpose != "mgmt":
+            interface = "lo" if row.interface == "lo" else row.interface
+            lab.switch_addresses.setdefault(lab.switches[row.device], []).append((interface, row.address))
+    gateways: dict[str, list[str]] = {}
+    for name in ft.switches:
+        intent = intents[name]
+        if intent.servers:
+            gateways[name] = [
+                str(ip_interface(a).ip) for a in (intent.servers.gateway_v4, intent.servers.gateway_v6) if a
+            ]
+    for link in ft.links:
+        if link.tier == "node-leaf":
+            lab.host_routes.setdefault(lab.hosts[link.a], gateways.get(link.b, []))
+    for name in ft.switches:
+        intent = intents[name]
+        if intent.layer == "leaf":
+            lab.leaves.append(name)
+            lab.leaf_prefixes[name] = list(intent.bgp.networks) if intent.bgp else []
+            lab.uplinks[name] = sum(1 for p in intent.used_ports if p.role == "uplink")
+        else:
+            lab.spines.append(name)
+        lab.expected_peers[name] = len(intent.bgp.neighbors) if intent.bgp else 0
+    return lab
+
+
+# --------------------------------------------------------------------------------------------- running
+
+
+class Lab:
+    """A running (or to-be-run) lab; its state directory records everything it creates."""
+
+    def __init__(self, plan: LabPlan, state_dir: Path) -> None:
+        self.plan = plan
+        self.dir = state_dir
+        self.state_file = state_dir / "state.json"
+        self.created_ns: list[str] = []
+        self.saved_sysctls: dict[str, str] = {}
+
+    # ---- bookkeeping: written before acting, so cleanup knows everything
+    def _save(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        state = {
+            "design": self.plan.name,
+            "namespaces": self.created_ns,
+            "switches": self.plan.switches,
+            "hosts": self.plan.hosts,
+            "leaves": self.plan.leaves,
+            "expected_peers": self.plan.expected_peers,
+            "leaf_prefixes": self.plan.leaf_prefixes,
+            "uplinks": self.plan.uplinks,
+        }
+        self.state_file.write_text(json.dumps(state, indent=2, sort_keys=True))
+
+    def switch_dir(self, device: str) -> Path:
+        return self.dir / device
+
+    def up(self) -> float:
+        """Create everything and start FRR; returns seconds taken."""
+        start = time.monotonic()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._save()
+        for ns in [*self.plan.switches.values(), *self.plan.hosts.values()]:
+            self.created_ns.append(ns)
+            self._save()
+            run("ip", "netns", "add", ns)
+            run("ip", "-n", ns, "link", "set", "dev", "lo", "up")
+        for ns in self.plan.switches.values():
+            run("ip", "netns", "exec", ns, "sysctl", "-qw", *SWITCH_SYSCTLS)
+        for ns in self.plan.hosts.values():
+            run(
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.accept_dad=0",
+                "net.ipv6.conf.default.accept_dad=0",
+            )
+        for i, wire in enumerate(self.plan.wires):
+            a, b = f"flv{os.getpid() % 10000}a{i}", f"flv{os.getpid() % 10000}b{i}"
+            run("ip", "link", "add", "name", a, "type", "veth", "peer", "name", b)
+            for tmp, ns, port in ((a, wire.a_ns, wire.a_port), (b, wire.b_ns, wire.b_port)):
+                run("ip", "link", "set", "dev", tmp, "netns", ns)
+                run("ip", "-n", ns, "link", "set", "dev", tmp, "name", port)
+                run("ip", "-n", ns, "link", "set", "dev", port, "mtu", str(wire.mtu))
+                run("ip", "-n", ns, "link", "set", "dev", port, "up")
+        for ns, ports in self.plan.bridges.items():
+            run("ip", "-n", ns, "link", "add", "name", "servers", "type", "bridge")
+            for port in ports:
+                run("ip", "-n", ns, "link", "set", "dev", port, "master", "servers")
+            run("ip", "-n", ns, "link", "set", "dev", "servers", "up")
+        for ns, addresses in self.plan.switch_addresses.items():
+            for interface, address in addresses:
+                run("ip", "-n", ns, "address", "add", address, "dev", interface)
+        for ns, addresses in self.plan.host_addresses.items():
+            for port, address in addresses:
+                run("ip", "-n", ns, "address", "add", address, "dev", port)
+        for ns, gateways in self.plan.host_routes.items():
+            for gateway in gateways:
+                family = "-6" if ":" in gateway else "-4"
+                run("ip", "-n", ns, family, "route", "add", "default", "via", gateway)
+        for device, ns in self.plan.switches.items():
+            self._start_frr(device, ns)
+        for device, ns in self.plan.switches.items():
+            d = self.switch_dir(device)
+            run("ip", "netns", "exec", ns, "vtysh", "--vty_socket", str(d), "--config_dir", str(d), "-b", timeout=60)
+        return time.monotonic() - start
+
+    def _start_frr(self, device: str, ns: str) -> None:
+        d = self.switch_dir(device)
+        (d / "tmp").mkdir(parents=True, exist_ok=True)
+        (d / "frr.conf").write_bytes(self.plan.configs[device])
+        (d / "vtysh.conf").write_text("service integrated-vtysh-config\n")
+        (d / "empty.conf").write_text("")
+        run("chown", "-R", "frr:frr", str(d))
+        daemons = " && ".join(
+            f"{FRR_DIR / daemon} -d -F datacenter --vty_socket {d} -z {d}/zserv.api -f {d}/empty.conf -P 0 "
+            f"-i {d}/{daemon}.pid --log file:{d}/{daemon}.log" + (" -s 90000000" if daemon == "zebra" else "")
+            for daemon in ("zebra", "bgpd")
+        )
+        script = f"hostname {device} && mount -n --bind {d}/tmp /var/tmp && {daemons}"
+        run(
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            "unshare",
+            "--uts",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-ec",
+            script,
+            timeout=60,
+        )
+
+    # ---- observing
+    def bgp(self, device: str, command: str) -> object:
+        return json.loads(vty(self.switch_dir(device) / "bgpd.vty", command) or "{}")
+
+    def zebra(self, device: str, command: str) -> object:
+        return json.loads(vty(self.switch_dir(device) / "zebra.vty", command) or "{}")
+
+    def status(self) -> LabStatus:
+        return lab_status(self.dir)
+
+    def wait_converged(self, timeout: float = 90, poll: float = 0.1) -> float:
+        """Seconds until every session is up and every leaf has every other leaf's prefixes at full width."""
+        start = time.monotonic()
+        while time.monotonic() - start < timeout:
+            status = self.status()
+            if status.converged:
+                return time.monotonic() - start
+            time.sleep(poll)
+        raise LabError(f"the fabric did not converge in {timeout:g} s:\n{self.status().describe()}")
+
+    # ---- tearing down
+    def down(self) -> None:
+        teardown(self.dir)
+
+
+@dataclass
+class LabStatus:
+    sessions: dict[str, tuple[int, int]]  # switch → (established, expected)
+    ecmp: dict[str, dict[str, int]]  # leaf → remote prefix → installed next hops
+    widths: dict[str, int]  # leaf → its uplinks (the width every remote prefix should have)
+
+    @property
+    def converged(self) -> bool:
+        if not self.sessions or any(up != want for up, want in self.sessions.values()):
+            return False
+        return all(
+            all(w == self.widths[leaf] for w in routes.values()) and routes for leaf, routes in self.ecmp.items()
+        )
+
+    def describe(self) -> str:
+        lines = ["switch      sessions", *(f"{s:<11} {up}/{want}" for s, (up, want) in sorted(self.sessions.items()))]
+        lines.append("leaf        prefix                      ECMP width")
+        for leaf, routes in sorted(self.ecmp.items()):
+            for prefix, width in sorted(routes.items()):
+                lines.append(f"{leaf:<11} {prefix:<27} {width}/{self.widths[leaf]}")
+        return "\n".join(lines)
+
+
+def lab_status(state_dir: Path) -> LabStatus:
+    state = json.loads((state_dir / "state.json").read_text())
+    sessions: dict[str, tuple[int, int]] = {}
+    for device in state["switches"]:
+        try:
+            summary = json.loads(vty(state_dir / device / "bgpd.vty", "show bgp ipv4 unicast summary json") or "{}")
+        except (OSError, json.JSONDecodeError):
+            summary = {}
+        peers = summary.get("peers", {}) if isinstance(summary, dict) else {}
+        up = sum(1 for p in peers.values() if p.get("state") == "Established")
+        sessions[device] = (up, state["expected_peers"][device])
+    ecmp: dict[str, dict[str, int]] = defaultdict(dict)
+    for leaf in state["leaves"]:
+        try:
+            routes = json.loads(vty(state_dir / leaf / "zebra.vty", "show ip route bgp json") or "{}")
+        except (OSError, json.JSONDecodeError):
+            routes = {}
+        for other, prefixes in state["leaf_prefixes"].items():
+            if other == leaf:
+                continue
+            for prefix in prefixes:
+                entries = routes.get(prefix, [])
+                installed = [e for e in entries if e.get("selected") and e.get("installed")]
+                hops = [h for e in installed for h in e.get("nexthops", []) if h.get("fib") and h.get("active")]
+                ecmp[leaf][prefix] = len(hops)
+    return LabStatus(sessions, dict(ecmp), {leaf: state["uplinks"][leaf] for leaf in state["leaves"]})
+
+
+def _pids(state_dir: Path) -> Iterator[int]:
+    for pid_file in sorted(state_dir.glob("*/*.pid")):
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(pid_file.read_text().strip())
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+            if comm in ("zebra", "bgpd"):  # never signal a recycled pid
+                yield pid
+
+
+def teardown(state_dir: Path) -> None:
+    """Stop the lab's daemons (by pid file), delete its namespaces, remove its state. Safe to repeat."""
+    pids = list(_pids(state_dir))
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 3
+    while pids and time.monotonic() < deadline:
+        pids = [p for p in pids if Path(f"/proc/{p}").exists()]
+        time.sleep(0.05)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    state_file = state_dir / "state.json"
+    namespaces: list[str] = []
+    with contextlib.suppress(OSError, ValueError):
+        namespaces = json.loads(state_file.read_text())["namespaces"]
+    for ns in namespaces:
+        run("ip", "netns", "delete", ns, check=False)
+    shutil.rmtree(state_dir, ignore_errors=True)
+
+
+def running_labs(root: Path = STATE_ROOT) -> Mapping[str, Path]:
+    if not root.is_dir():
+        return {}
+    return {p.name: p for p in sorted(root.iterdir()) if (p / "state.json").exists()}

@@ -1,0 +1,24 @@
+"""configs/<switch>/…: every Ethernet switch's files, in the syntax of its platform."""
+
+from __future__ import annotations
+
+from fabric.pipeline import Build
+from fabric.platforms import PLATFORMS
+
+
+def configs(build: Build) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for name, intent in build.intents.items():
+        for file, text in PLATFORMS[intent.platform].render(intent).items():
+            files[f"configs/{name}/{file}"] = text
+    return files
+
+
+def private_configs(build: Build) -> set[str]:
+    """Files that carry secrets (written mode 0600)."""
+    return {
+        f"configs/{name}/{file}"
+        for name, intent in build.intents.items()
+        if intent.has_secrets
+        for file in PLATFORMS[intent.platform].files
+    }
