@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -196,6 +197,97 @@ def schema(
         sys.stdout.write(spec_reference())
     else:
         print(json.dumps(Spec.model_json_schema(), indent=2))
+
+
+lab_app = typer.Typer(
+    no_args_is_help=True,
+    help="A live digital twin: boot a fabric's generated FRR configs in network namespaces (root, Linux).",
+)
+app.add_typer(lab_app, name="lab")
+PrefixOpt = Annotated[str, typer.Option("--prefix", help="Prefix of the lab's network namespace names.")]
+
+
+def _lab_dir(name: str) -> Path:
+    from fabric.lab import STATE_ROOT
+
+    return STATE_ROOT / name
+
+
+@lab_app.command("up")
+def lab_up(
+    spec: SpecArg = None,
+    fabric: Annotated[str | None, typer.Option("--fabric", help="Which Ethernet fabric (default: the first).")] = None,
+    prefix: PrefixOpt = "fab-",
+    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for convergence (0: do not wait).")] = 90,
+) -> None:
+    """Boot the fabric: a namespace per switch and server, veth pairs as cabled, zebra and bgpd per switch."""
+    from fabric.lab import Lab, LabError, plan_lab, preflight, running_labs
+
+    result = _run(spec, False)
+    if result.errors:
+        _print_findings(result.errors)
+        print(f"{result.name}: the design has errors; fix them before booting it", file=sys.stderr)
+        raise typer.Exit(1)
+    try:
+        plan = plan_lab(result, fabric, prefix)
+        links = sum(1 for w in plan.wires if w.a_ns in plan.switches.values())
+        preflight(len(plan.switches), links)
+        if result.name in running_labs():
+            raise LabError(f"a lab of {result.name} is running already: `fabric lab down {spec or ''}`".rstrip())
+        lab = Lab(plan, _lab_dir(result.name))
+        try:
+            took = lab.up()
+            converged = lab.wait_converged(wait) if wait else None
+        except BaseException:
+            lab.down()
+            raise
+    except LabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    print(
+        f"{result.name}: {len(plan.switches)} switches and {len(plan.hosts)} servers up in {took:.1f} s"
+        + (f", converged {converged:.1f} s after loading the configs" if converged is not None else "")
+    )
+    print("Reach a switch's shell or FRR:")
+    for device, ns in sorted(plan.switches.items()):
+        print(f"  ip netns exec {ns} bash    |  vtysh --vty_socket {lab.switch_dir(device)}")
+    for device, ns in sorted(plan.hosts.items()):
+        print(f"  ip netns exec {ns} bash    # server {device}")
+    print("`fabric lab status` shows sessions and ECMP width; `fabric lab down` removes it all.")
+
+
+@lab_app.command("status")
+def lab_status_command(spec: SpecArg = None) -> None:
+    """BGP sessions per switch and ECMP width per leaf of every running lab (or of SPEC's)."""
+    from fabric.lab import lab_status, running_labs
+
+    labs = _selected_labs(spec, running_labs())
+    for name, path in labs.items():
+        status = lab_status(path)
+        print(f"{name}: {'converged' if status.converged else 'NOT converged'}")
+        print(status.describe())
+    raise typer.Exit(0 if all(lab_status(p).converged for p in labs.values()) else 1)
+
+
+@lab_app.command("down")
+def lab_down(spec: SpecArg = None) -> None:
+    """Stop every running lab (or SPEC's): daemons, namespaces, state."""
+    from fabric.lab import running_labs, teardown
+
+    for name, path in _selected_labs(spec, running_labs()).items():
+        teardown(path)
+        print(f"{name}: lab removed")
+
+
+def _selected_labs(spec: Path | None, labs: Mapping[str, Path]) -> dict[str, Path]:
+    selected = dict(labs)
+    if spec is not None:
+        name = _run(spec, False).name
+        selected = {k: v for k, v in labs.items() if k == name}
+    if not selected:
+        print("no lab is running" + (f" for {spec}" if spec else ""), file=sys.stderr)
+        raise typer.Exit(2)
+    return selected
 
 
 def main() -> None:

@@ -44,8 +44,16 @@ def test_build_writes_every_output(tmp_path: Path) -> None:
     result = runner.invoke(app, ["build", LAB, "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [".fabric-output", "asn-plan.csv", "cabling.csv", "cabling.md", "configs", "inventory.csv", "ip-plan.csv",
-         "summary.json"]
+        [
+            ".fabric-output",
+            "asn-plan.csv",
+            "cabling.csv",
+            "cabling.md",
+            "configs",
+            "inventory.csv",
+            "ip-plan.csv",
+            "summary.json",
+        ]
     )
     assert sorted(p.name for p in (out / "configs" / "leaf1").iterdir()) == ["frr.conf", "interfaces"]
     assert json.loads((out / "summary.json").read_text())["design"] == "lab"

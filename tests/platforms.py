@@ -1,0 +1,54 @@
+"""Test helpers: a bundled design re-built with every Ethernet switch on one platform, or with other tweaks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from fabric import Build, build_fabric, load_spec_text
+from fabric.platforms import PLATFORMS
+from tests.conftest import DESIGNS
+
+ETHERNET_DESIGNS = ("lab", "roce-512", "superpod-h100-4su")
+
+
+def spec_data(design: str) -> dict[str, Any]:
+    data: dict[str, Any] = YAML(typ="safe").load((DESIGNS / f"{design}.yaml").read_text())
+    return data
+
+
+def build_data(data: dict[str, Any], name: str = "<variant>") -> Build:
+    import io
+
+    out = io.StringIO()
+    YAML(typ="safe").dump(data, out)
+    return build_fabric(load_spec_text(out.getvalue(), name, DESIGNS))
+
+
+def variant(design: str, change: Callable[[dict[str, Any]], None]) -> Build:
+    data = spec_data(design)
+    change(data)
+    return build_data(data, f"{design}.yaml")
+
+
+@cache
+def on_platform(design: str, platform: str, unnumbered: bool = False) -> Build:
+    """`design` with every switch of its Ethernet fabrics on `platform` (and BGP unnumbered if asked)."""
+    assert platform in PLATFORMS
+
+    def change(data: dict[str, Any]) -> None:
+        for fabric in data["fabrics"].values():
+            if fabric["technology"] != "ethernet":
+                continue
+            fabric["platform"] = platform
+            for layer in ("leaf", "spine", "core"):
+                choice = fabric["switches"].get(layer)
+                if isinstance(choice, dict):
+                    choice.pop("platform", None)
+            if unnumbered:
+                fabric.setdefault("routing", {})["bgp_unnumbered"] = True
+
+    return variant(design, change)
