@@ -235,6 +235,7 @@ def lab_up(
         if result.name in running_labs():
             raise LabError(f"a lab of {result.name} is running already: `fabric lab down {spec or ''}`".rstrip())
         lab = Lab(plan, _lab_dir(result.name))
+        lab.check_free()
         try:
             took = lab.up()
             converged = lab.wait_converged(wait) if wait else None

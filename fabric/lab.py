@@ -219,10 +219,16 @@ class Lab:
     def switch_dir(self, device: str) -> Path:
         return self.dir / device
 
+    def check_free(self) -> None:
+        if self.state_file.exists():
+            raise LabError(f"a lab is running in {self.dir} already; take it down first")
+
     def up(self) -> float:
         """Create everything and start FRR; returns seconds taken."""
         start = time.monotonic()
+        self.check_free()
         self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.chmod(0o755)  # zebra and bgpd run as user frr
         self._save()
         for ns in [*self.plan.switches.values(), *self.plan.hosts.values()]:
             self.created_ns.append(ns)
@@ -377,6 +383,15 @@ def lab_status(state_dir: Path) -> LabStatus:
     return LabStatus(sessions, dict(ecmp), {leaf: state["uplinks"][leaf] for leaf in state["leaves"]})
 
 
+def alive(pid: int) -> bool:
+    """Running, and not a zombie waiting for an init that does not reap (as in some containers)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 def _pids(state_dir: Path) -> Iterator[int]:
     for pid_file in sorted(state_dir.glob("*/*.pid")):
         with contextlib.suppress(OSError, ValueError):
@@ -394,7 +409,7 @@ def teardown(state_dir: Path) -> None:
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + 3
     while pids and time.monotonic() < deadline:
-        pids = [p for p in pids if Path(f"/proc/{p}").exists()]
+        pids = [p for p in pids if alive(p)]
         time.sleep(0.05)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
@@ -408,7 +423,8 @@ def teardown(state_dir: Path) -> None:
     shutil.rmtree(state_dir, ignore_errors=True)
 
 
-def running_labs(root: Path = STATE_ROOT) -> Mapping[str, Path]:
+def running_labs(root: Path | None = None) -> Mapping[str, Path]:
+    root = root or STATE_ROOT
     if not root.is_dir():
         return {}
     return {p.name: p for p in sorted(root.iterdir()) if (p / "state.json").exists()}

@@ -231,6 +231,13 @@ def _cross_references(spec: _Parts, catalog: Catalog) -> Iterator[Finding]:
             if choice is None:
                 continue
             spath = f"{fpath}.switches.{layer}"
+            if fabric.technology == "infiniband" and choice.platform is not None:
+                yield error(
+                    "platform-unsupported",
+                    f"{spath}.platform",
+                    "InfiniBand switches have no platform",
+                    "the subnet manager configures them; drop `platform`",
+                )
             model = catalog.switches.get(choice.model)
             if model is None:
                 yield error(

@@ -593,11 +593,6 @@ class Fabric(StrictModel):
                     raise ValueError(f"`{name}` applies to Ethernet fabrics only")
         elif self.infiniband is not None:
             raise ValueError("`infiniband` applies to InfiniBand fabrics only")
-        if self.technology == "infiniband":
-            for layer in ("leaf", "spine", "core"):
-                choice = getattr(self.switches, layer)
-                if choice is not None and choice.platform is not None:
-                    raise ValueError(f"switches.{layer}.platform: InfiniBand switches have no platform")
         return self
 
     def platform_of(self, layer: str, default: str | None) -> str | None:

@@ -54,6 +54,16 @@ def built(design: str) -> Build:
     return build_fabric(DESIGNS / f"{design}.yaml")
 
 
+def require_root(why: str) -> None:
+    """Skip (or fail under FABRIC_REQUIRE_REAL=1) when not root."""
+    if os.geteuid() == 0:
+        return
+    message = f"needs root ({why})"
+    if os.environ.get("FABRIC_REQUIRE_REAL") == "1":
+        pytest.fail(message + "; FABRIC_REQUIRE_REAL=1 makes this a failure")
+    pytest.skip(message)
+
+
 def require_tool(name: str, install: str) -> str:
     """The path of a real tool; skips without it, or fails under FABRIC_REQUIRE_REAL=1 (CI)."""
     path = shutil.which(name)

@@ -221,21 +221,26 @@ def test_roce_is_the_default_on_compute_and_storage_only() -> None:
     assert all(i.qos is None for i in off.intents.values())
 
 
-def test_changed_roce_values_reach_every_platform() -> None:
-    def change(data: dict[str, Any]) -> None:
-        data["fabrics"]["compute"]["qos"] = {"roce_dscp": 24, "roce_priority": 4, "ecn_min_kb": 100}
-
-    build = variant("roce-512", change)
+@pytest.mark.parametrize(
+    ("platform", "expected"),
+    [
+        ("sonic", '"24": "4"'),
+        ("cumulus", "'24':\n              switch-priority: 4"),
+        ("eos", "qos map dscp 24 to traffic-class 4"),
+        ("frr", "dscp-prio 24:4 48:6"),
+    ],
+)
+def test_changed_roce_values_reach_every_platform(platform: str, expected: str) -> None:
+    data = spec_data("roce-512")
+    data["fabrics"]["compute"]["platform"] = platform
+    data["fabrics"]["compute"]["qos"] = {"roce_dscp": 24, "roce_priority": 4, "ecn_min_kb": 100}
+    build = build_data(data)
     intent = build.intents["spine01"]
-    assert intent.qos is not None and (intent.qos.roce_dscp, intent.qos.roce_tc, intent.qos.ecn_min_bytes) == (
-        24,
-        4,
-        100000,
-    )
-    db = (
-        json.loads(render_all(build)["configs/spine01/config_db.json"].decode()) if intent.platform == "sonic" else None
-    )
-    assert db is None or db["DSCP_TO_TC_MAP"]["ROCE"]["24"] == "4"
+    assert intent.qos is not None
+    assert (intent.qos.roce_dscp, intent.qos.roce_tc, intent.qos.ecn_min_bytes) == (24, 4, 100000)
+    text = "".join(v.decode() for k, v in render_all(build).items() if k.startswith("configs/spine01/"))
+    assert expected in text
+    assert "26" not in re.findall(r"dscp[ -]prio (\d+)", text)
 
 
 # --------------------------------------------------------------------------------------------- secrets

@@ -14,7 +14,7 @@ from tests.conftest import REPO
 
 ERRORS = sorted((REPO / "tests" / "errors").glob("*.yaml"))
 BROKEN = sorted((REPO / "tests" / "broken").glob("*.yaml"))
-WARNING_ONLY = {"failure-impact", "speeds"}
+WARNING_ONLY = {"failure-impact", "speeds", "platform-capability"}
 
 # Every kind of design problem has a broken design that shows it.
 EXPECTED_CODES = {
@@ -40,6 +40,8 @@ EXPECTED_CODES = {
     "unconnected",
     "uneven-spread",
     "unknown-rack",
+    "secret-missing",
+    "platform-capability",
 }
 
 
