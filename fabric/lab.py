@@ -18,7 +18,7 @@ import socket
 import subprocess
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from ipaddress import ip_interface
 from pathlib import Path
@@ -392,28 +392,29 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def _pids(state_dir: Path) -> Iterator[int]:
-    for pid_file in sorted(state_dir.glob("*/*.pid")):
+def stop_daemons(pid_files: Iterable[Path], graceful: bool = True) -> None:
+    """Stop the FRR daemons named by these pid files: SIGTERM, then SIGKILL after 3 s (or SIGKILL at once)."""
+    pids = []
+    for pid_file in pid_files:
         with contextlib.suppress(OSError, ValueError):
             pid = int(pid_file.read_text().strip())
-            comm = Path(f"/proc/{pid}/comm").read_text().strip()
-            if comm in ("zebra", "bgpd"):  # never signal a recycled pid
-                yield pid
+            if Path(f"/proc/{pid}/comm").read_text().strip() in ("zebra", "bgpd"):  # never a recycled pid
+                pids.append(pid)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM if graceful else signal.SIGKILL)
+    deadline = time.monotonic() + 3
+    while pids and time.monotonic() < deadline:
+        pids = [p for p in pids if alive(p)]
+        time.sleep(0.02)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def teardown(state_dir: Path) -> None:
     """Stop the lab's daemons (by pid file), delete its namespaces, remove its state. Safe to repeat."""
-    pids = list(_pids(state_dir))
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 3
-    while pids and time.monotonic() < deadline:
-        pids = [p for p in pids if alive(p)]
-        time.sleep(0.05)
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    stop_daemons(sorted(state_dir.glob("*/*.pid")))
     state_file = state_dir / "state.json"
     namespaces: list[str] = []
     with contextlib.suppress(OSError, ValueError):

@@ -6,34 +6,14 @@ A grammar-only check (`vtysh -C`) misses semantic errors; loading into live daem
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-from fabric.lab import alive
+from fabric.lab import stop_daemons
 
 FRR = Path("/usr/lib/frr")
-
-
-def _kill(pid_files: list[Path]) -> None:
-    pids = []
-    for pid_file in pid_files:
-        with contextlib.suppress(OSError, ValueError):
-            pid = int(pid_file.read_text().strip())
-            if Path(f"/proc/{pid}/comm").read_text().strip() in ("zebra", "bgpd"):
-                pids.append(pid)
-    for pid in pids:  # throwaway daemons: no graceful shutdown needed
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 3
-    while pids and time.monotonic() < deadline:
-        pids = [p for p in pids if alive(p)]
-        time.sleep(0.01)
 
 
 def load_into_live_bgpd(config: bytes, namespace: str) -> tuple[int, str]:
@@ -98,6 +78,6 @@ def load_into_live_bgpd(config: bytes, namespace: str) -> tuple[int, str]:
             )
             return live.returncode, live.stdout + live.stderr
         finally:
-            _kill([work / "zebra.pid", work / "bgpd.pid"])
+            stop_daemons([work / "zebra.pid", work / "bgpd.pid"], graceful=False)  # throwaway daemons
     finally:
         shutil.rmtree(work, ignore_errors=True)
