@@ -5,8 +5,9 @@ Addresses (Ethernet fabrics only; InfiniBand fabrics get management addresses on
 - a /31 (and /127) per switch-to-switch link, the upper switch taking the even address;
   none in fabrics that run BGP unnumbered;
 - one subnet per leaf sized for all its down ports plus a gateway (`.1`, interface `servers`),
-  node ports numbered from `.2` in port order; one /64 per leaf in IPv6;
-- a management address for every switch's management port and every node's BMC (`.1` is the gateway).
+  node ports numbered from `.2` in port order; one /64 per leaf in IPv6; out-of-band leaves take theirs
+  from the management pool, and what they connect (BMCs, switch management ports) its address there;
+- a management address for every other switch management port and BMC (`.1` of the pool is the gateway).
 A pool that is too small is a finding that says how much is needed and how much the pool has.
 """
 
@@ -227,104 +228,120 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
                 rows.append(
                     AddressRow(link.a, link.a_port, f"{IPAddress(base + 1, 6)}/127", link.b, link.b_port, "p2p", fabric)
                 )
-    # server subnets
-    leaf_links: dict[str, list[Link]] = {}
-    leaf_fabric: dict[str, str] = {}
-    ports = 1
-    for ft in ethernet:
-        for name in ft.switches:
-            if topo.devices[name].layer == "leaf":
-                leaf_links[name] = []
-                leaf_fabric[name] = ft.name
-        for link in ft.links:
-            if link.tier == "node-leaf" and link.b in leaf_links:
-                leaf_links[link.b].append(link)
-        # size subnets for every down port of a generated leaf, so adding nodes never renumbers
-        ports = max([ports, ft.params.downlinks if ft.params else 0] + [len(v) for v in leaf_links.values()])
-    if leaf_links:
-        prefix = pools.server_prefix or 32 - max(2, math.ceil(math.log2(ports + 3)))
-        server_pool = Pool(IPNetwork(str(pools.servers)), prefix)
-        if v6_blocks is not None and 2 + len(leaf_links) > v6_blocks.capacity:
+    # server subnets; an out-of-band fabric's leaves get theirs from the management pool, and its endpoints
+    # (BMCs, switch management ports) their management address in them
+    data_leaves = _leaf_ports(topo, [ft for ft in ethernet if ft.role != "oob"])
+    oob_leaves = _leaf_ports(topo, [ft for ft in ethernet if ft.role == "oob"])
+    if data_leaves:
+        prefix = pools.server_prefix or _subnet_prefix(data_leaves, ethernet)
+        if v6_blocks is not None and 2 + len(data_leaves) > v6_blocks.capacity:
             findings.append(
-                _short("ipv6", v6_blocks.network, "/64 blocks", v6_blocks.capacity, 2 + len(leaf_links), 2**64)
+                _short("ipv6", v6_blocks.network, "/64 blocks", v6_blocks.capacity, 2 + len(data_leaves), 2**64)
             )
             v6_blocks = None
-        if len(leaf_links) > server_pool.capacity:
+        rows.extend(
+            _leaf_subnets(
+                "servers", Pool(IPNetwork(str(pools.servers)), prefix), data_leaves, v6_blocks, "server", findings
+            )
+        )
+    mgmt_network = IPNetwork(str(pools.mgmt))
+    oob_blocks = 0
+    if oob_leaves:
+        mgmt_subnets = Pool(mgmt_network, _subnet_prefix(oob_leaves, ethernet))
+        rows.extend(_leaf_subnets("mgmt", mgmt_subnets, oob_leaves, None, "mgmt", findings))
+        oob_blocks = len(oob_leaves) * mgmt_subnets.size
+    # management addresses of everything not on an out-of-band leaf
+    done = {(r.device, r.interface) for r in rows if r.purpose == "mgmt"}
+    rows.extend(_mgmt(design, topo, findings, done, oob_blocks))
+    return rows, findings, loopbacks
+
+
+def _leaf_ports(topo: Topology, fabrics: list[FabricTopology]) -> dict[str, tuple[str, list[Link]]]:
+    """Leaf → (its fabric, its node-leaf links in port order)."""
+    leaves: dict[str, tuple[str, list[Link]]] = {}
+    for ft in fabrics:
+        for name in ft.switches:
+            if topo.devices[name].layer == "leaf":
+                leaves[name] = (ft.name, [])
+        for link in ft.links:
+            if link.tier == "node-leaf" and link.b in leaves:
+                leaves[link.b][1].append(link)
+    return leaves
+
+
+def _subnet_prefix(leaves: dict[str, tuple[str, list[Link]]], fabrics: list[FabricTopology]) -> int:
+    """The smallest subnet that holds every down port of a generated leaf (adding nodes never renumbers)
+    and every cabled port, plus network, gateway and broadcast."""
+    designed = [ft.params.downlinks for ft in fabrics if ft.params and any(f == ft.name for f, _ in leaves.values())]
+    ports = max([1, *designed, *(len(links) for _, links in leaves.values())])
+    return 32 - max(2, math.ceil(math.log2(ports + 3)))
+
+
+def _leaf_subnets(
+    pool_name: str,
+    pool: Pool,
+    leaves: dict[str, tuple[str, list[Link]]],
+    v6_blocks: Pool | None,
+    purpose: str,
+    findings: list[Finding],
+) -> list[AddressRow]:
+    """One subnet per leaf: the gateway (`.1`, interface `servers`), then its node ports from `.2` in port order."""
+    if len(leaves) > pool.capacity:
+        findings.append(
+            _short(pool_name, pool.network, f"/{pool.prefixlen} leaf subnets", pool.capacity, len(leaves), pool.size)
+        )
+        return []
+    rows = []
+    prefix = pool.prefixlen
+    for i, (leaf, (fabric, links)) in enumerate(leaves.items()):
+        subnet = pool.block(i)
+        if len(links) + 3 > subnet.size:
             findings.append(
-                _short(
-                    "servers",
-                    server_pool.network,
-                    f"/{prefix} leaf subnets",
-                    server_pool.capacity,
-                    len(leaf_links),
-                    server_pool.size,
+                error(
+                    "address-pool",
+                    "addressing.server_prefix",
+                    f"a /{prefix} holds {subnet.size - 3} hosts; leaf {leaf} has {len(links)}",
+                    f"use server_prefix: {32 - math.ceil(math.log2(len(links) + 3))} or shorter",
                 )
             )
-        else:
-            for i, (leaf, links) in enumerate(leaf_links.items()):
-                subnet = server_pool.block(i)
-                if len(links) + 3 > subnet.size:
-                    findings.append(
-                        error(
-                            "address-pool",
-                            "addressing.server_prefix",
-                            f"a /{prefix} holds {subnet.size - 3} hosts; leaf {leaf} has {len(links)}",
-                            f"use server_prefix: {32 - math.ceil(math.log2(len(links) + 3))} or shorter",
-                        )
-                    )
-                    break
-                fabric = leaf_fabric[leaf]
+            break
+        rows.append(
+            AddressRow(
+                leaf, SERVER_INTERFACE, f"{IPAddress(subnet.first + 1)}/{prefix}", "", "", f"{purpose}-gateway", fabric
+            )
+        )
+        v6_net = v6_blocks.block(2 + i) if v6_blocks is not None else None
+        if v6_net is not None:
+            rows.append(
+                AddressRow(
+                    leaf, SERVER_INTERFACE, f"{IPAddress(v6_net.first + 1, 6)}/64", "", "", f"{purpose}-gateway", fabric
+                )
+            )
+        for j, link in enumerate(links):
+            rows.append(
+                AddressRow(
+                    link.a,
+                    link.a_port,
+                    f"{IPAddress(subnet.first + 2 + j)}/{prefix}",
+                    link.b,
+                    link.b_port,
+                    purpose,
+                    fabric,
+                )
+            )
+            if v6_net is not None:
                 rows.append(
                     AddressRow(
-                        leaf,
-                        SERVER_INTERFACE,
-                        f"{IPAddress(subnet.first + 1)}/{prefix}",
-                        "",
-                        "",
-                        "server-gateway",
+                        link.a,
+                        link.a_port,
+                        f"{IPAddress(v6_net.first + 2 + j, 6)}/64",
+                        link.b,
+                        link.b_port,
+                        purpose,
                         fabric,
                     )
                 )
-                v6_net = v6_blocks.block(2 + i) if v6_blocks is not None else None
-                if v6_net is not None:
-                    rows.append(
-                        AddressRow(
-                            leaf,
-                            SERVER_INTERFACE,
-                            f"{IPAddress(v6_net.first + 1, 6)}/64",
-                            "",
-                            "",
-                            "server-gateway",
-                            fabric,
-                        )
-                    )
-                for j, link in enumerate(links):
-                    rows.append(
-                        AddressRow(
-                            link.a,
-                            link.a_port,
-                            f"{IPAddress(subnet.first + 2 + j)}/{prefix}",
-                            link.b,
-                            link.b_port,
-                            "server",
-                            fabric,
-                        )
-                    )
-                    if v6_net is not None:
-                        rows.append(
-                            AddressRow(
-                                link.a,
-                                link.a_port,
-                                f"{IPAddress(v6_net.first + 2 + j, 6)}/64",
-                                link.b,
-                                link.b_port,
-                                "server",
-                                fabric,
-                            )
-                        )
-    # management
-    rows.extend(_mgmt(design, topo, findings))
-    return rows, findings, loopbacks
+    return rows
 
 
 def _unnumbered(design: Design, fabric: str) -> bool:
@@ -332,7 +349,11 @@ def _unnumbered(design: Design, fabric: str) -> bool:
     return routing is not None and routing.bgp_unnumbered
 
 
-def _mgmt(design: Design, topo: Topology, findings: list[Finding]) -> list[AddressRow]:
+def _mgmt(
+    design: Design, topo: Topology, findings: list[Finding], done: set[tuple[str, str]], offset: int
+) -> list[AddressRow]:
+    """A management address for every switch management port and BMC not given one on an out-of-band leaf,
+    from the management pool after the out-of-band leaves' subnets (`.1` of the pool is its gateway)."""
     peers: dict[tuple[str, str], tuple[str, str, str]] = {}
     for ft in topo.fabrics.values():
         for link in ft.links:
@@ -348,11 +369,12 @@ def _mgmt(design: Design, topo: Topology, findings: list[Finding]) -> list[Addre
         for name in ft.switches:
             switch = topo.devices[name]
             wanted.append((name, mgmt_port(switch.platform, design.catalog.switches[switch.model].mgmt_port)))
+    wanted = [w for w in wanted if w not in done]
     network = IPNetwork(str(design.spec.addressing.mgmt))
-    pool = Pool(network, 32, first=2)  # .0 network, .1 gateway
+    pool = Pool(network, 32, first=max(2, offset))  # .0 network, .1 gateway
     capacity = max(0, pool.capacity - 1)  # the broadcast address
     if len(wanted) > capacity:
-        findings.append(_short("mgmt", network, "management addresses", capacity, len(wanted), spare=3))
+        findings.append(_short("mgmt", network, "management addresses", capacity, len(wanted), spare=3 + offset))
         return []
     rows = []
     for i, (device, port) in enumerate(wanted):

@@ -249,14 +249,11 @@ class _IntentBuilder:
         for row in plan.addresses:
             self.addresses[(row.device, row.interface)].append(row)
         self.asn = {row.device: row.asn for row in plan.asns}
-        self.server_prefix = next(
-            (
-                ip_interface(r.address).network.prefixlen
-                for r in plan.addresses
-                if r.purpose == "server-gateway" and ":" not in r.address
-            ),
-            None,
-        )
+        # each fabric's leaf subnets: out-of-band leaves hold management subnets, the others server subnets
+        self.subnet_prefix: dict[str, int] = {}
+        for r in plan.addresses:
+            if r.purpose in ("server-gateway", "mgmt-gateway") and ":" not in r.address:
+                self.subnet_prefix.setdefault(r.fabric, ip_interface(r.address).network.prefixlen)
         self.cable_m: dict[tuple[str, str], float | None] = {}
         for cable in plan.cables:
             self.cable_m[(cable.link.a, cable.link.a_port)] = cable.length_m
@@ -338,10 +335,11 @@ class _IntentBuilder:
         loopback_v6 = self._address(name, "lo", "loopback", 6)
         servers = None
         if device.layer == "leaf" and server_members:
-            gateway = self._address(name, "servers", "server-gateway", 4)
+            purpose = "mgmt-gateway" if ft.role == "oob" else "server-gateway"
+            gateway = self._address(name, "servers", purpose, 4)
             if gateway is not None:
                 servers = ServerSubnet(
-                    "servers", 1000, gateway, self._address(name, "servers", "server-gateway", 6), tuple(server_members)
+                    "servers", 1000, gateway, self._address(name, "servers", purpose, 6), tuple(server_members)
                 )
         mgmt_name = mgmt_port(platform, model.mgmt_port)
         mgmt = self._address(name, mgmt_name, "mgmt", 4)
@@ -436,9 +434,10 @@ class _IntentBuilder:
             if LAYER_RANK[self.topology.devices[n.peer_device].layer] > LAYER_RANK[ft.graph.nodes[name]["layer"]]
         }
         pools = self.design.spec.addressing
+        subnets = pools.mgmt if ft.role == "oob" else pools.servers
         allowed = (
             PrefixRule(str(pools.loopback), 32, None),
-            PrefixRule(str(pools.servers), None, self.server_prefix or pools.servers.prefixlen),
+            PrefixRule(str(subnets), None, self.subnet_prefix.get(key, subnets.prefixlen)),
         )
         allowed_v6: tuple[PrefixRule, ...] = ()
         if pools.ipv6 is not None:

@@ -267,7 +267,8 @@ def _leaves(build: Build) -> list[str]:
 def test_server_subnet_per_leaf_with_gateway_dot1(design: str) -> None:
     build = built(design)
     gateways = rows(build, "server-gateway", version=4)
-    assert sorted(r.device for r in gateways) == sorted(_leaves(build))
+    oob = {s for ft in build.topology.fabrics.values() if ft.role == "oob" for s in ft.switches}
+    assert sorted(r.device for r in gateways) == sorted(set(_leaves(build)) - oob)
     pool = build.design.spec.addressing.servers
     subnets = []
     for r in gateways:
@@ -288,7 +289,7 @@ def test_server_addresses_from_dot2_in_leaf_port_order(design: str) -> None:
     node_links = [
         link
         for ft in build.topology.fabrics.values()
-        if ft.technology == "ethernet"
+        if ft.technology == "ethernet" and ft.role != "oob"
         for link in ft.links
         if link.tier == "node-leaf"
     ]
@@ -784,3 +785,26 @@ def test_superpod_compute_cables_are_multimode_fibre(design: str) -> None:
     cables = [c for c in build.plan.cables if c.link.fabric == "compute"]
     assert cables and {c.media_kind for c in cables} == {"mmf"}
     assert not with_code(build, "cable-reach")
+
+
+def test_out_of_band_leaves_hold_management_subnets() -> None:
+    """A BMC or switch management port on an out-of-band leaf gets its one management address in that leaf's
+    subnet of the management pool; the leaf's gateway is `.1` of it."""
+    build = built("superpod-h100-4su")
+    mgmt_pool = build.design.spec.addressing.mgmt
+    gateways = {r.device: IPv4Interface(r.address) for r in rows(build, "mgmt-gateway", version=4)}
+    assert sorted(gateways) == sorted(s for s in build.topology.fabrics["oob"].switches if s.startswith("oob-leaf"))
+    assert all(g.network.subnet_of(mgmt_pool) and g.ip == g.network.network_address + 1 for g in gateways.values())
+    mgmt = {(r.device, r.interface): r for r in rows(build, "mgmt", version=4)}
+    for link in build.topology.fabrics["oob"].links:
+        if link.tier == "node-leaf":
+            row = mgmt[(link.a, link.a_port)]
+            assert (row.peer_device, row.peer_interface, row.fabric) == (link.b, link.b_port, "oob")
+            assert IPv4Interface(row.address).network == gateways[link.b].network
+    # one management address per port: none also gets a server address on the out-of-band leaves
+    assert not [r for r in rows(build, "server", version=4) if r.fabric == "oob"]
+    addresses = [r.address.split("/")[0] for r in rows(build, "mgmt", version=4)]
+    assert len(addresses) == len(set(addresses))
+    intent = build.intents["inband-leaf01"]
+    assert intent.mgmt_gateway is not None and intent.mgmt_address is not None
+    assert IPv4Interface(intent.mgmt_address).network == IPv4Interface(f"{intent.mgmt_gateway}/26").network
