@@ -1,4 +1,5 @@
-"""The pipeline: spec → topology → graph checks → allocation → plan checks, as one frozen Build.
+"""The pipeline: spec → topology → graph checks → allocation → plan checks → InfiniBand subnet intent,
+as one frozen Build.
 
 Each stage returns a new value and never edits an earlier one. An unreadable or invalid spec stops
 at the loader (FabricError with spec_invalid); design errors do not stop the pipeline, so one run
@@ -7,13 +8,14 @@ reports every problem; `build` refuses to write outputs while errors remain.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabric.allocation import Plan, allocate
 from fabric.checks import Context, run_checks, run_plan_checks
 from fabric.figures import FabricFigures, fabric_figures
 from fabric.findings import Finding, Severity, sort_findings
+from fabric.infiniband import IbPlan, build_infiniband
 from fabric.loader import Design, load_spec
 from fabric.model import Topology
 from fabric.paths import locate
@@ -27,6 +29,9 @@ class Build:
     figures: dict[str, FabricFigures]
     plan: Plan
     findings: tuple[Finding, ...]
+    infiniband: IbPlan = field(
+        default_factory=IbPlan
+    )  # per InfiniBand subnet: GUIDs, ftree roles, SM hosts, partitions
 
     @property
     def name(self) -> str:
@@ -45,11 +50,13 @@ def build_fabric(spec: Design | str | Path) -> Build:
     graph_findings = run_checks(Context(design, topology, figures))
     plan = allocate(design, topology)
     plan_findings = run_plan_checks(design, plan)
+    infiniband = build_infiniband(design, topology, plan)
     findings = [
         *design.notes,
         *topology.findings,
         *(locate(design.doc, f) for f in graph_findings),
         *(locate(design.doc, f) for f in plan.findings),
         *(locate(design.doc, f) for f in plan_findings),
+        *(locate(design.doc, f) for f in infiniband.findings),
     ]
-    return Build(design, topology, figures, plan, tuple(sort_findings(findings)))
+    return Build(design, topology, figures, plan, tuple(sort_findings(findings)), infiniband)
