@@ -41,11 +41,33 @@ CABLING_CONTRACT = [
 ]
 IP_CONTRACT = ["device", "interface", "address", "peer_device", "peer_interface", "purpose"]
 LAB_FILES = sorted(render_all(built("lab")))
+LAB_IB_FILES = sorted(render_all(built("lab-ib")))
 
 
 @pytest.mark.parametrize("name", LAB_FILES)
 def test_lab_outputs_golden(name: str, golden) -> None:  # type: ignore[no-untyped-def]
     golden(GOLDEN / "lab" / name, render_all(built("lab"))[name].decode())
+
+
+@pytest.mark.parametrize("name", LAB_IB_FILES)
+def test_lab_ib_outputs_golden(name: str, golden) -> None:  # type: ignore[no-untyped-def]
+    golden(GOLDEN / "lab-ib" / name, render_all(built("lab-ib"))[name].decode())
+
+
+def test_lab_ib_writes_the_subnet_manager_files() -> None:
+    assert [n for n in LAB_IB_FILES if n.startswith("infiniband/")] == [
+        f"infiniband/compute/{name}"
+        for name in (
+            "cn_guids.txt",
+            "io_guids.txt",
+            "node-name-map",
+            "opensm-ufm002.conf",
+            "opensm.conf",
+            "partitions.conf",
+            "root_guids.txt",
+            "topology.net",
+        )
+    ]
 
 
 def _rows(design: str, name: str) -> list[dict[str, str]]:
