@@ -79,7 +79,7 @@ def run_one(name: str) -> dict[str, object]:
 
         infiniband = build_infiniband(design, topology, plan)
         lap("infiniband")
-        build = Build(design, topology, figures, plan, tuple(findings + list(plan.findings)), infiniband)
+        build = Build(design, topology, figures, plan, tuple(findings + list(plan.findings)), infiniband=infiniband)
         files = render_all(build)
         lap("render")
         write_outputs(files, Path(tmp) / "out", design.spec.name)

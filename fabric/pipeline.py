@@ -59,4 +59,4 @@ def build_fabric(spec: Design | str | Path) -> Build:
         *(locate(design.doc, f) for f in plan_findings),
         *(locate(design.doc, f) for f in infiniband.findings),
     ]
-    return Build(design, topology, figures, plan, tuple(sort_findings(findings)), infiniband)
+    return Build(design, topology, figures, plan, tuple(sort_findings(findings)), infiniband=infiniband)

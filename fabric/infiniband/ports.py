@@ -126,7 +126,7 @@ class SwitchNumbering:
                 if mode is None:
                     break
                 cage = group.first_cage + cage_index
-                return mode.name.format(cage=cage, sub=sub + 1, n=cage_index * mode.ports + sub + 1)
+                return mode.name.format(cage=cage, sub=sub + 1, sub0=sub, n=cage_index * mode.ports + sub + 1)
             offset += span
         return f"port {number}"
 
