@@ -74,9 +74,12 @@ def run_one(name: str) -> dict[str, object]:
         plan = allocate(design, topology)
         findings += run_plan_checks(design, plan)
         lap("allocation")
+        from fabric.infiniband import build_infiniband
         from fabric.pipeline import Build
 
-        build = Build(design, topology, figures, plan, tuple(findings + list(plan.findings)))
+        infiniband = build_infiniband(design, topology, plan)
+        lap("infiniband")
+        build = Build(design, topology, figures, plan, tuple(findings + list(plan.findings)), infiniband=infiniband)
         files = render_all(build)
         lap("render")
         write_outputs(files, Path(tmp) / "out", design.spec.name)

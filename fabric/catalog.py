@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from fabric.portnames import port_name
-from fabric.spec import MEDIA_KINDS, StrictModel, check_template
+from fabric.spec import MEDIA_KINDS, NAME_RE, StrictModel, check_template
 
 
 class PortMode(StrictModel):
@@ -73,6 +73,18 @@ class NodePort(StrictModel):
     name: str
     rail: int | None = Field(default=None, ge=0, description="Rail (= GPU index) of a compute port.")
     cage: str | None = Field(default=None, description="Physical cage the port sits in.")
+    hca: str | None = Field(
+        default=None,
+        description="InfiniBand: the host channel adapter (RDMA device, e.g. `mlx5_0`) this port belongs to. "
+        "Ports naming the same HCA are ports 1, 2, … of one adapter. Default: the port's own name.",
+    )
+
+    @field_validator("hca")
+    @classmethod
+    def _hca(cls, value: str | None) -> str | None:
+        if value is not None and not NAME_RE.match(value):
+            raise ValueError("must start with a letter or digit and hold only letters, digits, '.', '_' and '-'")
+        return value
 
 
 class NodePortGroup(StrictModel):

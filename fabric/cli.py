@@ -199,6 +199,81 @@ def schema(
         print(json.dumps(Spec.model_json_schema(), indent=2))
 
 
+@app.command()
+def verify(
+    spec: SpecArg = None,
+    ibnetdiscover: Annotated[
+        Path | None,
+        typer.Option("--ibnetdiscover", help="Output of `ibnetdiscover` of a built InfiniBand fabric.", metavar="FILE"),
+    ] = None,
+    lldp: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--lldp",
+            help="LLDP neighbours of an Ethernet fabric: `lldpctl -f json` (or json0) per device in files named "
+            "after the device, a JSON object of them by device, or a CSV local_device,local_port,remote_device,"
+            "remote_port; files or directories, repeatable.",
+            metavar="PATH",
+        ),
+    ] = None,
+    fabric: Annotated[
+        str | None, typer.Option("--fabric", help="The plan's fabric to compare with (default: the one that fits).")
+    ] = None,
+    ignore_speed: Annotated[
+        bool,
+        typer.Option("--ignore-speed", help="Compare link widths but not lane speeds (e.g. an ibsim simulation)."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Compare a built fabric (ibnetdiscover output or LLDP neighbours) with the plan, cable by cable.
+
+    Reports each missing cable, each cable in a wrong port (and where it should go), each unexpected cable and
+    each link at a wrong width or speed, with the cable id, label and both ends as rack, U, device and port.
+    Exit 0 when everything matches, 1 otherwise, 2 when the spec or the discovered data cannot be read.
+    """
+    from fabric.infiniband.netfile import parse_ibnetdiscover
+    from fabric.lldp import read_lldp
+    from fabric.verify import choose_subnet, verify_ib, verify_lldp
+
+    if (ibnetdiscover is None) == (not lldp):
+        print("error: give either --ibnetdiscover FILE or --lldp PATH", file=sys.stderr)
+        raise typer.Exit(2)
+    result = _run(spec, False)
+    if result.errors:
+        _print_findings(result.errors)
+        print(f"{result.name}: the design has errors; fix them before verifying against it", file=sys.stderr)
+        raise typer.Exit(2)
+    if ibnetdiscover is not None:
+        try:
+            text = ibnetdiscover.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            print(f"error: {ibnetdiscover}: {exc.strerror or exc}", file=sys.stderr)
+            raise typer.Exit(2) from None
+        discovered = parse_ibnetdiscover(text, str(ibnetdiscover))
+        if discovered.findings:
+            _print_findings(list(discovered.findings))
+            raise typer.Exit(2)
+        subnet, why = choose_subnet(result, discovered, fabric)
+        if subnet is None:
+            print(f"error: {why}", file=sys.stderr)
+            raise typer.Exit(2)
+        report = verify_ib(result, subnet, discovered, ignore_speed=ignore_speed)
+    else:
+        data = read_lldp(lldp or [])
+        if data.findings:
+            _print_findings(list(data.findings))
+            raise typer.Exit(2)
+        if fabric is not None and fabric not in result.topology.fabrics:
+            print(f"error: no fabric `{fabric}` in {result.name}", file=sys.stderr)
+            raise typer.Exit(2)
+        report = verify_lldp(result, data, fabric)
+    if as_json:
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        sys.stdout.write(report.text())
+    raise typer.Exit(report.exit_code)
+
+
 lab_app = typer.Typer(
     no_args_is_help=True,
     help="A live digital twin: boot a fabric's generated FRR configs in network namespaces (root, Linux).",

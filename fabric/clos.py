@@ -199,6 +199,14 @@ class ClosGenerator:
                 Attachment(a.device, a.group, a.ports[plane - 1 :: topo.planes], a.path) for a in self.attachments
             ]
             attached = [a for a in attached if a.ports]
+            if not attached:
+                self._fail(
+                    "empty-fabric",
+                    f"{self.path}.topology.planes",
+                    f"plane {plane} of {topo.planes} gets no ports: no attached node brings {plane} or more ports",
+                    "use as many planes as the nodes have ports for this fabric, or fewer",
+                )
+                return self.draft
             leaves = self._leaves(plane, attached, down_ports)
             if leaves is None:
                 return self.draft

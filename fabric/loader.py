@@ -300,16 +300,21 @@ def _cross_references(spec: _Parts, catalog: Catalog) -> Iterator[Finding]:
                             suggest(other, sorted(k for k in spec.fabric_keys if k != key)),
                         )
         if fabric.infiniband is not None:
-            for j, part in enumerate(fabric.infiniband.partitions):
+            ib = fabric.infiniband
+            named: list[tuple[str, list[str]]] = [
+                (f"{fpath}.infiniband.io_groups", ib.io_groups),
+                (f"{fpath}.infiniband.compute_groups", ib.compute_groups or []),
+            ]
+            for j, part in enumerate(ib.partitions):
                 if part.members != "all":
-                    for member in part.members:
-                        if member not in groups:
-                            yield error(
-                                "unknown-group",
-                                f"{fpath}.infiniband.partitions[{j}].members",
-                                f"no node group `{member}`",
-                                suggest(member, sorted(groups)),
-                            )
+                    named.append((f"{fpath}.infiniband.partitions[{j}].members", part.members))
+                named.append((f"{fpath}.infiniband.partitions[{j}].limited", part.limited))
+            for where, names in named:
+                for member in names:
+                    if member not in groups:
+                        yield error(
+                            "unknown-group", where, f"no node group `{member}`", suggest(member, sorted(groups))
+                        )
             pkeys = [p.pkey for p in fabric.infiniband.partitions]
             if len(set(pkeys)) != len(pkeys):
                 yield error("duplicate-pkey", f"{fpath}.infiniband.partitions", "P_Keys must be unique")

@@ -1,4 +1,5 @@
-"""The pipeline: spec → topology → graph checks → allocation → plan checks → intent, as one frozen Build.
+"""The pipeline: spec → topology → graph checks → allocation → plan checks → switch intent and
+InfiniBand subnet intent, as one frozen Build.
 
 Each stage returns a new value and never edits an earlier one. An unreadable or invalid spec stops
 at the loader (FabricError with spec_invalid); design errors do not stop the pipeline, so one run
@@ -15,6 +16,7 @@ from fabric.allocation import Plan, allocate
 from fabric.checks import Context, run_checks, run_plan_checks
 from fabric.figures import FabricFigures, fabric_figures
 from fabric.findings import Finding, Severity, sort_findings
+from fabric.infiniband import IbPlan, build_infiniband
 from fabric.intent import DeviceIntent, build_intents
 from fabric.loader import Design, load_spec
 from fabric.model import Topology
@@ -30,6 +32,9 @@ class Build:
     plan: Plan
     findings: tuple[Finding, ...]
     intents: Mapping[str, DeviceIntent] = field(default_factory=dict)  # per Ethernet switch
+    infiniband: IbPlan = field(
+        default_factory=IbPlan
+    )  # per InfiniBand subnet: GUIDs, ftree roles, SM hosts, partitions
 
     @property
     def name(self) -> str:
@@ -49,6 +54,7 @@ def build_fabric(spec: Design | str | Path) -> Build:
     plan = allocate(design, topology)
     plan_findings = run_plan_checks(design, plan)
     intents = build_intents(design, topology, plan)
+    infiniband = build_infiniband(design, topology, plan)
     findings = [
         *design.notes,
         *topology.findings,
@@ -56,5 +62,8 @@ def build_fabric(spec: Design | str | Path) -> Build:
         *(locate(design.doc, f) for f in plan.findings),
         *(locate(design.doc, f) for f in plan_findings),
         *(locate(design.doc, f) for f in intents.findings),
+        *(locate(design.doc, f) for f in infiniband.findings),
     ]
-    return Build(design, topology, figures, plan, tuple(sort_findings(findings)), intents.devices)
+    return Build(
+        design, topology, figures, plan, tuple(sort_findings(findings)), intents.devices, infiniband=infiniband
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fabric import render_all
+from fabric import build_fabric, render_all
 from fabric.render.tables import CABLING_COLUMNS, IP_PLAN_COLUMNS
 from tests.conftest import REPO, built
 
@@ -43,9 +44,41 @@ IP_CONTRACT = ["device", "interface", "address", "peer_device", "peer_interface"
 LAB_FILES = sorted(render_all(built("lab")))
 
 
+def _rendered_from_repo(design: str) -> dict[str, bytes]:
+    """Outputs of a design given by its path relative to the repository, as a user types it: findings in
+    summary.json name the spec file, and a golden file must not depend on where the checkout is."""
+    with contextlib.chdir(REPO):
+        return render_all(build_fabric(f"designs/{design}.yaml"))
+
+
+LAB_IB = _rendered_from_repo("lab-ib")
+LAB_IB_FILES = sorted(LAB_IB)
+
+
 @pytest.mark.parametrize("name", LAB_FILES)
 def test_lab_outputs_golden(name: str, golden) -> None:  # type: ignore[no-untyped-def]
     golden(GOLDEN / "lab" / name, render_all(built("lab"))[name].decode())
+
+
+@pytest.mark.parametrize("name", LAB_IB_FILES)
+def test_lab_ib_outputs_golden(name: str, golden) -> None:  # type: ignore[no-untyped-def]
+    golden(GOLDEN / "lab-ib" / name, LAB_IB[name].decode())
+
+
+def test_lab_ib_writes_the_subnet_manager_files() -> None:
+    assert [n for n in LAB_IB_FILES if n.startswith("infiniband/")] == [
+        f"infiniband/compute/{name}"
+        for name in (
+            "cn_guids.txt",
+            "io_guids.txt",
+            "node-name-map",
+            "opensm-ufm002.conf",
+            "opensm.conf",
+            "partitions.conf",
+            "root_guids.txt",
+            "topology.net",
+        )
+    ]
 
 
 def _rows(design: str, name: str) -> list[dict[str, str]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from fabric.infiniband.render import render_infiniband
 from fabric.pipeline import Build
 from fabric.render import cabling_md, configs, tables
 from fabric.render.summary_json import summary_json
@@ -27,6 +28,7 @@ RENDERERS: dict[str, Renderer] = {
     "inventory": _one("inventory.csv", tables.inventory_csv),
     "summary": _one("summary.json", summary_json),
     "configs": configs.configs,
+    "infiniband": render_infiniband,  # infiniband/<fabric>/: opensm.conf, GUID files, partitions.conf, topology.net
 }
 
 

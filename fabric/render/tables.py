@@ -34,6 +34,10 @@ CABLING_COLUMNS = (
     "route_m",
     "a_model",
     "b_model",
+    # InfiniBand: the HCA (RDMA device) of a server end, and both ends' IB port numbers
+    "a_hca",
+    "a_ib_port",
+    "b_ib_port",
 )
 IP_PLAN_COLUMNS = ("device", "interface", "address", "peer_device", "peer_interface", "purpose", "fabric")
 ASN_PLAN_COLUMNS = ("device", "fabric", "layer", "asn", "router_id")
@@ -81,11 +85,14 @@ def _length(value: float | None) -> str:
 
 def cabling_csv(build: Build) -> str:
     devices = build.topology.devices
+    ib_ends = build.infiniband.ends
 
     def rows() -> Iterable[Sequence[object]]:
         for c in build.plan.cables:
             link = c.link
             a_label, b_label = labels(c)
+            a_hca, a_ib = ib_ends.get((link.a, link.a_port), (None, None))
+            b_ib = ib_ends.get((link.b, link.b_port), (None, None))[1]
             yield (
                 c.cable_id,
                 link.fabric,
@@ -110,6 +117,9 @@ def cabling_csv(build: Build) -> str:
                 _length(c.route_m),
                 devices[link.a].model,
                 devices[link.b].model,
+                a_hca,
+                a_ib,
+                b_ib,
             )
 
     return _csv(CABLING_COLUMNS, rows())
