@@ -71,9 +71,13 @@ FIRST_MODULE = "sonic-device_metadata.yang"
 
 
 def yang_dir() -> Path:
-    """The SONiC YANG modules: $FABRIC_SONIC_YANG, else shared/sonic-yang beside the repository."""
+    """The SONiC YANG modules: $FABRIC_SONIC_YANG, else shared/sonic-yang beside the repository, else the
+    workplace's /work/shared/sonic-yang (the first that exists; the models are reference data, not ours)."""
     env = os.environ.get(YANG_DIR_ENV)
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "sonic-yang"
+    if env:
+        return Path(env)
+    candidates = [Path(__file__).resolve().parents[2] / "shared" / "sonic-yang", Path("/work/shared/sonic-yang")]
+    return next((c for c in candidates if c.is_dir()), candidates[0])
 
 
 # --- the schema, read from `yanglint -f info` -------------------------------------------------------------------
