@@ -83,6 +83,7 @@ class BgpIntent:
     allowed: tuple[PrefixRule, ...]  # what the fabric carries: loopbacks and server subnets only
     allowed_v6: tuple[PrefixRule, ...]
     ipv6: bool  # IPv6 unicast is exchanged (unnumbered sessions carry both families)
+    password: str | None = None  # TCP MD5 password of every session (a resolved secret)
     peer_group: str = PEER_GROUP
 
 
@@ -144,7 +145,7 @@ class DeviceIntent:
 
     @property
     def has_secrets(self) -> bool:
-        return self.snmp_community is not None
+        return self.snmp_community is not None or (self.bgp is not None and self.bgp.password is not None)
 
     @property
     def used_ports(self) -> tuple[PortIntent, ...]:
@@ -266,6 +267,15 @@ class _IntentBuilder:
             )
             if problem:
                 self.findings.append(problem)
+        self.bgp_password: dict[str, str | None] = {}
+        for key, fabric in spec.fabrics.items():
+            ref = fabric.routing.bgp_password if fabric.routing else None
+            if ref is not None:
+                self.bgp_password[key], problem = resolve_secret(
+                    ref, design.base_dir, f"fabrics.{key}.routing.bgp_password"
+                )
+                if problem:
+                    self.findings.append(problem)
 
     def _address(self, device: str, interface: str, purpose: str, version: int) -> str | None:
         for row in self.addresses.get((device, interface), ()):
@@ -461,6 +471,7 @@ class _IntentBuilder:
             allowed=allowed,
             allowed_v6=allowed_v6,
             ipv6=unnumbered and bool(networks_v6),
+            password=self.bgp_password.get(key),
         )
 
     def _scheme(self, key: str) -> str:

@@ -644,6 +644,9 @@ class RoutingSettings(StrictModel):
 
     bgp_unnumbered: bool = Field(default=False, description="BGP over IPv6 link-local (RFC 5549) instead of /31 links.")
     bfd: bool = Field(default=False, description="BFD on fabric links.")
+    bgp_password: SecretRef | None = Field(
+        default=None, description="TCP MD5 password of every fabric BGP session (a secret reference)."
+    )
 
 
 class QosSettings(StrictModel):

@@ -35,8 +35,9 @@ def variant(design: str, change: Callable[[dict[str, Any]], None]) -> Build:
 
 
 @cache
-def on_platform(design: str, platform: str, unnumbered: bool = False) -> Build:
-    """`design` with every switch of its Ethernet fabrics on `platform` (and BGP unnumbered if asked)."""
+def on_platform(design: str, platform: str, unnumbered: bool = False, bgp_password_env: str | None = None) -> Build:
+    """`design` with every switch of its Ethernet fabrics on `platform` (and BGP unnumbered, or with a BGP
+    password from an environment variable, if asked)."""
     assert platform in PLATFORMS
 
     def change(data: dict[str, Any]) -> None:
@@ -50,5 +51,7 @@ def on_platform(design: str, platform: str, unnumbered: bool = False) -> Build:
                     choice.pop("platform", None)
             if unnumbered:
                 fabric.setdefault("routing", {})["bgp_unnumbered"] = True
+            if bgp_password_env:
+                fabric.setdefault("routing", {})["bgp_password"] = {"env": bgp_password_env}
 
     return variant(design, change)

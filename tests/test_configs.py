@@ -325,3 +325,25 @@ def test_a_platform_that_cannot_do_what_the_spec_asks(monkeypatch: pytest.Monkey
         "run BGP unnumbered (RFC 5549)": Severity.ERROR,
         "apply the RoCE lossless profile (DSCP maps, PFC, ECN)": Severity.ERROR,
     }
+
+
+@pytest.mark.parametrize(
+    ("platform", "expected"),
+    [
+        ("frr", " neighbor FABRIC password bgp-md5"),
+        ("sonic", " neighbor FABRIC password bgp-md5"),
+        ("eos", "   neighbor FABRIC password 0 bgp-md5"),
+        ("cumulus", "password: bgp-md5"),
+    ],
+)
+def test_bgp_password_is_a_secret(platform: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FABRIC_TEST_BGP_PASSWORD", "bgp-md5")
+    data = spec_data("lab")
+    data["fabrics"]["compute"]["platform"] = platform
+    data["fabrics"]["compute"]["routing"] = {"bgp_password": {"env": "FABRIC_TEST_BGP_PASSWORD"}}
+    build = build_data(data)
+    files = render_all(build)
+    text = "".join(v.decode() for k, v in files.items() if k.startswith("configs/spine1/"))
+    assert expected in text
+    assert files.private == {f"configs/{s}/{f}" for s in build.intents for f in PLATFORMS[platform].files}
+    assert b"bgp-md5" not in files["summary.json"] + files["cabling.csv"]

@@ -56,11 +56,20 @@ def lab_dir() -> Iterator[Path]:
 
 
 @pytest.fixture(
-    params=[("frr", False), ("frr", True), ("sonic", False)], ids=["frr-numbered", "frr-unnumbered", "sonic-numbered"]
+    params=[("frr", False), ("frr", True), ("sonic", False)],
+    ids=["frr-numbered", "frr-unnumbered", "sonic-numbered-md5"],
 )
-def booted(request: pytest.FixtureRequest, lab_dir: Path) -> Iterator[tuple[Lab, float]]:
+def booted(
+    request: pytest.FixtureRequest, lab_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Lab, float]]:
     platform, unnumbered = request.param
-    build = on_platform("lab", platform, unnumbered=unnumbered)
+    password = None
+    if platform == "sonic":  # also prove a BGP password (TCP MD5) from a secret reference
+        monkeypatch.setenv("FABRIC_LAB_BGP_PASSWORD", "lab-md5-secret")
+        password = "FABRIC_LAB_BGP_PASSWORD"
+    build = on_platform("lab", platform, unnumbered=unnumbered, bgp_password_env=password)
+    if password:
+        assert all(b"password lab-md5-secret" in c for c in plan_lab(build).configs.values())
     plan = plan_lab(build, prefix=PREFIX)
     lab = Lab(plan, lab_dir / "lab")
     try:

@@ -144,6 +144,8 @@ class Cumulus(Platform):
                     "description": n.description,
                 }
         group: dict[str, Any] = {"address-family": group_af}
+        if bgp.password:
+            group["password"] = bgp.password
         if bgp.unnumbered:
             group["remote-as"] = "external"
         out: dict[str, Any] = {
