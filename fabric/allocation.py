@@ -125,9 +125,8 @@ def _asn_findings(fabric: str, rows: Sequence[AsnRow]) -> Iterator[Finding]:
 
 def _layer_order(ft: FabricTopology, devices: Mapping[str, Device]) -> list[str]:
     """Switches top tier first, then by plane and index (stable across runs)."""
-    return sorted(
-        ft.switches, key=lambda s: (devices[s].plane or 0, -LAYER_RANK[devices[s].layer], ft.switches.index(s))
-    )
+    # sorted() is stable, so switches of one plane and tier keep their generation order
+    return sorted(ft.switches, key=lambda s: (devices[s].plane or 0, -LAYER_RANK[devices[s].layer]))
 
 
 # --------------------------------------------------------------------------------------------- stages

@@ -337,12 +337,13 @@ def lab_status_command(spec: SpecArg = None) -> None:
     """BGP sessions per switch and ECMP width per leaf of every running lab (or of SPEC's)."""
     from fabric.lab import lab_status, running_labs
 
-    labs = _selected_labs(spec, running_labs())
-    for name, path in labs.items():
+    converged = True
+    for name, path in _selected_labs(spec, running_labs()).items():
         status = lab_status(path)
+        converged &= status.converged
         print(f"{name}: {'converged' if status.converged else 'NOT converged'}")
         print(status.describe())
-    raise typer.Exit(0 if all(lab_status(p).converged for p in labs.values()) else 1)
+    raise typer.Exit(0 if converged else 1)
 
 
 @lab_app.command("down")

@@ -55,6 +55,28 @@ def test_superpod_worst_failure_is_a_spine() -> None:
 # --------------------------------------------------------------------------------------------- explicit fabrics
 
 
+def _explicit_spec(name: str, servers: int, switches: list[str], cables: list[str]) -> str:
+    """A spec whose one Ethernet fabric is given by hand: `switches` and `cables` are YAML list items."""
+    lines = "\n"
+    return f"""
+name: {name}
+nodes:
+  - {{group: srv, type: linux-server, count: {servers}, name: "srv{{index}}"}}
+fabrics:
+  compute:
+    technology: ethernet
+    topology:
+      kind: explicit
+      switches:
+{lines.join(switches)}
+      links:
+{lines.join(cables)}
+    switches: {{leaf: sn4600c}}
+    attach:
+      - {{group: srv, ports: data}}
+"""
+
+
 def explicit_spec(
     *,
     leaves: int = 4,
@@ -82,24 +104,7 @@ def explicit_spec(
                     cables.append(
                         f"      - {{a: 'leaf{leaf}:swp{port}', b: 'spine{s}:swp{(leaf - 1) * links + t + 1}'}}"
                     )
-    lines = "\n"
-    return f"""
-name: explicit-test
-nodes:
-  - {{group: srv, type: linux-server, count: {leaves * hosts}, name: "srv{{index}}"}}
-fabrics:
-  compute:
-    technology: ethernet
-    topology:
-      kind: explicit
-      switches:
-{lines.join(switches)}
-      links:
-{lines.join(cables)}
-    switches: {{leaf: sn4600c}}
-    attach:
-      - {{group: srv, ports: data}}
-"""
+    return _explicit_spec("explicit-test", leaves * hosts, switches, cables)
 
 
 def build_explicit(
@@ -241,24 +246,7 @@ def three_tier_spec(*, drop_core_link: bool = False) -> str:
                 cables.append(f"      - {{a: 'srv{(pod - 1) * 4 + (i - 1) * 2 + h}:eth1', b: '{leaf}:swp{h}'}}")
             for j in (1, 2):
                 cables.append(f"      - {{a: '{leaf}:swp{2 + j}', b: 'p{pod}-spine{j}:swp{i}'}}")
-    lines = "\n"
-    return f"""
-name: three-tier-test
-nodes:
-  - {{group: srv, type: linux-server, count: 8, name: "srv{{index}}"}}
-fabrics:
-  compute:
-    technology: ethernet
-    topology:
-      kind: explicit
-      switches:
-{lines.join(switches)}
-      links:
-{lines.join(cables)}
-    switches: {{leaf: sn4600c}}
-    attach:
-      - {{group: srv, ports: data}}
-"""
+    return _explicit_spec("three-tier-test", 8, switches, cables)
 
 
 def test_explicit_three_tier_intact() -> None:
