@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from fabric import build_fabric
-from fabric.platforms import PLATFORMS
+from fabric.render.platforms import PLATFORMS
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -42,13 +42,13 @@ addressing: {{mgmt: 10.128.0.0/14}}
 
 
 def run_one(name: str) -> dict[str, object]:
-    from fabric.allocation import allocate
-    from fabric.checks import Context, run_checks, run_plan_checks
-    from fabric.figures import fabric_figures
-    from fabric.loader import load_spec
+    from fabric.allocation.allocate import allocate
+    from fabric.analysis.checks import Context, run_checks, run_plan_checks
+    from fabric.analysis.figures import fabric_figures
     from fabric.render import render_all
-    from fabric.topology import build_topology
-    from fabric.writer import write_outputs
+    from fabric.spec.loader import load_spec
+    from fabric.topology.build import build_topology
+    from fabric.write.atomic import write_outputs
 
     nodes, planes = SIZES[name]
     times: dict[str, float] = {}
@@ -74,7 +74,7 @@ def run_one(name: str) -> dict[str, object]:
         plan = allocate(design, topology)
         findings += run_plan_checks(design, plan)
         lap("allocation")
-        from fabric.infiniband import build_infiniband
+        from fabric.intent.infiniband import build_infiniband
         from fabric.pipeline import Build
 
         infiniband = build_infiniband(design, topology, plan)

@@ -8,11 +8,11 @@
 ['asn-plan.csv', 'cabling.csv']
 """
 
-from fabric.findings import FabricError, Finding, Severity
-from fabric.loader import Design, load_spec, load_spec_text
+from fabric.model.findings import FabricError, Finding, Severity
 from fabric.pipeline import Build, build_fabric
 from fabric.render import render_all
-from fabric.writer import write_outputs
+from fabric.spec.loader import Design, load_spec, load_spec_text
+from fabric.write.atomic import write_outputs
 
 __all__ = [
     "Build",

@@ -15,10 +15,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from fabric.findings import FabricError, Finding, Severity, sort_findings
+from fabric.model.findings import FabricError, Finding, Severity, sort_findings
 from fabric.pipeline import Build, build_fabric
-from fabric.resources import default_spec
-from fabric.spec import format_ratio
+from fabric.spec.resources import default_spec
+from fabric.spec.schema import format_ratio
 
 app = typer.Typer(
     add_completion=False,
@@ -107,7 +107,7 @@ def build(
 ) -> None:
     """Validate, then write every output into the output directory (atomically)."""
     from fabric.render import render_all
-    from fabric.writer import OutputError, write_outputs
+    from fabric.write.atomic import OutputError, write_outputs
 
     result = _run(spec, strict)
     _print_findings(list(result.findings))
@@ -127,7 +127,7 @@ def build(
 @app.command()
 def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     """Print a summary of every fabric: switches, links, oversubscription, bisection, ECMP, failures, cables."""
-    from fabric.summary import cables_by_media, summary
+    from fabric.render.summary import cables_by_media, summary
 
     result = _run(spec, strict)
     data = summary(result)
@@ -190,8 +190,8 @@ def schema(
     markdown: Annotated[bool, typer.Option("--markdown", help="The spec reference as Markdown.")] = False,
 ) -> None:
     """Print the spec's JSON schema (or, with --markdown, the spec reference)."""
-    from fabric.reference import spec_reference
-    from fabric.spec import Spec
+    from fabric.render.spec_reference import spec_reference
+    from fabric.spec.schema import Spec
 
     if markdown:
         sys.stdout.write(spec_reference())
@@ -231,9 +231,9 @@ def verify(
     each link at a wrong width or speed, with the cable id, label and both ends as rack, U, device and port.
     Exit 0 when everything matches, 1 otherwise, 2 when the spec or the discovered data cannot be read.
     """
-    from fabric.infiniband.netfile import parse_ibnetdiscover
-    from fabric.lldp import read_lldp
-    from fabric.verify import choose_subnet, verify_ib, verify_lldp
+    from fabric.render.infiniband.netfile import parse_ibnetdiscover
+    from fabric.tools.lldp import read_lldp
+    from fabric.tools.verify import choose_subnet, verify_ib, verify_lldp
 
     if (ibnetdiscover is None) == (not lldp):
         print("error: give either --ibnetdiscover FILE or --lldp PATH", file=sys.stderr)
@@ -283,7 +283,7 @@ PrefixOpt = Annotated[str, typer.Option("--prefix", help="Prefix of the lab's ne
 
 
 def _lab_dir(name: str) -> Path:
-    from fabric.lab import STATE_ROOT
+    from fabric.tools.lab import STATE_ROOT
 
     return STATE_ROOT / name
 
@@ -296,7 +296,7 @@ def lab_up(
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for convergence (0: do not wait).")] = 90,
 ) -> None:
     """Boot the fabric: a namespace per switch and server, veth pairs as cabled, zebra and bgpd per switch."""
-    from fabric.lab import Lab, LabError, plan_lab, preflight, running_labs
+    from fabric.tools.lab import Lab, LabError, plan_lab, preflight, running_labs
 
     result = _run(spec, False)
     if result.errors:
@@ -335,7 +335,7 @@ def lab_up(
 @lab_app.command("status")
 def lab_status_command(spec: SpecArg = None) -> None:
     """BGP sessions per switch and ECMP width per leaf of every running lab (or of SPEC's)."""
-    from fabric.lab import lab_status, running_labs
+    from fabric.tools.lab import lab_status, running_labs
 
     converged = True
     for name, path in _selected_labs(spec, running_labs()).items():
@@ -349,7 +349,7 @@ def lab_status_command(spec: SpecArg = None) -> None:
 @lab_app.command("down")
 def lab_down(spec: SpecArg = None) -> None:
     """Stop every running lab (or SPEC's): daemons, namespaces, state."""
-    from fabric.lab import running_labs, teardown
+    from fabric.tools.lab import running_labs, teardown
 
     for name, path in _selected_labs(spec, running_labs()).items():
         teardown(path)

@@ -12,16 +12,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fabric.allocation import Plan, allocate
-from fabric.checks import Context, run_checks, run_plan_checks
-from fabric.figures import FabricFigures, fabric_figures
-from fabric.findings import Finding, Severity, sort_findings
-from fabric.infiniband import IbPlan, build_infiniband
-from fabric.intent import DeviceIntent, build_intents
-from fabric.loader import Design, load_spec
-from fabric.model import Topology
-from fabric.paths import locate
-from fabric.topology import build_topology
+from fabric.allocation.allocate import Plan, allocate
+from fabric.analysis.checks import Context, run_checks, run_plan_checks
+from fabric.analysis.figures import FabricFigures, fabric_figures
+from fabric.intent.ethernet import DeviceIntent, build_intents
+from fabric.intent.infiniband import IbPlan, build_infiniband
+from fabric.model.findings import Finding, Severity, sort_findings
+from fabric.model.topology import Topology
+from fabric.spec.loader import Design, load_spec
+from fabric.spec.paths import locate
+from fabric.topology.build import build_topology
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from fabric.lab import stop_daemons
+from fabric.tools.lab import stop_daemons
 
 FRR = Path("/usr/lib/frr")
 

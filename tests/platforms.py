@@ -9,7 +9,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from fabric import Build, build_fabric, load_spec_text
-from fabric.platforms import PLATFORMS
+from fabric.render.platforms import PLATFORMS
 from tests.conftest import DESIGNS
 
 ETHERNET_DESIGNS = ("lab", "roce-512", "superpod-h100-4su")

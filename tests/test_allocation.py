@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from fabric import Build, Finding, Severity, build_fabric, load_spec_text
-from fabric.allocation import AddressRow, Cable
-from fabric.catalog import Media, port_candidates
-from fabric.media import length_code
-from fabric.model import LAYER_RANK
-from fabric.racks import U_M, route_m
+from fabric.allocation.allocate import AddressRow, Cable
+from fabric.model.topology import LAYER_RANK
+from fabric.spec.catalog import Media, port_candidates
+from fabric.topology.media import length_code
+from fabric.topology.racks import U_M, route_m
 from tests.conftest import DESIGNS, built
 
 LAB = (DESIGNS / "lab.yaml").read_text(encoding="utf-8")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fabric.catalog import builtin_catalog, radix, switch_ports
-from fabric.media import CablingRules, MediaChooser, length_code
-from fabric.spec import CablingPolicy
+from fabric.spec.catalog import builtin_catalog, radix, switch_ports
+from fabric.spec.schema import CablingPolicy
+from fabric.topology.media import CablingRules, MediaChooser, length_code
 
 CATALOG = builtin_catalog()
 
@@ -60,7 +60,7 @@ def test_node_types_the_issue_names_exist() -> None:
 
 
 def test_every_price_is_marked_a_placeholder() -> None:
-    from fabric.catalog import Media, NodeType, SwitchModel
+    from fabric.spec.catalog import Media, NodeType, SwitchModel
 
     for model in (SwitchModel, NodeType):
         assert "Placeholder" in (model.model_fields["list_price_usd"].description or "")

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fabric.cli import app
-from fabric.reference import spec_reference
+from fabric.render.spec_reference import spec_reference
 from tests.conftest import DESIGNS, REPO
 
 runner = CliRunner()

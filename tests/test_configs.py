@@ -15,11 +15,11 @@ import pytest
 import yaml
 
 from fabric import render_all, write_outputs
-from fabric.findings import Severity
-from fabric.platforms import PLATFORMS
-from fabric.platforms.base import Platform
-from fabric.resources import templates_dir
-from fabric.spec import PLATFORMS as SPEC_PLATFORMS
+from fabric.model.findings import Severity
+from fabric.render.platforms import PLATFORMS
+from fabric.render.platforms.base import Platform
+from fabric.spec.resources import templates_dir
+from fabric.spec.schema import PLATFORMS as SPEC_PLATFORMS
 from tests.conftest import REPO, built
 from tests.platforms import ETHERNET_DESIGNS, build_data, on_platform, spec_data, variant
 
@@ -36,7 +36,7 @@ def test_registry_matches_the_spec() -> None:
 
 
 def test_every_platform_named_in_the_catalog_is_registered() -> None:
-    from fabric.catalog import builtin_catalog
+    from fabric.spec.catalog import builtin_catalog
 
     named = {m.platform for m in builtin_catalog().switches.values() if m.platform}
     assert named <= set(PLATFORMS)

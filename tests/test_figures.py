@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fabric import Build, Severity, build_fabric, load_spec_text
-from fabric.figures import FabricFigures
+from fabric.analysis.figures import FabricFigures
 from tests.conftest import built
 
 

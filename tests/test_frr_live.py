@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 
 from fabric import render_all
 from fabric.cli import app
-from fabric.lab import Lab, LabError, plan_lab, preflight
-from fabric.platforms.frr import qos_commands
+from fabric.render.platforms.frr import qos_commands
+from fabric.tools.lab import Lab, LabError, plan_lab, preflight
 from tests.conftest import DESIGNS, built, require_root, require_tool
 from tests.frr import load_into_live_bgpd
 from tests.platforms import ETHERNET_DESIGNS, on_platform
@@ -240,9 +240,9 @@ def test_linux_qos_commands_parse_with_iproute2() -> None:
 
 
 def test_fabric_lab_up_status_down(monkeypatch: pytest.MonkeyPatch, lab_dir: Path) -> None:
-    import fabric.lab
+    import fabric.tools.lab
 
-    monkeypatch.setattr(fabric.lab, "STATE_ROOT", lab_dir / "labs")
+    monkeypatch.setattr(fabric.tools.lab, "STATE_ROOT", lab_dir / "labs")
     runner = CliRunner()
     lab_yaml = str(DESIGNS / "lab.yaml")
     try:
@@ -262,17 +262,17 @@ def test_fabric_lab_up_status_down(monkeypatch: pytest.MonkeyPatch, lab_dir: Pat
 
 
 def test_lab_refuses_politely(monkeypatch: pytest.MonkeyPatch) -> None:
-    import fabric.lab
+    import fabric.tools.lab
 
     runner = CliRunner()
     big = on_platform("roce-512", "frr")
     plan = plan_lab(big)
     with pytest.raises(LabError, match="at most 40 switches and 200 links"):
         preflight(len(plan.switches), sum(1 for w in plan.wires if w.a_ns in plan.switches.values()))
-    monkeypatch.setattr(fabric.lab, "FRR_DIR", Path("/nonexistent"))
+    monkeypatch.setattr(fabric.tools.lab, "FRR_DIR", Path("/nonexistent"))
     result = runner.invoke(app, ["lab", "up", str(DESIGNS / "lab.yaml")])
     assert result.exit_code == 2 and "FRR is not installed" in result.output
-    monkeypatch.setattr(fabric.lab.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(fabric.tools.lab.os, "geteuid", lambda: 1000)
     result = runner.invoke(app, ["lab", "up", str(DESIGNS / "lab.yaml")])
     assert result.exit_code == 2 and "needs root" in result.output
     result = runner.invoke(app, ["lab", "up", str(DESIGNS / "superpod-h100-1su.yaml")])

@@ -22,12 +22,12 @@ import pytest
 from typer.testing import CliRunner
 
 from fabric.cli import app
-from fabric.infiniband.intent import IbLink, IbNode, Subnet
-from fabric.infiniband.netfile import net_view, parse_ibnetdiscover
-from fabric.infiniband.render import render_subnet
-from fabric.model import LAYER_RANK
-from fabric.templating import render
-from fabric.verify import verify_ib
+from fabric.intent.infiniband.subnet import IbLink, IbNode, Subnet
+from fabric.model.topology import LAYER_RANK
+from fabric.render.infiniband.files import render_subnet
+from fabric.render.infiniband.netfile import net_view, parse_ibnetdiscover
+from fabric.render.templating import render
+from fabric.tools.verify import verify_ib
 from tests.conftest import DESIGNS, built
 from tests.ibsim import Lfts, Simulation, log_problems, low_weights, parse_lfts, pkeys, simulation, sl2vl_table
 
@@ -308,7 +308,7 @@ def _discover(subnet: Subnet, links: list[IbLink], where: Path, name: str) -> Pa
 
 
 def _header(subnet: Subnet) -> dict[str, object]:
-    from fabric.infiniband.render import _header as header
+    from fabric.render.infiniband.files import _header as header
 
     return header(subnet)
 

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from fabric import render_all
-from fabric.catalog import builtin_catalog, switch_ports
-from fabric.infiniband.guids import (
+from fabric.intent.infiniband.guids import (
     GuidNeed,
     assign_guids,
     format_guid,
@@ -20,11 +19,12 @@ from fabric.infiniband.guids import (
     parse_inventory,
     placeholder_guid,
 )
-from fabric.infiniband.intent import Subnet
-from fabric.infiniband.netfile import parse_ibnetdiscover
-from fabric.infiniband.ports import SwitchNumbering, node_cas, parse_rate, plan_rate, switch_numbering
-from fabric.loader import load_spec_text
+from fabric.intent.infiniband.ports import SwitchNumbering, node_cas, parse_rate, plan_rate, switch_numbering
+from fabric.intent.infiniband.subnet import Subnet
 from fabric.pipeline import Build, build_fabric
+from fabric.render.infiniband.netfile import parse_ibnetdiscover
+from fabric.spec.catalog import builtin_catalog, switch_ports
+from fabric.spec.loader import load_spec_text
 from tests.conftest import REPO, built
 
 QM9700 = builtin_catalog().switches["qm9700"]

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from fabric.lldp import read_lldp
-from fabric.verify import verify_lldp
+from fabric.tools.lldp import read_lldp
+from fabric.tools.verify import verify_lldp
 from tests.conftest import built, require_tool
 
 pytestmark = pytest.mark.real

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabric import Build, Severity, build_fabric, load_spec_text
-from fabric.figures import FabricFigures
+from fabric.analysis.figures import FabricFigures
 
 RATE = 400  # Gb/s of every port
 

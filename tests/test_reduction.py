@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.reduction import FlowGraph, is_equitable, max_flow, quotient, reduced_max_flow, refine, row_ids
+from fabric.analysis.reduction import FlowGraph, is_equitable, max_flow, quotient, reduced_max_flow, refine, row_ids
 
 
 def make_graph(n: int, edges: dict[tuple[int, int], int]) -> FlowGraph:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from fabric.spec import Fabric, NodeGroup, Spec, format_ratio, parse_ratio
+from fabric.spec.schema import Fabric, NodeGroup, Spec, format_ratio, parse_ratio
 
 FABRIC = {"technology": "infiniband", "topology": {"kind": "fat-tree"}, "switches": {"leaf": "qm9700"}}
 

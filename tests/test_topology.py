@@ -7,8 +7,8 @@ from collections import Counter, defaultdict
 import pytest
 
 from fabric import build_fabric, load_spec_text
-from fabric.catalog import builtin_catalog
-from fabric.model import Link
+from fabric.model.topology import Link
+from fabric.spec.catalog import builtin_catalog
 from tests.conftest import built
 
 # NVIDIA RA-11333-001, table 4: SU → (nodes, leaves, spines, compute+UFM cables, leaf-spine cables)

@@ -9,18 +9,18 @@ import pytest
 from typer.testing import CliRunner
 
 from fabric import render_all
-from fabric.allocation import Cable
+from fabric.allocation.allocate import Cable
 from fabric.cli import app
-from fabric.infiniband.netfile import parse_ibnetdiscover
-from fabric.lldp import parse_lldp_text, read_lldp
-from fabric.verify import End, ObservedCable, PlannedCable, choose_subnet, compare, match_nodes, verify_lldp
+from fabric.render.infiniband.netfile import parse_ibnetdiscover
+from fabric.tools.lldp import parse_lldp_text, read_lldp
+from fabric.tools.verify import End, ObservedCable, PlannedCable, choose_subnet, compare, match_nodes, verify_lldp
 from tests.conftest import DESIGNS, REPO, built
 
 runner = CliRunner()
 
 
 def _cable(n: int, a: tuple[str, str], b: tuple[str, str]) -> PlannedCable:
-    from fabric.model import Link
+    from fabric.model.topology import Link
 
     link = Link("f", "leaf-spine", a[0], a[1], b[0], b[1], 400)
     cable = Cable(f"f-{n:04d}", link, "A01", 1, "A02", 2, "mmf", "mmf-400g", "P", 5, 4)
@@ -90,7 +90,7 @@ def test_unchecked_cables_are_not_missing() -> None:
 
 
 def test_rates_compare_width_and_speed() -> None:
-    from fabric.infiniband.ports import plan_rate
+    from fabric.intent.infiniband.ports import plan_rate
 
     plan = [PlannedCable(p.cable, p.a, p.b, plan_rate(400)) for p in PLAN[:1]]
     for found, problem in (("4xNDR", None), ("1xNDR", "width 1x, planned 4x"), ("4xHDR", "speed HDR, planned NDR")):

@@ -1,35 +1,18 @@
-"""Stage 5: render every output in memory.
+"""Render: a Build in, every output file in memory out (path → bytes, and which hold secrets).
 
-RENDERERS maps an output's name to the function that renders it: a Build in, {relative path: text} out
-(one file for a plan, one per device for configs). Nothing is written here; see writer.py.
+Renderers are discovered: each module under `fabric/render/` that declares `OUTPUTS` (see registry.py)
+contributes its outputs. Templates get ready data and compute nothing; JSON and YAML are serialized
+from data. No file I/O here: the writer (fabric/write/) writes what this returns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import importlib
+import pkgutil
+from functools import cache
 
-from fabric.infiniband.render import render_infiniband
 from fabric.pipeline import Build
-from fabric.render import cabling_md, configs, tables
-from fabric.render.summary_json import summary_json
-
-Renderer = Callable[[Build], Mapping[str, str]]
-
-
-def _one(path: str, render: Callable[[Build], str]) -> Renderer:
-    return lambda build: {path: render(build)}
-
-
-RENDERERS: dict[str, Renderer] = {
-    "cabling": _one("cabling.csv", tables.cabling_csv),
-    "cabling-doc": _one("cabling.md", cabling_md.cabling_md),
-    "ip-plan": _one("ip-plan.csv", tables.ip_plan_csv),
-    "asn-plan": _one("asn-plan.csv", tables.asn_plan_csv),
-    "inventory": _one("inventory.csv", tables.inventory_csv),
-    "summary": _one("summary.json", summary_json),
-    "configs": configs.configs,
-    "infiniband": render_infiniband,  # infiniband/<fabric>/: opensm.conf, GUID files, partitions.conf, topology.net
-}
+from fabric.render.registry import Output
 
 
 class Rendered(dict[str, bytes]):
@@ -38,17 +21,32 @@ class Rendered(dict[str, bytes]):
     private: frozenset[str] = frozenset()
 
 
+@cache
+def outputs() -> tuple[Output, ...]:
+    """Every declared output, in name order (each module under fabric.render that has `OUTPUTS`)."""
+    found: dict[str, Output] = {}
+    for info in sorted(pkgutil.walk_packages(__path__, __name__ + "."), key=lambda m: m.name):
+        module = importlib.import_module(info.name)
+        for output in getattr(module, "OUTPUTS", ()):
+            if output.name in found:
+                raise AssertionError(f"output {output.name} is declared twice (again in {info.name})")
+            found[output.name] = output
+    return tuple(found[name] for name in sorted(found))
+
+
 def render_all(build: Build) -> Rendered:
     """Every output file, path relative to the output directory → bytes, in path order."""
     files: dict[str, bytes] = {}
-    for name, render in RENDERERS.items():
-        for path, text in render(build).items():
+    private: set[str] = set()
+    for output in outputs():
+        for path, text in output.render(build).items():
             if path in files:
-                raise AssertionError(f"renderer {name} writes {path} again")
+                raise AssertionError(f"output {output.name} writes {path} again")
             files[path] = text.encode("utf-8")
+        private.update(output.private(build))
     out = Rendered(sorted(files.items()))
-    out.private = frozenset(configs.private_configs(build))
+    out.private = frozenset(private)
     return out
 
 
-__all__ = ["RENDERERS", "Rendered", "render_all"]
+__all__ = ["Output", "Rendered", "outputs", "render_all"]

@@ -6,7 +6,8 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from fabric.pipeline import Build
-from fabric.templating import render
+from fabric.render.registry import Output, one_file
+from fabric.render.templating import render
 
 
 def _fmt(value: float | None) -> str:
@@ -50,3 +51,6 @@ def cabling_md(build: Build) -> str:
             }
         )
     return render("docs/cabling.md.j2", design=build.name, fabrics=fabrics)
+
+
+OUTPUTS: tuple[Output, ...] = (one_file("cabling-doc", "cabling.md", cabling_md),)

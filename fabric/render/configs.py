@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from fabric.pipeline import Build
-from fabric.platforms import PLATFORMS
+from fabric.render.platforms import PLATFORMS
+from fabric.render.registry import Output
 
 
 def configs(build: Build) -> dict[str, str]:
@@ -22,3 +23,6 @@ def private_configs(build: Build) -> set[str]:
         if intent.has_secrets
         for file in PLATFORMS[intent.platform].files
     }
+
+
+OUTPUTS: tuple[Output, ...] = (Output("configs", configs, private=private_configs),)

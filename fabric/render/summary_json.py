@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 
 from fabric.pipeline import Build
-from fabric.summary import summary
+from fabric.render.registry import Output, one_file
+from fabric.render.summary import summary
 
 
 def summary_json(build: Build) -> str:
     return json.dumps(summary(build), indent=2, ensure_ascii=False) + "\n"
+
+
+OUTPUTS: tuple[Output, ...] = (one_file("summary", "summary.json", summary_json),)

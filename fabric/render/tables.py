@@ -6,8 +6,9 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 
-from fabric.allocation import Cable
+from fabric.allocation.allocate import Cable
 from fabric.pipeline import Build
+from fabric.render.registry import Output, one_file
 
 CABLING_COLUMNS = (
     "cable_id",
@@ -162,3 +163,11 @@ def inventory_csv(build: Build) -> str:
             for d in build.topology.devices.values()
         ),
     )
+
+
+OUTPUTS: tuple[Output, ...] = (
+    one_file("cabling", "cabling.csv", cabling_csv),
+    one_file("ip-plan", "ip-plan.csv", ip_plan_csv),
+    one_file("asn-plan", "asn-plan.csv", asn_plan_csv),
+    one_file("inventory", "inventory.csv", inventory_csv),
+)

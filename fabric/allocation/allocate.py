@@ -1,0 +1,456 @@
+"""Allocate addresses, ASNs and cables. Index-based, so the same spec gives the same plan.
+
+Addresses (Ethernet fabrics only; InfiniBand fabrics get management addresses only):
+- a /32 (and /128) loopback per switch, fabrics in spec order, each fabric top tier first;
+- a /31 (and /127) per switch-to-switch link, the upper switch taking the even address;
+  none in fabrics that run BGP unnumbered;
+- one subnet per leaf sized for all its down ports plus a gateway (`.1`, interface `servers`),
+  node ports numbered from `.2` in port order; one /64 per leaf in IPv6; out-of-band leaves take theirs
+  from the management pool, and what they connect (BMCs, switch management ports) its address there;
+- a management address for every other switch management port and BMC (`.1` of the pool is the gateway).
+A pool that is too small is a finding that says how much is needed and how much the pool has.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from netaddr import IPAddress, IPNetwork
+
+from fabric.model.findings import Finding, error
+from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Topology
+from fabric.spec.loader import Design
+from fabric.spec.schema import AsnPlan
+from fabric.topology.media import CablingRules, Choice, MediaChooser
+from fabric.topology.portnames import mgmt_port
+from fabric.topology.racks import route_m
+
+PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
+SERVER_INTERFACE = "servers"
+
+
+@dataclass(frozen=True, slots=True)
+class Cable:
+    cable_id: str
+    link: Link
+    a_rack: str
+    a_u: int | None
+    b_rack: str
+    b_u: int | None
+    media_kind: str
+    media: str  # catalog key
+    part: str
+    length_m: float | None
+    route_m: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class AddressRow:
+    device: str
+    interface: str
+    address: str  # CIDR
+    peer_device: str
+    peer_interface: str
+    purpose: str  # loopback | p2p | server-gateway | server | mgmt
+    fabric: str
+
+
+@dataclass(frozen=True, slots=True)
+class AsnRow:
+    device: str
+    fabric: str
+    layer: str
+    asn: int
+    router_id: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    cables: tuple[Cable, ...]
+    addresses: tuple[AddressRow, ...]
+    asns: tuple[AsnRow, ...]
+    findings: tuple[Finding, ...]
+
+
+# --------------------------------------------------------------------------------------------- pools
+
+
+class Pool:
+    """Hands out consecutive blocks of one prefix length from a network, by index."""
+
+    def __init__(self, network: IPNetwork, prefixlen: int, first: int = 0) -> None:
+        self.network = network
+        self.prefixlen = prefixlen
+        self.size = 2 ** ((32 if network.version == 4 else 128) - prefixlen)
+        self.first = first
+        self.capacity = max(0, (network.size // self.size) - first)
+
+    def block(self, index: int) -> IPNetwork:
+        start = int(self.network.first) + (self.first + index) * self.size
+        return IPNetwork((start, self.prefixlen), version=self.network.version)
+
+
+def _short(pool: str, network: IPNetwork, unit: str, have: int, need: int, per: int = 1, spare: int = 0) -> Finding:
+    """A pool holds `have` units of `per` addresses (after `spare` reserved ones); the design needs `need`."""
+    width = 32 if network.version == 4 else 128
+    fits = width - math.ceil(math.log2(need * per + spare))  # the longest prefix that holds them all
+    return error(
+        "address-pool",
+        f"addressing.{pool}",
+        f"{network} holds {have:,} {unit}; the design needs {need:,} ({(need - have) * per:,} more addresses)",
+        f"use a prefix of /{fits} or shorter",
+    )
+
+
+def _asn_findings(fabric: str, rows: Sequence[AsnRow]) -> Iterator[Finding]:
+    bad = [r for r in rows if not any(lo <= r.asn <= hi for lo, hi in PRIVATE_ASN_RANGES)]
+    if bad:
+        leaves = [r for r in bad if r.layer == "leaf"]
+        example = bad[0]
+        hint = (
+            "start leaves in the 4-byte private range, e.g. asn.leaf_start: 4200000000"
+            if leaves
+            else "use ASNs from 64512–65534 or 4200000000–4294967294"
+        )
+        yield error(
+            "asn-range",
+            f"fabrics.{fabric}.asn",
+            f"{len(bad)} ASNs of fabric `{fabric}` are outside the private "
+            f"ranges (e.g. {example.device}: {example.asn}); the 2-byte range 64512–65534 holds 1,023",
+            hint,
+        )
+
+
+def _layer_order(ft: FabricTopology, devices: Mapping[str, Device]) -> list[str]:
+    """Switches top tier first, then by plane and index (stable across runs)."""
+    # sorted() is stable, so switches of one plane and tier keep their generation order
+    return sorted(ft.switches, key=lambda s: (devices[s].plane or 0, -LAYER_RANK[devices[s].layer]))
+
+
+# --------------------------------------------------------------------------------------------- stages
+
+
+def _allocate_asns(design: Design, topo: Topology) -> tuple[list[AsnRow], list[Finding]]:
+    spec = design.spec
+    rows: list[AsnRow] = []
+    findings: list[Finding] = []
+    next_leaf = spec.asn.leaf_start
+    for key, ft in topo.fabrics.items():
+        if ft.technology != "ethernet" or not ft.switches:
+            continue
+        plan: AsnPlan = spec.fabrics[key].asn or spec.asn
+        leaf_asn = plan.leaf_start if spec.fabrics[key].asn else next_leaf
+        counters = {"core": plan.core, "spine": plan.spine}
+        fabric_rows = []
+        for name in _layer_order(ft, topo.devices):
+            dev = topo.devices[name]
+            if dev.layer == "leaf":
+                asn = leaf_asn
+                leaf_asn += 1
+            elif plan.scheme == "unique":
+                asn = counters[dev.layer]
+                counters[dev.layer] += 1
+            elif dev.layer == "spine" and ft.tiers == 3:
+                asn = plan.spine + (dev.pod or 1) - 1
+            else:
+                asn = plan.core if dev.layer == "core" else plan.spine
+            fabric_rows.append(AsnRow(name, key, dev.layer, asn, ""))
+        if not spec.fabrics[key].asn:
+            next_leaf = leaf_asn
+        findings.extend(_asn_findings(key, fabric_rows))
+        rows.extend(fabric_rows)
+    return rows, findings
+
+
+def _ethernet(topo: Topology) -> list[FabricTopology]:
+    return [ft for ft in topo.fabrics.values() if ft.technology == "ethernet" and ft.switches]
+
+
+def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow], list[Finding], dict[str, str]]:
+    spec = design.spec
+    pools = spec.addressing
+    rows: list[AddressRow] = []
+    findings: list[Finding] = []
+    loopbacks: dict[str, str] = {}
+    v6 = IPNetwork(str(pools.ipv6)) if pools.ipv6 is not None else None
+    v6_blocks = Pool(v6, 64) if v6 is not None else None  # /64 blocks: 0 loopbacks, 1 links, 2… one per leaf
+
+    ethernet = _ethernet(topo)
+    # loopbacks
+    switches = [(ft.name, s) for ft in ethernet for s in _layer_order(ft, topo.devices)]
+    lo_pool = Pool(IPNetwork(str(pools.loopback)), 32, first=1)
+    if len(switches) > lo_pool.capacity:
+        findings.append(
+            _short("loopback", lo_pool.network, "loopback addresses", lo_pool.capacity, len(switches), spare=1)
+        )
+    else:
+        for i, (fabric, name) in enumerate(switches):
+            address = lo_pool.block(i)
+            loopbacks[name] = str(address.ip)
+            rows.append(AddressRow(name, "lo", str(address), "", "", "loopback", fabric))
+            if v6_blocks is not None:
+                rows.append(
+                    AddressRow(
+                        name,
+                        "lo",
+                        f"{IPAddress(int(v6_blocks.block(0).first) + i + 1, 6)}/128",
+                        "",
+                        "",
+                        "loopback",
+                        fabric,
+                    )
+                )
+    # point-to-point links
+    numbered = [
+        (ft.name, link)
+        for ft in ethernet
+        if not _unnumbered(design, ft.name)
+        for link in ft.links
+        if link.tier != "node-leaf"
+    ]
+    p2p_pool = Pool(IPNetwork(str(pools.p2p)), 31)
+    if len(numbered) > p2p_pool.capacity:
+        findings.append(_short("p2p", p2p_pool.network, "/31 links", p2p_pool.capacity, len(numbered), 2))
+    else:
+        for i, (fabric, link) in enumerate(numbered):
+            block = p2p_pool.block(i)
+            upper, lower = IPAddress(block.first), IPAddress(block.first + 1)
+            rows.append(AddressRow(link.b, link.b_port, f"{upper}/31", link.a, link.a_port, "p2p", fabric))
+            rows.append(AddressRow(link.a, link.a_port, f"{lower}/31", link.b, link.b_port, "p2p", fabric))
+            if v6_blocks is not None:
+                base = int(v6_blocks.block(1).first) + 2 * i
+                rows.append(
+                    AddressRow(link.b, link.b_port, f"{IPAddress(base, 6)}/127", link.a, link.a_port, "p2p", fabric)
+                )
+                rows.append(
+                    AddressRow(link.a, link.a_port, f"{IPAddress(base + 1, 6)}/127", link.b, link.b_port, "p2p", fabric)
+                )
+    # server subnets; an out-of-band fabric's leaves get theirs from the management pool, and its endpoints
+    # (BMCs, switch management ports) their management address in them
+    data_leaves = _leaf_ports(topo, [ft for ft in ethernet if ft.role != "oob"])
+    oob_leaves = _leaf_ports(topo, [ft for ft in ethernet if ft.role == "oob"])
+    if data_leaves:
+        prefix = pools.server_prefix or _subnet_prefix(data_leaves, ethernet)
+        if v6_blocks is not None and 2 + len(data_leaves) > v6_blocks.capacity:
+            findings.append(
+                _short("ipv6", v6_blocks.network, "/64 blocks", v6_blocks.capacity, 2 + len(data_leaves), 2**64)
+            )
+            v6_blocks = None
+        rows.extend(
+            _leaf_subnets(
+                "servers", Pool(IPNetwork(str(pools.servers)), prefix), data_leaves, v6_blocks, "server", findings
+            )
+        )
+    mgmt_network = IPNetwork(str(pools.mgmt))
+    oob_blocks = 0
+    if oob_leaves:
+        mgmt_subnets = Pool(mgmt_network, _subnet_prefix(oob_leaves, ethernet))
+        rows.extend(_leaf_subnets("mgmt", mgmt_subnets, oob_leaves, None, "mgmt", findings))
+        oob_blocks = len(oob_leaves) * mgmt_subnets.size
+    # management addresses of everything not on an out-of-band leaf
+    done = {(r.device, r.interface) for r in rows if r.purpose == "mgmt"}
+    rows.extend(_mgmt(design, topo, findings, done, oob_blocks))
+    return rows, findings, loopbacks
+
+
+def _leaf_ports(topo: Topology, fabrics: list[FabricTopology]) -> dict[str, tuple[str, list[Link]]]:
+    """Leaf → (its fabric, its node-leaf links in port order)."""
+    leaves: dict[str, tuple[str, list[Link]]] = {}
+    for ft in fabrics:
+        for name in ft.switches:
+            if topo.devices[name].layer == "leaf":
+                leaves[name] = (ft.name, [])
+        for link in ft.links:
+            if link.tier == "node-leaf" and link.b in leaves:
+                leaves[link.b][1].append(link)
+    return leaves
+
+
+def _subnet_prefix(leaves: dict[str, tuple[str, list[Link]]], fabrics: list[FabricTopology]) -> int:
+    """The smallest subnet that holds every down port of a generated leaf (adding nodes never renumbers)
+    and every cabled port, plus network, gateway and broadcast."""
+    designed = [ft.params.downlinks for ft in fabrics if ft.params and any(f == ft.name for f, _ in leaves.values())]
+    ports = max([1, *designed, *(len(links) for _, links in leaves.values())])
+    return 32 - max(2, math.ceil(math.log2(ports + 3)))
+
+
+def _leaf_subnets(
+    pool_name: str,
+    pool: Pool,
+    leaves: dict[str, tuple[str, list[Link]]],
+    v6_blocks: Pool | None,
+    purpose: str,
+    findings: list[Finding],
+) -> list[AddressRow]:
+    """One subnet per leaf: the gateway (`.1`, interface `servers`), then its node ports from `.2` in port order."""
+    if len(leaves) > pool.capacity:
+        findings.append(
+            _short(pool_name, pool.network, f"/{pool.prefixlen} leaf subnets", pool.capacity, len(leaves), pool.size)
+        )
+        return []
+    rows = []
+    prefix = pool.prefixlen
+    for i, (leaf, (fabric, links)) in enumerate(leaves.items()):
+        subnet = pool.block(i)
+        if len(links) + 3 > subnet.size:
+            findings.append(
+                error(
+                    "address-pool",
+                    "addressing.server_prefix",
+                    f"a /{prefix} holds {subnet.size - 3} hosts; leaf {leaf} has {len(links)}",
+                    f"use server_prefix: {32 - math.ceil(math.log2(len(links) + 3))} or shorter",
+                )
+            )
+            break
+        rows.append(
+            AddressRow(
+                leaf, SERVER_INTERFACE, f"{IPAddress(subnet.first + 1)}/{prefix}", "", "", f"{purpose}-gateway", fabric
+            )
+        )
+        v6_net = v6_blocks.block(2 + i) if v6_blocks is not None else None
+        if v6_net is not None:
+            rows.append(
+                AddressRow(
+                    leaf, SERVER_INTERFACE, f"{IPAddress(v6_net.first + 1, 6)}/64", "", "", f"{purpose}-gateway", fabric
+                )
+            )
+        for j, link in enumerate(links):
+            rows.append(
+                AddressRow(
+                    link.a,
+                    link.a_port,
+                    f"{IPAddress(subnet.first + 2 + j)}/{prefix}",
+                    link.b,
+                    link.b_port,
+                    purpose,
+                    fabric,
+                )
+            )
+            if v6_net is not None:
+                rows.append(
+                    AddressRow(
+                        link.a,
+                        link.a_port,
+                        f"{IPAddress(v6_net.first + 2 + j, 6)}/64",
+                        link.b,
+                        link.b_port,
+                        purpose,
+                        fabric,
+                    )
+                )
+    return rows
+
+
+def _unnumbered(design: Design, fabric: str) -> bool:
+    routing = design.spec.fabrics[fabric].routing
+    return routing is not None and routing.bgp_unnumbered
+
+
+def _mgmt(
+    design: Design, topo: Topology, findings: list[Finding], done: set[tuple[str, str]], offset: int
+) -> list[AddressRow]:
+    """A management address for every switch management port and BMC not given one on an out-of-band leaf,
+    from the management pool after the out-of-band leaves' subnets (`.1` of the pool is its gateway)."""
+    peers: dict[tuple[str, str], tuple[str, str, str]] = {}
+    for ft in topo.fabrics.values():
+        for link in ft.links:
+            if link.tier == "node-leaf":
+                peers[(link.a, link.a_port)] = (link.b, link.b_port, ft.name)
+    wanted: list[tuple[str, str]] = []
+    for name, dev in topo.devices.items():
+        if dev.layer == "node":
+            bmc = design.catalog.nodes[dev.model].ports.get("bmc")
+            if bmc is not None:
+                wanted.extend((name, p.name) for p in bmc.port_list())
+    for ft in topo.fabrics.values():
+        for name in ft.switches:
+            switch = topo.devices[name]
+            wanted.append((name, mgmt_port(switch.platform, design.catalog.switches[switch.model].mgmt_port)))
+    wanted = [w for w in wanted if w not in done]
+    network = IPNetwork(str(design.spec.addressing.mgmt))
+    pool = Pool(network, 32, first=max(2, offset))  # .0 network, .1 gateway
+    capacity = max(0, pool.capacity - 1)  # the broadcast address
+    if len(wanted) > capacity:
+        findings.append(_short("mgmt", network, "management addresses", capacity, len(wanted), spare=3 + offset))
+        return []
+    rows = []
+    for i, (device, port) in enumerate(wanted):
+        peer = peers.get((device, port), ("", "", ""))
+        rows.append(
+            AddressRow(
+                device, port, f"{IPAddress(pool.block(i).first)}/{network.prefixlen}", peer[0], peer[1], "mgmt", peer[2]
+            )
+        )
+    return rows
+
+
+def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[Finding]]:
+    spec = design.spec
+    cables: list[Cable] = []
+    findings: list[Finding] = []
+    devices, racks = topo.devices, topo.racks
+    for key, ft in topo.fabrics.items():
+        rules = CablingRules.resolve(spec.fabrics[key].cabling, spec.cabling)
+        chooser = MediaChooser(design.catalog.media, rules, ft.technology)
+        width = max(4, len(str(len(ft.links))))
+        too_long: list[tuple[float, Link]] = []
+        cache: dict[tuple[str, int, int, str, int, int, int, str | None], tuple[float | None, Choice | None]] = {}
+        for n, link in enumerate(ft.links, start=1):
+            a, b = devices[link.a], devices[link.b]
+            ra, rb = racks.get(a.rack or ""), racks.get(b.rack or "")
+            route = None
+            if ra is not None and rb is not None and a.u and b.u:
+                route = route_m(spec.racks, ra, a.u, a.height_u, rb, b.u, b.height_u, rules.tray_height_m)
+            needed = (
+                link.length_m if link.length_m is not None else (rules.length_for(route) if route is not None else None)
+            )
+            # many cables share their two positions (a rack pair): choose once per position pair
+            slot = (a.rack or "", a.u or 0, a.height_u, b.rack or "", b.u or 0, b.height_u, link.speed_gbps, link.media)
+            hit = cache.get(slot) if link.length_m is None else None
+            if hit is None:
+                hit = (needed, chooser.choose(link.speed_gbps, needed, link.media) if needed is not None else None)
+                if link.length_m is None:
+                    cache[slot] = hit
+            choice = hit[1]
+            if needed is not None and choice is None:
+                too_long.append((needed, link))
+            cables.append(
+                Cable(
+                    f"{key}-{n:0{width}d}",
+                    link,
+                    a.rack or "",
+                    a.u,
+                    b.rack or "",
+                    b.u,
+                    choice.media.kind if choice else "",
+                    choice.key if choice else "",
+                    choice.part if choice else "",
+                    choice.length_m if choice else (round(needed, 1) if needed else None),
+                    round(route, 2) if route is not None else None,
+                )
+            )
+        if too_long:
+            needed, worst = max(too_long, key=lambda t: t[0])
+            kinds = ", ".join(rules.kinds) if rules.kinds else "any"
+            findings.append(
+                error(
+                    "cable-reach",
+                    f"fabrics.{key}.cabling",
+                    f"{len(too_long)} {ft.name} cable(s) need more than any allowed medium ({kinds}) reaches at "
+                    f"their speed; longest {needed:.1f} m: {worst.a}:{worst.a_port} — {worst.b}:{worst.b_port} "
+                    f"({worst.speed_gbps}G, longest allowed {chooser.reach(worst.speed_gbps):g} m)",
+                    "allow a longer-reach medium (fabrics.<f>.cabling.media), "
+                    "or place the racks closer (racks.per_row, rows)",
+                )
+            )
+    return cables, findings
+
+
+def allocate(design: Design, topo: Topology) -> Plan:
+    asn_rows, asn_findings = _allocate_asns(design, topo)
+    addresses, addr_findings, loopbacks = _allocate_addresses(design, topo)
+    asn_rows = [AsnRow(r.device, r.fabric, r.layer, r.asn, loopbacks.get(r.device, "")) for r in asn_rows]
+    cables, cable_findings = _allocate_cables(design, topo)
+    return Plan(tuple(cables), tuple(addresses), tuple(asn_rows), tuple(asn_findings + addr_findings + cable_findings))

@@ -1,0 +1,352 @@
+"""Checks. Each is a plain function from the built fabric to findings; CHECKS names them.
+
+Graph checks look at the topology and its figures (so they judge a hand-written or imported
+fabric as they judge a generated one); plan checks look at the allocated plan.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+from fabric.allocation.allocate import Plan
+from fabric.analysis.figures import FabricFigures
+from fabric.model.findings import Finding, error, warning
+from fabric.model.topology import Topology
+from fabric.spec.catalog import SwitchModel
+from fabric.spec.loader import Design
+from fabric.spec.schema import format_ratio
+
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Context:
+    design: Design
+    topology: Topology
+    figures: Mapping[str, FabricFigures]
+
+
+Check = Callable[[Context], Iterator[Finding]]
+
+
+def _list(names: list[str], limit: int = 4) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def check_ports(ctx: Context) -> Iterator[Finding]:
+    """No device port carries two cables (across all fabrics); no switch has more links than ports."""
+    owner: dict[tuple[str, str], str] = {}
+    clashes: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for key, ft in ctx.topology.fabrics.items():
+        for link in ft.links:
+            if link.tier != "node-leaf":
+                continue  # switch ports belong to one fabric; only attached endpoints can be shared
+            end = (link.a, link.a_port)
+            first = owner.setdefault(end, key)
+            if first != key:
+                clashes[(first, key)].append(f"{end[0]}:{end[1]}")
+        used: Counter[str] = Counter()
+        for link in ft.links:
+            used[link.b] += 1
+            if link.tier != "node-leaf":
+                used[link.a] += 1
+        over = []
+        for name in ft.switches:
+            capacity = _capacity(ctx.design.catalog.switches[ctx.topology.devices[name].model])
+            if used[name] > capacity:
+                over.append(f"{name} ({used[name]} links, {capacity} ports)")
+        if over:
+            yield error("port-budget", f"fabrics.{key}.topology", f"switches with more links than ports: {_list(over)}")
+    for (first, second), ports in clashes.items():
+        yield error(
+            "port-budget",
+            f"fabrics.{second}.attach",
+            f"{len(ports)} port(s) are cabled in both fabrics `{first}` and `{second}`: {_list(ports, 3)}",
+            "attach a different port group in one of them",
+        )
+
+
+def _capacity(model: SwitchModel) -> int:
+    """The most logical ports the model can have: every cage at its widest breakout."""
+    return sum(g.cages * max(m.ports for m in g.modes) for g in model.ports)
+
+
+def check_oversubscription(ctx: Context) -> Iterator[Finding]:
+    for key, fig in ctx.figures.items():
+        ft = ctx.topology.fabrics[key]
+        targets = {"leaf": ft.target_leaf, "spine": ft.target_spine}
+        for layer, target in targets.items():
+            loads = [ld for ld in fig.loads if ld.layer == layer and ld.ratio is not None]
+            no_up = [ld.name for ld in loads if ld.up_links == 0]
+            if no_up:
+                yield error(
+                    "oversubscription",
+                    f"fabrics.{key}.topology",
+                    f"{len(no_up)} {layer} switch(es) have no uplinks: {_list(no_up)}",
+                    "every switch below the top tier needs uplinks",
+                )
+            worse = sorted(
+                (ld for ld in loads if ld.up_links and ld.ratio is not None and ld.ratio > target + TOLERANCE),
+                key=lambda ld: -(ld.ratio or 0),
+            )
+            if worse:
+                yield error(
+                    "oversubscription",
+                    f"fabrics.{key}.oversubscription",
+                    f"{len(worse)} of {len(loads)} {layer} switches exceed the {format_ratio(target)} target; worst "
+                    f"{worse[0].name} at {format_ratio(worse[0].ratio or 0)} ({worse[0].down_gbps:,} Gb/s down, "
+                    f"{worse[0].up_gbps:,} Gb/s up)",
+                    "add uplinks (or spines), attach fewer ports per leaf, or state the intended target",
+                )
+            tier = fig.oversubscription_tier.get(layer)
+            if tier is not None and tier > target + TOLERANCE:
+                yield error(
+                    "oversubscription",
+                    f"fabrics.{key}.oversubscription",
+                    f"the {layer} tier as a whole is at {format_ratio(tier)}, above the {format_ratio(target)} target",
+                )
+
+
+def check_bisection(ctx: Context) -> Iterator[Finding]:
+    for key, fig in ctx.figures.items():
+        ft = ctx.topology.fabrics[key]
+        if not fig.full_bisection_gbps or fig.components > fig.planes:
+            continue
+        # leaf and spine ratios multiply for traffic that crosses the top tier
+        promised = 100.0 * min(1.0, 1 / ft.target_leaf) * (min(1.0, 1 / ft.target_spine) if fig.tiers == 3 else 1.0)
+        if fig.bisection_pct + 0.05 < promised:
+            yield error(
+                "bisection",
+                f"fabrics.{key}",
+                f"bisection is {fig.bisection_gbps:,.0f} Gb/s, {fig.bisection_pct:.1f}% of full "
+                f"({fig.full_bisection_gbps:,.0f} Gb/s); the oversubscription target promises {promised:.1f}%",
+                "look for missing or uneven uplinks (see the ECMP and oversubscription findings)",
+            )
+        analytic = fig.bisection_analytic_gbps
+        if analytic is not None and fig.bisection_gbps + 0.005 * analytic < analytic:
+            yield warning(
+                "bisection-mismatch",
+                f"fabrics.{key}",
+                f"the graph gives {fig.bisection_gbps:,.0f} Gb/s of bisection; the Clos formula gives {analytic:,.0f}",
+                "the generated graph is less regular than its parameters suggest",
+            )
+
+
+def check_ecmp(ctx: Context) -> Iterator[Finding]:
+    for key, fig in ctx.figures.items():
+        if fig.min_ecmp_width == 0 and fig.ecmp_worst_pair:
+            a, b = fig.ecmp_worst_pair
+            yield error(
+                "ecmp",
+                f"fabrics.{key}",
+                f"no up-down path from leaf {a} to leaf {b}",
+                "every leaf needs a path through a common spine or core",
+            )
+        if fig.ecmp_short:
+            a, b, width, uplinks = fig.ecmp_short[0]
+            yield warning(
+                "ecmp",
+                f"fabrics.{key}",
+                f"{len(fig.ecmp_short)} leaf class(es) cannot use all their uplinks toward some leaf; e.g. {a} "
+                f"reaches {b} over {width} of its {uplinks} uplinks",
+                "connect every leaf to every spine (or every spine of its pod) with the same number of links",
+            )
+        ft = ctx.topology.fabrics[key]
+        per_leaf: dict[str, Counter[str]] = defaultdict(Counter)
+        for link in ft.links:
+            if link.tier == "leaf-spine":
+                per_leaf[link.a][link.b] += 1
+        uneven = sorted(leaf for leaf, spines in per_leaf.items() if len(set(spines.values())) > 1)
+        if uneven:
+            example = per_leaf[uneven[0]]
+            yield warning(
+                "uneven-spread",
+                f"fabrics.{key}",
+                f"{len(uneven)} leaves spread their uplinks unevenly over spines; e.g. {uneven[0]}: "
+                + ", ".join(f"{s} ×{n}" for s, n in sorted(example.items())[:4]),
+                "give every leaf the same number of links to each spine",
+            )
+
+
+def check_failures(ctx: Context) -> Iterator[Finding]:
+    for key, fig in ctx.figures.items():
+        pct = fig.worst_failure_pct
+        if pct is not None and fig.worst_failure is not None and pct < 50:
+            yield warning(
+                "failure-impact",
+                f"fabrics.{key}",
+                f"losing {fig.worst_failure.element} leaves {pct:.1f}% of the bisection",
+                "add spines (at least 2) so that no single switch halves the fabric",
+            )
+
+
+def check_connectivity(ctx: Context) -> Iterator[Finding]:
+    for key, fig in ctx.figures.items():
+        if fig.components > fig.planes:
+            yield error(
+                "disconnected",
+                f"fabrics.{key}",
+                f"the switches fall apart into {fig.components} islands for {fig.planes} plane(s)",
+                "every leaf needs a link to a spine of its plane",
+            )
+
+
+def check_rails(ctx: Context) -> Iterator[Finding]:
+    for key, ft in ctx.topology.fabrics.items():
+        if not ft.rail_optimized:
+            continue
+        rails: dict[str, set[int]] = defaultdict(set)
+        for link in ft.links:
+            if link.tier == "node-leaf" and link.rail is not None:
+                rails[link.b].add(link.rail)
+        mixed = sorted(leaf for leaf, r in rails.items() if len(r) > 1)
+        if mixed:
+            yield warning(
+                "rail-alignment",
+                f"fabrics.{key}",
+                f"{len(mixed)} leaves carry ports of several rails; e.g. {mixed[0]}: rails "
+                + ", ".join(str(r) for r in sorted(rails[mixed[0]])),
+                "GPU i of every node in a scalable unit should land on that unit's rail-i leaf",
+            )
+
+
+def _units(lo: int, hi: int) -> str:
+    return f"U{lo}" if lo == hi else f"U{lo}-U{hi}"
+
+
+def check_racks(ctx: Context) -> Iterator[Finding]:
+    layout = ctx.design.spec.racks
+    usable = layout.rack_units - layout.reserved_u
+    units: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    power: Counter[str] = Counter()
+    for dev in ctx.topology.devices.values():
+        if dev.rack is None or dev.u is None:
+            continue
+        units[dev.rack].append((dev.u, dev.u + dev.height_u - 1, dev.name))
+        power[dev.rack] += dev.power_w
+    for rack, spans in units.items():
+        spans.sort()
+        top = max(hi for _, hi, _ in spans)
+        if top > usable:
+            name = max(spans, key=lambda s: s[1])[2]
+            yield error(
+                "rack-space",
+                "racks.rack_units",
+                f"rack {rack} needs {top} units ({name} reaches U{top}); {usable} are usable",
+                "lower per_rack, or use taller racks",
+            )
+        for (lo1, hi1, n1), (lo2, hi2, n2) in itertools.pairwise(spans):
+            if lo2 <= hi1:
+                yield error(
+                    "rack-space",
+                    "racks",
+                    f"{n1} ({_units(lo1, hi1)}) and {n2} ({_units(lo2, hi2)}) overlap in rack {rack}",
+                    "pin them to different units",
+                )
+    over = sorted((-w, r) for r, w in power.items() if w > layout.power_kw * 1000 + TOLERANCE)
+    if over:
+        watts, rack = -over[0][0], over[0][1]
+        yield error(
+            "rack-power",
+            "racks.power_kw",
+            f"{len(over)} rack(s) exceed {layout.power_kw:g} kW; worst {rack} at {watts / 1000:.1f} kW",
+            "lower nodes per_rack or raise racks.power_kw",
+        )
+
+
+CHECKS: dict[str, Check] = {
+    "ports": check_ports,
+    "oversubscription": check_oversubscription,
+    "bisection": check_bisection,
+    "ecmp": check_ecmp,
+    "failures": check_failures,
+    "connectivity": check_connectivity,
+    "rails": check_rails,
+    "racks": check_racks,
+}
+
+
+def run_checks(ctx: Context) -> list[Finding]:
+    findings: list[Finding] = []
+    for check in CHECKS.values():
+        findings.extend(check(ctx))
+    return findings
+
+
+# --------------------------------------------------------------------------------------------- plan checks
+
+
+def check_unique_asns(design: Design, plan: Plan) -> Iterator[Finding]:
+    """Within a fabric, only switches that share a tier (and pod) may share an ASN."""
+    by_fabric: dict[str, dict[int, set[tuple[str, str]]]] = defaultdict(lambda: defaultdict(set))
+    for row in plan.asns:
+        group = "leaf:" + row.device if row.layer == "leaf" else row.layer
+        by_fabric[row.fabric][row.asn].add((group, row.device))
+    for fabric, asns in by_fabric.items():
+        for asn, owners in sorted(asns.items()):
+            groups = {g for g, _ in owners}
+            if len(groups) > 1:
+                devices = sorted(d for _, d in owners)
+                yield error(
+                    "duplicate-asn",
+                    f"fabrics.{fabric}.asn" if design.spec.fabrics[fabric].asn else "asn",
+                    f"ASN {asn} is given to switches of different tiers or leaves: {_list(devices)}",
+                    "move leaf_start, spine or core so the ranges do not overlap",
+                )
+    seen: dict[int, str] = {}
+    for row in plan.asns:
+        if row.layer == "leaf":
+            first = seen.setdefault(row.asn, row.fabric)
+            if first != row.fabric:
+                yield error(
+                    "duplicate-asn",
+                    "asn",
+                    f"leaf ASN {row.asn} is used in fabrics `{first}` and `{row.fabric}`",
+                    "give one of the fabrics its own asn.leaf_start",
+                )
+
+
+def check_unique_addresses(design: Design, plan: Plan) -> Iterator[Finding]:
+    seen: dict[str, tuple[str, str]] = {}
+    dupes: list[str] = []
+    for row in plan.addresses:
+        ip = row.address.split("/")[0]
+        first = seen.setdefault(ip, (row.device, row.interface))
+        if first != (row.device, row.interface):
+            dupes.append(f"{ip} ({first[0]}:{first[1]} and {row.device}:{row.interface})")
+    if dupes:
+        yield error(
+            "duplicate-address",
+            "addressing",
+            f"{len(dupes)} addresses are assigned twice: {_list(dupes, 3)}",
+            "make the address pools disjoint",
+        )
+    pools = design.spec.addressing
+    nets = {"loopback": pools.loopback, "p2p": pools.p2p, "servers": pools.servers, "mgmt": pools.mgmt}
+    names = sorted(nets)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            if nets[a].overlaps(nets[b]):
+                yield error(
+                    "duplicate-address",
+                    f"addressing.{b}",
+                    f"pool {b} ({nets[b]}) overlaps pool {a} ({nets[a]})",
+                    "give every pool its own range",
+                )
+
+
+PLAN_CHECKS: dict[str, Callable[[Design, Plan], Iterator[Finding]]] = {
+    "unique-asns": check_unique_asns,
+    "unique-addresses": check_unique_addresses,
+}
+
+
+def run_plan_checks(design: Design, plan: Plan) -> list[Finding]:
+    findings: list[Finding] = []
+    for check in PLAN_CHECKS.values():
+        findings.extend(check(design, plan))
+    return findings

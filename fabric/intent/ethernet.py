@@ -1,0 +1,515 @@
+"""Per-switch intent. Everything a switch's configuration says, vendor-neutral and ready to print.
+
+Built from the allocated plan for every switch of every Ethernet fabric; the platform renderers
+(fabric/render/platforms/) only turn it into syntax. Resolving secrets and checking that a switch's platform
+can do what the spec asks happen here, so their findings come with `fabric validate`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from ipaddress import ip_interface
+from pathlib import Path
+
+from fabric.allocation.allocate import AddressRow, Plan
+from fabric.model.findings import Finding, error, warning
+from fabric.model.topology import LAYER_RANK, FabricTopology, Link, Topology
+from fabric.spec.catalog import SwitchModel, SwitchPort, port_candidates, switch_ports
+from fabric.spec.loader import Design
+from fabric.spec.schema import QosSettings, SecretRef
+from fabric.topology.portnames import mgmt_port
+
+DEFAULT_MTU = 9216
+PEER_GROUP = "FABRIC"
+ROCE_ROLES = ("compute", "storage")
+
+
+@dataclass(frozen=True, slots=True)
+class PortIntent:
+    name: str
+    cage: int
+    sub: int
+    breakout: int  # logical ports of its cage in the mode used
+    speed_gbps: int
+    lanes: tuple[int, ...]  # electrical lanes (SONiC PORT.lanes)
+    mtu: int
+    admin_up: bool
+    role: str  # uplink | downlink | server | unused
+    peer_device: str = ""
+    peer_port: str = ""
+    ipv4: str | None = None  # CIDR of a numbered switch link
+    ipv6: str | None = None
+    cable_m: float | None = None  # planned cable length
+
+    @property
+    def description(self) -> str:
+        return f"{self.peer_device}:{self.peer_port}" if self.peer_device else "unused"
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbor:
+    peer: str  # the peer's address (numbered) or the local interface (unnumbered)
+    interface: str
+    remote_as: int | None  # the peer's ASN (FRR and NVUE say `external` on unnumbered sessions)
+    peer_device: str
+    peer_port: str
+    local_address: str | None = None  # this side's /31 address, without prefix length (numbered)
+
+    @property
+    def description(self) -> str:
+        return f"{self.peer_device}:{self.peer_port}"
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixRule:
+    prefix: str
+    ge: int | None
+    le: int | None
+
+
+@dataclass(frozen=True)
+class BgpIntent:
+    asn: int
+    router_id: str
+    unnumbered: bool
+    neighbors: tuple[Neighbor, ...]
+    multipath_relax: bool
+    maximum_paths: int
+    networks: tuple[str, ...]  # IPv4 prefixes this switch originates
+    networks_v6: tuple[str, ...]
+    allowed: tuple[PrefixRule, ...]  # what the fabric carries: loopbacks and server subnets only
+    allowed_v6: tuple[PrefixRule, ...]
+    ipv6: bool  # IPv6 unicast is exchanged (unnumbered sessions carry both families)
+    password: str | None = None  # TCP MD5 password of every session (a resolved secret)
+    peer_group: str = PEER_GROUP
+
+
+@dataclass(frozen=True)
+class ServerSubnet:
+    name: str  # the bridge/VLAN interface holding the gateway
+    vlan: int
+    gateway_v4: str  # CIDR
+    gateway_v6: str | None
+    members: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class QosIntent:
+    """The RoCEv2 lossless profile: DSCP → traffic class, PFC on one priority, ECN on it, CNPs strict."""
+
+    roce_dscp: int
+    roce_tc: int
+    cnp_dscp: int
+    cnp_tc: int
+    ecn_min_bytes: int
+    ecn_max_bytes: int
+    ecn_probability: int
+    pfc_watchdog: bool
+    ports: tuple[str, ...]  # ports that carry the profile
+
+    def dscp_to_tc(self) -> tuple[tuple[int, int], ...]:
+        """All 64 DSCP values, explicitly: RoCE and CNP to their classes, everything else to class 0."""
+        special = {self.roce_dscp: self.roce_tc, self.cnp_dscp: self.cnp_tc}
+        return tuple((dscp, special.get(dscp, 0)) for dscp in range(64))
+
+
+@dataclass(frozen=True)
+class DeviceIntent:
+    hostname: str
+    fabric: str
+    layer: str
+    platform: str
+    model: str
+    hwsku: str | None
+    mgmt_port: str
+    mgmt_address: str | None
+    mgmt_gateway: str | None
+    loopback_v4: str | None
+    loopback_v6: str | None
+    ports: tuple[PortIntent, ...]
+    servers: ServerSubnet | None
+    bgp: BgpIntent | None
+    mtu: int
+    lldp: bool
+    ntp: tuple[str, ...]
+    syslog: tuple[str, ...]
+    dns: tuple[str, ...]
+    domain: str | None
+    snmp_community: str | None
+    snmp_location: str | None
+    qos: QosIntent | None
+    design: str
+
+    @property
+    def has_secrets(self) -> bool:
+        return self.snmp_community is not None or (self.bgp is not None and self.bgp.password is not None)
+
+    @property
+    def used_ports(self) -> tuple[PortIntent, ...]:
+        return tuple(p for p in self.ports if p.admin_up)
+
+
+@dataclass(frozen=True)
+class Intents:
+    devices: Mapping[str, DeviceIntent]
+    findings: tuple[Finding, ...]
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+def resolve_secret(ref: SecretRef, base_dir: Path, path: str) -> tuple[str | None, Finding | None]:
+    """A secret's value from its environment variable or file; never from anywhere else."""
+    if ref.env is not None:
+        value = os.environ.get(ref.env)
+        if not value:
+            return None, error(
+                "secret-missing",
+                f"{path}.env",
+                f"environment variable `{ref.env}` is not set",
+                f"export {ref.env}=… before running fabric, or point `file:` at a file with the secret",
+            )
+        return value, None
+    assert ref.file is not None
+    file = base_dir / ref.file
+    try:
+        value = file.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        return None, error(
+            "secret-missing",
+            f"{path}.file",
+            f"cannot read secret file {file}: {exc.strerror or exc}",
+            "paths are relative to the spec file",
+        )
+    if not value:
+        return None, error("secret-missing", f"{path}.file", f"secret file {file} is empty")
+    return value, None
+
+
+def _layout(
+    model: SwitchModel, platform: str, used: Mapping[str, int]
+) -> list[tuple[str, int, int, int, int, int, int]]:
+    """Every logical port of the switch: cages run in the mode their cabled ports use, the others at the most
+    common cabled speed (else their default). Rows: (name, cage, sub, breakout, speed, first lane, lanes)."""
+    candidates = port_candidates(model, platform)
+    cage_mode: dict[int, tuple[int, int]] = {}
+    for name, speed in used.items():
+        options = candidates.get(name, ())
+        port = next((p for p in options if p.speed_gbps == speed), options[0] if options else None)
+        if port is not None:
+            cage_mode.setdefault(port.cage, (port.breakout, port.speed_gbps))
+    speeds = Counter(speed for _, speed in cage_mode.values())
+    common = speeds.most_common(1)[0][0] if speeds else None
+    rows: list[tuple[str, int, int, int, int, int, int]] = []
+    default = switch_ports(model, common, platform)
+    by_cage: dict[int, list[SwitchPort]] = defaultdict(list)
+    for port in default:
+        by_cage[port.cage].append(port)
+    for cage, ports in by_cage.items():
+        mode = cage_mode.get(cage)
+        if mode is not None and (ports[0].breakout, ports[0].speed_gbps) != mode:
+            ports = [
+                p
+                for options in candidates.values()
+                for p in options
+                if p.cage == cage and (p.breakout, p.speed_gbps) == mode
+            ]
+            ports.sort(key=lambda p: p.sub)
+        rows.extend((p.name, p.cage, p.sub, p.breakout, p.speed_gbps, p.lane, p.lanes) for p in ports)
+    return rows
+
+
+def _maximum_paths(name: str, links: Sequence[Link]) -> int:
+    """Equal-cost paths to allow: a switch's uplinks, or the most parallel links to one neighbour."""
+    up = 0
+    per_peer: Counter[str] = Counter()
+    for link in links:
+        if link.tier == "node-leaf":
+            continue
+        if link.a == name:
+            up += 1
+            per_peer[link.b] += 1
+        else:
+            per_peer[link.a] += 1
+    return max(1, up, max(per_peer.values(), default=1))
+
+
+# --------------------------------------------------------------------------------------------- build
+
+
+class _IntentBuilder:
+    def __init__(self, design: Design, topology: Topology, plan: Plan) -> None:
+        self.design = design
+        self.topology = topology
+        self.plan = plan
+        self.findings: list[Finding] = []
+        self.addresses: dict[tuple[str, str], list[AddressRow]] = defaultdict(list)
+        for row in plan.addresses:
+            self.addresses[(row.device, row.interface)].append(row)
+        self.asn = {row.device: row.asn for row in plan.asns}
+        # each fabric's leaf subnets: out-of-band leaves hold management subnets, the others server subnets
+        self.subnet_prefix: dict[str, int] = {}
+        for r in plan.addresses:
+            if r.purpose in ("server-gateway", "mgmt-gateway") and ":" not in r.address:
+                self.subnet_prefix.setdefault(r.fabric, ip_interface(r.address).network.prefixlen)
+        self.cable_m: dict[tuple[str, str], float | None] = {}
+        for cable in plan.cables:
+            self.cable_m[(cable.link.a, cable.link.a_port)] = cable.length_m
+            self.cable_m[(cable.link.b, cable.link.b_port)] = cable.length_m
+        spec = design.spec
+        self.snmp: str | None = None
+        if spec.management.snmp_community is not None:
+            self.snmp, problem = resolve_secret(
+                spec.management.snmp_community, design.base_dir, "management.snmp_community"
+            )
+            if problem:
+                self.findings.append(problem)
+        self.bgp_password: dict[str, str | None] = {}
+        for key, fabric in spec.fabrics.items():
+            ref = fabric.routing.bgp_password if fabric.routing else None
+            if ref is not None:
+                self.bgp_password[key], problem = resolve_secret(
+                    ref, design.base_dir, f"fabrics.{key}.routing.bgp_password"
+                )
+                if problem:
+                    self.findings.append(problem)
+
+    def _address(self, device: str, interface: str, purpose: str, version: int) -> str | None:
+        for row in self.addresses.get((device, interface), ()):
+            if row.purpose == purpose and (6 if ":" in row.address else 4) == version:
+                return row.address
+        return None
+
+    def build(self) -> dict[str, DeviceIntent]:
+        out: dict[str, DeviceIntent] = {}
+        for key, ft in self.topology.fabrics.items():
+            if ft.technology != "ethernet":
+                continue
+            by_switch: dict[str, list[Link]] = defaultdict(list)
+            for link in ft.links:
+                by_switch[link.b].append(link)
+                if link.tier != "node-leaf":
+                    by_switch[link.a].append(link)
+            for name in ft.switches:
+                out[name] = self._device(key, ft, name, by_switch[name])
+        return out
+
+    def _device(self, key: str, ft: FabricTopology, name: str, links: list[Link]) -> DeviceIntent:
+        spec = self.design.spec
+        fabric = spec.fabrics[key]
+        device = self.topology.devices[name]
+        model = self.design.catalog.switches[device.model]
+        platform = device.platform or "frr"
+        mtu = fabric.mtu or DEFAULT_MTU
+        used = {(link.a_port if link.a == name else link.b_port): link.speed_gbps for link in links}
+        peers: dict[str, Link] = {(link.a_port if link.a == name else link.b_port): link for link in links}
+        unnumbered = fabric.routing is not None and fabric.routing.bgp_unnumbered
+        ports = []
+        server_members = []
+        for port, cage, sub, breakout, speed, lane, lanes in _layout(model, platform, used):
+            link = peers.get(port)
+            if link is None:
+                ports.append(
+                    PortIntent(port, cage, sub, breakout, speed, tuple(range(lane, lane + lanes)), mtu, False, "unused")
+                )
+                continue
+            mine_a = link.a == name
+            peer_device, peer_port = (link.b, link.b_port) if mine_a else (link.a, link.a_port)
+            if link.tier == "node-leaf":
+                role = "server"
+                server_members.append(port)
+            else:
+                role = "uplink" if mine_a else "downlink"
+            ports.append(
+                PortIntent(
+                    port,
+                    cage,
+                    sub,
+                    breakout,
+                    link.speed_gbps,
+                    tuple(range(lane, lane + lanes)),
+                    mtu,
+                    True,
+                    role,
+                    peer_device,
+                    peer_port,
+                    None if unnumbered or role == "server" else self._address(name, port, "p2p", 4),
+                    None if unnumbered or role == "server" else self._address(name, port, "p2p", 6),
+                    self.cable_m.get((name, port)),
+                )
+            )
+        loopback_v4 = self._address(name, "lo", "loopback", 4)
+        loopback_v6 = self._address(name, "lo", "loopback", 6)
+        servers = None
+        if device.layer == "leaf" and server_members:
+            purpose = "mgmt-gateway" if ft.role == "oob" else "server-gateway"
+            gateway = self._address(name, "servers", purpose, 4)
+            if gateway is not None:
+                servers = ServerSubnet(
+                    "servers", 1000, gateway, self._address(name, "servers", purpose, 6), tuple(server_members)
+                )
+        mgmt_name = mgmt_port(platform, model.mgmt_port)
+        mgmt = self._address(name, mgmt_name, "mgmt", 4)
+        gateway_ip = spec.management.gateway or (str(next(ip_interface(mgmt).network.hosts())) if mgmt else None)
+        qos = self._qos(key, ft, [p.name for p in ports if p.admin_up])
+        return DeviceIntent(
+            hostname=name,
+            fabric=key,
+            layer=device.layer,
+            platform=platform,
+            model=device.model,
+            hwsku=model.sonic_hwsku,
+            mgmt_port=mgmt_name,
+            mgmt_address=mgmt,
+            mgmt_gateway=gateway_ip,
+            loopback_v4=loopback_v4,
+            loopback_v6=loopback_v6,
+            ports=tuple(ports),
+            servers=servers,
+            bgp=self._bgp(key, ft, name, links, loopback_v4, loopback_v6, servers, unnumbered),
+            mtu=mtu,
+            lldp=True,
+            ntp=tuple(spec.management.ntp),
+            syslog=tuple(spec.management.syslog),
+            dns=tuple(spec.management.dns),
+            domain=spec.management.domain,
+            snmp_community=self.snmp,
+            snmp_location=spec.management.snmp_location,
+            qos=qos,
+            design=spec.name,
+        )
+
+    def _qos(self, key: str, ft: FabricTopology, ports: list[str]) -> QosIntent | None:
+        settings = self.design.spec.fabrics[key].qos
+        if settings is None:
+            settings = QosSettings() if ft.role in ROCE_ROLES else QosSettings(profile="none")
+        if settings.profile == "none":
+            return None
+        return QosIntent(
+            settings.roce_dscp,
+            settings.roce_priority,
+            settings.cnp_dscp,
+            settings.cnp_priority,
+            settings.ecn_min_kb * 1000,
+            settings.ecn_max_kb * 1000,
+            settings.ecn_probability,
+            settings.pfc_watchdog,
+            tuple(ports),
+        )
+
+    def _bgp(
+        self,
+        key: str,
+        ft: FabricTopology,
+        name: str,
+        links: list[Link],
+        loopback_v4: str | None,
+        loopback_v6: str | None,
+        servers: ServerSubnet | None,
+        unnumbered: bool,
+    ) -> BgpIntent | None:
+        asn = self.asn.get(name)
+        if asn is None or loopback_v4 is None:
+            return None  # the plan failed (its findings say why)
+        neighbors = []
+        for link in links:
+            if link.tier == "node-leaf":
+                continue
+            mine, peer, peer_port = (
+                (link.a_port, link.b, link.b_port) if link.a == name else (link.b_port, link.a, link.a_port)
+            )
+            if unnumbered:
+                neighbors.append(Neighbor(mine, mine, self.asn.get(peer), peer, peer_port))
+                continue
+            peer_ip = self._address(peer, peer_port, "p2p", 4)
+            local_ip = self._address(name, mine, "p2p", 4)
+            if peer_ip is None:
+                continue
+            neighbors.append(
+                Neighbor(
+                    str(ip_interface(peer_ip).ip),
+                    mine,
+                    self.asn.get(peer),
+                    peer,
+                    peer_port,
+                    str(ip_interface(local_ip).ip) if local_ip else None,
+                )
+            )
+        remote_up = {
+            self.asn.get(n.peer_device)
+            for n in neighbors
+            if LAYER_RANK[self.topology.devices[n.peer_device].layer] > LAYER_RANK[ft.graph.nodes[name]["layer"]]
+        }
+        pools = self.design.spec.addressing
+        subnets = pools.mgmt if ft.role == "oob" else pools.servers
+        allowed = (
+            PrefixRule(str(pools.loopback), 32, None),
+            PrefixRule(str(subnets), None, self.subnet_prefix.get(key, subnets.prefixlen)),
+        )
+        allowed_v6: tuple[PrefixRule, ...] = ()
+        if pools.ipv6 is not None:
+            v6 = pools.ipv6
+            allowed_v6 = (PrefixRule(f"{v6.network_address}/64", 128, None), PrefixRule(str(v6), 64, 64))
+        networks = tuple(
+            str(ip_interface(a).network) for a in (loopback_v4, servers.gateway_v4 if servers else None) if a
+        )
+        networks_v6 = tuple(
+            str(ip_interface(a).network) for a in (loopback_v6, servers.gateway_v6 if servers else None) if a
+        )
+        return BgpIntent(
+            asn=asn,
+            router_id=str(ip_interface(loopback_v4).ip),
+            unnumbered=unnumbered,
+            neighbors=tuple(neighbors),
+            multipath_relax=len(remote_up) > 1 or self._scheme(key) == "unique",
+            maximum_paths=_maximum_paths(name, links),
+            networks=networks,
+            networks_v6=networks_v6,
+            allowed=allowed,
+            allowed_v6=allowed_v6,
+            ipv6=unnumbered and bool(networks_v6),
+            password=self.bgp_password.get(key),
+        )
+
+    def _scheme(self, key: str) -> str:
+        plan = self.design.spec.fabrics[key].asn or self.design.spec.asn
+        return plan.scheme
+
+
+def build_intents(design: Design, topology: Topology, plan: Plan) -> Intents:
+    builder = _IntentBuilder(design, topology, plan)
+    devices = builder.build()
+    findings = builder.findings + list(_capabilities(design, devices))
+    return Intents(devices, tuple(findings))
+
+
+def _capabilities(design: Design, devices: Mapping[str, DeviceIntent]) -> Iterator[Finding]:
+    """A platform must be able to do what the spec asks of it; each platform declares what it supports."""
+    from fabric.render.platforms import FEATURES, PLATFORMS
+
+    seen: set[tuple[str, str, str]] = set()
+    for intent in devices.values():
+        platform = PLATFORMS[intent.platform]
+        wanted = {
+            "bgp-unnumbered": intent.bgp is not None and intent.bgp.unnumbered,
+            "roce-lossless": intent.qos is not None,
+            "pfc-watchdog": intent.qos is not None and intent.qos.pfc_watchdog,
+            "breakout": any(p.breakout > 1 for p in intent.used_ports),
+        }
+        for feature, needed in wanted.items():
+            if not needed or feature in platform.supports or (intent.fabric, intent.platform, feature) in seen:
+                continue
+            seen.add((intent.fabric, intent.platform, feature))
+            able = sorted(name for name, p in PLATFORMS.items() if feature in p.supports)
+            severity, why = FEATURES[feature]
+            make = error if severity == "error" else warning
+            yield make(
+                "platform-capability",
+                f"fabrics.{intent.fabric}.switches",
+                f"platform `{intent.platform}` (switch {intent.hostname} and others of fabric `{intent.fabric}`) "
+                f"cannot {why}",
+                f"use a platform that can: {', '.join(able)}" if able else "no platform can",
+            )

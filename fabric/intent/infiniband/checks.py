@@ -1,0 +1,172 @@
+"""Checks on an InfiniBand subnet's intent: can the chosen engine route it, do the SM files make sense.
+
+ftree admissibility follows OpenSM's `doc/current-routing.txt` for a fabric with a root GUID file:
+a tree of 2 to 8 switch ranks, the ranks OpenSM computes from the roots (breadth first) equal to the
+planned tiers, every compute node at the lowest rank (they attach to leaves), LMC 0, at least one
+compute node. A fabric that fails any of these is refused by ftree, and OpenSM would fall back to
+the next engine (or, without `no_fallback`, silently to minhop).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+
+from fabric.intent.infiniband.guids import format_guid
+from fabric.intent.infiniband.ports import RATE_CODES
+from fabric.intent.infiniband.subnet import Subnet, settings_path
+from fabric.model.findings import Finding, error, warning
+from fabric.model.topology import LAYER_RANK
+from fabric.spec.loader import Design
+
+FTREE_ENGINES = ("ftree", "ar_ftree")
+MAX_RANKS = 8
+
+
+def _list(names: list[str], limit: int = 4) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def check_ftree(design: Design, subnet: Subnet) -> Iterator[Finding]:
+    engines = [e for e in subnet.engines if e != "no_fallback"]
+    if not engines or engines[0] not in FTREE_ENGINES:
+        return
+    path = settings_path(design, subnet.fabric, "routing_engine")
+    nxt = engines[1] if len(engines) > 1 else None
+    fallback = f"OpenSM would fall back to {nxt}" if nxt else "OpenSM would fall back to minhop or not route at all"
+    hint = "fix the topology, or put an engine that routes any topology first (routing_engine: [updn])"
+    where = f"fabric {subnet.label}"
+    if subnet.settings.lmc:
+        yield error(
+            "ftree-admissible",
+            settings_path(design, subnet.fabric, "lmc"),
+            f"ftree does not support LMC > 0 (lmc is {subnet.settings.lmc}); {fallback}",
+            "set lmc: 0, or use updn",
+        )
+    if subnet.tiers < 2:
+        yield error(
+            "ftree-admissible",
+            path,
+            f"{where} has one switch tier; ftree needs a tree of 2 to {MAX_RANKS} switch ranks; {fallback}",
+            hint,
+        )
+        return
+    yield from _ranks(subnet, path, fallback, hint)
+    if not subnet.compute:
+        yield error(
+            "ftree-admissible",
+            settings_path(design, subnet.fabric, "compute_groups"),
+            f"{where} has no compute nodes for ftree (every attached group is an I/O group or not a compute group); "
+            f"{fallback}",
+            "list the GPU node groups in compute_groups, or leave compute_groups out",
+        )
+
+
+def _ranks(subnet: Subnet, path: str, fallback: str, hint: str) -> Iterator[Finding]:
+    """OpenSM ranks switches breadth first from the roots; each must land on its planned tier."""
+    neighbours: dict[str, set[str]] = {n.key: set() for n in subnet.switches}
+    for link in subnet.links:
+        if link.a.node in neighbours and link.b.node in neighbours:
+            neighbours[link.a.node].add(link.b.node)
+            neighbours[link.b.node].add(link.a.node)
+    rank = {r.key: 0 for r in subnet.roots}
+    queue = deque(rank)
+    while queue:
+        here = queue.popleft()
+        for there in sorted(neighbours[here]):
+            if there not in rank:
+                rank[there] = rank[here] + 1
+                queue.append(there)
+    wrong: list[str] = []
+    unreached: list[str] = []
+    for node in subnet.switches:
+        expected = subnet.tiers - LAYER_RANK[node.layer]
+        got = rank.get(node.key)
+        if got is None:
+            unreached.append(node.key)
+        elif got != expected:
+            wrong.append(f"{node.key} ({node.layer}) at rank {got}, planned {expected}")
+    if unreached:
+        yield error(
+            "ftree-admissible",
+            path,
+            f"{len(unreached)} switch(es) of fabric {subnet.label} have no path to a root "
+            f"({', '.join(r.key for r in subnet.roots[:2])}…): {_list(unreached)}; {fallback}",
+            hint,
+        )
+    if wrong:
+        yield error(
+            "ftree-admissible",
+            path,
+            f"fabric {subnet.label} is not a fat tree: ranked from the roots, {len(wrong)} switch(es) sit on another "
+            f"tier than planned: {_list(wrong, 3)}; {fallback}",
+            hint,
+        )
+
+
+def check_sm_hosts(design: Design, subnet: Subnet) -> Iterator[Finding]:
+    for i, host in enumerate(subnet.sm):
+        if host.port is None and host.known:
+            yield error(
+                "sm-host",
+                settings_path(design, subnet.fabric, f"sm.hosts[{i}]"),
+                f"SM host `{host.host}` has no port in fabric {subnet.label}",
+                "run the subnet manager on a node attached to this fabric",
+            )
+
+
+def check_guids(design: Design, subnet: Subnet) -> Iterator[Finding]:
+    """Node and port GUIDs are unique in a subnet (an inventory can break that: port GUID = node GUID + port)."""
+    owners: dict[int, set[str]] = {}
+    for node in subnet.nodes:
+        owners.setdefault(node.guid, set()).add(node.key)
+    for link in subnet.links:
+        if not subnet.by_key[link.a.node].switch:
+            owners.setdefault(link.a.guid, set()).add(link.a.node)
+    clashes = [f"{format_guid(g)} ({' and '.join(sorted(keys))})" for g, keys in owners.items() if len(keys) > 1]
+    if clashes:
+        yield error(
+            "duplicate-guid",
+            settings_path(design, subnet.fabric, "inventory"),
+            f"{len(clashes)} GUID(s) are used twice in fabric {subnet.label}: {_list(clashes, 2)}",
+            "give each HCA's port_guid in the inventory (on ConnectX-4 and later the port GUID often equals the "
+            "node GUID, so node GUID + port can hit the next adapter)",
+        )
+
+
+def check_partitions(design: Design, subnet: Subnet) -> Iterator[Finding]:
+    spec_parts = subnet.settings.partitions
+    for part in subnet.partitions:
+        if part.added:
+            continue
+        i = next(j for j, p in enumerate(spec_parts) if p.pkey == part.pkey)
+        path = settings_path(design, subnet.fabric, f"partitions[{i}]")
+        if part.keyword is None and not part.members:
+            yield warning(
+                "empty-partition",
+                path,
+                f"partition `{part.name}` has no member port in fabric {subnet.label}",
+                "its member groups are not attached to this fabric",
+            )
+        if part.ipoib and part.rate_gbps is not None and part.rate_code is None:
+            yield error(
+                "partition-rate",
+                path + ".rate_gbps",
+                f"{part.rate_gbps} Gb/s is not an InfiniBand rate",
+                "use one of " + ", ".join(str(r) for r in sorted(RATE_CODES)),
+            )
+
+
+def subnet_findings(design: Design, subnet: Subnet) -> list[Finding]:
+    findings: list[Finding] = []
+    for check in SUBNET_CHECKS.values():
+        findings.extend(check(design, subnet))
+    return findings
+
+
+SUBNET_CHECKS = {
+    "ftree-admissible": check_ftree,
+    "sm-hosts": check_sm_hosts,
+    "guids": check_guids,
+    "partitions": check_partitions,
+}

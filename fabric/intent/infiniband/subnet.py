@@ -1,0 +1,506 @@
+"""The subnet-manager intent: one frozen, vendor-neutral description per InfiniBand subnet.
+
+A subnet is one InfiniBand fabric, or one plane of a multi-plane fabric (planes are separate subnets
+with their own SM). It holds the IB nodes (switches and channel adapters) with their GUIDs, every
+cable as IB ports on both ends, the ftree roles (roots, compute and I/O nodes), the SM hosts with
+their priorities, the routing engines as OpenSM gets them and the partitions with their members.
+The renderers only format it; `fabric verify` compares discovered fabrics with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabric.allocation.allocate import Cable, Plan
+from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids, format_guid, read_inventory
+from fabric.intent.infiniband.ports import (
+    MTU_CODES,
+    RATE_CODES,
+    CaPortRef,
+    Numberings,
+    Rate,
+    SwitchNumbering,
+    node_cas,
+    plan_rate,
+)
+from fabric.model.findings import Finding, warning
+from fabric.model.topology import LAYER_RANK, FabricTopology, Topology
+from fabric.spec.loader import Design
+from fabric.spec.schema import InfinibandSettings, Partition
+
+DEFAULT_PKEY = 0x7FFF
+NO_FALLBACK = "no_fallback"
+
+
+@dataclass(frozen=True, slots=True)
+class IbNode:
+    """A switch, or one channel adapter (RDMA device) of a server."""
+
+    key: str  # the NodeDescription: the switch name, or `<device> <hca>`
+    device: str
+    hca: str | None
+    switch: bool
+    nports: int
+    guid: int
+    placeholder: bool
+    layer: str  # leaf | spine | core for a switch, node for a CA
+    group: str | None  # node group of a CA
+    model: str
+    nodeid: str = ""  # the node id ibnetdiscover prints (`S-<guid>` / `H-<guid>`)
+
+    def __post_init__(self) -> None:
+        if not self.nodeid:
+            object.__setattr__(self, "nodeid", f"{'S' if self.switch else 'H'}-{self.guid:016x}")
+
+
+@dataclass(frozen=True, slots=True)
+class IbEnd:
+    node: str  # IbNode.key
+    port: int  # IB port number
+    guid: int  # port GUID (a switch's ports share its node GUID)
+    device: str
+    port_name: str  # the plan's (cabling.csv) port name
+
+
+@dataclass(frozen=True, slots=True)
+class IbLink:
+    cable: Cable
+    a: IbEnd  # the lower layer, as in cabling.csv
+    b: IbEnd
+    rate: Rate | None
+
+    @property
+    def cable_id(self) -> str:
+        return self.cable.cable_id
+
+
+@dataclass(frozen=True, slots=True)
+class CaPort:
+    node: str  # IbNode.key
+    port: int
+    guid: int
+    device: str
+    group: str | None
+    port_name: str
+    speed_gbps: int
+    placeholder: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SmHost:
+    host: str
+    priority: int
+    master: bool
+    port: CaPort | None  # its first port in this subnet (None: it has none; an error)
+    file: str  # opensm.conf for the master, opensm-<host>.conf for a standby
+    known: bool = True  # a node of the design (else the topology stage reports it)
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    guid: int
+    membership: str  # full | limited
+    label: str  # `<device> <hca> (<group>)`, for the comment
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionPlan:
+    name: str
+    pkey: int
+    ipoib: bool
+    mtu: int
+    mtu_code: int
+    rate_gbps: int | None
+    rate_code: int | None
+    keyword: str | None  # ALL / ALL_CAS for `members: all`; None when members are listed
+    members: tuple[Member, ...]
+    added: bool = False  # the explicit default partition fabric adds when the spec has none
+    self_full: bool = False  # SELF=full (the SM port) in an added default partition
+
+
+@dataclass(frozen=True)
+class Subnet:
+    design: str
+    fabric: str
+    plane: int | None
+    directory: str  # infiniband/<fabric> or infiniband/<fabric>/plane<p>
+    settings: InfinibandSettings
+    nodes: tuple[IbNode, ...]  # switches in fabric order, then CAs in cable order
+    links: tuple[IbLink, ...]
+    roots: tuple[IbNode, ...]
+    compute: tuple[CaPort, ...]
+    io: tuple[CaPort, ...]
+    engines: tuple[str, ...]  # as opensm.conf gets them
+    fallback_appended: bool
+    sm: tuple[SmHost, ...]
+    partitions: tuple[PartitionPlan, ...]
+    numbering: Mapping[str, SwitchNumbering]  # per switch
+    tiers: int
+    by_key: Mapping[str, IbNode] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"`{self.fabric}`" + (f" plane {self.plane}" if self.plane else "")
+
+    @property
+    def placeholders(self) -> int:
+        return sum(1 for n in self.nodes if n.placeholder)
+
+    @property
+    def switches(self) -> tuple[IbNode, ...]:
+        return tuple(n for n in self.nodes if n.switch)
+
+    @property
+    def cas(self) -> tuple[IbNode, ...]:
+        return tuple(n for n in self.nodes if not n.switch)
+
+
+@dataclass(frozen=True)
+class IbPlan:
+    subnets: tuple[Subnet, ...] = ()
+    ends: Mapping[tuple[str, str], tuple[str | None, int]] = field(default_factory=dict)  # (device, port) → (hca, IB)
+    findings: tuple[Finding, ...] = ()
+
+    def subnet(self, fabric: str, plane: int | None = None) -> Subnet | None:
+        return next((s for s in self.subnets if s.fabric == fabric and s.plane == plane), None)
+
+
+def settings_of(design: Design, fabric: str) -> InfinibandSettings:
+    return design.spec.fabrics[fabric].infiniband or InfinibandSettings()
+
+
+def settings_path(design: Design, fabric: str, key: str = "") -> str:
+    """A spec path into the fabric's `infiniband` block (the fabric's own path when it has none)."""
+    if design.spec.fabrics[fabric].infiniband is None:
+        return f"fabrics.{fabric}"
+    return f"fabrics.{fabric}.infiniband" + (f".{key}" if key else "")
+
+
+# --------------------------------------------------------------------------------------------- building
+
+
+@dataclass
+class _Draft:
+    fabric: str
+    plane: int | None
+    switches: list[str]
+    cables: list[Cable]
+    numbering: dict[str, SwitchNumbering]
+    cas: dict[str, tuple[str, str | None, tuple[str, ...], int]]  # key → device, hca, ports, nports
+
+
+def _ib_fabrics(topology: Topology) -> list[FabricTopology]:
+    return [ft for ft in topology.fabrics.values() if ft.technology == "infiniband" and ft.switches]
+
+
+def _drafts(design: Design, topology: Topology, plan: Plan) -> list[_Draft]:
+    devices = topology.devices
+    catalog = design.catalog
+    cables_by_fabric: dict[str, list[Cable]] = {}
+    for cable in plan.cables:
+        cables_by_fabric.setdefault(cable.link.fabric, []).append(cable)
+    types: dict[str, Mapping[str, CaPortRef]] = {}
+    numberings = Numberings()
+    drafts: list[_Draft] = []
+    for ft in _ib_fabrics(topology):
+        cables = cables_by_fabric.get(ft.name, [])
+        planes: list[int | None] = [None]
+        if ft.planes > 1:
+            numbered = {c.link.plane for c in cables} | {devices[s].plane for s in ft.switches}
+            planes = [p for p in sorted(x for x in numbered if x is not None)]
+        for plane in planes:
+            mine = [c for c in cables if c.link.plane == plane or ft.planes == 1]
+            switches = [s for s in ft.switches if ft.planes == 1 or devices[s].plane == plane]
+            used: dict[str, list[tuple[str, int]]] = {s: [] for s in switches}
+            cas: dict[str, tuple[str, str | None, tuple[str, ...], int]] = {}
+            for cable in mine:
+                link = cable.link
+                for dev, port in ((link.a, link.a_port), (link.b, link.b_port)):
+                    if dev in used:
+                        used[dev].append((port, link.speed_gbps))
+                    elif devices[dev].layer == "node":
+                        node_type = devices[dev].model
+                        if node_type not in types:
+                            types[node_type] = node_cas(catalog.nodes[node_type])
+                        ref = types[node_type].get(port)
+                        hca = ref.hca if ref else port
+                        key = f"{dev} {hca}"
+                        if key not in cas:
+                            cas[key] = (dev, hca, ref.ports if ref else (port,), len(ref.ports) if ref else 1)
+            numbering = {
+                s: numberings.of(devices[s].model, catalog.switches[devices[s].model], used[s]) for s in switches
+            }
+            drafts.append(_Draft(ft.name, plane if ft.planes > 1 else None, switches, mine, numbering, cas))
+    return drafts
+
+
+def _inventories(design: Design) -> tuple[list[Inventory], list[Finding]]:
+    seen: dict[Path, Inventory] = {}
+    findings: list[Finding] = []
+    for key, fabric in design.spec.fabrics.items():
+        if fabric.technology != "infiniband" or fabric.infiniband is None or fabric.infiniband.inventory is None:
+            continue
+        path = design.base_dir / fabric.infiniband.inventory
+        resolved = path.resolve()
+        if resolved not in seen:
+            inventory = read_inventory(path, str(path), f"fabrics.{key}.infiniband.inventory")
+            seen[resolved] = inventory
+            findings.extend(inventory.findings)
+    return list(seen.values()), findings
+
+
+def _merged(inventories: Sequence[Inventory]) -> Inventory | None:
+    if not inventories:
+        return None
+    rows = tuple(row for inv in inventories for row in inv.rows)
+    return Inventory(", ".join(inv.file for inv in inventories), rows, ())
+
+
+def build_infiniband(design: Design, topology: Topology, plan: Plan) -> IbPlan:
+    """The intent of every InfiniBand subnet of the design, with the findings about it."""
+    from fabric.intent.infiniband.checks import subnet_findings
+
+    drafts = _drafts(design, topology, plan)
+    if not drafts:
+        return IbPlan()
+    inventories, findings = _inventories(design)
+    needs: dict[str, GuidNeed] = {}
+    for draft in drafts:
+        for s in draft.switches:
+            needs[s] = GuidNeed(s, None, ())
+        for key, (dev, hca, ports, _) in draft.cas.items():
+            needs[key] = GuidNeed(dev, hca, ports)
+    guids, unused = assign_guids(needs.values(), _merged(inventories))
+    if unused:
+        first = unused[0]
+        shown = ", ".join(f"{r.device} {r.port}".strip() for r in unused[:4]) + (
+            f" and {len(unused) - 4} more" if len(unused) > 4 else ""
+        )
+        inv_file = next(inv.file for inv in inventories if first in inv.rows)
+        findings.append(
+            warning(
+                "inventory-unknown",
+                next(
+                    f"fabrics.{k}.infiniband.inventory"
+                    for k, f in design.spec.fabrics.items()
+                    if f.infiniband is not None and f.infiniband.inventory is not None
+                ),
+                f"{len(unused)} inventory row(s) name no switch or HCA of an InfiniBand fabric: {shown}",
+                "check the device and port names against inventory.csv and cabling.csv (a_hca)",
+            )
+        )
+        findings[-1] = _at(findings[-1], inv_file, first.line)
+    subnets: list[Subnet] = []
+    ends: dict[tuple[str, str], tuple[str | None, int]] = {}
+    for draft in drafts:
+        subnet = _subnet(design, topology, draft, guids)
+        subnets.append(subnet)
+        for link in subnet.links:
+            a_node = subnet.by_key[link.a.node]
+            ends[(link.a.device, link.a.port_name)] = (a_node.hca, link.a.port)
+            ends[(link.b.device, link.b.port_name)] = (None, link.b.port)
+        findings.extend(subnet_findings(design, subnet))
+    placeholder_fabrics: dict[str, list[int]] = {}
+    for subnet in subnets:
+        counts = placeholder_fabrics.setdefault(subnet.fabric, [0, 0])
+        counts[0] += subnet.placeholders
+        counts[1] += len(subnet.nodes)
+    for fabric, (count, total) in placeholder_fabrics.items():
+        if count:
+            settings = settings_of(design, fabric)
+            source = "there is no inventory" if settings.inventory is None else f"{settings.inventory} lacks them"
+            findings.append(
+                warning(
+                    "placeholder-guids",
+                    settings_path(design, fabric, "inventory" if settings.inventory else ""),
+                    f"{count} of {total} switches and HCAs of fabric `{fabric}` get placeholder GUIDs "
+                    f"(0xfab0…; {source}); the subnet-manager files are marked and must not be deployed as they are",
+                    "collect the node GUIDs (ibstat, or ibnetdiscover of the built fabric) into an inventory CSV "
+                    f"and set fabrics.{fabric}.infiniband.inventory",
+                )
+            )
+    return IbPlan(tuple(subnets), ends, tuple(findings))
+
+
+def _at(finding: Finding, file: str, line: int) -> Finding:
+    from dataclasses import replace
+
+    return replace(finding, file=file, line=line)
+
+
+def _subnet(design: Design, topology: Topology, draft: _Draft, guids: Mapping[str, Guids]) -> Subnet:
+    devices = topology.devices
+    settings = settings_of(design, draft.fabric)
+    nodes: list[IbNode] = []
+    for s in draft.switches:
+        dev = devices[s]
+        g = guids[s]
+        nodes.append(
+            IbNode(s, s, None, True, draft.numbering[s].nports, g.node, g.placeholder, dev.layer, None, dev.model)
+        )
+    for key, (device, hca, _ports, nports) in draft.cas.items():
+        dev = devices[device]
+        g = guids[key]
+        nodes.append(IbNode(key, device, hca, False, nports, g.node, g.placeholder, "node", dev.group, dev.model))
+    by_key = {n.key: n for n in nodes}
+    ca_of: dict[tuple[str, str], str] = {}
+    for key, (device, _hca, ports, _) in draft.cas.items():
+        for port in ports:
+            ca_of[(device, port)] = key
+
+    numbers = {s: n.numbers for s, n in draft.numbering.items()}
+
+    def end(device: str, port: str) -> IbEnd:
+        table = numbers.get(device)
+        if table is not None:
+            return IbEnd(device, table.get(port, 0), by_key[device].guid, device, port)
+        key = ca_of[(device, port)]
+        ports = draft.cas[key][2]
+        number = ports.index(port) + 1
+        return IbEnd(key, number, guids[key].ports[number - 1], device, port)
+
+    links = tuple(
+        IbLink(c, end(c.link.a, c.link.a_port), end(c.link.b, c.link.b_port), plan_rate(c.link.speed_gbps))
+        for c in draft.cables
+    )
+    top = max((LAYER_RANK[n.layer] for n in nodes if n.switch), default=1)
+    roots = tuple(n for n in nodes if n.switch and LAYER_RANK[n.layer] == top) if top > 1 else ()
+    order = {name: i for i, name in enumerate(devices)}
+    ca_ports = sorted(_ca_ports(links, by_key), key=lambda p: (order[p.device], p.node, p.port))
+    compute, io = _ftree_roles(settings, ca_ports)
+    engines = list(settings.routing_engine)
+    appended = NO_FALLBACK not in engines and "minhop" not in engines
+    if appended:
+        engines.append(NO_FALLBACK)
+    sm_hosts = []
+    for i, host in enumerate(settings.sm.hosts):
+        sm_port = next((p for p in ca_ports if p.device == host), None)
+        sm_hosts.append(
+            SmHost(
+                host,
+                max(0, settings.sm.priority - i),
+                i == 0,
+                sm_port,
+                "opensm.conf" if i == 0 else f"opensm-{host}.conf",
+                host in devices,
+            )
+        )
+    directory = f"infiniband/{draft.fabric}" + (f"/plane{draft.plane}" if draft.plane else "")
+    return Subnet(
+        design=design.spec.name,
+        fabric=draft.fabric,
+        plane=draft.plane,
+        directory=directory,
+        settings=settings,
+        nodes=tuple(nodes),
+        links=links,
+        roots=roots,
+        compute=compute,
+        io=io,
+        engines=tuple(engines),
+        fallback_appended=appended,
+        sm=tuple(sm_hosts),
+        partitions=tuple(_partitions(settings, ca_ports)),
+        numbering=dict(draft.numbering),
+        tiers=top,
+        by_key=by_key,
+    )
+
+
+def _ca_ports(links: Sequence[IbLink], by_key: Mapping[str, IbNode]) -> list[CaPort]:
+    """Every cabled CA port of the subnet."""
+    out = []
+    for link in links:
+        node = by_key[link.a.node]
+        if not node.switch:
+            out.append(
+                CaPort(
+                    node.key,
+                    link.a.port,
+                    link.a.guid,
+                    node.device,
+                    node.group,
+                    link.a.port_name,
+                    link.cable.link.speed_gbps,
+                    node.placeholder,
+                )
+            )
+    return out
+
+
+def _ftree_roles(
+    settings: InfinibandSettings, ports: Sequence[CaPort]
+) -> tuple[tuple[CaPort, ...], tuple[CaPort, ...]]:
+    compute, io = [], []
+    for port in ports:
+        if port.group in settings.io_groups:
+            io.append(port)
+        elif settings.compute_groups is None or port.group in settings.compute_groups:
+            compute.append(port)
+    return tuple(compute), tuple(io)
+
+
+def _partitions(settings: InfinibandSettings, ports: Sequence[CaPort]) -> list[PartitionPlan]:
+    out: list[PartitionPlan] = []
+    mtu = settings.mtu
+    slowest = min((p.speed_gbps for p in ports), default=None)
+    for part in settings.partitions:
+        out.append(_partition(part, mtu, ports, slowest))
+    if not any(p.pkey == DEFAULT_PKEY for p in settings.partitions):
+        out.insert(
+            0,
+            PartitionPlan(
+                "Default",
+                DEFAULT_PKEY,
+                False,
+                mtu,
+                MTU_CODES[mtu],
+                None,
+                None,
+                "ALL",
+                (),
+                added=True,
+                self_full=True,
+            ),
+        )
+    return out
+
+
+def _partition(part: Partition, mtu_default: int, ports: Sequence[CaPort], slowest: int | None) -> PartitionPlan:
+    mtu = part.mtu or mtu_default
+    members: list[Member] = []
+    if part.members == "all":
+        keyword = "ALL" if part.pkey == DEFAULT_PKEY else "ALL_CAS"
+        speeds = [p.speed_gbps for p in ports]
+    else:
+        keyword = None
+        full, limited = set(part.members), set(part.limited)
+        for p in ports:
+            if p.group in full or p.group in limited:
+                members.append(
+                    Member(p.guid, "full" if p.group in full else "limited", f"{p.node} ({p.group}){_mark(p)}")
+                )
+        chosen = {m.guid for m in members}
+        speeds = [p.speed_gbps for p in ports if p.guid in chosen]
+    rate = part.rate_gbps or (min(speeds) if speeds else slowest)
+    return PartitionPlan(
+        part.name,
+        part.pkey,
+        part.ipoib,
+        mtu,
+        MTU_CODES[mtu],
+        rate,
+        RATE_CODES.get(rate) if rate is not None else None,
+        keyword,
+        tuple(members),
+    )
+
+
+def _mark(port: CaPort) -> str:
+    return " placeholder" if port.placeholder else ""
+
+
+def port_guid_text(guid: int) -> str:
+    return format_guid(guid)

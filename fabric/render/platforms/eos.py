@@ -1,0 +1,62 @@
+"""Arista EOS: a CLI startup-config.
+
+EOS names ports by cage and first lane (Ethernet1/1, Ethernet1/5 for a 2 × 400G cage), takes an L3 MTU
+of at most 9214, and peers BGP unnumbered through `neighbor interface` with RFC 5549 next hops.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from fabric.intent.ethernet import DeviceIntent
+from fabric.render.platforms.base import Platform
+from fabric.render.platforms.frrview import address_pairs, prefix_lines
+from fabric.render.templating import render
+
+
+def _speed(speed_gbps: int, lanes: int) -> str:
+    """EOS speed keyword: `400g-4` is 400G on 4 lanes, `100g` a plain 100G port, `1g` copper."""
+    if speed_gbps < 10:
+        return f"{speed_gbps}g"
+    return f"{speed_gbps}g-{lanes}" if lanes > 1 else f"{speed_gbps}g"
+
+
+class Eos(Platform):
+    name = "eos"
+    supports: ClassVar[frozenset[str]] = frozenset({"bgp-unnumbered", "roce-lossless", "pfc-watchdog", "breakout"})
+    files = ("startup-config",)
+    max_mtu = 9214
+
+    def render(self, intent: DeviceIntent) -> dict[str, str]:
+        lossless = set(intent.qos.ports) if intent.qos else set()
+        ports = [
+            {
+                "name": p.name,
+                "description": p.description,
+                "speed": _speed(p.speed_gbps, len(p.lanes)),
+                "up": p.admin_up,
+                "routed": p.role in ("uplink", "downlink"),
+                "server": p.role == "server",
+                "addresses": address_pairs(p.ipv4, p.ipv6),
+                "mtu": min(p.mtu, self.max_mtu),
+                "lossless": p.name in lossless,
+            }
+            for p in intent.ports
+        ]
+        bgp = intent.bgp
+        return {
+            "startup-config": render(
+                "eos/startup-config.j2",
+                banner=self.banner(intent),
+                device=intent,
+                ports=ports,
+                bgp=bgp,
+                neighbors=bgp.neighbors if bgp else (),
+                maximum_paths=bgp.maximum_paths if bgp else 1,
+                qos=intent.qos,
+                dscp_map=[(d, tc) for d, tc in intent.qos.dscp_to_tc() if tc != 0] if intent.qos else [],
+                prefix_lines=prefix_lines(bgp.allowed) if bgp else [],
+                prefix_lines_v6=prefix_lines(bgp.allowed_v6) if bgp and bgp.ipv6 else [],
+                mtu=min(intent.mtu, self.max_mtu),
+            )
+        }

@@ -1,0 +1,75 @@
+"""The figures `fabric show` prints and `summary.json` holds (keys documented in the README)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from fabric.analysis.figures import LAYERS
+from fabric.model.topology import TIERS
+from fabric.pipeline import Build
+
+
+def _ratio(value: float | None, digits: int = 4) -> float | None:
+    """A ratio or percentage: always a JSON number with a fraction (1.0 for 1:1); None if undefined."""
+    if value is None or value == float("inf"):
+        return None
+    return round(float(value), digits)
+
+
+def _gbps(value: float | None) -> int | float | None:
+    if value is None:
+        return None
+    rounded = round(value, 1)
+    return int(rounded) if rounded == int(rounded) else rounded
+
+
+def cables_by_media(build: Build, fabric: str | None = None) -> dict[str, int]:
+    counts = Counter(c.media or "none" for c in build.plan.cables if fabric is None or c.link.fabric == fabric)
+    return dict(sorted(counts.items()))
+
+
+def summary(build: Build) -> dict[str, Any]:
+    spec = build.design.spec
+    devices = build.topology.devices
+    nodes = [d for d in devices.values() if d.layer == "node"]
+    gpus = sum(build.design.catalog.nodes[d.model].gpus for d in nodes)
+    fabrics: dict[str, Any] = {}
+    for key, fig in build.figures.items():
+        ft = build.topology.fabrics[key]
+        targets = {"leaf": ft.target_leaf} | ({"spine": ft.target_spine} if fig.tiers == 3 else {})
+        fabrics[key] = {
+            "role": fig.role,
+            "technology": fig.technology,
+            "topology": "generated" if ft.generated else "explicit",
+            "tiers": fig.tiers,
+            "planes": fig.planes,
+            "switches": {layer: fig.switches[layer] for layer in LAYERS},
+            "links": {tier: fig.links[tier] for tier in TIERS},
+            "endpoints": fig.endpoints,
+            "oversubscription": {k: _ratio(v) for k, v in fig.oversubscription.items()},
+            "oversubscription_connected": {k: _ratio(v) for k, v in fig.oversubscription_connected.items()},
+            "oversubscription_tier": {k: _ratio(v) for k, v in fig.oversubscription_tier.items()},
+            "oversubscription_target": {k: _ratio(v) for k, v in targets.items()},
+            "bisection_gbps": _gbps(fig.bisection_gbps),
+            "bisection_pct": _ratio(fig.bisection_pct, 2),
+            "full_bisection_gbps": _gbps(fig.full_bisection_gbps),
+            "bisection_analytic_gbps": _gbps(fig.bisection_analytic_gbps),
+            "min_ecmp_width": fig.min_ecmp_width,
+            "worst_single_failure_bisection_pct": _ratio(fig.worst_failure_pct, 2),
+            "worst_single_failure": fig.worst_failure.element if fig.worst_failure else None,
+            "cables_by_media": cables_by_media(build, key),
+        }
+    return {
+        "design": spec.name,
+        "description": spec.description,
+        "gpus": gpus,
+        "nodes": len(nodes),
+        "switches": sum(1 for d in devices.values() if d.layer != "node"),
+        "racks": len(build.topology.racks),
+        "cables": len(build.plan.cables),
+        "cable_counting": "one row per logical link (a twin-port OSFP carries two)",
+        "fabrics": fabrics,
+        "cables_by_media": cables_by_media(build),
+        "findings": [f.as_dict() for f in build.findings],
+    }

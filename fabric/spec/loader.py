@@ -1,0 +1,418 @@
+"""Load a spec: read YAML, validate it into `Spec`, merge part files, check cross-references.
+
+Every problem becomes a finding with the YAML path, file and line; all of them are collected
+before the loader gives up, so a user fixes a spec in one round.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import types
+import typing
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from fabric.model.findings import FabricError, Finding, Severity, error
+from fabric.spec.catalog import Catalog, CatalogFile, builtin_catalog
+from fabric.spec.paths import display_path, locate
+from fabric.spec.schema import FABRIC_ROLES, Fabric, NodeAttach, NodeGroup, Spec, SwitchMgmtAttach
+from fabric.spec.yamlio import PathKey, YamlDoc, YamlReadError, parse_yaml, read_yaml
+
+
+@dataclass(frozen=True)
+class Design:
+    """A validated spec with its merged catalog and where it came from."""
+
+    spec: Spec
+    catalog: Catalog
+    doc: YamlDoc
+    base_dir: Path
+    notes: tuple[Finding, ...] = ()  # non-error findings from loading (catalog overrides)
+
+
+# --------------------------------------------------------------------------------------------- pydantic errors
+
+
+def _unwrap(annotation: Any) -> list[Any]:
+    """The concrete types an annotation may hold (Annotated, Optional and unions opened up)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        out: list[Any] = []
+        for arg in typing.get_args(annotation):
+            out.extend(_unwrap(arg))
+        return out
+    return [annotation]
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """Walk the spec's types along a pydantic error location (tags included) to the model there."""
+    candidates: list[Any] = [model]
+    for part in loc:
+        nxt: list[Any] = []
+        for cand in candidates:
+            if isinstance(cand, type) and issubclass(cand, BaseModel):
+                if isinstance(part, str) and part in cand.model_fields:
+                    nxt.extend(_unwrap(cand.model_fields[part].annotation))
+                elif isinstance(part, str):
+                    # a union tag: keep the member it names, if any does
+                    kind = cand.model_fields.get("kind")
+                    if (
+                        (kind is not None and part in typing.get_args(kind.annotation))
+                        or part in cand.model_fields
+                        or part in ("node-attach", "switch-mgmt-attach")
+                    ):
+                        nxt.append(cand)
+            else:
+                origin = typing.get_origin(cand)
+                if origin is list and isinstance(part, int):
+                    nxt.extend(_unwrap(typing.get_args(cand)[0]))
+                elif origin is dict:
+                    nxt.extend(_unwrap(typing.get_args(cand)[1]))
+        # a tag names one member of a union; prefer models that accept it
+        candidates = nxt or candidates
+        if not nxt:
+            return None
+    for cand in candidates:
+        if isinstance(cand, type) and issubclass(cand, BaseModel):
+            return cand
+    return None
+
+
+def _clean_loc(data: Any, loc: tuple[Any, ...]) -> PathKey:
+    """Drop the union tags pydantic inserts, keeping only steps that exist in the data."""
+    out: list[str | int] = []
+    node = data
+    for i, part in enumerate(loc):
+        last = i == len(loc) - 1
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
+            out.append(part)
+            node = node[part]
+        elif last and isinstance(part, str | int) and isinstance(node, dict):
+            out.append(part)  # a missing key: name it
+        # else: a tag such as 'fat-tree' or 'list[str]'
+    return tuple(out)
+
+
+def _message(err: Any) -> str:
+    msg = str(err["msg"])
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    if msg.startswith("Assertion failed, "):
+        msg = msg[len("Assertion failed, ") :]
+    return msg
+
+
+def validation_findings(
+    exc: ValidationError, doc: YamlDoc, model: type[BaseModel], *, code_prefix: str = "spec"
+) -> list[Finding]:
+    """One finding per offending path; messages of union branches are joined."""
+    grouped: dict[PathKey, list[tuple[str, str, str]]] = {}
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        path = _clean_loc(doc.data, loc)
+        kind = err["type"]
+        hint = ""
+        if kind == "extra_forbidden":
+            key = str(path[-1]) if path else ""
+            parent = _model_at(model, loc[:-1])
+            valid = sorted(parent.model_fields) if parent else []
+            close = difflib.get_close_matches(key, valid, n=1)
+            msg = f"unknown key `{key}`"
+            hint = (f"did you mean `{close[0]}`? " if close else "") + (
+                f"valid keys here: {', '.join(valid)}" if valid else ""
+            )
+            kind_code = f"{code_prefix}-unknown-key"
+        elif kind == "missing":
+            msg = f"missing required key `{path[-1]}`" if path else "missing required key"
+            kind_code = f"{code_prefix}-missing"
+        else:
+            msg = _message(err)
+            kind_code = f"{code_prefix}-invalid"
+        grouped.setdefault(path, []).append((kind_code, msg, hint.strip()))
+    # A typo shows as an unknown key plus a missing one; report the typo only.
+    typos = {
+        (path[:-1], close)
+        for path, items in grouped.items()
+        for code, _, hint in items
+        if code.endswith("unknown-key") and hint.startswith("did you mean `")
+        for close in [hint.split("`")[1]]
+    }
+    findings = []
+    for path, items in grouped.items():
+        if path and (path[:-1], path[-1]) in typos and all(c.endswith("-missing") for c, _, _ in items):
+            continue
+        codes = {c for c, _, _ in items}
+        code = next(iter(codes)) if len(codes) == 1 else f"{code_prefix}-invalid"
+        msg = " or ".join(dict.fromkeys(m for _, m, _ in items))
+        hint = next((h for _, _, h in items if h), "")
+        findings.append(
+            Finding(Severity.ERROR, code, display_path(doc.data, path), msg, hint, doc.file, doc.line_of(path))
+        )
+    return findings
+
+
+# --------------------------------------------------------------------------------------------- cross-references
+
+
+def suggest(name: str, valid: list[str]) -> str:
+    if not valid:
+        return "there is none to choose from"
+    close = difflib.get_close_matches(name, valid, n=1, cutoff=0.5)
+    listing = ", ".join(valid) if len(valid) <= 24 else ", ".join(valid[:24]) + f", … ({len(valid)} in all)"
+    return (f"did you mean `{close[0]}`? " if close else "") + f"valid: {listing}"
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What cross-reference checks need; taken from a valid Spec, or from whatever validates of a broken one."""
+
+    nodes: list[NodeGroup]
+    fabrics: dict[str, Fabric]
+    fabric_keys: list[str]
+    catalog: list[str]
+
+    @classmethod
+    def of(cls, spec: Spec) -> _Parts:
+        return cls(list(spec.nodes), dict(spec.fabrics), list(spec.fabrics), list(spec.catalog))
+
+    @classmethod
+    def lenient(cls, data: dict[str, Any]) -> _Parts:
+        """The node groups and fabrics that validate on their own, so that one run reports every problem."""
+        nodes: list[NodeGroup] = []
+        fabrics: dict[str, Fabric] = {}
+        raw_nodes = data.get("nodes")
+        for item in raw_nodes if isinstance(raw_nodes, list) else []:
+            with contextlib.suppress(ValidationError):
+                nodes.append(NodeGroup.model_validate(item))
+        raw_fabrics = data.get("fabrics")
+        keys = [str(k) for k in raw_fabrics] if isinstance(raw_fabrics, dict) else []
+        for key, item in raw_fabrics.items() if isinstance(raw_fabrics, dict) else []:
+            with contextlib.suppress(ValidationError):
+                fabrics[str(key)] = Fabric.model_validate(item)
+        raw_catalog = data.get("catalog")
+        files = [c for c in raw_catalog if isinstance(c, str)] if isinstance(raw_catalog, list) else []
+        return cls(nodes, fabrics, keys, files)
+
+
+def _cross_references(spec: _Parts, catalog: Catalog) -> Iterator[Finding]:
+    node_types = sorted(catalog.nodes)
+    switch_models = sorted(catalog.switches)
+    groups = {g.group: g for g in spec.nodes}
+    seen_groups: set[str] = set()
+    for group in spec.nodes:
+        path = f"nodes[group={group.group}]"
+        if group.group in seen_groups:
+            yield error("duplicate-name", f"{path}.group", f"node group `{group.group}` is defined twice")
+        seen_groups.add(group.group)
+        if group.type not in catalog.nodes:
+            yield error(
+                "unknown-part", f"{path}.type", f"unknown node type `{group.type}`", suggest(group.type, node_types)
+            )
+    for key, fabric in spec.fabrics.items():
+        fpath = f"fabrics.{key}"
+        if fabric.role is None and key not in FABRIC_ROLES:
+            yield error(
+                "spec-missing",
+                f"{fpath}.role",
+                f"fabric `{key}` needs a role",
+                f"set role to one of: {', '.join(FABRIC_ROLES)} (the default only for fabrics named like a role)",
+            )
+        for layer in ("leaf", "spine", "core"):
+            choice = getattr(fabric.switches, layer)
+            if choice is None:
+                continue
+            spath = f"{fpath}.switches.{layer}"
+            if fabric.technology == "infiniband" and choice.platform is not None:
+                yield error(
+                    "platform-unsupported",
+                    f"{spath}.platform",
+                    "InfiniBand switches have no platform",
+                    "the subnet manager configures them; drop `platform`",
+                )
+            model = catalog.switches.get(choice.model)
+            if model is None:
+                yield error(
+                    "unknown-part",
+                    spath,
+                    f"unknown switch model `{choice.model}`",
+                    suggest(choice.model, switch_models),
+                )
+            elif model.technology != fabric.technology:
+                yield error(
+                    "technology-mismatch",
+                    spath,
+                    f"`{choice.model}` is an {model.technology} switch; fabric `{key}` is {fabric.technology}",
+                    suggest(
+                        choice.model,
+                        sorted(k for k, m in catalog.switches.items() if m.technology == fabric.technology),
+                    ),
+                )
+        for i, attach in enumerate(fabric.attach):
+            apath = f"{fpath}.attach[{i}]"
+            if isinstance(attach, NodeAttach):
+                found = groups.get(attach.group)
+                if found is None:
+                    yield error(
+                        "unknown-group",
+                        f"{apath}.group",
+                        f"no node group `{attach.group}`",
+                        suggest(attach.group, sorted(groups)),
+                    )
+                    continue
+                node_type = catalog.nodes.get(found.type)
+                if node_type is None:
+                    continue
+                port_group = node_type.ports.get(attach.ports)
+                if port_group is None:
+                    yield error(
+                        "unknown-ports",
+                        f"{apath}.ports",
+                        f"node type `{found.type}` has no port group `{attach.ports}`",
+                        suggest(attach.ports, sorted(node_type.ports)),
+                    )
+                elif port_group.technology not in ("any", fabric.technology):
+                    yield error(
+                        "technology-mismatch",
+                        f"{apath}.ports",
+                        f"`{found.type}` port group `{attach.ports}` is {port_group.technology}; "
+                        f"fabric `{key}` is {fabric.technology}",
+                        suggest(
+                            attach.ports,
+                            sorted(p for p, g in node_type.ports.items() if g.technology in ("any", fabric.technology)),
+                        ),
+                    )
+            elif isinstance(attach, SwitchMgmtAttach) and attach.switch_mgmt != "all":
+                for j, other in enumerate(attach.switch_mgmt):
+                    if other not in spec.fabric_keys or other == key:
+                        yield error(
+                            "unknown-fabric",
+                            f"{apath}.switch_mgmt[{j}]",
+                            f"no other fabric `{other}`",
+                            suggest(other, sorted(k for k in spec.fabric_keys if k != key)),
+                        )
+        if fabric.infiniband is not None:
+            ib = fabric.infiniband
+            named: list[tuple[str, list[str]]] = [
+                (f"{fpath}.infiniband.io_groups", ib.io_groups),
+                (f"{fpath}.infiniband.compute_groups", ib.compute_groups or []),
+            ]
+            for j, part in enumerate(ib.partitions):
+                if part.members != "all":
+                    named.append((f"{fpath}.infiniband.partitions[{j}].members", part.members))
+                named.append((f"{fpath}.infiniband.partitions[{j}].limited", part.limited))
+            for where, names in named:
+                for member in names:
+                    if member not in groups:
+                        yield error(
+                            "unknown-group", where, f"no node group `{member}`", suggest(member, sorted(groups))
+                        )
+            pkeys = [p.pkey for p in fabric.infiniband.partitions]
+            if len(set(pkeys)) != len(pkeys):
+                yield error("duplicate-pkey", f"{fpath}.infiniband.partitions", "P_Keys must be unique")
+
+
+def _load_part_files(spec: _Parts, doc: YamlDoc, base_dir: Path) -> tuple[Catalog, list[Finding]]:
+    catalog = builtin_catalog()
+    findings: list[Finding] = []
+    for i, name in enumerate(spec.catalog):
+        path = base_dir / name
+        try:
+            part_doc = read_yaml(path, display=str(path))
+        except YamlReadError as exc:
+            findings.append(
+                Finding(
+                    Severity.ERROR,
+                    "catalog-unreadable",
+                    f"catalog[{i}]",
+                    f"part file {exc.file} {exc.message}",
+                    "paths are relative to the spec file",
+                    doc.file,
+                    doc.line_of(("catalog", i)),
+                )
+            )
+            continue
+        try:
+            extra = CatalogFile.model_validate(part_doc.data)
+        except ValidationError as exc:
+            findings.extend(validation_findings(exc, part_doc, CatalogFile, code_prefix="catalog"))
+            continue
+        for section in ("switches", "nodes", "media"):
+            for part in getattr(extra, section):
+                if part in getattr(catalog, section):
+                    findings.append(
+                        Finding(
+                            Severity.INFO,
+                            "catalog-override",
+                            f"{section}.{part}",
+                            f"`{part}` from {name} replaces the built-in part",
+                            "",
+                            part_doc.file,
+                            part_doc.line_of((section, part)),
+                        )
+                    )
+        catalog = catalog.merged(extra)
+    return catalog, findings
+
+
+def load_spec(path: str | Path) -> Design:
+    """Read, validate and cross-check a spec file. Raises FabricError (spec_invalid) with every finding."""
+    path = Path(path)
+    try:
+        doc = read_yaml(path)
+    except YamlReadError as exc:
+        raise FabricError(
+            [Finding(Severity.ERROR, "spec-unreadable", "", exc.message, "", exc.file, exc.line)], spec_invalid=True
+        ) from None
+    return _load_doc(doc, path.parent)
+
+
+def load_spec_text(text: str, name: str = "<spec>", base_dir: str | Path = ".") -> Design:
+    """As load_spec, for YAML text (notebooks, tests); part files are looked up in `base_dir`."""
+    try:
+        doc = parse_yaml(text, name)
+    except YamlReadError as exc:
+        raise FabricError(
+            [Finding(Severity.ERROR, "spec-unreadable", "", exc.message, "", exc.file, exc.line)], spec_invalid=True
+        ) from None
+    return _load_doc(doc, Path(base_dir))
+
+
+def _load_doc(doc: YamlDoc, base_dir: Path) -> Design:
+    if not isinstance(doc.data, dict):
+        raise FabricError(
+            [
+                Finding(
+                    Severity.ERROR,
+                    "spec-invalid",
+                    "",
+                    "the spec must be a mapping of keys (name, nodes, fabrics, …)",
+                    "",
+                    doc.file,
+                    1,
+                )
+            ],
+            spec_invalid=True,
+        )
+    spec: Spec | None = None
+    findings: list[Finding] = []
+    try:
+        spec = Spec.model_validate(doc.data)
+        parts = _Parts.of(spec)
+    except ValidationError as exc:
+        findings.extend(validation_findings(exc, doc, Spec))
+        parts = _Parts.lenient(doc.data)
+    catalog, part_findings = _load_part_files(parts, doc, base_dir)
+    findings.extend(part_findings)
+    findings.extend(locate(doc, f) for f in _cross_references(parts, catalog))
+    if spec is None or any(f.severity == Severity.ERROR for f in findings):
+        raise FabricError(findings, spec_invalid=True)
+    return Design(spec=spec, catalog=catalog, doc=doc, base_dir=base_dir, notes=tuple(findings))

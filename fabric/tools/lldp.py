@@ -1,0 +1,193 @@
+"""LLDP neighbour data for `fabric verify --lldp`, in the formats people collect it in.
+
+Accepted (one or more files, or directories of them):
+
+- `lldpctl -f json` (lldpd) of one device per file, the device named by the file (`leaf01.json`);
+  `-f json0` likewise. A neighbour's port is its port id when that is an interface name (Cumulus, SONiC,
+  lldpd with `portidsubtype ifname`), else its port description (lldpd's default on Linux hosts).
+- one JSON object of such outputs by device name: `{"leaf01": <lldpctl -f json>, ...}`.
+- CSV with the header `local_device,local_port,remote_device,remote_port` (other collectors, e.g. from
+  NetBox or Ansible facts).
+
+Problems are findings with the file (and the CSV line), never exceptions.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fabric.model.findings import Finding, Severity
+
+CSV_COLUMNS = ("local_device", "local_port", "remote_device", "remote_port")
+WHERE = "--lldp"
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    local_device: str
+    local_port: str
+    remote_device: str
+    remote_port: str
+    source: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class LldpData:
+    neighbours: tuple[Neighbour, ...]
+    devices: tuple[str, ...]  # devices whose neighbour tables were given
+    sources: tuple[str, ...]
+    findings: tuple[Finding, ...]
+
+
+def _bad(source: str, message: str, line: int = 0) -> Finding:
+    return Finding(
+        Severity.ERROR,
+        "discovered-format",
+        WHERE,
+        message,
+        "give `lldpctl -f json` (or json0) output, one file per device named after it, a JSON object of them by "
+        "device, or a CSV with local_device,local_port,remote_device,remote_port",
+        source,
+        line,
+    )
+
+
+def read_lldp(paths: list[Path]) -> LldpData:
+    files: list[Path] = []
+    findings: list[Finding] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.suffix in (".json", ".csv"))
+            if not found:
+                findings.append(_bad(str(path), "the directory holds no .json or .csv file"))
+            files.extend(found)
+        else:
+            files.append(path)
+    neighbours: list[Neighbour] = []
+    devices: list[str] = []
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8-sig")
+        except FileNotFoundError:
+            findings.append(_bad(str(file), "no such file"))
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            findings.append(_bad(str(file), f"cannot be read ({exc})"))
+            continue
+        got, devs, problems = parse_lldp_text(text, str(file), file.stem)
+        neighbours.extend(got)
+        devices.extend(devs)
+        findings.extend(problems)
+    return LldpData(tuple(neighbours), tuple(dict.fromkeys(devices)), tuple(str(f) for f in files), tuple(findings))
+
+
+def parse_lldp_text(text: str, source: str, device: str) -> tuple[list[Neighbour], list[str], list[Finding]]:
+    stripped = text.lstrip()
+    if not stripped:
+        return [], [], [_bad(source, "the file is empty")]
+    if stripped[0] in "{[":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return [], [], [_bad(source, f"not valid JSON ({exc.msg} at line {exc.lineno})", exc.lineno)]
+        if isinstance(data, dict) and "lldp" in data:
+            return _lldpctl(data["lldp"], source, device)
+        if isinstance(data, dict) and data and all(isinstance(v, dict) and "lldp" in v for v in data.values()):
+            out: list[Neighbour] = []
+            devices: list[str] = []
+            findings: list[Finding] = []
+            for name, value in data.items():
+                got, devs, problems = _lldpctl(value["lldp"], source, str(name))
+                out.extend(got)
+                devices.extend(devs)
+                findings.extend(problems)
+            return out, devices, findings
+        return [], [], [_bad(source, "JSON without an `lldp` key (not lldpctl -f json output)")]
+    return _csv(text, source)
+
+
+def _lldpctl(lldp: Any, source: str, device: str) -> tuple[list[Neighbour], list[str], list[Finding]]:
+    """lldpctl -f json: {"interface": {name: {...}} or [{name: {...}}, ...]}; -f json0: [{"interface": [...]}]."""
+    if isinstance(lldp, list):  # json0
+        interfaces: list[tuple[str, Any]] = []
+        for block in lldp:
+            for item in block.get("interface", []) if isinstance(block, dict) else []:
+                if isinstance(item, dict):
+                    interfaces.append((str(item.get("name", "")), item))
+    elif isinstance(lldp, dict):
+        raw = lldp.get("interface", {})
+        items = raw if isinstance(raw, list) else [raw]
+        interfaces = [(str(k), v) for item in items if isinstance(item, dict) for k, v in item.items()]
+    else:
+        return [], [], [_bad(source, "`lldp` is neither an object nor a list")]
+    out: list[Neighbour] = []
+    findings: list[Finding] = []
+    for local_port, body in interfaces:
+        remote, port = _neighbour(body)
+        if not local_port or remote is None or port is None:
+            findings.append(_bad(source, f"interface {local_port or '?'}: no neighbour chassis name or port"))
+            continue
+        out.append(Neighbour(device, local_port, remote, port, source))
+    return out, [device], findings
+
+
+def _first(value: Any) -> Any:
+    return value[0] if isinstance(value, list) and value else value
+
+
+def _neighbour(body: Any) -> tuple[str | None, str | None]:
+    if not isinstance(body, dict):
+        return None, None
+    chassis, port = _first(body.get("chassis")), _first(body.get("port"))
+    name: str | None = None
+    if isinstance(chassis, dict):
+        if "name" in chassis:  # json0
+            name = _value(chassis["name"])
+        elif len(chassis) == 1:  # json: {"<name>": {...}}
+            name = next(iter(chassis))
+    port_name: str | None = None
+    if isinstance(port, dict):
+        pid = _first(port.get("id"))
+        descr = _value(port.get("descr"))
+        if isinstance(pid, dict) and pid.get("type") == "ifname" and pid.get("value"):
+            port_name = str(pid["value"])
+        elif descr:
+            port_name = descr
+        elif isinstance(pid, dict) and pid.get("value"):
+            port_name = str(pid["value"])
+    return name, port_name
+
+
+def _value(value: Any) -> str | None:
+    value = _first(value)
+    if isinstance(value, dict):
+        value = value.get("value")
+    return str(value) if value not in (None, "") else None
+
+
+def _csv(text: str, source: str) -> tuple[list[Neighbour], list[str], list[Finding]]:
+    reader = csv.reader(io.StringIO(text))
+    header = [h.strip().lower() for h in next(reader, [])]
+    missing = [c for c in CSV_COLUMNS if c not in header]
+    if missing:
+        return [], [], [_bad(source, f"no column {', '.join(missing)} (header: {','.join(header)})", 1)]
+    index = {c: header.index(c) for c in CSV_COLUMNS}
+    out: list[Neighbour] = []
+    devices: list[str] = []
+    findings: list[Finding] = []
+    for number, row in enumerate(reader, start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        cells = [row[index[c]].strip() if index[c] < len(row) else "" for c in CSV_COLUMNS]
+        if not all(cells):
+            findings.append(_bad(source, f"line {number} leaves a column empty", number))
+            continue
+        out.append(Neighbour(cells[0], cells[1], cells[2], cells[3], source, number))
+        devices.append(cells[0])
+    return out, devices, findings

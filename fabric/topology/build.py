@@ -1,0 +1,242 @@
+"""Expand a validated design into devices, racks and one graph per fabric.
+
+Graph nodes are device names with attributes `device` (the Device) and `layer` (its layer *in
+this fabric*: a compute leaf whose management port joins the out-of-band fabric is a `node`
+there). Edges are keyed by the link's index and carry `link` (the Link).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import networkx as nx
+
+from fabric.model.findings import Finding, error
+from fabric.model.topology import Device, FabricTopology, Link, Topology
+from fabric.spec.loader import Design, suggest
+from fabric.spec.paths import locate
+from fabric.spec.schema import ClosTopology, CsvTopology, ExplicitTopology
+from fabric.topology.attach import NodeEntry, attachments, expand_nodes, mgmt_dependencies
+from fabric.topology.clos import FabricDraft, generate_clos
+from fabric.topology.explicit import Pin, build_explicit, build_from_csv, locate_csv_rows
+from fabric.topology.racks import Placeable, place
+
+
+def _fabric_order(design: Design) -> tuple[list[str], list[Finding]]:
+    """Fabrics in spec order, except that a fabric comes after those whose management ports it attaches."""
+    spec = design.spec
+    deps = {key: mgmt_dependencies(spec, key) for key in spec.fabrics}
+    order: list[str] = []
+    findings: list[Finding] = []
+    visiting: set[str] = set()
+
+    def visit(key: str) -> None:
+        if key in order:
+            return
+        if key in visiting:
+            findings.append(
+                error(
+                    "mgmt-cycle",
+                    f"fabrics.{key}.attach",
+                    f"fabric `{key}` attaches switch management ports in a cycle",
+                    "only one fabric (the out-of-band one) should attach switch_mgmt",
+                )
+            )
+            return
+        visiting.add(key)
+        for dep in deps[key]:
+            visit(dep)
+        visiting.discard(key)
+        order.append(key)
+
+    for key in spec.fabrics:
+        visit(key)
+    return order, findings
+
+
+def build_topology(design: Design) -> Topology:
+    spec, catalog = design.spec, design.catalog
+    nodes, findings = expand_nodes(spec)
+    order, order_findings = _fabric_order(design)
+    findings.extend(order_findings)
+    drafts: dict[str, FabricDraft] = {}
+    pins: dict[str, Pin] = {}
+    switch_lists: dict[str, list[tuple[str, str, str | None]]] = {}
+    for key in order:
+        fabric = spec.fabrics[key]
+        attached = attachments(spec, key, catalog, nodes, switch_lists)
+        if isinstance(fabric.topology, ClosTopology):
+            draft = generate_clos(key, fabric, catalog, attached)
+        elif isinstance(fabric.topology, ExplicitTopology):
+            result = build_explicit(key, fabric, catalog, nodes, attached)
+            draft, fabric_pins = result.draft, result.pins
+            pins.update(fabric_pins)
+        else:
+            assert isinstance(fabric.topology, CsvTopology)
+            result = build_from_csv(key, fabric, catalog, nodes, attached, design.base_dir)
+            draft, fabric_pins = result.draft, result.pins
+            pins.update(fabric_pins)
+        drafts[key] = draft
+        findings.extend(draft.findings)
+        switch_lists[key] = [(s.name, s.model, s.platform) for s in draft.switches]
+
+    findings.extend(_unique_names(nodes, drafts))
+    findings.extend(_sm_hosts(design, nodes))
+    placement = place(_placeables(design, nodes, drafts, pins), spec.racks)
+    findings.extend(placement.findings)
+
+    devices: dict[str, Device] = {}
+    for node in nodes:
+        node_type = catalog.nodes[node.type]
+        rack, u = placement.positions.get(node.name, (None, None))
+        devices[node.name] = Device(
+            node.name,
+            "node",
+            node.type,
+            group=node.group,
+            index=node.index,
+            rack=rack,
+            u=u,
+            height_u=node_type.u,
+            power_w=node_type.power_w,
+        )
+    for key in spec.fabrics:
+        for sw in drafts[key].switches:
+            model = catalog.switches[sw.model]
+            rack, u = placement.positions.get(sw.name, (None, None))
+            devices.setdefault(
+                sw.name,
+                Device(
+                    sw.name,
+                    sw.layer,
+                    sw.model,
+                    fabric=key,
+                    plane=sw.plane,
+                    su=sw.su,
+                    rail=sw.rail,
+                    pod=sw.pod,
+                    index=sw.index,
+                    platform=sw.platform,
+                    rack=rack,
+                    u=u,
+                    height_u=model.u,
+                    power_w=model.power_w,
+                ),
+            )
+
+    fabrics = {key: _fabric_topology(design, key, drafts[key], devices) for key in spec.fabrics}
+    csv_files = {
+        f"fabrics.{key}.topology.file": str(design.base_dir / fabric.topology.file)
+        for key, fabric in spec.fabrics.items()
+        if isinstance(fabric.topology, CsvTopology)
+    }
+    located = tuple(locate(design.doc, f) for f in locate_csv_rows(findings, csv_files))
+    return Topology(spec.name, devices, fabrics, placement.racks, located)
+
+
+def _unique_names(nodes: Sequence[NodeEntry], drafts: dict[str, FabricDraft]) -> list[Finding]:
+    owner: dict[str, str] = {n.name: f"node group `{n.group}`" for n in nodes}
+    clashes: dict[tuple[str, str], list[str]] = {}
+    for key, draft in drafts.items():
+        for sw in draft.switches:
+            first = owner.setdefault(sw.name, f"fabric `{key}`")
+            if first != f"fabric `{key}`":
+                clashes.setdefault((key, first), []).append(sw.name)
+    findings = []
+    for (key, first), names in clashes.items():
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        findings.append(
+            error(
+                "duplicate-name",
+                f"fabrics.{key}.naming",
+                f"{len(names)} switch name(s) of fabric `{key}` are already used by {first}: {shown}",
+                "set fabrics.<name>.naming.prefix so that the fabrics' switch names differ",
+            )
+        )
+    return findings
+
+
+def _sm_hosts(design: Design, nodes: Sequence[NodeEntry]) -> list[Finding]:
+    """Subnet managers run on nodes of the design."""
+    names = {n.name for n in nodes}
+    findings = []
+    for key, fabric in design.spec.fabrics.items():
+        if fabric.infiniband is None:
+            continue
+        for i, host in enumerate(fabric.infiniband.sm.hosts):
+            if host not in names:
+                findings.append(
+                    error(
+                        "unknown-device",
+                        f"fabrics.{key}.infiniband.sm.hosts[{i}]",
+                        f"no node `{host}`",
+                        suggest(host, sorted(names)),
+                    )
+                )
+    return findings
+
+
+def _placeables(
+    design: Design, nodes: Sequence[NodeEntry], drafts: dict[str, FabricDraft], pins: dict[str, Pin]
+) -> list[Placeable]:
+    spec, catalog = design.spec, design.catalog
+    per_rack = {g.group: g.per_rack for g in spec.nodes}
+    items = [
+        Placeable(n.name, catalog.nodes[n.type].u, catalog.nodes[n.type].power_w, f"group:{n.group}", per_rack[n.group])
+        for n in nodes
+    ]
+    seen: set[str] = set()
+    for key in spec.fabrics:
+        for sw in drafts[key].switches:
+            if sw.name in seen:
+                continue
+            seen.add(sw.name)
+            model = catalog.switches[sw.model]
+            pin = pins.get(sw.name)
+            items.append(
+                Placeable(
+                    sw.name,
+                    model.u,
+                    model.power_w,
+                    f"fabric:{key}",
+                    rack=pin.rack if pin else None,
+                    u=pin.u if pin else None,
+                    path=pin.path if pin else "",
+                )
+            )
+    return items
+
+
+def _fabric_topology(design: Design, key: str, draft: FabricDraft, devices: dict[str, Device]) -> FabricTopology:
+    spec = design.spec
+    fabric = spec.fabrics[key]
+    graph: nx.MultiGraph = nx.MultiGraph(fabric=key)
+    switches = tuple(s.name for s in draft.switches)
+    own = set(switches)
+    for name in switches:
+        graph.add_node(name, device=devices[name], layer=devices[name].layer)
+    links: tuple[Link, ...] = tuple(draft.links)
+    for link in links:
+        if link.a not in own and link.a not in graph:
+            graph.add_node(link.a, device=devices[link.a], layer="node")
+    graph.add_edges_from((link.a, link.b, i, {"link": link}) for i, link in enumerate(links))
+    nx.freeze(graph)
+    topo = fabric.topology
+    return FabricTopology(
+        name=key,
+        role=spec.fabric_role(key),
+        technology=fabric.technology,
+        generated=isinstance(topo, ClosTopology),
+        tiers=draft.tiers,
+        planes=topo.planes
+        if isinstance(topo, ClosTopology)
+        else max([d.plane or 1 for d in (devices[s] for s in switches)] or [1]),
+        switches=switches,
+        links=links,
+        graph=graph,
+        target_leaf=fabric.oversubscription.leaf,
+        target_spine=fabric.oversubscription.spine,
+        params=draft.params,
+        provisioned_down=dict(draft.provisioned_down),
+        rail_optimized=topo.rail_optimized,
+    )

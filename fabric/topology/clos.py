@@ -1,0 +1,614 @@
+"""Generate a folded Clos (2 or 3 tiers, rail-optimized or not, one or more planes).
+
+Sizing rules (each is the smallest design that meets them):
+- Leaf ports split into downlinks and uplinks by the leaf oversubscription target
+  (uplinks = ⌈radix / (1 + ratio)⌉); switches with a slow and a fast port group (SN2201) use the
+  slow group down and the fast group up.
+- Rail-optimized: one leaf per rail per scalable unit; node slot s of an SU uses down port s of
+  each of its rail leaves. Other attachments fill the free down ports, most-free leaf first.
+- Not rail-optimized: leaves in groups as wide as the most ports a node brings, so a
+  dual-homed node lands on two leaves; nodes are spread evenly over the leaves.
+- 2 tiers: the fewest spines m with m × spine radix ≥ all uplinks and uplinks divisible by m
+  (every leaf has uplinks/m links to every spine).
+- 3 tiers: pods of leaves with one link to each of the pod's spines (uplinks spines per pod);
+  spine j of every pod joins core group j; the fewest cores per group that fit, spread evenly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from fabric.model.findings import Finding, error
+from fabric.model.topology import ClosParams, Link
+from fabric.spec.catalog import Catalog, SwitchPort, best_speed, switch_ports
+from fabric.spec.schema import ClosTopology, Fabric
+from fabric.topology.attach import Attachment, Endpoint
+
+
+@dataclass
+class SwitchDraft:
+    name: str
+    layer: str
+    model: str
+    platform: str | None
+    plane: int | None
+    su: int | None = None
+    rail: int | None = None
+    pod: int | None = None
+    index: int = 0
+
+
+@dataclass
+class FabricDraft:
+    switches: list[SwitchDraft] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    params: ClosParams | None = None
+    tiers: int = 2
+    findings: list[Finding] = field(default_factory=list)
+    provisioned_down: dict[str, int] = field(default_factory=dict)  # switch → Gb/s of its down ports, cabled or not
+
+
+@dataclass
+class _Leaf:
+    """A leaf under construction: its free down ports and what it connects."""
+
+    plane: int
+    su: int | None
+    rail: int | None
+    down: list[SwitchPort]
+    used: dict[int, Endpoint] = field(default_factory=dict)  # down-port index → endpoint
+    uplinks: int = 0
+    name: str = ""
+    pod: int | None = None
+    index: int = 0
+
+    def free(self) -> int:
+        return len(self.down) - len(self.used)
+
+    def next_free(self) -> int:
+        return next(i for i in range(len(self.down)) if i not in self.used)
+
+    def used_bw(self) -> int:
+        return sum(min(e.speed_gbps, self.down[i].speed_gbps) for i, e in self.used.items())
+
+
+def smallest_divisor_at_least(n: int, low: int) -> int | None:
+    """The smallest divisor of n that is ≥ low (None if low > n)."""
+    for m in range(max(1, low), n + 1):
+        if n % m == 0:
+            return m
+    return None
+
+
+def split_leaf_ports(
+    layout: Sequence[SwitchPort], ratio: float, downlinks: int | None, uplinks: int | None
+) -> tuple[list[SwitchPort], list[SwitchPort], str | None]:
+    """Down and up ports of a leaf; an error message if the counts cannot be met."""
+    speeds = sorted({p.speed_gbps for p in layout})
+    if len(speeds) > 1:
+        down_pool = [p for p in layout if p.speed_gbps == speeds[0]]
+        up_pool = [p for p in layout if p.speed_gbps == speeds[-1]]
+        d = downlinks or len(down_pool)
+        u = uplinks or len(up_pool)
+        if d > len(down_pool) or u > len(up_pool):
+            return (
+                [],
+                [],
+                (
+                    f"asks for {d} down and {u} up ports; the model has {len(down_pool)} "
+                    f"× {speeds[0]}G and {len(up_pool)} × {speeds[-1]}G"
+                ),
+            )
+        return down_pool[:d], up_pool[:u], None
+    k = len(layout)
+    if downlinks and uplinks:
+        d, u = downlinks, uplinks
+    elif uplinks:
+        u, d = uplinks, k - uplinks
+    elif downlinks:
+        d = downlinks
+        u = min(k - d, math.ceil(d / ratio))
+    else:
+        u = math.ceil(k / (1 + ratio))
+        d = k - u
+    if d < 1 or u < 1 or d + u > k:
+        return [], [], f"asks for {d} down and {u} up ports; the model has {k} at {speeds[0]}G"
+    return list(layout[:d]), list(layout[d : d + u]), None
+
+
+class ClosGenerator:
+    """One fabric's generator. `generate()` returns a draft: switches, links, design figures, findings."""
+
+    def __init__(self, key: str, fabric: Fabric, catalog: Catalog, attachments: Sequence[Attachment]) -> None:
+        assert isinstance(fabric.topology, ClosTopology)
+        self.key = key
+        self.fabric = fabric
+        self.topo: ClosTopology = fabric.topology
+        self.catalog = catalog
+        self.attachments = attachments
+        self.path = f"fabrics.{key}"
+        self.draft = FabricDraft()
+
+    # ----------------------------------------------------------------------------------------- helpers
+
+    def _fail(self, code: str, path: str, message: str, hint: str = "") -> None:
+        """Record why this fabric cannot be generated; it then has no switches or links."""
+        self.draft.findings.append(error(code, path, message, hint))
+        self.draft.switches.clear()
+        self.draft.links.clear()
+        self.draft.params = None
+        self.draft.provisioned_down.clear()
+
+    def _model(self, layer: str) -> tuple[str, str | None]:
+        choice = self.fabric.switches.for_layer(layer)
+        return choice.model, self.fabric.platform_of(layer, self.catalog.switches[choice.model].platform)
+
+    def _prefix(self) -> str:
+        if self.fabric.naming.prefix is not None:
+            return self.fabric.naming.prefix
+        return "" if self.key == "compute" else f"{self.key}-"
+
+    def _name(self, template: str, plane: int, **fields: int | None) -> str:
+        values = {"plane": plane, "su": 0, "rail": 0, "pod": 0, "index": 0}
+        values.update({k: v for k, v in fields.items() if v is not None})
+        name = template.format(**values)
+        if self.topo.planes > 1 and "{plane" not in template:
+            name = f"p{plane}-{name}"
+        return self._prefix() + name
+
+    # ----------------------------------------------------------------------------------------- main
+
+    def generate(self) -> FabricDraft:
+        topo, fabric = self.topo, self.fabric
+        if topo.rail_optimized and topo.leaves is not None:
+            self._fail(
+                "spec-invalid",
+                f"{self.path}.topology.leaves",
+                "`leaves` cannot be set on a rail-optimized fabric",
+                "the leaf count follows from scalable units × rails",
+            )
+            return self.draft
+        if not self.attachments:
+            self._fail(
+                "empty-fabric",
+                f"{self.path}.attach",
+                f"nothing attaches to fabric `{self.key}`",
+                "list node groups under attach, e.g. {group: gpu, ports: compute}",
+            )
+            return self.draft
+        leaf_model_name, _ = self._model("leaf")
+        leaf_model = self.catalog.switches[leaf_model_name]
+        wanted = fabric.speed_gbps or max(p.speed_gbps for a in self.attachments for p in a.ports)
+        layout = switch_ports(leaf_model, best_speed(leaf_model, wanted), self._model("leaf")[1])
+        down_ports, up_ports, problem = split_leaf_ports(
+            layout, fabric.oversubscription.leaf, topo.downlinks, topo.uplinks
+        )
+        if problem:
+            self._fail(
+                "port-budget",
+                f"{self.path}.topology",
+                f"leaf `{leaf_model_name}` {problem}",
+                "lower downlinks/uplinks or pick a larger switch",
+            )
+            return self.draft
+        planes: list[list[_Leaf]] = []
+        for plane in range(1, topo.planes + 1):
+            attached = [
+                Attachment(a.device, a.group, a.ports[plane - 1 :: topo.planes], a.path) for a in self.attachments
+            ]
+            attached = [a for a in attached if a.ports]
+            if not attached:
+                self._fail(
+                    "empty-fabric",
+                    f"{self.path}.topology.planes",
+                    f"plane {plane} of {topo.planes} gets no ports: no attached node brings {plane} or more ports",
+                    "use as many planes as the nodes have ports for this fabric, or fewer",
+                )
+                return self.draft
+            leaves = self._leaves(plane, attached, down_ports)
+            if leaves is None:
+                return self.draft
+            planes.append(leaves)
+        for plane, leaves in enumerate(planes, start=1):
+            if not self._upper_tiers(plane, leaves, up_ports):
+                return self.draft
+        return self.draft
+
+    # ----------------------------------------------------------------------------------------- leaves
+
+    def _leaves(self, plane: int, attached: Sequence[Attachment], down: list[SwitchPort]) -> list[_Leaf] | None:
+        if self.topo.rail_optimized:
+            leaves = self._rail_leaves(plane, [a for a in attached if a.railed], down)
+            if leaves is None:
+                return None
+            others = [a for a in attached if not a.railed]
+            return leaves if self._fill_free(leaves, others) else None
+        return self._group_leaves(plane, attached, down)
+
+    def _rail_leaves(self, plane: int, railed: Sequence[Attachment], down: list[SwitchPort]) -> list[_Leaf] | None:
+        su_size = self.topo.scalable_unit or 1
+        if not railed:
+            self._fail(
+                "rail-alignment",
+                f"{self.path}.topology.rail_optimized",
+                "rail_optimized, but no attached port group has rail (GPU) ports",
+                "attach the GPU nodes' compute ports, or set rail_optimized: false",
+            )
+            return None
+        rails = sorted({p.rail for a in railed for p in a.ports if p.rail is not None})
+        per_rail = max(sum(1 for p in a.ports if p.rail == r) for a in railed for r in rails)
+        if su_size * per_rail > len(down):
+            self._fail(
+                "port-budget",
+                f"{self.path}.topology.scalable_unit",
+                f"a scalable unit of {su_size} nodes needs {su_size * per_rail} down ports per rail leaf; "
+                f"the leaf has {len(down)}",
+                f"use scalable_unit: {len(down) // per_rail} or fewer, or a larger leaf",
+            )
+            return None
+        sus = math.ceil(len(railed) / su_size)
+        leaves: dict[tuple[int, int], _Leaf] = {}
+        for su in range(1, sus + 1):
+            for rail in rails:
+                leaves[(su, rail)] = _Leaf(plane, su, rail, down)
+        for position, att in enumerate(railed):
+            su, slot = divmod(position, su_size)
+            seen: dict[int, int] = {}
+            for ep in att.ports:
+                assert ep.rail is not None
+                k = seen.get(ep.rail, 0)
+                seen[ep.rail] = k + 1
+                leaves[(su + 1, ep.rail)].used[slot * per_rail + k] = ep
+        return list(leaves.values())
+
+    def _fill_free(self, leaves: list[_Leaf], others: Sequence[Attachment]) -> bool:
+        """Attach non-rail endpoints to the leaves with the most free ports, one leaf per port of a node."""
+        for att in others:
+            chosen: set[int] = set()
+            for ep in att.ports:
+                candidates = [i for i in range(len(leaves)) if leaves[i].free() > 0 and i not in chosen]
+                if not candidates:
+                    candidates = [i for i in range(len(leaves)) if leaves[i].free() > 0]
+                if not candidates:
+                    missing = sum(len(a.ports) for a in others[others.index(att) :])
+                    self._fail(
+                        "port-budget",
+                        att.path,
+                        f"no free leaf port for {att.device}:{ep.port}; {missing} more leaf ports are needed",
+                        "leave node slots free (fewer nodes) or add a scalable unit",
+                    )
+                    return False
+                best = max(candidates, key=lambda i: (leaves[i].free(), -i))
+                chosen.add(best)
+                leaf = leaves[best]
+                leaf.used[leaf.next_free()] = ep
+        return True
+
+    def _group_leaves(self, plane: int, attached: Sequence[Attachment], down: list[SwitchPort]) -> list[_Leaf] | None:
+        width = max(len(a.ports) for a in attached)
+        total = sum(len(a.ports) for a in attached)
+        if width > len(down):
+            self._fail(
+                "port-budget", f"{self.path}.attach", f"a node brings {width} ports; a leaf has {len(down)} down ports"
+            )
+            return None
+        groups = max(math.ceil(total / (len(down) * width)), math.ceil((self.topo.leaves or 1) / width))
+        limit = math.ceil(total / (groups * width))  # ports per leaf when spread evenly
+        leaves = [_Leaf(plane, None, None, down) for _ in range(groups * width)]
+        base = 0
+        for att in attached:
+            need = len(att.ports)
+            while True:
+                if base >= len(leaves):  # uneven port counts can need one more group
+                    leaves.extend(_Leaf(plane, None, None, down) for _ in range(width))
+                group = leaves[base : base + width]
+                room = sorted((len(leaf.used), i) for i, leaf in enumerate(group) if len(leaf.used) < limit)
+                if len(room) >= need:
+                    break
+                base += width
+            for ep, (_, i) in zip(att.ports, room[:need], strict=True):
+                leaf = group[i]
+                leaf.used[leaf.next_free()] = ep
+        return leaves
+
+    # ----------------------------------------------------------------------------------------- spines, cores
+
+    def _upper_tiers(self, plane: int, leaves: list[_Leaf], up_ports: list[SwitchPort]) -> bool:
+        topo = self.topo
+        u = len(up_ports)
+        up_speed = up_ports[0].speed_gbps
+        spine_name, spine_platform = self._model("spine")
+        spine_model = self.catalog.switches[spine_name]
+        speed = best_speed(spine_model, up_speed)
+        spine_layout = [p for p in switch_ports(spine_model, speed, spine_platform) if p.speed_gbps == speed]
+        k_s = len(spine_layout)
+        n = len(leaves)
+        for leaf in leaves:
+            leaf.uplinks = u
+        fewest = smallest_divisor_at_least(u, math.ceil(n * u / k_s))  # None: 2 tiers cannot join n leaves
+        tiers = topo.tiers if topo.tiers != "auto" else (2 if fewest is not None else 3)
+        self.draft.tiers = tiers
+        if tiers == 3:
+            return self._build_three_tier(plane, leaves, up_ports, spine_name, spine_platform, spine_layout)
+        d = len(leaves[0].down)
+        m = topo.spines or fewest
+        if m is None:
+            self._fail(
+                "radix",
+                f"{self.path}.topology.tiers",
+                f"2 tiers of {spine_name} ({k_s} ports at {speed}G) join at most {k_s} leaves "
+                f"({k_s * d:,} leaf down ports); this fabric needs {n} leaves per plane",
+                "set tiers: 3 (or auto), add planes, or use a switch with more ports",
+            )
+            return False
+        if u % m:
+            self._fail(
+                "uneven-spread",
+                f"{self.path}.topology.spines",
+                f"{u} uplinks per leaf do not spread evenly over {m} spines",
+                f"use a number of spines that divides {u}",
+            )
+            return False
+        if n * (u // m) > k_s:
+            self._fail(
+                "port-budget",
+                f"{self.path}.topology.spines",
+                f"{m} spines of {k_s} ports cannot take {n} leaves × {u} uplinks ({n * u} links)",
+                f"use at least {math.ceil(n * u / k_s)} spines (a divisor of {u})",
+            )
+            return False
+        self._partial_su(leaves, up_speed, m)
+        return self._build_two_tier(plane, leaves, up_ports, m, spine_name, spine_platform, spine_layout)
+
+    def _partial_su(self, leaves: list[_Leaf], up_speed: int, step: int) -> None:
+        """`partial_su: populated`: the last SU's leaves keep only the uplinks their ports need."""
+        if not (self.topo.rail_optimized and self.topo.partial_su == "populated"):
+            return
+        last = max(leaf.su or 0 for leaf in leaves)
+        for leaf in leaves:
+            if leaf.su == last:
+                needed = math.ceil(leaf.used_bw() / (up_speed * self.fabric.oversubscription.leaf))
+                leaf.uplinks = min(leaf.uplinks, max(step, math.ceil(needed / step) * step))
+
+    def _name_leaves(self, plane: int, leaves: list[_Leaf], pods: int | None = None, per_pod: int = 0) -> None:
+        naming = self.fabric.naming
+        template = naming.leaf or ("su{su}-rail{rail}-leaf" if self.topo.rail_optimized else "leaf{index:02d}")
+        leaf_model, platform = self._model("leaf")
+        for i, leaf in enumerate(leaves, start=1):
+            leaf.index = i
+            leaf.pod = (i - 1) // per_pod + 1 if pods else None
+            leaf.name = self._name(template, plane, su=leaf.su, rail=leaf.rail, pod=leaf.pod, index=i)
+            self.draft.provisioned_down[leaf.name] = sum(p.speed_gbps for p in leaf.down)
+            self.draft.switches.append(
+                SwitchDraft(
+                    leaf.name,
+                    "leaf",
+                    leaf_model,
+                    platform,
+                    plane if self.topo.planes > 1 else None,
+                    leaf.su,
+                    leaf.rail,
+                    leaf.pod,
+                    i,
+                )
+            )
+            for port_index in sorted(leaf.used):
+                ep = leaf.used[port_index]
+                port = leaf.down[port_index]
+                self.draft.links.append(
+                    Link(
+                        self.key,
+                        "node-leaf",
+                        ep.device,
+                        ep.port,
+                        leaf.name,
+                        port.name,
+                        min(ep.speed_gbps, port.speed_gbps),
+                        self._plane(plane),
+                        ep.rail,
+                    )
+                )
+
+    def _connect(
+        self,
+        plane: int,
+        tier: str,
+        lower: str,
+        up_ports: Sequence[SwitchPort],
+        uppers: Sequence[str],
+        upper_ports: Sequence[SwitchPort],
+        next_port: list[int],
+        per: int,
+        rail: int | None,
+    ) -> None:
+        """`per` links from `lower` to each of `uppers` in turn: its up ports in order, each upper's next free port
+        (`next_port[j]` counts the ports of `uppers[j]` already taken; all uppers share the port layout)."""
+        for j, upper in enumerate(uppers):
+            for t in range(per):
+                up = up_ports[j * per + t]
+                down = upper_ports[next_port[j]]
+                next_port[j] += 1
+                self.draft.links.append(
+                    Link(
+                        self.key,
+                        tier,
+                        lower,
+                        up.name,
+                        upper,
+                        down.name,
+                        min(up.speed_gbps, down.speed_gbps),
+                        self._plane(plane),
+                        rail,
+                    )
+                )
+
+    def _plane(self, plane: int) -> int | None:
+        return plane if self.topo.planes > 1 else None
+
+    def _build_two_tier(
+        self,
+        plane: int,
+        leaves: list[_Leaf],
+        up_ports: list[SwitchPort],
+        m: int,
+        spine_name: str,
+        spine_platform: str | None,
+        spine_layout: list[SwitchPort],
+    ) -> bool:
+        self._name_leaves(plane, leaves)
+        template = self.fabric.naming.spine or "spine{index:02d}"
+        spines = []
+        for j in range(1, m + 1):
+            name = self._name(template, plane, index=j, pod=1)
+            spines.append(name)
+            self.draft.switches.append(
+                SwitchDraft(name, "spine", spine_name, spine_platform, self._plane(plane), index=j)
+            )
+        next_port = [0] * m
+        for leaf in leaves:
+            self._connect(
+                plane, "leaf-spine", leaf.name, up_ports, spines, spine_layout, next_port, leaf.uplinks // m, leaf.rail
+            )
+        self.draft.params = ClosParams(
+            tiers=2,
+            leaves=len(leaves),
+            downlinks=len(leaves[0].down),
+            uplinks=len(up_ports),
+            spines=m,
+            spines_per_pod=m,
+            pods=1,
+            leaves_per_pod=len(leaves),
+            spine_uplinks=0,
+            cores=0,
+            leaf_speed=up_ports[0].speed_gbps,
+            spine_speed=0,
+        )
+        return True
+
+    def _build_three_tier(
+        self,
+        plane: int,
+        leaves: list[_Leaf],
+        up_ports: list[SwitchPort],
+        spine_name: str,
+        spine_platform: str | None,
+        spine_layout: list[SwitchPort],
+    ) -> bool:
+        topo = self.topo
+        u = len(up_ports)
+        up_speed = up_ports[0].speed_gbps
+        s_down, s_up, problem = split_leaf_ports(
+            spine_layout, self.fabric.oversubscription.spine, None, topo.spine_uplinks
+        )
+        if problem:
+            self._fail("port-budget", f"{self.path}.topology", f"spine `{spine_name}` {problem}")
+            return False
+        spines_per_pod = topo.spines or u
+        if u % spines_per_pod:
+            self._fail(
+                "uneven-spread",
+                f"{self.path}.topology.spines",
+                f"{u} uplinks per leaf do not spread evenly over {spines_per_pod} spines per pod",
+                f"use a divisor of {u}",
+            )
+            return False
+        lam = u // spines_per_pod
+        per_pod = len(s_down) // lam
+        if topo.rail_optimized:
+            rails = len({leaf.rail for leaf in leaves})
+            per_pod = per_pod // rails * rails
+        if per_pod < 1:
+            self._fail(
+                "radix",
+                f"{self.path}.topology",
+                "a pod cannot hold one scalable unit's leaves",
+                "use fewer rails per plane or a larger spine",
+            )
+            return False
+        pods = math.ceil(len(leaves) / per_pod)
+        core_name, core_platform = self._model("core")
+        core_model = self.catalog.switches[core_name]
+        u_s = len(s_up)
+        s_speed = s_up[0].speed_gbps
+        core_speed = best_speed(core_model, s_speed)
+        core_layout = [p for p in switch_ports(core_model, core_speed, core_platform) if p.speed_gbps == core_speed]
+        k_c = len(core_layout)
+        if topo.cores is not None:
+            per_group: int | None = topo.cores if u_s % topo.cores == 0 and pods * (u_s // topo.cores) <= k_c else None
+        else:
+            per_group = smallest_divisor_at_least(u_s, math.ceil(pods * u_s / k_c))
+        if per_group is None:
+            endpoints = per_pod * len(leaves[0].down) * k_c
+            self._fail(
+                "radix",
+                f"{self.path}.topology",
+                f"{pods} pods exceed what 3 tiers of {core_name} can join ({k_c} pods of {per_pod} leaves, "
+                f"{endpoints:,} leaf down ports per plane); this fabric needs {len(leaves)} leaves per plane",
+                "add planes, raise the oversubscription, or use switches with more ports",
+            )
+            return False
+        mu = u_s // per_group
+        self._name_leaves(plane, leaves, pods, per_pod)
+        spine_template = self.fabric.naming.spine or "pod{pod}-spine{index:02d}"
+        core_template = self.fabric.naming.core
+        spines: list[list[str]] = []
+        for pod in range(1, pods + 1):
+            names = []
+            for j in range(1, spines_per_pod + 1):
+                name = self._name(spine_template, plane, pod=pod, index=j)
+                self.draft.provisioned_down[name] = sum(p.speed_gbps for p in s_down)
+                names.append(name)
+                self.draft.switches.append(
+                    SwitchDraft(
+                        name,
+                        "spine",
+                        spine_name,
+                        spine_platform,
+                        self._plane(plane),
+                        pod=pod,
+                        index=(pod - 1) * spines_per_pod + j,
+                    )
+                )
+            spines.append(names)
+        cores: list[list[str]] = []
+        for g in range(spines_per_pod):
+            names = []
+            for c in range(1, per_group + 1):
+                index = g * per_group + c
+                name = self._name(core_template, plane, index=index)
+                names.append(name)
+                self.draft.switches.append(
+                    SwitchDraft(name, "core", core_name, core_platform, self._plane(plane), index=index)
+                )
+            cores.append(names)
+        spine_next = [[0] * spines_per_pod for _ in range(pods)]
+        for leaf in leaves:
+            pod = (leaf.pod or 1) - 1
+            self._connect(
+                plane, "leaf-spine", leaf.name, up_ports, spines[pod], s_down, spine_next[pod], lam, leaf.rail
+            )
+        core_next = [[0] * per_group for _ in range(spines_per_pod)]
+        for pod in range(pods):
+            for j in range(spines_per_pod):
+                self._connect(plane, "spine-core", spines[pod][j], s_up, cores[j], core_layout, core_next[j], mu, None)
+        self.draft.params = ClosParams(
+            tiers=3,
+            leaves=len(leaves),
+            downlinks=len(leaves[0].down),
+            uplinks=u,
+            spines=pods * spines_per_pod,
+            spines_per_pod=spines_per_pod,
+            pods=pods,
+            leaves_per_pod=per_pod,
+            spine_uplinks=u_s,
+            cores=spines_per_pod * per_group,
+            leaf_speed=up_speed,
+            spine_speed=s_speed,
+        )
+        return True
+
+
+def generate_clos(key: str, fabric: Fabric, catalog: Catalog, attached: Sequence[Attachment]) -> FabricDraft:
+    return ClosGenerator(key, fabric, catalog, attached).generate()

@@ -1,0 +1,151 @@
+"""Rack placement and cable routes.
+
+Placement packs devices into racks in the order given, bottom up, starting a new rack at every
+block (a node group, a fabric's switches) and whenever a rack is out of units or power. Racks
+are named `<row><position>` and filled row by row. Devices the spec pins to a rack keep it.
+
+A cable's route is vertical up to a tray above the racks, Manhattan along the rows and aisles,
+and down again; within one rack it is the vertical distance only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from fabric.model.findings import Finding, error
+from fabric.model.topology import Rack
+from fabric.spec.schema import RackLayout
+
+U_M = 0.04445  # one rack unit, m (EIA-310)
+
+
+@dataclass(frozen=True, slots=True)
+class Placeable:
+    name: str
+    height_u: int
+    power_w: int
+    block: str  # a new block starts a new rack
+    per_rack: int | None = None
+    rack: str | None = None  # pinned by the spec
+    u: int | None = None
+    path: str = ""  # spec path, for findings about a pinned placement
+
+
+@dataclass(frozen=True)
+class Placement:
+    racks: dict[str, Rack]
+    positions: dict[str, tuple[str, int]]  # device → (rack, lowest U)
+    findings: tuple[Finding, ...]
+
+
+def _rack_xy(layout: RackLayout, row_index: int, position: int) -> tuple[float, float]:
+    return (position - 1) * layout.pitch_m, row_index * (layout.depth_m + layout.row_gap_m)
+
+
+def parse_rack(layout: RackLayout, name: str) -> tuple[int, int] | None:
+    """`C03` → (row index of C, 3), or None when the row is unknown."""
+    for row_index, row in sorted(enumerate(layout.rows), key=lambda r: -len(r[1])):
+        match = re.fullmatch(re.escape(row) + r"(\d+)", name)
+        if match and int(match.group(1)) >= 1:
+            return row_index, int(match.group(1))
+    return None
+
+
+def place(items: Iterable[Placeable], layout: RackLayout) -> Placement:
+    usable = layout.rack_units - layout.reserved_u
+    budget_w = layout.power_kw * 1000
+    findings: list[Finding] = []
+    positions: dict[str, tuple[str, int]] = {}
+    racks: dict[str, Rack] = {}
+
+    auto: list[Placeable] = []
+    for item in items:
+        if item.rack is None:
+            auto.append(item)
+            continue
+        where = parse_rack(layout, item.rack)
+        if where is None:
+            findings.append(
+                error(
+                    "unknown-rack",
+                    f"{item.path}.rack",
+                    f"rack `{item.rack}` is not in any row",
+                    f"rack names are a row ({', '.join(layout.rows)}) and a number, e.g. {layout.rows[0]}01",
+                )
+            )
+            auto.append(Placeable(item.name, item.height_u, item.power_w, item.block, item.per_rack))
+            continue
+        row_index, position = where
+        name = item.rack
+        if name not in racks:
+            x, y = _rack_xy(layout, row_index, position)
+            racks[name] = Rack(name, layout.rows[row_index], position, x, y)
+        positions[item.name] = (name, item.u or 1)
+
+    # Pack the rest into abstract racks, then name them around the pinned ones.
+    bins: list[list[tuple[Placeable, int]]] = []
+    used_u = used_w = count = 0
+    block: str | None = None
+    for item in auto:
+        fits = (
+            bins
+            and item.block == block
+            and used_u + item.height_u <= usable
+            and used_w + item.power_w <= budget_w
+            and (item.per_rack is None or count < item.per_rack)
+        )
+        if not fits:
+            bins.append([])
+            used_u = used_w = count = 0
+            block = item.block
+        bins[-1].append((item, used_u + 1))
+        used_u += item.height_u
+        used_w += item.power_w
+        count += 1
+
+    rows = len(layout.rows)
+    total = len(bins) + len(racks)
+    per_row = layout.per_row or max(1, math.ceil(total / rows))
+    capacity = per_row * rows
+    if layout.per_row is not None and total > capacity:
+        findings.append(
+            error(
+                "rack-space",
+                "racks",
+                f"the design needs {total} racks; the layout holds {capacity} ({rows} rows × {per_row})",
+                f"add rows or raise racks.per_row to {math.ceil(total / rows)}",
+            )
+        )
+    taken = set(racks)
+    slot = 0
+    for content in bins:
+        while True:
+            row_index, position = divmod(slot, per_row)
+            if row_index >= rows:  # overflow (reported above): extend the last row
+                row_index, position = rows - 1, slot - (rows - 1) * per_row
+            name = f"{layout.rows[row_index]}{position + 1:02d}"
+            slot += 1
+            if name not in taken:
+                break
+        x, y = _rack_xy(layout, row_index, position + 1)
+        racks[name] = Rack(name, layout.rows[row_index], position + 1, x, y)
+        taken.add(name)
+        for item, u in content:
+            positions[item.name] = (name, u)
+    ordered = dict(sorted(racks.items(), key=lambda kv: (layout.rows.index(kv[1].row), kv[1].position)))
+    return Placement(ordered, positions, tuple(findings))
+
+
+def route_m(
+    layout: RackLayout, a: Rack, a_u: int, a_h: int, b: Rack, b_u: int, b_h: int, tray_height_m: float
+) -> float:
+    """Length of the cable path between the middles of two devices, before slack."""
+    a_mid = (a_u - 1 + a_h / 2) * U_M
+    b_mid = (b_u - 1 + b_h / 2) * U_M
+    if a.name == b.name:
+        return abs(a_mid - b_mid)
+    top = layout.rack_units * U_M + tray_height_m
+    return (top - a_mid) + abs(a.x_m - b.x_m) + abs(a.y_m - b.y_m) + (top - b_mid)
