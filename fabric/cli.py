@@ -1,26 +1,80 @@
 """The command line: files and exit codes, no logic (that lives in the pipeline).
 
-Exit codes: 0 clean or warnings only; 1 design errors; 2 the spec is unreadable or invalid.
+Exit codes: 0 clean or warnings only; 1 design errors; 2 the spec is unreadable or invalid; 3 an internal
+error (a bug in fabric: an exception no stage turned into a finding), never reported as a design error.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import traceback
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperGroup
 
 from fabric.model.findings import FabricError, Finding, Severity, sort_findings
 from fabric.pipeline import Build, build_fabric
 from fabric.spec.resources import default_spec
 from fabric.spec.schema import format_ratio
 
+
+def _click_exception() -> type[Exception] | None:
+    """click's exception base (older typer uses click itself; newer typer vendors it as TyperException)."""
+    try:
+        import click
+    except ImportError:
+        return None
+    return click.ClickException
+
+
+INTERNAL_ERROR = 3
+# what the command-line framework raises on purpose (exit codes, usage errors): not internal errors
+_FRAMEWORK = tuple(
+    t for t in (typer.Exit, typer.Abort, getattr(typer, "TyperException", None), _click_exception()) if t is not None
+)
+
+
+class _Guarded(TyperGroup):
+    """Every command runs inside this: an exception no stage turned into a finding is an internal error,
+    exit 3, with a hint to report it — never a traceback with exit 1, the design-error code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _FRAMEWORK:
+            raise
+        except Exception as exc:
+            report_internal_error(exc)
+            raise typer.Exit(INTERNAL_ERROR) from None
+
+
+def report_internal_error(exc: BaseException) -> None:
+    """Name the exception and where in fabric it was raised; not its message, which may quote input."""
+    package = Path(__file__).resolve().parent
+    where = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = Path(frame.filename).resolve()
+        if path.is_relative_to(package):
+            where = f" at {path.relative_to(package.parent)}:{frame.lineno}"
+    print(f"internal error: {type(exc).__name__}{where}", file=sys.stderr)
+    print(
+        "this is a bug in fabric, not a problem of your spec: please report it with the command line and the spec "
+        "(FABRIC_TRACEBACK=1 prints the traceback)",
+        file=sys.stderr,
+    )
+    if os.environ.get("FABRIC_TRACEBACK") == "1":
+        traceback.print_exception(exc, file=sys.stderr)
+
+
 app = typer.Typer(
+    cls=_Guarded,
     add_completion=False,
     no_args_is_help=True,
     help="Compile a GPU-cluster fabric spec into a checked, addressed and cabled plan.",

@@ -11,14 +11,9 @@ import importlib
 import pkgutil
 from functools import cache
 
+from fabric.model.rendered import Rendered
 from fabric.pipeline import Build
 from fabric.render.registry import Output
-
-
-class Rendered(dict[str, bytes]):
-    """Output files, path → bytes; `private` names those that carry secrets (written mode 0600)."""
-
-    private: frozenset[str] = frozenset()
 
 
 @cache
@@ -44,9 +39,7 @@ def render_all(build: Build) -> Rendered:
                 raise AssertionError(f"output {output.name} writes {path} again")
             files[path] = text.encode("utf-8")
         private.update(output.private(build))
-    out = Rendered(sorted(files.items()))
-    out.private = frozenset(private)
-    return out
+    return Rendered(files, private)
 
 
 __all__ = ["Output", "Rendered", "outputs", "render_all"]
