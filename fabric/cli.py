@@ -20,6 +20,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from fabric.model.findings import FabricError, Finding, Severity, sort_findings
+from fabric.model.text import printable
 from fabric.pipeline import Build, build_fabric
 from fabric.spec.resources import default_spec
 from fabric.spec.schema import format_ratio
@@ -95,8 +96,8 @@ def _print_findings(findings: list[Finding]) -> None:
         group = [f for f in findings if f.severity == severity]
         if group:
             print(f"{title} ({len(group)}):")
-            for finding in group:
-                print("  " + finding.format().replace("\n", "\n  "))
+            for finding in group:  # a finding may quote a discovered name: escaped, never raw
+                print("\n".join("  " + printable(line) for line in finding.format().split("\n")))
 
 
 def _run(spec: Path | None, strict: bool, as_json: bool = False) -> Build:
@@ -168,7 +169,15 @@ def build(
     if result.errors:
         print(f"{result.name}: {len(result.errors)} error(s); nothing was written", file=sys.stderr)
         raise typer.Exit(1)
-    files = render_all(result)
+    try:
+        files = render_all(result)
+    except FabricError as exc:  # a value that would split a config line (the loader should have refused it)
+        _print_findings(exc.findings)
+        print(
+            f"{result.name}: {len(exc.findings)} value(s) cannot be rendered safely; nothing was written",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1) from None
     target = out or Path("output") / result.name
     try:
         written = write_outputs(files, target, result.name)
@@ -278,11 +287,21 @@ def verify(
         typer.Option("--ignore-speed", help="Compare link widths but not lane speeds (e.g. an ibsim simulation)."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    min_checked: Annotated[
+        str,
+        typer.Option(
+            "--min-checked",
+            help="Fail unless at least N planned cables were checked (`all`: every one). Default 1: discovered "
+            "data that covers no planned cable is a failure, not a match.",
+            metavar="N|all",
+        ),
+    ] = "1",
 ) -> None:
     """Compare a built fabric (ibnetdiscover output or LLDP neighbours) with the plan, cable by cable.
 
     Reports each missing cable, each cable in a wrong port (and where it should go), each unexpected cable and
     each link at a wrong width or speed, with the cable id, label and both ends as rack, U, device and port.
+    Fewer checked cables than --min-checked (default 1) is a failure: no evidence is not a match.
     Exit 0 when everything matches, 1 otherwise, 2 when the spec or the discovered data cannot be read.
     """
     from fabric.render.infiniband.netfile import parse_ibnetdiscover
@@ -292,6 +311,10 @@ def verify(
     if (ibnetdiscover is None) == (not lldp):
         print("error: give either --ibnetdiscover FILE or --lldp PATH", file=sys.stderr)
         raise typer.Exit(2)
+    if min_checked != "all" and not (min_checked.isascii() and min_checked.isdigit()):
+        print("error: --min-checked takes a number of cables or `all`", file=sys.stderr)
+        raise typer.Exit(2)
+    required = None if min_checked == "all" else int(min_checked)
     result = _run(spec, False)
     if result.errors:
         _print_findings(result.errors)
@@ -311,7 +334,7 @@ def verify(
         if subnet is None:
             print(f"error: {why}", file=sys.stderr)
             raise typer.Exit(2)
-        report = verify_ib(result, subnet, discovered, ignore_speed=ignore_speed)
+        report = verify_ib(result, subnet, discovered, ignore_speed=ignore_speed, min_checked=required)
     else:
         data = read_lldp(lldp or [])
         if data.findings:
@@ -320,7 +343,7 @@ def verify(
         if fabric is not None and fabric not in result.topology.fabrics:
             print(f"error: no fabric `{fabric}` in {result.name}", file=sys.stderr)
             raise typer.Exit(2)
-        report = verify_lldp(result, data, fabric)
+        report = verify_lldp(result, data, fabric, min_checked=required)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:
@@ -374,6 +397,9 @@ def lab_up(
     except LabError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
+    except FabricError as exc:  # rendering refused a value
+        _print_findings(exc.findings)
+        raise typer.Exit(1) from None
     print(
         f"{result.name}: {len(plan.switches)} switches and {len(plan.hosts)} servers up in {took:.1f} s"
         + (f", converged {converged:.1f} s after loading the configs" if converged is not None else "")
