@@ -167,14 +167,14 @@ def build(
     result = _run(spec, strict)
     _print_findings(list(result.findings))
     if result.errors:
-        print(f"{result.name}: {len(result.errors)} error(s); nothing was written", file=sys.stderr)
+        print(f"{printable(result.name)}: {len(result.errors)} error(s); nothing was written", file=sys.stderr)
         raise typer.Exit(1)
     try:
         files = render_all(result)
     except FabricError as exc:  # a value that would split a config line (the loader should have refused it)
         _print_findings(exc.findings)
         print(
-            f"{result.name}: {len(exc.findings)} value(s) cannot be rendered safely; nothing was written",
+            f"{printable(result.name)}: {len(exc.findings)} value(s) cannot be rendered safely; nothing was written",
             file=sys.stderr,
         )
         raise typer.Exit(1) from None
@@ -182,7 +182,7 @@ def build(
     try:
         written = write_outputs(files, target, result.name)
     except (OutputError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
         raise typer.Exit(2) from None
     print(f"{result.name}: wrote {len(files)} files to {written}")
 

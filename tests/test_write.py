@@ -352,3 +352,18 @@ def test_a_build_killed_while_writing_leaves_the_old_or_the_new_tree(tmp_path: P
     assert sum(outcomes.values()) == 12
     result = subprocess.run([sys.executable, "-m", "fabric.cli", "build", str(specs["one"]), "-o", str(out)], cwd=REPO)
     assert result.returncode == 0 and tree(out) == expected["one"] and siblings(out) == []
+
+
+def test_the_command_refuses_an_escaping_path_and_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    import fabric.render
+    from fabric.cli import app
+
+    hostile = Rendered({"cabling.csv": b"x", "configs/../../../../x1/frr.conf": b"owned"})
+    monkeypatch.setattr(fabric.render, "render_all", lambda build: hostile)
+    out = tmp_path / "a" / "b" / "out"
+    result = CliRunner().invoke(app, ["build", str(DESIGNS / "lab.yaml"), "-o", str(out)])
+    assert result.exit_code == 2
+    assert "error: refusing to write output path 'configs/../../../../x1/frr.conf'" in result.output
+    assert not (tmp_path / "a").exists() and not list(tmp_path.rglob("x1"))  # checked before anything is made
