@@ -219,14 +219,17 @@ def test_without_renameat2_a_failed_second_rename_restores_the_old_output(
     assert tree(out) == written(OTHER) and siblings(out) == []
 
 
-def test_files_and_directories_are_fsynced_before_the_exchange(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    out = write_outputs(OTHER, tmp_path / "out", "d")
+def _record(monkeypatch: pytest.MonkeyPatch, syncfs: bool) -> list[str]:
     events: list[str] = []
-    fsync, exchange = os.fsync, atomic._exchange
+    fsync, exchange, real_syncfs = os.fsync, atomic._exchange, atomic._SYNCFS
 
     def record_fsync(fd: int) -> None:
         events.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
         fsync(fd)
+
+    def record_syncfs(fd: int) -> int:
+        events.append("syncfs")
+        return real_syncfs(fd) if real_syncfs else 0
 
     def record_exchange(a: Path, b: Path) -> bool:
         events.append("exchange")
@@ -234,11 +237,37 @@ def test_files_and_directories_are_fsynced_before_the_exchange(tmp_path: Path, m
 
     monkeypatch.setattr(atomic.os, "fsync", record_fsync)
     monkeypatch.setattr(atomic, "_exchange", record_exchange)
+    monkeypatch.setattr(atomic, "_SYNCFS", record_syncfs if syncfs else None)
+    return events
+
+
+def test_the_tree_is_synced_at_once_before_the_exchange(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = write_outputs(OTHER, tmp_path / "out", "d")
+    events = _record(monkeypatch, syncfs=True)
+    write_outputs(FILES, out, "d")
+    assert events == ["syncfs", "exchange", "dir"]  # the whole staging filesystem, then the parent directory
+    assert tree(out) == written(FILES)
+
+
+def test_without_syncfs_every_file_and_directory_is_fsynced_before_the_exchange(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = write_outputs(OTHER, tmp_path / "out", "d")
+    events = _record(monkeypatch, syncfs=False)
     write_outputs(FILES, out, "d")
     before = events[: events.index("exchange")]
     assert before.count("file") == len(FILES) + 1  # every file and the marker
     assert before.count("dir") == 3  # configs/leaf1, configs, the staging root
     assert events[events.index("exchange") + 1 :] == ["dir"]  # the parent, after the exchange
+    assert tree(out) == written(FILES)
+
+
+def test_a_failed_sync_keeps_the_old_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = write_outputs(OTHER, tmp_path / "out", "d")
+    monkeypatch.setattr(atomic, "_SYNCFS", lambda fd: -1)
+    with pytest.raises(OSError):
+        write_outputs(FILES, out, "d")
+    assert tree(out) == written(OTHER) and siblings(out) == []
 
 
 # --------------------------------------------------------------------------------------------- stale staging

@@ -1,10 +1,11 @@
 """Write rendered outputs atomically.
 
 Everything is written into a fresh sibling directory first (`.<out>.new-XXXX`, its marker file written
-before anything else, so an interrupted build's leftovers are recognisable), every file and directory
-fsynced; then it is exchanged with the old output in one `renameat2(RENAME_EXCHANGE)` call where the
-kernel offers it (else two renames), and the old output is removed. A failed or interrupted build leaves
-the previous output as it was; the next build removes what an interrupted one left behind.
+before anything else, so an interrupted build's leftovers are recognisable) and made durable (one
+syncfs(2), else a fsync of every file and directory); then it is exchanged with the old output in one
+`renameat2(RENAME_EXCHANGE)` call where the kernel offers it (else two renames), and the old output is
+removed. A failed or interrupted build leaves the previous output as it was; the next build removes what
+an interrupted one left behind.
 
 Every path is checked before anything is written: relative, no `..`, `.` or empty parts, each part a
 single line of printable text; files and directories are created through directory descriptors with
@@ -24,7 +25,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, cast
 
 from fabric.model.rendered import Rendered
 
@@ -73,13 +74,35 @@ def _exchange(a: Path, b: Path) -> bool:
     return bool(result == 0)
 
 
+def _libc_syncfs() -> Callable[[int], int] | None:
+    name = ctypes.util.find_library("c")
+    function = getattr(ctypes.CDLL(name, use_errno=True), "syncfs", None) if name else None
+    return cast("Callable[[int], int] | None", function)
+
+
+# syncfs(2) flushes the whole staging tree in one call (a fsync per file costs ~10 ms each on a VM disk);
+# without it, every file and directory is fsynced on its own
+_SYNCFS = _libc_syncfs()
+
+
+def _sync(fd: int) -> None:
+    """Make everything written so far durable: the filesystem of `fd` (syncfs), else `fd` itself."""
+    if _SYNCFS is None:
+        os.fsync(fd)
+    elif _SYNCFS(fd) != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, os.strerror(number))
+
+
 def _write_file(dir_fd: int, name: str, data: bytes, mode: int) -> None:
-    """Create `name` in the directory `dir_fd` (never through a symlink, never over a file) and fsync it."""
+    """Create `name` in the directory `dir_fd` (never through a symlink, never over a file); fsync it unless
+    the tree is synced at once."""
     fd = os.open(name, _FILE_FLAGS, mode, dir_fd=dir_fd)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
         handle.flush()
-        os.fsync(handle.fileno())
+        if _SYNCFS is None:
+            os.fsync(handle.fileno())
 
 
 def _rmtree(path: Path) -> None:
@@ -154,7 +177,7 @@ def _write_tree(root_fd: int, rendered: Rendered, parts: dict[str, tuple[str, ..
                 }.get(exc.errno or 0)
                 raise OutputError(f"refusing to write output path {rel!r}: {why or exc.strerror or exc}") from exc
         for key in sorted(dirs, key=len, reverse=True):
-            if key:  # the root: by the caller, after its last change
+            if key and _SYNCFS is None:  # the root: by the caller, after its last change
                 os.fsync(dirs[key])
     finally:
         for key, fd in dirs.items():
@@ -190,7 +213,7 @@ def write_outputs(rendered: Rendered, out_dir: Path, design: str) -> Path:
         _write_file(root, MARKER, f"written by fabric for design {design}\n".encode(), 0o666)
         _write_tree(root, rendered, parts)
         os.fchmod(root, 0o755)
-        os.fsync(root)
+        _sync(root)
         if out_dir.exists():
             if not _exchange(staging, out_dir):
                 old = Path(tempfile.mkdtemp(prefix=old_prefix, dir=parent))
