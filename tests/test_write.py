@@ -25,7 +25,7 @@ FILES = Rendered(
     {"a.txt": b"one\n", "configs/leaf1/frr.conf": b"secret\n", "configs/leaf1/interfaces": b"x\n"},
     private={"configs/leaf1/frr.conf"},
 )
-OTHER = Rendered({"b.txt": b"two\n"})
+OTHER = Rendered({"b.txt": b"two\n"}, private=())
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -54,8 +54,10 @@ def test_rendered_is_frozen_and_keeps_the_private_mark() -> None:
     with pytest.raises(ValueError, match="private files that are not rendered: nope"):
         Rendered({"a": b""}, private={"nope"})
     with pytest.raises(TypeError):
-        Rendered({"a": "text, not bytes"})  # type: ignore[dict-item]
-    assert list(Rendered({"b": b"", "a": b""})) == ["a", "b"]
+        Rendered({"a": "text, not bytes"}, private=())  # type: ignore[dict-item]
+    assert list(Rendered({"b": b"", "a": b""}, private=())) == ["a", "b"]
+    with pytest.raises(TypeError):
+        Rendered({"a": b""})  # type: ignore[call-arg]  # which files hold secrets is never left out
 
 
 def test_the_writer_takes_only_the_typed_value(tmp_path: Path) -> None:
@@ -110,7 +112,7 @@ def test_paths_that_could_leave_the_output_are_refused(tmp_path: Path, path: str
     write_outputs(OTHER, tmp_path / "out", "d")
     before = tree(tmp_path)
     with pytest.raises(OutputError, match="refusing to write output path"):
-        write_outputs(Rendered({"fine.txt": b"", path: b"evil"}), tmp_path / "out", "d")
+        write_outputs(Rendered({"fine.txt": b"", path: b"evil"}, private=()), tmp_path / "out", "d")
     assert tree(tmp_path) == before  # nothing written anywhere, the old output kept
     assert siblings(tmp_path / "out") == []
 
@@ -389,7 +391,7 @@ def test_the_command_refuses_an_escaping_path_and_exits_2(tmp_path: Path, monkey
     import fabric.render
     from fabric.cli import app
 
-    hostile = Rendered({"cabling.csv": b"x", "configs/../../../../x1/frr.conf": b"owned"})
+    hostile = Rendered({"cabling.csv": b"x", "configs/../../../../x1/frr.conf": b"owned"}, private=())
     monkeypatch.setattr(fabric.render, "render_all", lambda build: hostile)
     out = tmp_path / "a" / "b" / "out"
     result = CliRunner().invoke(app, ["build", str(DESIGNS / "lab.yaml"), "-o", str(out)])

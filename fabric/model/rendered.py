@@ -19,7 +19,8 @@ class Rendered(Mapping[str, bytes]):
     _files: Mapping[str, bytes]
     _private: frozenset[str]
 
-    def __init__(self, files: Mapping[str, bytes], private: Iterable[str] = ()) -> None:
+    def __init__(self, files: Mapping[str, bytes], *, private: Iterable[str]) -> None:
+        """`private` is required: whoever makes a Rendered says which files hold secrets (maybe none)."""
         copied = {}
         for path in sorted(files):
             data = files[path]

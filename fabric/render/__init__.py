@@ -54,7 +54,7 @@ def render_all(build: Build) -> Rendered:
                 message = f"{path}: holds {describe(exc.object[exc.start])}, which is not text"
                 raise RenderRefused([error(CODE, f"outputs.{output.name}", message, HINT)]) from None
         private.update(output.private(build))
-    return Rendered(files, private)
+    return Rendered(files, private=private)
 
 
 __all__ = ["Output", "RenderRefused", "Rendered", "outputs", "render_all"]
