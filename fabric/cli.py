@@ -126,6 +126,13 @@ def _run(spec: Path | None, strict: bool, as_json: bool = False) -> Build:
     return build
 
 
+def _shown(text: str) -> str:
+    """A name from the spec for a rich table: neither markup nor control characters."""
+    from rich.markup import escape
+
+    return escape(printable(text))
+
+
 def _counts(findings: tuple[Finding, ...] | list[Finding]) -> dict[str, int]:
     return {s.label + "s": sum(1 for f in findings if f.severity == s) for s in Severity}
 
@@ -195,7 +202,7 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     result = _run(spec, strict)
     data = summary(result)
     console.print(
-        f"[bold]{data['design']}[/bold]: {data['gpus']:,} GPUs, {data['nodes']:,} nodes, "
+        f"[bold]{_shown(data['design'])}[/bold]: {data['gpus']:,} GPUs, {data['nodes']:,} nodes, "
         f"{data['switches']:,} switches, {data['racks']} racks, {data['cables']:,} cables"
     )
     table = Table(title="Fabrics", show_lines=False)
@@ -219,7 +226,7 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
         over = " / ".join(f"{layer} {format_ratio(v)}" for layer, v in f["oversubscription"].items() if v is not None)
         failure = f["worst_single_failure_bisection_pct"]
         table.add_row(
-            key,
+            _shown(key),
             f["technology"],
             str(f["tiers"]),
             *(str(f["switches"][k]) for k in ("leaf", "spine", "core")),
@@ -227,18 +234,18 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
             over or "-",
             f"{(f['bisection_gbps'] or 0) / 1000:,.1f} Tb/s ({f['bisection_pct']}%)",
             str(f["min_ecmp_width"] if f["min_ecmp_width"] is not None else "-"),
-            f"{failure}% ({f['worst_single_failure']})" if failure is not None else "-",
+            f"{failure}% ({_shown(f['worst_single_failure'])})" if failure is not None else "-",
         )
     console.print(table)
     media = Table(title="Cables by media")
     media.add_column("media")
     keys = list(result.topology.fabrics)
     for key in keys:
-        media.add_column(key, justify="right")
+        media.add_column(_shown(key), justify="right")
     media.add_column("total", justify="right")
     per_fabric = {key: cables_by_media(result, key) for key in keys}
     for name, total in data["cables_by_media"].items():
-        media.add_row(name, *(str(per_fabric[k].get(name, 0)) for k in keys), str(total))
+        media.add_row(_shown(name), *(str(per_fabric[k].get(name, 0)) for k in keys), str(total))
     console.print(media)
     counts = _counts(result.findings)
     console.print(
@@ -360,9 +367,9 @@ PrefixOpt = Annotated[str, typer.Option("--prefix", help="Prefix of the lab's ne
 
 
 def _lab_dir(name: str) -> Path:
-    from fabric.tools.lab import STATE_ROOT
+    from fabric.tools.lab import STATE_ROOT, state_name
 
-    return STATE_ROOT / name
+    return STATE_ROOT / state_name(name)
 
 
 @lab_app.command("up")

@@ -398,3 +398,12 @@ def test_the_command_refuses_an_escaping_path_and_exits_2(tmp_path: Path, monkey
     assert result.exit_code == 2
     assert "error: refusing to write output path 'configs/../../../../x1/frr.conf'" in result.output
     assert not (tmp_path / "a").exists() and not list(tmp_path.rglob("x1"))  # checked before anything is made
+
+
+@pytest.mark.parametrize("name", ["../../etc", "a/b", "x\ny", ".."])
+def test_the_lab_never_puts_state_outside_its_directory(name: str) -> None:
+    from fabric.tools.lab import LabError, state_name
+
+    with pytest.raises(LabError, match="refusing"):
+        state_name(name)
+    assert state_name("leaf01") == "leaf01"
