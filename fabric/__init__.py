@@ -9,6 +9,7 @@
 """
 
 from fabric.model.findings import FabricError, Finding, Severity
+from fabric.model.rendered import Rendered
 from fabric.pipeline import Build, build_fabric
 from fabric.render import render_all
 from fabric.spec.loader import Design, load_spec, load_spec_text
@@ -19,6 +20,7 @@ __all__ = [
     "Design",
     "FabricError",
     "Finding",
+    "Rendered",
     "Severity",
     "build_fabric",
     "load_spec",

@@ -1,26 +1,81 @@
 """The command line: files and exit codes, no logic (that lives in the pipeline).
 
-Exit codes: 0 clean or warnings only; 1 design errors; 2 the spec is unreadable or invalid.
+Exit codes: 0 clean or warnings only; 1 design errors; 2 the spec is unreadable or invalid; 3 an internal
+error (a bug in fabric: an exception no stage turned into a finding), never reported as a design error.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import traceback
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperGroup
 
 from fabric.model.findings import FabricError, Finding, Severity, sort_findings
+from fabric.model.text import printable
 from fabric.pipeline import Build, build_fabric
 from fabric.spec.resources import default_spec
 from fabric.spec.schema import format_ratio
 
+
+def _click_exception() -> type[Exception] | None:
+    """click's exception base (older typer uses click itself; newer typer vendors it as TyperException)."""
+    try:
+        import click
+    except ImportError:
+        return None
+    return click.ClickException
+
+
+INTERNAL_ERROR = 3
+# what the command-line framework raises on purpose (exit codes, usage errors): not internal errors
+_FRAMEWORK = tuple(
+    t for t in (typer.Exit, typer.Abort, getattr(typer, "TyperException", None), _click_exception()) if t is not None
+)
+
+
+class _Guarded(TyperGroup):
+    """Every command runs inside this: an exception no stage turned into a finding is an internal error,
+    exit 3, with a hint to report it — never a traceback with exit 1, the design-error code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _FRAMEWORK:
+            raise
+        except Exception as exc:
+            report_internal_error(exc)
+            raise typer.Exit(INTERNAL_ERROR) from None
+
+
+def report_internal_error(exc: BaseException) -> None:
+    """Name the exception and where in fabric it was raised; not its message, which may quote input."""
+    package = Path(__file__).resolve().parent
+    where = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = Path(frame.filename).resolve()
+        if path.is_relative_to(package):
+            where = f" at {path.relative_to(package.parent)}:{frame.lineno}"
+    print(f"internal error: {type(exc).__name__}{where}", file=sys.stderr)
+    print(
+        "this is a bug in fabric, not a problem of your spec: please report it with the command line and the spec "
+        "(FABRIC_TRACEBACK=1 prints the traceback)",
+        file=sys.stderr,
+    )
+    if os.environ.get("FABRIC_TRACEBACK") == "1":
+        traceback.print_exception(exc, file=sys.stderr)
+
+
 app = typer.Typer(
+    cls=_Guarded,
     add_completion=False,
     no_args_is_help=True,
     help="Compile a GPU-cluster fabric spec into a checked, addressed and cabled plan.",
@@ -41,8 +96,8 @@ def _print_findings(findings: list[Finding]) -> None:
         group = [f for f in findings if f.severity == severity]
         if group:
             print(f"{title} ({len(group)}):")
-            for finding in group:
-                print("  " + finding.format().replace("\n", "\n  "))
+            for finding in group:  # a finding may quote a discovered name: escaped, never raw
+                print("\n".join("  " + printable(line) for line in finding.format().split("\n")))
 
 
 def _run(spec: Path | None, strict: bool, as_json: bool = False) -> Build:
@@ -69,6 +124,13 @@ def _run(spec: Path | None, strict: bool, as_json: bool = False) -> Build:
 
         build = replace(build, findings=tuple(sort_findings(f.escalated() for f in build.findings)))
     return build
+
+
+def _shown(text: str) -> str:
+    """A name from the spec for a rich table: neither markup nor control characters."""
+    from rich.markup import escape
+
+    return escape(printable(text))
 
 
 def _counts(findings: tuple[Finding, ...] | list[Finding]) -> dict[str, int]:
@@ -112,14 +174,22 @@ def build(
     result = _run(spec, strict)
     _print_findings(list(result.findings))
     if result.errors:
-        print(f"{result.name}: {len(result.errors)} error(s); nothing was written", file=sys.stderr)
+        print(f"{printable(result.name)}: {len(result.errors)} error(s); nothing was written", file=sys.stderr)
         raise typer.Exit(1)
-    files = render_all(result)
+    try:
+        files = render_all(result)
+    except FabricError as exc:  # a value that would split a config line (the loader should have refused it)
+        _print_findings(exc.findings)
+        print(
+            f"{printable(result.name)}: {len(exc.findings)} value(s) cannot be rendered safely; nothing was written",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1) from None
     target = out or Path("output") / result.name
     try:
         written = write_outputs(files, target, result.name)
     except (OutputError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
         raise typer.Exit(2) from None
     print(f"{result.name}: wrote {len(files)} files to {written}")
 
@@ -132,7 +202,7 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     result = _run(spec, strict)
     data = summary(result)
     console.print(
-        f"[bold]{data['design']}[/bold]: {data['gpus']:,} GPUs, {data['nodes']:,} nodes, "
+        f"[bold]{_shown(data['design'])}[/bold]: {data['gpus']:,} GPUs, {data['nodes']:,} nodes, "
         f"{data['switches']:,} switches, {data['racks']} racks, {data['cables']:,} cables"
     )
     table = Table(title="Fabrics", show_lines=False)
@@ -156,7 +226,7 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
         over = " / ".join(f"{layer} {format_ratio(v)}" for layer, v in f["oversubscription"].items() if v is not None)
         failure = f["worst_single_failure_bisection_pct"]
         table.add_row(
-            key,
+            _shown(key),
             f["technology"],
             str(f["tiers"]),
             *(str(f["switches"][k]) for k in ("leaf", "spine", "core")),
@@ -164,18 +234,18 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
             over or "-",
             f"{(f['bisection_gbps'] or 0) / 1000:,.1f} Tb/s ({f['bisection_pct']}%)",
             str(f["min_ecmp_width"] if f["min_ecmp_width"] is not None else "-"),
-            f"{failure}% ({f['worst_single_failure']})" if failure is not None else "-",
+            f"{failure}% ({_shown(f['worst_single_failure'])})" if failure is not None else "-",
         )
     console.print(table)
     media = Table(title="Cables by media")
     media.add_column("media")
     keys = list(result.topology.fabrics)
     for key in keys:
-        media.add_column(key, justify="right")
+        media.add_column(_shown(key), justify="right")
     media.add_column("total", justify="right")
     per_fabric = {key: cables_by_media(result, key) for key in keys}
     for name, total in data["cables_by_media"].items():
-        media.add_row(name, *(str(per_fabric[k].get(name, 0)) for k in keys), str(total))
+        media.add_row(_shown(name), *(str(per_fabric[k].get(name, 0)) for k in keys), str(total))
     console.print(media)
     counts = _counts(result.findings)
     console.print(
@@ -224,11 +294,21 @@ def verify(
         typer.Option("--ignore-speed", help="Compare link widths but not lane speeds (e.g. an ibsim simulation)."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    min_checked: Annotated[
+        str,
+        typer.Option(
+            "--min-checked",
+            help="Fail unless at least N planned cables were checked (`all`: every one). Default 1: discovered "
+            "data that covers no planned cable is a failure, not a match.",
+            metavar="N|all",
+        ),
+    ] = "1",
 ) -> None:
     """Compare a built fabric (ibnetdiscover output or LLDP neighbours) with the plan, cable by cable.
 
     Reports each missing cable, each cable in a wrong port (and where it should go), each unexpected cable and
     each link at a wrong width or speed, with the cable id, label and both ends as rack, U, device and port.
+    Fewer checked cables than --min-checked (default 1) is a failure: no evidence is not a match.
     Exit 0 when everything matches, 1 otherwise, 2 when the spec or the discovered data cannot be read.
     """
     from fabric.render.infiniband.netfile import parse_ibnetdiscover
@@ -238,6 +318,10 @@ def verify(
     if (ibnetdiscover is None) == (not lldp):
         print("error: give either --ibnetdiscover FILE or --lldp PATH", file=sys.stderr)
         raise typer.Exit(2)
+    if min_checked != "all" and not (min_checked.isascii() and min_checked.isdigit()):
+        print("error: --min-checked takes a number of cables or `all`", file=sys.stderr)
+        raise typer.Exit(2)
+    required = None if min_checked == "all" else int(min_checked)
     result = _run(spec, False)
     if result.errors:
         _print_findings(result.errors)
@@ -257,7 +341,7 @@ def verify(
         if subnet is None:
             print(f"error: {why}", file=sys.stderr)
             raise typer.Exit(2)
-        report = verify_ib(result, subnet, discovered, ignore_speed=ignore_speed)
+        report = verify_ib(result, subnet, discovered, ignore_speed=ignore_speed, min_checked=required)
     else:
         data = read_lldp(lldp or [])
         if data.findings:
@@ -266,7 +350,7 @@ def verify(
         if fabric is not None and fabric not in result.topology.fabrics:
             print(f"error: no fabric `{fabric}` in {result.name}", file=sys.stderr)
             raise typer.Exit(2)
-        report = verify_lldp(result, data, fabric)
+        report = verify_lldp(result, data, fabric, min_checked=required)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:
@@ -283,9 +367,9 @@ PrefixOpt = Annotated[str, typer.Option("--prefix", help="Prefix of the lab's ne
 
 
 def _lab_dir(name: str) -> Path:
-    from fabric.tools.lab import STATE_ROOT
+    from fabric.tools.lab import STATE_ROOT, state_name
 
-    return STATE_ROOT / name
+    return STATE_ROOT / state_name(name)
 
 
 @lab_app.command("up")
@@ -320,6 +404,9 @@ def lab_up(
     except LabError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
+    except FabricError as exc:  # rendering refused a value
+        _print_findings(exc.findings)
+        raise typer.Exit(1) from None
     print(
         f"{result.name}: {len(plan.switches)} switches and {len(plan.hosts)} servers up in {took:.1f} s"
         + (f", converged {converged:.1f} s after loading the configs" if converged is not None else "")

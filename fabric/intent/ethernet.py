@@ -172,7 +172,8 @@ def resolve_secret(ref: SecretRef, base_dir: Path, path: str) -> tuple[str | Non
                 f"environment variable `{ref.env}` is not set",
                 f"export {ref.env}=… before running fabric, or point `file:` at a file with the secret",
             )
-        return value, None
+        problem = _one_word(value, f"{path}.env", f"environment variable `{ref.env}`")
+        return (None, problem) if problem else (value, None)
     assert ref.file is not None
     file = base_dir / ref.file
     try:
@@ -186,7 +187,25 @@ def resolve_secret(ref: SecretRef, base_dir: Path, path: str) -> tuple[str | Non
         )
     if not value:
         return None, error("secret-missing", f"{path}.file", f"secret file {file} is empty")
-    return value, None
+    problem = _one_word(value, f"{path}.file", f"secret file {file}")
+    return (None, problem) if problem else (value, None)
+
+
+def _one_word(value: str, path: str, source: str) -> Finding | None:
+    """A secret goes into one word of a config line on every platform: printable, no spaces, one line.
+    The finding names the offending character, never the secret."""
+    bad = next((c for c in value if not c.isprintable() or c.isspace()), None)
+    if bad is None:
+        return None
+    what = {"\n": "a line break", "\r": "a carriage return", "\t": "a tab", " ": "a space"}.get(
+        bad, f"U+{ord(bad):04X}"
+    )
+    return error(
+        "secret-invalid",
+        path,
+        f"the secret in {source} holds {what}: a secret must be one word of printable text",
+        "secrets go into one word of a config line on every platform; store it without spaces or line breaks",
+    )
 
 
 def _layout(

@@ -11,14 +11,11 @@ import importlib
 import pkgutil
 from functools import cache
 
+from fabric.model.findings import error
+from fabric.model.rendered import Rendered
 from fabric.pipeline import Build
 from fabric.render.registry import Output
-
-
-class Rendered(dict[str, bytes]):
-    """Output files, path → bytes; `private` names those that carry secrets (written mode 0600)."""
-
-    private: frozenset[str] = frozenset()
+from fabric.render.safety import CODE, HINT, RenderRefused, UnsafeText, describe, unsafe_values
 
 
 @cache
@@ -35,18 +32,29 @@ def outputs() -> tuple[Output, ...]:
 
 
 def render_all(build: Build) -> Rendered:
-    """Every output file, path relative to the output directory → bytes, in path order."""
+    """Every output file, path relative to the output directory → bytes, in path order. Raises RenderRefused
+    (with findings) if a value would split a line of an output."""
+    problems = unsafe_values(build)
+    if problems:
+        raise RenderRefused(problems)
     files: dict[str, bytes] = {}
     private: set[str] = set()
     for output in outputs():
-        for path, text in output.render(build).items():
+        try:
+            rendered = output.render(build)
+        except UnsafeText as exc:  # name the fields if they are in the plan, else the template
+            found = unsafe_values(build, infiniband=True)
+            raise RenderRefused(found or [error(CODE, f"outputs.{output.name}", exc.reason, HINT)]) from None
+        for path, text in rendered.items():
             if path in files:
                 raise AssertionError(f"output {output.name} writes {path} again")
-            files[path] = text.encode("utf-8")
+            try:
+                files[path] = text.encode("utf-8")
+            except UnicodeEncodeError as exc:  # a lone surrogate: not text
+                message = f"{path}: holds {describe(exc.object[exc.start])}, which is not text"
+                raise RenderRefused([error(CODE, f"outputs.{output.name}", message, HINT)]) from None
         private.update(output.private(build))
-    out = Rendered(sorted(files.items()))
-    out.private = frozenset(private)
-    return out
+    return Rendered(files, private=private)
 
 
-__all__ = ["Output", "Rendered", "outputs", "render_all"]
+__all__ = ["Output", "RenderRefused", "Rendered", "outputs", "render_all"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from pathlib import PurePath
 from typing import Any
 
 from fabric.analysis.figures import LAYERS
@@ -71,5 +73,15 @@ def summary(build: Build) -> dict[str, Any]:
         "cable_counting": "one row per logical link (a twin-port OSFP carries two)",
         "fabrics": fabrics,
         "cables_by_media": cables_by_media(build),
-        "findings": [f.as_dict() for f in build.findings],
+        "findings": [f.as_dict() | {"file": _spec_relative(build, f.file)} for f in build.findings],
     }
+
+
+def _spec_relative(build: Build, file: str) -> str:
+    """A finding's file as seen from the spec's own directory (the spec by its file name), so that the
+    output does not depend on where the build ran."""
+    if not file:
+        return file
+    if file == build.design.doc.file:
+        return PurePath(file).name
+    return os.path.relpath(os.path.abspath(file), os.path.abspath(build.design.base_dir))

@@ -1,16 +1,21 @@
-"""The Jinja environment: templates get ready data and compute nothing."""
+"""The Jinja environment: templates get ready data and compute nothing, and interpolate nothing that is
+not a single line of printable text (`safety.one_line`)."""
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from fabric.render.safety import UnsafeText, one_line
 from fabric.spec.resources import templates_dir
+
+# templates whose files quote names, and the quote a value must not hold
+QUOTED = {"opensm/": '"'}
 
 
 @cache
-def environment() -> Environment:
+def environment(quote: str = "") -> Environment:
     return Environment(
         loader=FileSystemLoader(str(templates_dir())),
         undefined=StrictUndefined,
@@ -18,8 +23,13 @@ def environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        finalize=partial(one_line, quote=quote),
     )
 
 
 def render(template: str, **context: object) -> str:
-    return environment().get_template(template).render(**context)
+    try:
+        quote = next((q for prefix, q in QUOTED.items() if template.startswith(prefix)), "")
+        return environment(quote).get_template(template).render(**context)
+    except UnsafeText as exc:
+        raise UnsafeText(f"{template}: a value {exc.reason}") from None

@@ -25,9 +25,24 @@ from pathlib import Path
 
 from fabric.pipeline import Build
 from fabric.render import render_all
+from fabric.write.atomic import OutputError, output_parts
 
 FRR_DIR = Path("/usr/lib/frr")
 STATE_ROOT = Path("/run/fabric-lab")
+
+
+def state_name(name: str) -> str:
+    """A design or device name as one directory name under the lab's state, or LabError: the writer's path
+    rule (one line of printable text, no `..`, no separator), so no name can reach outside the state."""
+    try:
+        parts = output_parts(name)
+    except OutputError as exc:
+        raise LabError(str(exc)) from None
+    if len(parts) != 1:
+        raise LabError(f"refusing to use {name!r} as a directory name: it holds a `/`")
+    return name
+
+
 MAX_SWITCHES = 40
 MAX_LINKS = 200  # veth ends beyond this overflow the kernel's shared neighbour table (gc_thresh3 = 1024)
 MIB_PER_SWITCH = 25  # zebra + bgpd resident memory, measured
@@ -217,7 +232,7 @@ class Lab:
         self.state_file.write_text(json.dumps(state, indent=2, sort_keys=True))
 
     def switch_dir(self, device: str) -> Path:
-        return self.dir / device
+        return self.dir / state_name(device)
 
     def check_free(self) -> None:
         if self.state_file.exists():

@@ -12,6 +12,10 @@ Discovered InfiniBand nodes are matched to plan devices by GUID (inventory, or t
 simulation), else by node description (`<host> <hca>` as rdma-ndd sets it; a switch by its name anywhere in
 its description). Every problem names the cable id and label of the plan and both ends as rack, U, device
 and port.
+
+No evidence is not a match: a comparison that checked fewer planned cables than `min_checked` (default 1,
+so empty or header-only discovered data fails; None: every planned cable) fails, with the count.
+Discovered text (names, ports, descriptions) is escaped before it is printed.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 from fabric.allocation.allocate import Cable
 from fabric.intent.infiniband.ports import Rate, parse_rate
 from fabric.intent.infiniband.subnet import IbNode, Subnet
+from fabric.model.text import printable
 from fabric.pipeline import Build
 from fabric.render.infiniband.netfile import Discovered, DiscoveredNode
 from fabric.render.tables import labels
@@ -115,10 +120,15 @@ class Report:
     notes: tuple[str, ...] = ()
     unchecked: int = 0  # planned cables no discovered data could tell about (LLDP from only some devices)
     discovered: Mapping[str, int] = field(default_factory=dict)
+    min_checked: int = 1  # fewer checked cables is no evidence, a failure (never "everything matches")
+
+    @property
+    def enough_evidence(self) -> bool:
+        return self.planned >= self.min_checked
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.problems and self.enough_evidence
 
     @property
     def exit_code(self) -> int:
@@ -136,6 +146,8 @@ class Report:
             "planned_cables": self.planned,
             "as_planned": self.as_planned,
             "unchecked": self.unchecked,
+            "min_checked": self.min_checked,
+            "enough_evidence": self.enough_evidence,
             "counts": self.counts(),
             "discovered": dict(self.discovered),
             "problems": [p.as_dict() for p in self.problems],
@@ -164,8 +176,16 @@ class Report:
         if self.unchecked:
             summary += f"; {self.unchecked} not checked (no discovered data from either end)"
         lines.append(summary)
-        lines.append("everything matches the plan" if self.ok else "the fabric does not match the plan")
-        return "\n".join(lines) + "\n"
+        if not self.enough_evidence:
+            lines.append(
+                f"NOT VERIFIED: {self.planned} of {self.planned + self.unchecked} planned cable(s) checked, at least "
+                f"{self.min_checked} must be: give discovered data from the devices at their ends"
+            )
+        if self.ok:
+            lines.append("everything matches the plan")
+        else:
+            lines.append("the fabric does not match the plan" if self.problems else "nothing was verified")
+        return "".join(printable(line) + "\n" for line in lines)  # discovered text is never printed raw
 
 
 # --------------------------------------------------------------------------------------------- comparison
@@ -194,6 +214,7 @@ def compare(
     ignore_speed: bool = False,
     notes: Sequence[str] = (),
     discovered: Mapping[str, int] | None = None,
+    min_checked: int | None = 1,
 ) -> Report:
     plan_by_pair = {frozenset((p.a.key, p.b.key)): p for p in planned}
     plan_by_end: dict[tuple[str, str], PlannedCable] = {}
@@ -268,8 +289,24 @@ def compare(
     checked = len(planned) - unchecked
     as_planned = len(found) - sum(1 for p in problems if p.kind == "rate")
     return Report(
-        design, scope, source, checked, as_planned, tuple(problems), tuple(notes), unchecked, dict(discovered or {})
+        design,
+        scope,
+        source,
+        checked,
+        as_planned,
+        tuple(problems),
+        tuple(notes),
+        unchecked,
+        dict(discovered or {}),
+        _required(min_checked, len(planned)),
     )
+
+
+def _required(min_checked: int | None, planned: int) -> int:
+    """Checked cables needed: `min_checked` (None: every planned cable), at most the plan's, and a plan of no
+    cables is no evidence either unless 0 is asked for."""
+    whole = max(planned, 1)
+    return whole if min_checked is None else min(min_checked, whole)
 
 
 # --------------------------------------------------------------------------------------------- InfiniBand
@@ -391,7 +428,9 @@ def choose_subnet(build: Build, discovered: Discovered, fabric: str | None) -> t
     return subnets[index], ""
 
 
-def verify_ib(build: Build, subnet: Subnet, discovered: Discovered, *, ignore_speed: bool = False) -> Report:
+def verify_ib(
+    build: Build, subnet: Subnet, discovered: Discovered, *, ignore_speed: bool = False, min_checked: int | None = 1
+) -> Report:
     matched, notes, by_description = match_nodes(subnet, discovered)
     unmatched = [n for g, n in sorted(discovered.nodes.items()) if g not in matched]
     if unmatched:
@@ -411,6 +450,7 @@ def verify_ib(build: Build, subnet: Subnet, discovered: Discovered, *, ignore_sp
         ignore_speed=ignore_speed,
         notes=notes,
         discovered={"nodes": len(discovered.nodes), "cables": len(discovered.links)},
+        min_checked=min_checked,
     )
 
 
@@ -430,7 +470,7 @@ def planned_cables(build: Build, technology: str, fabric: str | None = None) -> 
     ]
 
 
-def verify_lldp(build: Build, data: LldpData, fabric: str | None = None) -> Report:
+def verify_lldp(build: Build, data: LldpData, fabric: str | None = None, *, min_checked: int | None = 1) -> Report:
     devices = build.topology.devices
     planned = planned_cables(build, "ethernet", fabric)
 
@@ -473,4 +513,5 @@ def verify_lldp(build: Build, data: LldpData, fabric: str | None = None) -> Repo
         checkable=lambda p: p.a.device in collected or p.b.device in collected,
         notes=notes,
         discovered={"devices": len(data.devices), "neighbours": len(data.neighbours)},
+        min_checked=min_checked,
     )

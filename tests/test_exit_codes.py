@@ -1,0 +1,77 @@
+"""Exit codes mean what the README says: an exception no stage turned into a finding is an internal error,
+exit 3 with a hint to report it, never a traceback with exit 1 (the design-error code)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import fabric.cli
+import fabric.render
+import fabric.tools.verify
+from fabric.cli import INTERNAL_ERROR, app
+from tests.conftest import DESIGNS, REPO
+
+runner = CliRunner()
+LAB = str(DESIGNS / "lab.yaml")
+
+
+def _raise(exc: BaseException) -> Any:
+    def stage(*args: object, **kwargs: object) -> Any:
+        raise exc
+
+    return stage
+
+
+@pytest.mark.parametrize(
+    ("target", "name", "command"),
+    [
+        (fabric.cli, "build_fabric", ["validate", LAB]),
+        (fabric.cli, "build_fabric", ["show", LAB]),
+        (fabric.render, "render_all", ["build", LAB, "-o", "{tmp}/out"]),
+        (fabric.tools.verify, "verify_lldp", ["verify", LAB, "--lldp", "{tmp}/n.csv"]),
+    ],
+)
+def test_an_unexpected_exception_is_an_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: object, name: str, command: list[str]
+) -> None:
+    (tmp_path / "n.csv").write_text("local_device,local_port,remote_device,remote_port\nleaf1,swp1,spine1,swp1\n")
+    monkeypatch.setattr(target, name, _raise(KeyError("s3cret-from-a-file")))
+    result = runner.invoke(app, [a.replace("{tmp}", str(tmp_path)) for a in command])
+    assert result.exit_code == INTERNAL_ERROR == 3
+    lines = result.output.splitlines()
+    assert lines[-2].startswith("internal error: KeyError at fabric/cli.py:"), lines
+    assert "this is a bug in fabric" in lines[-1] and "please report it" in lines[-1]
+    assert "s3cret" not in result.output  # an exception's message may quote input: not printed
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_traceback_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FABRIC_TRACEBACK", "1")
+    monkeypatch.setattr(fabric.cli, "build_fabric", _raise(RecursionError("deep")))
+    result = runner.invoke(app, ["validate", LAB])
+    assert result.exit_code == 3
+    assert "internal error: RecursionError" in result.output and "Traceback (most recent call last)" in result.output
+
+
+def test_usage_errors_and_design_exits_are_not_internal_errors(tmp_path: Path) -> None:
+    assert runner.invoke(app, ["validate", "--no-such-option"]).exit_code == 2
+    assert runner.invoke(app, ["validate", LAB]).exit_code == 0
+    missing = runner.invoke(app, ["validate", str(tmp_path / "missing.yaml")])
+    assert missing.exit_code == 2 and "internal error" not in missing.output
+
+
+def test_the_installed_command_exits_3(tmp_path: Path) -> None:
+    code = "import fabric.cli as c\ndef boom(*a, **k): raise ZeroDivisionError('x')\nc.build_fabric = boom\nc.main()\n"
+    result = subprocess.run(
+        [sys.executable, "-c", code, "validate", LAB], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 3
+    assert result.stderr.startswith("internal error: ZeroDivisionError at fabric/cli.py:")
+    assert result.stdout == ""
