@@ -94,7 +94,9 @@ def parse_ratio(value: Any) -> Any:
     raise ValueError(f"{value!r} is not a ratio like '1:1' or '4:3'")
 
 
-Ratio = Annotated[float, BeforeValidator(parse_ratio)]
+# Editors see what a user may write (the JSON Schema's input types), the models hold what it means.
+RatioText = Annotated[str, Field(pattern=r"^\s*\d+(\.\d+)?\s*:\s*\d+(\.\d+)?\s*$")]
+Ratio = Annotated[float, BeforeValidator(parse_ratio, json_schema_input_type=RatioText | float)]
 
 
 def _network(version: int) -> Any:
@@ -311,7 +313,7 @@ def _switch_choice(value: Any) -> Any:
     return {"model": value} if isinstance(value, str) else value
 
 
-SwitchRef = Annotated[SwitchChoice, BeforeValidator(_switch_choice)]
+SwitchRef = Annotated[SwitchChoice, BeforeValidator(_switch_choice, json_schema_input_type=str | SwitchChoice)]
 
 
 class LayerSwitches(StrictModel):
@@ -338,7 +340,10 @@ def _oversub(value: Any) -> Any:
     return value if isinstance(value, dict | OversubscriptionByLayer) else {"leaf": value, "spine": value}
 
 
-Oversubscription = Annotated[OversubscriptionByLayer, BeforeValidator(_oversub)]
+Oversubscription = Annotated[
+    OversubscriptionByLayer,
+    BeforeValidator(_oversub, json_schema_input_type=RatioText | float | OversubscriptionByLayer),
+]
 
 
 class NodeAttach(StrictModel):
