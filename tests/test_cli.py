@@ -53,6 +53,7 @@ def test_build_writes_every_output(tmp_path: Path) -> None:
             "inventory.csv",
             "ip-plan.csv",
             "k8s",
+            "netbox",
             "slurm",
             "summary.json",
         ]
