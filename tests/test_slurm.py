@@ -4,6 +4,7 @@ slurmctld (22.05, topology/tree) started on the generated files."""
 from __future__ import annotations
 
 import os
+import pwd
 import re
 import signal
 import socket
@@ -212,7 +213,7 @@ def _slurm_conf(d: Path, nodes_conf: str) -> str:
             "CommunicationParameters=NoCtldInAddrAny",
             "AuthType=auth/none",
             "CredType=cred/none",
-            "SlurmUser=root" if os.geteuid() == 0 else f"SlurmUser={os.getlogin()}",
+            f"SlurmUser={pwd.getpwuid(os.geteuid()).pw_name}",
             f"StateSaveLocation={d}/state",
             f"SlurmdSpoolDir={d}/state/spool",
             f"SlurmctldPidFile={d}/slurmctld.pid",
