@@ -13,10 +13,9 @@ import jsonschema
 import pytest
 import yaml
 
-from fabric import render_all
 from fabric.analysis.locality import locality
 from fabric.pipeline import Build, build_fabric
-from fabric.render.k8s.files import label_keys
+from fabric.render.k8s.files import k8s_files, label_keys, object_name
 from fabric.spec.loader import load_spec_text
 from tests.conftest import DESIGNS, REPO, built
 
@@ -56,7 +55,7 @@ def _crd_schema(file: str, version: str) -> Any:
 
 
 def _docs(build: Build, name: str) -> list[dict[str, Any]]:
-    text = render_all(build)[f"k8s/{name}"].decode()
+    text = k8s_files(build)[f"k8s/{name}"]
     return [d for d in yaml.safe_load_all(text) if d is not None]
 
 
@@ -95,7 +94,7 @@ def test_volcano_hypernodes_validate_against_the_crd(design: str) -> None:
     docs = _docs(build, "volcano-hypernodes.yaml")
     loc = locality(build.design, build.topology)
     assert loc is not None
-    assert [d["metadata"]["name"] for d in docs] == [s.name for s in loc.switches]
+    assert [d["metadata"]["name"] for d in docs] == [object_name(s.name) for s in loc.switches]
     names = {d["metadata"]["name"] for d in docs}
     for doc in docs:
         _validate(doc, "topology.volcano.sh_hypernodes.yaml")
@@ -137,7 +136,7 @@ def test_every_node_is_labelled_once_with_its_chain(design: str) -> None:
         chain = loc.chain(doc["metadata"]["name"])
         assert [labels[keys[f"tier{i}"]] for i in range(len(chain))] == list(chain)
     # the shell script sets the same labels
-    script = render_all(build)["k8s/label-nodes.sh"].decode().splitlines()
+    script = k8s_files(build)["k8s/label-nodes.sh"].splitlines()
     commands = [shlex.split(line) for line in script if line.startswith("kubectl ")]
     assert [c[4] for c in commands] == names
     for command, doc in zip(commands, docs, strict=True):
@@ -223,3 +222,9 @@ def test_crd_check_rejects_wrong_objects() -> None:
     (topology, *_) = _docs(built("lab"), "kueue-topology.yaml")
     with pytest.raises(jsonschema.ValidationError):
         _validate({**topology, "spec": {"levels": [{"nodeLabel": "bad key/"}]}}, "kueue.x-k8s.io_topologies.yaml")
+
+
+def test_object_names_are_dns_subdomains() -> None:
+    assert object_name("Leaf_01") == "leaf-01"
+    assert object_name("su1") == "su1"
+    assert DNS_SUBDOMAIN.match(object_name("-A.b_C-"))

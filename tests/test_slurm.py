@@ -11,6 +11,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import hostlist
@@ -19,13 +20,34 @@ import yaml
 
 from fabric import render_all
 from fabric.analysis.locality import locality
+from fabric.pipeline import Build, build_fabric
+from fabric.spec.loader import load_spec_text
+from tests.conftest import DESIGNS as DESIGN_DIR
 from tests.conftest import built, require_tool
 
-DESIGNS = ["superpod-h100-4su", "superpod-h100-1su", "lab-ib-3tier", "roce-512", "lab", "lab-ib"]
+MULTI_PLANE = "roce-512-2planes"
+DESIGNS = ["superpod-h100-4su", "superpod-h100-1su", "lab-ib-3tier", "roce-512", "lab", "lab-ib", MULTI_PLANE]
 
 
+@cache
+def _multi_plane() -> Build:
+    """roce-512 as 2 planes of 4 SUs of 16 nodes (no bundled design has planes)."""
+    text = (DESIGN_DIR / "roce-512.yaml").read_text(encoding="utf-8")
+    text = text.replace("scalable_unit: 64, tiers: 2}", "scalable_unit: 16, tiers: 2, planes: 2}")
+    text = text.replace("servers: 10.2.0.0/20", "servers: 10.2.0.0/16").replace("p2p: 10.1.0.0/21", "p2p: 10.1.0.0/20")
+    build = build_fabric(load_spec_text(text, "roce-512-2planes.yaml", DESIGN_DIR))
+    assert build.topology.fabrics["compute"].planes == 2
+    assert build.errors == []
+    return build
+
+
+def _build(design: str) -> Build:
+    return _multi_plane() if design == MULTI_PLANE else built(design)
+
+
+@cache
 def _files(design: str) -> dict[str, str]:
-    return {k: v.decode() for k, v in render_all(built(design)).items() if k.startswith("slurm/")}
+    return {k: v.decode() for k, v in render_all(_build(design)).items() if k.startswith("slurm/")}
 
 
 def _lines(text: str, key: str) -> list[dict[str, str]]:
@@ -49,7 +71,7 @@ def test_every_design_gets_the_four_slurm_files(design: str) -> None:
 
 @pytest.mark.parametrize("design", DESIGNS)
 def test_tree_places_every_scheduler_node_under_exactly_one_lowest_switch(design: str) -> None:
-    build = built(design)
+    build = _build(design)
     loc = locality(build.design, build.topology)
     assert loc is not None
     switches = _lines(_files(design)["slurm/topology.conf"], "SwitchName")
@@ -87,6 +109,20 @@ def test_three_tiers_give_three_levels() -> None:
     assert [s.name for s in loc.levels[2]] == ["cores"]
     assert loc.levels[1][0].children == ("su1",)
     assert loc.chain("gpu009") == ("su2", "pod2", "cores")
+
+
+def test_planes_are_one_tree() -> None:
+    switches = _lines(_files(MULTI_PLANE)["slurm/topology.conf"], "SwitchName")
+    assert [(s["SwitchName"], s.get("Nodes"), s.get("Switches")) for s in switches] == [
+        ("su1", "gpu[001-016]", None),
+        ("su2", "gpu[017-032]", None),
+        ("su3", "gpu[033-048]", None),
+        ("su4", "gpu[049-064]", None),
+        ("spines", None, "su[1-4]"),
+    ]
+    text = _files(MULTI_PLANE)["slurm/topology.conf"]
+    assert "# su1 = p1-su1-rail[0,2,4,6]-leaf,p2-su1-rail[1,3,5,7]-leaf" in text
+    assert "The 2 planes are parallel copies" in text
 
 
 def test_non_rail_fabric_lists_its_leaves() -> None:
@@ -127,7 +163,7 @@ def test_block_file_follows_slurms_rules(design: str) -> None:
     _check_block_sizes(sizes, [len(m) for m in members])
     flat = [n for m in members for n in m]
     assert len(flat) == len(set(flat))  # slurmctld accepts a node in two blocks silently
-    build = built(design)
+    build = _build(design)
     loc = locality(build.design, build.topology)
     assert loc is not None
     assert sorted(flat) == sorted(loc.nodes)
@@ -300,7 +336,7 @@ def _show_topology(text: str) -> dict[str, dict[str, str]]:
 
 
 @pytest.mark.real
-@pytest.mark.parametrize("design", ["superpod-h100-4su", "lab-ib-3tier"])
+@pytest.mark.parametrize("design", ["superpod-h100-4su", "lab-ib-3tier", MULTI_PLANE])
 def test_slurmctld_accepts_the_tree_and_reports_the_planned_one(design: str, slurmctld: Controller) -> None:
     controller = slurmctld
     files = _files(design)
@@ -311,7 +347,7 @@ def test_slurmctld_accepts_the_tree_and_reports_the_planned_one(design: str, slu
     _wait_up(controller, proc)
 
     shown = _show_topology(controller.scontrol("show", "topology"))
-    build = built(design)
+    build = _build(design)
     loc = locality(build.design, build.topology)
     assert loc is not None
     assert set(shown) == {s.name for s in loc.switches}
@@ -330,7 +366,7 @@ def test_slurmctld_accepts_the_tree_and_reports_the_planned_one(design: str, slu
 
     first = loc.nodes[0]
     shown_node = controller.scontrol("show", "node", first)
-    assert "Gres=gpu:h100:8" in shown_node
+    assert ("Gres=gpu:h100:8" if design != MULTI_PLANE else "Gres=gpu:8") in shown_node
     assert f"AvailableFeatures={loc.levels[0][0].name},rack" in shown_node
 
     assert proc.poll() is None  # still up after the queries
@@ -340,3 +376,46 @@ def test_slurmctld_accepts_the_tree_and_reports_the_planned_one(design: str, slu
         if re.search(r"error|warning", line, re.IGNORECASE) and TOPOLOGY_PROBLEM.search(line) and not NOISE.search(line)
     ]
     assert problems == []
+
+
+# --------------------------------------------------------------------------------------------- spec settings
+
+
+def _with(exports: str) -> Build:
+    text = (DESIGN_DIR / "superpod-h100-4su.yaml").read_text(encoding="utf-8") + exports
+    return build_fabric(load_spec_text(text, "superpod-h100-4su.yaml", DESIGN_DIR))
+
+
+def test_unknown_scheduler_fabric_and_group_are_errors_at_their_lines() -> None:
+    from fabric.model.findings import FabricError
+
+    with pytest.raises(FabricError) as caught:
+        _with("exports:\n  scheduler:\n    fabric: compte\n    groups: [gpu, gpus]\n")
+    found = [(f.code, f.path, f.line) for f in caught.value.findings]
+    lines = (DESIGN_DIR / "superpod-h100-4su.yaml").read_text(encoding="utf-8").count("\n")
+    assert found == [
+        ("unknown-fabric", "exports.scheduler.fabric", lines + 3),
+        ("unknown-group", "exports.scheduler.groups[1]", lines + 4),
+    ]
+    assert "compute" in caught.value.findings[0].hint
+
+
+def test_a_group_off_the_scheduler_fabric_is_a_warning_and_is_left_out_of_the_tree() -> None:
+    build = _with("exports: {scheduler: {groups: [gpu, mgmt], link_speed: false}}\n")
+    warnings = [f for f in build.findings if f.code == "scheduler-group-unattached"]
+    assert [(f.path, f.severity.name) for f in warnings] == [("exports.scheduler.groups[1]", "WARNING")]
+    loc = locality(build.design, build.topology)
+    assert loc is not None
+    assert loc.unplaced == ("head01", "head02", "head03", "head04")
+    text = render_all(build)["slurm/topology.conf"].decode()
+    assert "Not on this fabric, so in no switch: head[01-04]." in text
+    assert "LinkSpeed" not in text
+
+
+def test_scheduler_on_another_fabric() -> None:
+    build = _with("exports: {scheduler: {fabric: storage, groups: [gpu, storage]}}\n")
+    loc = locality(build.design, build.topology)
+    assert loc is not None
+    assert loc.fabric == "storage"
+    assert loc.unplaced == ()
+    assert len(loc.nodes) == 127 + 16

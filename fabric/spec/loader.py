@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from fabric.model.findings import FabricError, Finding, Severity, error
+from fabric.model.findings import FabricError, Finding, Severity, error, warning
 from fabric.spec.catalog import Catalog, CatalogFile, builtin_catalog
 from fabric.spec.paths import display_path, locate
 from fabric.spec.schema import FABRIC_ROLES, Fabric, NodeAttach, NodeGroup, SlurmSettings, Spec, SwitchMgmtAttach
@@ -338,6 +338,11 @@ def _scheduler_references(spec: _Parts, groups: dict[str, NodeGroup]) -> Iterato
             f"no fabric `{scheduler.fabric}`",
             suggest(scheduler.fabric, sorted(spec.fabric_keys)),
         )
+    key = scheduler.fabric
+    if key is None:
+        key = next((k for k, f in spec.fabrics.items() if (f.role or k) == "compute"), None)
+    fabric = spec.fabrics.get(key) if key is not None else None
+    attached = {a.group for a in fabric.attach if isinstance(a, NodeAttach)} if fabric is not None else set()
     for j, member in enumerate(scheduler.groups or []):
         if member not in groups:
             yield error(
@@ -345,6 +350,14 @@ def _scheduler_references(spec: _Parts, groups: dict[str, NodeGroup]) -> Iterato
                 f"exports.scheduler.groups[{j}]",
                 f"no node group `{member}`",
                 suggest(member, sorted(groups)),
+            )
+        elif fabric is not None and member not in attached:
+            yield warning(
+                "scheduler-group-unattached",
+                f"exports.scheduler.groups[{j}]",
+                f"node group `{member}` is not attached to fabric `{key}`: its nodes are under no switch of the "
+                "Slurm and Kubernetes topology",
+                f"attach it to `{key}`, or choose the fabric with exports.scheduler.fabric",
             )
 
 

@@ -7,6 +7,7 @@ NVIDIA topograph's consumers read the same tree Slurm does.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 from typing import Any
@@ -74,6 +75,11 @@ def kueue_levels(build: Build, loc: Locality) -> list[str]:
     return [*tiers, *([keys["host"]] if "host" in keys else []), HOSTNAME]
 
 
+def object_name(name: str) -> str:
+    """A switch name as a Kubernetes object name (DNS subdomain: lower case, digits, '-', '.')."""
+    return re.sub(r"[^a-z0-9.-]", "-", name.lower()).strip("-.") or "x"
+
+
 def _dump(documents: list[Any], header: str) -> str:
     return header + yaml.safe_dump_all(documents, sort_keys=False, default_flow_style=False, explicit_start=True)
 
@@ -137,12 +143,12 @@ def volcano_yaml(build: Build, loc: Locality) -> str:
             else:
                 members = [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in s.nodes]
         else:
-            members = [{"type": "HyperNode", "selector": {"exactMatch": {"name": c}}} for c in s.children]
+            members = [{"type": "HyperNode", "selector": {"exactMatch": {"name": object_name(c)}}} for c in s.children]
         docs.append(
             {
                 "apiVersion": "topology.volcano.sh/v1alpha1",
                 "kind": "HyperNode",
-                "metadata": {"name": s.name},
+                "metadata": {"name": object_name(s.name)},
                 "spec": {"tier": s.level + 1, "tierName": s.layer, "members": members},
             }
         )

@@ -43,10 +43,10 @@ def _explanation(build: Build, loc: Locality) -> list[str]:
     ft = build.topology.fabrics[loc.fabric]
     lines: list[str] = []
     if ft.rail_optimized:
-        rails = max(len(s.members) for s in loc.levels[0]) // max(ft.planes, 1)
+        rails = max(len(s.members) for s in loc.levels[0])
         lines += [
             "Lowest level: one logical switch per scalable unit (SU), its rail leaves merged. In a",
-            f"rail-optimized fabric every node of an SU connects to all {rails} rail leaves of that SU; listed",
+            f"rail-optimized fabric every node of an SU connects to all {rails} leaves of that SU; listed",
             'one by one they would put every node under several leaf switches (Slurm logs "Multiple leaf',
             'switches contain nodes" and loses the locality). NVIDIA topograph merges them the same way.',
         ]
