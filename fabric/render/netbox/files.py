@@ -279,14 +279,14 @@ def _devices(build: Build, models: _Models, site: str, status: str) -> Iterable[
 
 
 def _used_interfaces(build: Build) -> dict[tuple[str, str], tuple[int, str]]:
-    """(device, interface) the plan names → (speed, technology); 0 speed for virtual ones."""
+    """(device, interface) the plan names → (speed, technology), or (0, address purpose) for virtual ones."""
     used: dict[tuple[str, str], tuple[int, str]] = {}
     for fabric in build.topology.fabrics.values():
         for link in fabric.links:
             for end in ((link.a, link.a_port), (link.b, link.b_port)):
                 used.setdefault(end, (link.speed_gbps, fabric.technology))
     for row in build.plan.addresses:
-        used.setdefault((row.device, row.interface), (0, "virtual"))
+        used.setdefault((row.device, row.interface), (0, row.purpose))
     return used
 
 
@@ -298,8 +298,8 @@ def _extra_interfaces(build: Build, models: _Models) -> Iterable[dict[str, objec
         model = devices[device].model
         if name in known[model]:
             continue
-        if technology == "virtual":
-            kind, description = "virtual", "loopback" if name in ("lo", "Loopback0") else "virtual"
+        if not speed:
+            kind, description = "virtual", technology  # loopback, server-gateway, …
         else:
             switch = catalog.switches.get(model)
             connector = next((p.connector for p in switch_ports(switch, speed) if p.name == name), "") if switch else ""
