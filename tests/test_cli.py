@@ -52,6 +52,9 @@ def test_build_writes_every_output(tmp_path: Path) -> None:
             "configs",
             "inventory.csv",
             "ip-plan.csv",
+            "k8s",
+            "netbox",
+            "slurm",
             "summary.json",
         ]
     )

@@ -114,7 +114,11 @@ class NodePortGroup(StrictModel):
 
 class NodeType(StrictModel):
     description: str
+    vendor: str = Field(default="", description="Manufacturer (NetBox device types); empty: `Generic`.")
     gpus: int = Field(default=0, ge=0)
+    gpu_model: str | None = Field(
+        default=None, description="GPU type for Slurm's `Gres=gpu:<type>:<count>` (e.g. `h100`); none: untyped."
+    )
     u: int = Field(ge=1)
     power_w: int = Field(ge=0)
     list_price_usd: float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")

@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from fabric.model.findings import FabricError, Finding, Severity, error
+from fabric.model.findings import FabricError, Finding, Severity, error, warning
 from fabric.spec.catalog import Catalog, CatalogFile, builtin_catalog
 from fabric.spec.paths import display_path, locate
-from fabric.spec.schema import FABRIC_ROLES, Fabric, NodeAttach, NodeGroup, Spec, SwitchMgmtAttach
+from fabric.spec.schema import FABRIC_ROLES, Fabric, NodeAttach, NodeGroup, SlurmSettings, Spec, SwitchMgmtAttach
 from fabric.spec.yamlio import PathKey, YamlDoc, YamlReadError, parse_yaml, read_yaml
 
 
@@ -179,10 +179,11 @@ class _Parts:
     fabrics: dict[str, Fabric]
     fabric_keys: list[str]
     catalog: list[str]
+    scheduler: SlurmSettings | None = None
 
     @classmethod
     def of(cls, spec: Spec) -> _Parts:
-        return cls(list(spec.nodes), dict(spec.fabrics), list(spec.fabrics), list(spec.catalog))
+        return cls(list(spec.nodes), dict(spec.fabrics), list(spec.fabrics), list(spec.catalog), spec.exports.scheduler)
 
     @classmethod
     def lenient(cls, data: dict[str, Any]) -> _Parts:
@@ -200,7 +201,12 @@ class _Parts:
                 fabrics[str(key)] = Fabric.model_validate(item)
         raw_catalog = data.get("catalog")
         files = [c for c in raw_catalog if isinstance(c, str)] if isinstance(raw_catalog, list) else []
-        return cls(nodes, fabrics, keys, files)
+        scheduler = None
+        raw_exports = data.get("exports")
+        if isinstance(raw_exports, dict):
+            with contextlib.suppress(ValidationError):
+                scheduler = SlurmSettings.model_validate(raw_exports.get("scheduler") or {})
+        return cls(nodes, fabrics, keys, files, scheduler)
 
 
 def _cross_references(spec: _Parts, catalog: Catalog) -> Iterator[Finding]:
@@ -318,6 +324,41 @@ def _cross_references(spec: _Parts, catalog: Catalog) -> Iterator[Finding]:
             pkeys = [p.pkey for p in fabric.infiniband.partitions]
             if len(set(pkeys)) != len(pkeys):
                 yield error("duplicate-pkey", f"{fpath}.infiniband.partitions", "P_Keys must be unique")
+    yield from _scheduler_references(spec, groups)
+
+
+def _scheduler_references(spec: _Parts, groups: dict[str, NodeGroup]) -> Iterator[Finding]:
+    scheduler = spec.scheduler
+    if scheduler is None:
+        return
+    if scheduler.fabric is not None and scheduler.fabric not in spec.fabric_keys:
+        yield error(
+            "unknown-fabric",
+            "exports.scheduler.fabric",
+            f"no fabric `{scheduler.fabric}`",
+            suggest(scheduler.fabric, sorted(spec.fabric_keys)),
+        )
+    key = scheduler.fabric
+    if key is None:
+        key = next((k for k, f in spec.fabrics.items() if (f.role or k) == "compute"), None)
+    fabric = spec.fabrics.get(key) if key is not None else None
+    attached = {a.group for a in fabric.attach if isinstance(a, NodeAttach)} if fabric is not None else set()
+    for j, member in enumerate(scheduler.groups or []):
+        if member not in groups:
+            yield error(
+                "unknown-group",
+                f"exports.scheduler.groups[{j}]",
+                f"no node group `{member}`",
+                suggest(member, sorted(groups)),
+            )
+        elif fabric is not None and member not in attached:
+            yield warning(
+                "scheduler-group-unattached",
+                f"exports.scheduler.groups[{j}]",
+                f"node group `{member}` is not attached to fabric `{key}`: its nodes are under no switch of the "
+                "Slurm and Kubernetes topology",
+                f"attach it to `{key}`, or choose the fabric with exports.scheduler.fabric",
+            )
 
 
 def _load_part_files(spec: _Parts, doc: YamlDoc, base_dir: Path) -> tuple[Catalog, list[Finding]]:

@@ -94,7 +94,9 @@ def parse_ratio(value: Any) -> Any:
     raise ValueError(f"{value!r} is not a ratio like '1:1' or '4:3'")
 
 
-Ratio = Annotated[float, BeforeValidator(parse_ratio)]
+# Editors see what a user may write (the JSON Schema's input types), the models hold what it means.
+RatioText = Annotated[str, Field(pattern=r"^\s*\d+(\.\d+)?\s*:\s*\d+(\.\d+)?\s*$")]
+Ratio = Annotated[float, BeforeValidator(parse_ratio, json_schema_input_type=RatioText | float)]
 
 
 def _network(version: int) -> Any:
@@ -311,7 +313,7 @@ def _switch_choice(value: Any) -> Any:
     return {"model": value} if isinstance(value, str) else value
 
 
-SwitchRef = Annotated[SwitchChoice, BeforeValidator(_switch_choice)]
+SwitchRef = Annotated[SwitchChoice, BeforeValidator(_switch_choice, json_schema_input_type=str | SwitchChoice)]
 
 
 class LayerSwitches(StrictModel):
@@ -338,7 +340,10 @@ def _oversub(value: Any) -> Any:
     return value if isinstance(value, dict | OversubscriptionByLayer) else {"leaf": value, "spine": value}
 
 
-Oversubscription = Annotated[OversubscriptionByLayer, BeforeValidator(_oversub)]
+Oversubscription = Annotated[
+    OversubscriptionByLayer,
+    BeforeValidator(_oversub, json_schema_input_type=RatioText | float | OversubscriptionByLayer),
+]
 
 
 class NodeAttach(StrictModel):
@@ -787,6 +792,117 @@ class Fabric(StrictModel):
         return choice or self.platform or default
 
 
+# --------------------------------------------------------------------------------------------- cluster exports
+
+LABEL_PRESETS = ("topograph", "topograph-legacy", "kueue", "gke")
+_LABEL_KEY_RE = re.compile(
+    r"^(?:(?=.{1,253}/)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+
+
+def _label_key(value: str | None) -> str | None:
+    if value is not None and not _LABEL_KEY_RE.match(value):
+        raise ValueError(f"{value!r} is not a Kubernetes label key (`[prefix/]name`, name ≤ 63 characters)")
+    return value
+
+
+class SlurmSettings(StrictModel):
+    """Which nodes the scheduler exports (Slurm and Kubernetes) cover, and from which fabric."""
+
+    fabric: str | None = Field(
+        default=None, description="Fabric whose locality the schedulers see. Default: the first `compute` fabric."
+    )
+    groups: list[str] | None = Field(
+        default=None,
+        description="Node groups that are scheduler nodes. Default: the groups attached to that fabric whose node "
+        "type has GPUs (all attached groups when none has).",
+    )
+    link_speed: bool = Field(
+        default=True, description="Write `LinkSpeed=<Gb/s>` (the links below each switch) into topology.conf."
+    )
+
+    @field_validator("groups")
+    @classmethod
+    def _groups(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else _check_groups(value)
+
+
+class TopologyLabels(StrictModel):
+    """Node label keys per locality level, set one by one; a level without a key is not labelled.
+
+    `tier0` is the lowest logical switch (a scalable unit's merged rail leaves, or a leaf), `tier1` the one
+    above (spine group or pod), `tier2` the next (core group), `host` the node itself.
+    """
+
+    tier0: str | None = Field(default=None, description="Key of the lowest switch level.")
+    tier1: str | None = Field(default=None, description="Key of the level above `tier0`.")
+    tier2: str | None = Field(default=None, description="Key of the level above `tier1`.")
+    tier3: str | None = Field(default=None, description="Key of the level above `tier2`.")
+    host: str | None = Field(
+        default=None,
+        description="Extra per-host key (e.g. GKE's `gce-topology-host`); `kubernetes.io/hostname` "
+        "is always the last Kueue level.",
+    )
+
+    @field_validator("tier0", "tier1", "tier2", "tier3", "host")
+    @classmethod
+    def _key(cls, value: str | None) -> str | None:
+        return _label_key(value)
+
+
+class KubernetesSettings(StrictModel):
+    """Topology labels and objects for Kueue, Volcano and NVIDIA topograph (`k8s/`)."""
+
+    preset: Literal["topograph", "topograph-legacy", "kueue", "gke"] = Field(
+        default="topograph",
+        description="Label keys: `topograph` (`fabric.topograph.run/tier-N`, topograph 1.0+), `topograph-legacy` "
+        "(`network.topology.nvidia.com/leaf|spine|core`, topograph 0.3–0.5), `kueue` (Kueue's example keys "
+        "`cloud.provider.com/topology-rack|block`), `gke` (`cloud.google.com/gce-topology-subblock|block|host`).",
+    )
+    labels: TopologyLabels = Field(
+        default_factory=TopologyLabels, description="Keys set one by one; each wins over the preset's."
+    )
+    group_label: str = Field(
+        default="fabric.topology/node-group",
+        description="Label holding a node's group; the Kueue ResourceFlavor selects the nodes by it.",
+    )
+    topology_name: str = Field(default="fabric", description="Name of the Kueue Topology and ResourceFlavor.")
+    volcano_members: Literal["exact", "label"] = Field(
+        default="exact",
+        description="Volcano HyperNode members of the lowest tier: nodes by exact name, or by the tier-0 label.",
+    )
+
+    @field_validator("group_label")
+    @classmethod
+    def _group_key(cls, value: str) -> str:
+        return _label_key(value) or value
+
+    @field_validator("topology_name")
+    @classmethod
+    def _object_name(cls, value: str) -> str:
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", value):
+            raise ValueError("must be a DNS label: lower-case letters, digits and '-', at most 63 characters")
+        return value
+
+
+class NetboxSettings(StrictModel):
+    """NetBox bulk-import files (`netbox/`)."""
+
+    site: str | None = Field(default=None, description="Site name. Default: the design name.")
+    status: Literal["planned", "staged", "active"] = Field(
+        default="planned", description="Status of the imported devices (sites, racks and cables follow it)."
+    )
+
+
+class Exports(StrictModel):
+    """Cluster-side exports: scheduler topology (Slurm, Kubernetes) and the NetBox import."""
+
+    scheduler: SlurmSettings = Field(default_factory=SlurmSettings)
+    kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
+    netbox: NetboxSettings = Field(default_factory=NetboxSettings)
+
+
 class Spec(StrictModel):
     """A cluster design: racks, node groups and fabrics."""
 
@@ -802,6 +918,7 @@ class Spec(StrictModel):
     asn: AsnPlan = Field(default_factory=AsnPlan)
     cabling: CablingPolicy = Field(default_factory=CablingPolicy)
     management: Management = Field(default_factory=Management)
+    exports: Exports = Field(default_factory=Exports)
 
     @field_validator("name")
     @classmethod

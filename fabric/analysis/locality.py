@@ -1,0 +1,196 @@
+"""The scheduler's view of a fabric: a tree of logical switches over the scheduler nodes.
+
+Slurm's topology/tree, Kueue, Volcano and topograph all want "which nodes share a switch", level by level.
+A rail-optimized SU connects every node to every rail leaf of its SU, so the physical leaves are no locality
+level: the leaves that share a node are merged into one logical switch (the SU), as NVIDIA topograph's
+merger does. Above that, the switches of the next layer whose children are the same logical switches are
+merged (a spine group, a pod's spines, a core group). Planes are parallel copies, not a level: their leaves
+share the nodes and so merge, and their spines then have the same children and merge too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from fabric.model.topology import LAYER_RANK, FabricTopology, Topology
+from fabric.spec.loader import Design
+from fabric.spec.schema import NodeAttach
+
+
+@dataclass(frozen=True)
+class LogicalSwitch:
+    name: str
+    level: int  # 0: lowest; Slurm's Level (1 + the highest child level)
+    layer: str  # physical layer of its members
+    members: tuple[str, ...]  # physical switches merged into it, in generation order
+    children: tuple[str, ...]  # logical switches below (level > 0), in physical order
+    nodes: tuple[str, ...]  # every scheduler node below it, in node order
+    speed_gbps: int  # fastest link from its members down to its children or nodes
+
+
+@dataclass(frozen=True)
+class Locality:
+    fabric: str
+    groups: tuple[str, ...]
+    nodes: tuple[str, ...]  # scheduler nodes, in design order
+    levels: tuple[tuple[LogicalSwitch, ...], ...]  # levels[0] is the lowest, each in physical order
+    unplaced: tuple[str, ...]  # scheduler nodes on no leaf of the fabric
+
+    @property
+    def switches(self) -> tuple[LogicalSwitch, ...]:
+        return tuple(s for level in self.levels for s in level)
+
+    @property
+    def by_name(self) -> Mapping[str, LogicalSwitch]:
+        return {s.name: s for s in self.switches}
+
+    def blocks(self) -> tuple[LogicalSwitch, ...]:
+        """The lowest logical switches in physical order: depth-first from the roots, children in order."""
+        by_name = self.by_name
+        seen: dict[str, LogicalSwitch] = {}
+
+        def walk(switch: LogicalSwitch) -> None:
+            if switch.level == 0:
+                seen.setdefault(switch.name, switch)
+            for child in switch.children:
+                walk(by_name[child])
+
+        for root in self.roots():
+            walk(root)
+        for leaf in self.levels[0] if self.levels else ():
+            seen.setdefault(leaf.name, leaf)
+        return tuple(seen.values())
+
+    def roots(self) -> tuple[LogicalSwitch, ...]:
+        below = {c for s in self.switches for c in s.children}
+        return tuple(s for s in self.switches if s.name not in below)
+
+    def chain(self, node: str) -> tuple[str, ...]:
+        """The logical switches above a node, lowest first."""
+        return tuple(s.name for s in self.switches if node in s.nodes)
+
+
+def scheduler_fabric(design: Design) -> str | None:
+    spec = design.spec
+    chosen = spec.exports.scheduler.fabric
+    if chosen is not None:
+        return chosen
+    return next((k for k in spec.fabrics if spec.fabric_role(k) == "compute"), None)
+
+
+def scheduler_groups(design: Design, fabric: str) -> tuple[str, ...]:
+    spec = design.spec
+    if spec.exports.scheduler.groups is not None:
+        return tuple(spec.exports.scheduler.groups)
+    attached = [a.group for a in spec.fabrics[fabric].attach if isinstance(a, NodeAttach)]
+    types = {g.group: g.type for g in spec.nodes}
+    with_gpus = [g for g in attached if design.catalog.nodes[types[g]].gpus > 0]
+    return tuple(dict.fromkeys(with_gpus or attached))
+
+
+def locality(design: Design, topology: Topology) -> Locality | None:
+    """The logical switch tree of the scheduler fabric, or None when the design has no such fabric."""
+    key = scheduler_fabric(design)
+    if key is None or key not in topology.fabrics:
+        return None
+    groups = scheduler_groups(design, key)
+    nodes = tuple(d.name for d in topology.devices.values() if d.layer == "node" and d.group in groups)
+    ft = topology.fabrics[key]
+    levels = _levels(topology, ft, set(nodes), nodes)
+    placed = {n for s in levels[0] for n in s.nodes} if levels else set()
+    return Locality(key, groups, nodes, levels, tuple(n for n in nodes if n not in placed))
+
+
+def _levels(
+    topology: Topology, ft: FabricTopology, wanted: set[str], node_order: tuple[str, ...]
+) -> tuple[tuple[LogicalSwitch, ...], ...]:
+    order = {name: i for i, name in enumerate(ft.switches)}
+    node_rank = {name: i for i, name in enumerate(node_order)}
+    devices = topology.devices
+    below: dict[str, set[str]] = {s: set() for s in ft.switches}  # physical switch → physical neighbours below
+    speed: dict[str, int] = dict.fromkeys(ft.switches, 0)
+    for link in ft.links:
+        upper, lower = (link.b, link.a)
+        if link.tier == "node-leaf" and lower not in wanted:
+            continue
+        below[upper].add(lower)
+        speed[upper] = max(speed[upper], link.speed_gbps)
+
+    # Level 0: leaves that share a scheduler node are one logical switch (union-find over the leaves).
+    leaves = [s for s in ft.switches if devices[s].layer == "leaf" and below[s]]
+    parent = {leaf: leaf for leaf in leaves}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    owner: dict[str, str] = {}
+    for leaf in leaves:
+        for node in below[leaf]:
+            if node in owner:
+                a, b = sorted((find(owner[node]), find(leaf)), key=order.__getitem__)
+                parent[b] = a
+            else:
+                owner[node] = leaf
+    components: dict[str, list[str]] = {}
+    for leaf in leaves:
+        components.setdefault(find(leaf), []).append(leaf)
+    groups = [tuple(members) for members in components.values()]
+    groups.sort(key=lambda members: order[members[0]])
+    taken = set(node_order)
+    level0: list[LogicalSwitch] = []
+    for i, members in enumerate(groups, 1):
+        nodes = sorted({n for m in members for n in below[m]}, key=node_rank.__getitem__)
+        name = _name(topology, "leaf", members, len(groups) == 1 and len(leaves) > 1, i, taken)
+        level0.append(LogicalSwitch(name, 0, "leaf", members, (), tuple(nodes), max(speed[m] for m in members)))
+    levels: list[tuple[LogicalSwitch, ...]] = [tuple(level0)]
+
+    # Upper levels: the next layer's switches that sit over the same logical switches are one.
+    while True:
+        current = levels[-1]
+        logical_of = {m: s.name for s in current for m in s.members}
+        rank = LAYER_RANK[current[0].layer] + 1 if current else 99
+        uppers = [s for s in ft.switches if LAYER_RANK[devices[s].layer] == rank]
+        merged: dict[tuple[str, ...], list[str]] = {}
+        position = {s.name: i for i, s in enumerate(current)}
+        for upper in uppers:
+            children = tuple(sorted({logical_of[x] for x in below[upper] if x in logical_of}, key=position.__getitem__))
+            if children:
+                merged.setdefault(children, []).append(upper)
+        if not merged:
+            break
+        by_name = {s.name: s for s in current}
+        layer = devices[uppers[0]].layer
+        whole = len(merged) == 1 and sum(len(m) for m in merged.values()) > 1
+        nxt: list[LogicalSwitch] = []
+        for i, (children, group) in enumerate(merged.items(), 1):
+            under = sorted({n for c in children for n in by_name[c].nodes}, key=node_rank.__getitem__)
+            name = _name(topology, layer, tuple(group), whole, i, taken)
+            spd = max(speed[m] for m in group)
+            nxt.append(LogicalSwitch(name, len(levels), layer, tuple(group), children, tuple(under), spd))
+        levels.append(tuple(nxt))
+    return tuple(levels) if level0 else ()
+
+
+def _name(topology: Topology, layer: str, members: tuple[str, ...], whole: bool, i: int, taken: set[str]) -> str:
+    """A physical switch keeps its name; a merged group is named by what its members share."""
+    devices = [topology.devices[m] for m in members]
+    sus = {d.su for d in devices}
+    pods = {d.pod for d in devices}
+    if len(members) == 1:
+        name = members[0]
+    elif layer == "leaf" and len(sus) == 1 and None not in sus:
+        name = f"su{devices[0].su}"
+    elif layer != "leaf" and len(pods) == 1 and None not in pods:
+        name = f"pod{devices[0].pod}"
+    elif whole:
+        name = "leaves" if layer == "leaf" else f"{layer}s"
+    else:
+        name = f"{layer}group{i}"
+    if name in taken:
+        name = f"{name}-{layer}group{i}"
+    taken.add(name)
+    return name

@@ -1,0 +1,1 @@
+"""Kubernetes: topology node labels, a Kueue Topology with its ResourceFlavors, Volcano HyperNodes."""

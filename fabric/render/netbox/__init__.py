@@ -1,0 +1,1 @@
+"""NetBox: bulk-import CSVs and device-type YAML."""
