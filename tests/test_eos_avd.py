@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +24,8 @@ from tests.conftest import require_module
 from tests.platforms import ETHERNET_DESIGNS, on_platform, variant
 
 PYAVD = "pyavd==6.4.0 (pip install -e '.[test]')"
-# extra Ethernet designs whose own platform is EOS (they are not in ETHERNET_DESIGNS' every-platform matrix)
-EOS_DESIGNS: tuple[str, ...] = ()
+# Ethernet designs whose own platform is EOS (not in ETHERNET_DESIGNS' every-platform matrix)
+EOS_DESIGNS = ("eos-roce-1024",)
 
 
 @dataclass(frozen=True)
@@ -76,9 +77,21 @@ def _with_secrets(data: dict[str, Any]) -> None:
 def _cases() -> list[tuple[str, Build]]:
     cases = [
         (f"{design} {'unnumbered' if unnumbered else 'numbered'}", on_platform(design, "eos", unnumbered))
-        for design in ETHERNET_DESIGNS + EOS_DESIGNS
+        for design in ETHERNET_DESIGNS
         for unnumbered in (False, True)
     ]
+
+    def bgp_style(unnumbered: bool) -> Callable[[dict[str, Any]], None]:
+        def change(data: dict[str, Any]) -> None:
+            for fabric in data["fabrics"].values():
+                fabric.setdefault("routing", {})["bgp_unnumbered"] = unnumbered
+
+        return change
+
+    for design in EOS_DESIGNS:
+        for unnumbered in (False, True):
+            name = f"{design} {'unnumbered' if unnumbered else 'numbered'}"
+            cases.append((name, variant(design, bgp_style(unnumbered))))
     cases.append(("lab with SNMP and BGP passwords", variant("lab", _with_secrets)))
 
     def unnumbered_secrets(data: dict[str, Any]) -> None:
@@ -171,7 +184,9 @@ def test_pyavd_validates_renders_and_agrees_with_every_eos_startup_config(monkey
         print(f"  only in {entry.side:6}  {entry.pattern!r:40} {used[entry]:6}  {entry.reason}")
     print("  normalized: BGP `password 7 <AVD type 7>` is decrypted to `password 0 <clear>` before comparing")
     assert not problems, "\n".join(problems[:60]) + (f"\n… and {len(problems) - 60} more" if len(problems) > 60 else "")
-    assert switches >= 2 * sum(1 for _ in ETHERNET_DESIGNS)
+    assert (
+        switches == 2 * (6 + 12 + 17 + 48) + 2 * 6
+    )  # lab, roce-512, the 4-SU SuperPOD, eos-roce-1024; the lab twice more
     assert [e for e in ALLOWED if not used[e]] == [], "allow-list entries no case needs: remove them"
 
 

@@ -42,6 +42,21 @@ class SwitchPortGroup(StrictModel):
     connector: str
     lanes: int = Field(default=4, ge=1, le=8, description="Electrical lanes per cage (SONiC names ports by lane).")
     modes: tuple[PortMode, ...] = Field(min_length=1, description="Ways to run the cages; the first is the default.")
+    lane_map: tuple[int, ...] | None = Field(
+        default=None,
+        description="First ASIC (SerDes) lane of each cage, in cage order, as the platform's SONiC port_config.ini "
+        "gives them (SONiC `PORT.lanes`); a cage's lanes follow on from its first. Default: lanes counted from 0 in "
+        "cage order. Port names do not change: SONiC names ports by their place, not their ASIC lanes.",
+    )
+
+    @model_validator(mode="after")
+    def _lane_map(self) -> SwitchPortGroup:
+        if self.lane_map is not None:
+            if len(self.lane_map) != self.cages:
+                raise ValueError(f"`lane_map` gives {len(self.lane_map)} first lanes for {self.cages} cages")
+            if len(set(self.lane_map)) != self.cages:
+                raise ValueError("`lane_map` names a lane twice")
+        return self
 
 
 class SwitchModel(StrictModel):
@@ -204,6 +219,7 @@ class SwitchPort:
     breakout: int  # logical ports per cage in the mode used
     lane: int = 0  # first electrical lane, counted over the whole switch from 0
     lanes: int = 1  # electrical lanes of this logical port
+    asic_lane: int | None = None  # first ASIC lane where the catalog's lane map says (None: `lane`)
 
 
 def _mode_for(group: SwitchPortGroup, speed: int | None) -> PortMode:
@@ -224,11 +240,14 @@ def _group_ports(model: SwitchModel, group_index: int, mode: PortMode, platform:
         for sub in range(1, mode.ports + 1):
             n += 1
             lane = base + (cage - group.first_cage) * group.lanes + (sub - 1) * per_port
+            asic = None if group.lane_map is None else group.lane_map[cage - group.first_cage] + (sub - 1) * per_port
             name = port_name(
                 platform, mode.name, cage=cage, sub=sub, n=n, lane=lane, lanes=per_port, cage_lanes=group.lanes
             )
             ports.append(
-                SwitchPort(name, cage, sub, mode.speed_gbps, group.group, group.connector, mode.ports, lane, per_port)
+                SwitchPort(
+                    name, cage, sub, mode.speed_gbps, group.group, group.connector, mode.ports, lane, per_port, asic
+                )
             )
     return ports
 
