@@ -18,6 +18,20 @@ from pydantic import Field, field_validator, model_validator
 from fabric.spec.schema import MEDIA_KINDS, NAME_RE, StrictModel, check_template
 from fabric.topology.portnames import port_name
 
+UNVERIFIED_DOC = (
+    "Values not checked against a vendor datasheet: field names, each optionally followed by `: what` "
+    "(`power_w`, `ports: NDR200 port names`). `fabric catalog` shows them."
+)
+
+
+def check_unverified(model: type[StrictModel], value: tuple[str, ...]) -> tuple[str, ...]:
+    """Each entry names a field of the part (`field` or `field: note`)."""
+    for entry in value:
+        field = entry.split(":", 1)[0].strip()
+        if field not in model.model_fields:
+            raise ValueError(f"`{field}` is no field of the part (fields: {', '.join(model.model_fields)})")
+    return value
+
 
 class PortMode(StrictModel):
     """One way to run a cage: `ports` logical ports of `speed_gbps` each."""
@@ -74,6 +88,12 @@ class SwitchModel(StrictModel):
     mgmt_port: str = Field(default="mgmt0", description="Out-of-band management port (1G RJ45).")
     sonic_hwsku: str | None = Field(default=None, description="SONiC HwSKU of the model, for DEVICE_METADATA.")
     ports: tuple[SwitchPortGroup, ...] = Field(min_length=1)
+    unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
+
+    @field_validator("unverified")
+    @classmethod
+    def _unverified(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_unverified(cls, value)
 
     @model_validator(mode="after")
     def _platform(self) -> SwitchModel:
@@ -136,6 +156,12 @@ class NodeType(StrictModel):
     ports: dict[str, NodePortGroup] = Field(
         description="Port groups by name (`compute`, `storage`, `inband`, `bmc`, …)."
     )
+    unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
+
+    @field_validator("unverified")
+    @classmethod
+    def _unverified(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_unverified(cls, value)
 
 
 class Media(StrictModel):
@@ -151,6 +177,12 @@ class Media(StrictModel):
     )
     price_usd: float = Field(default=0, ge=0, description="Placeholder price per cable (both ends' optics included).")
     price_per_m_usd: float = Field(default=0, ge=0, description="Placeholder price per metre.")
+    unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
+
+    @field_validator("unverified")
+    @classmethod
+    def _unverified(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_unverified(cls, value)
 
     @field_validator("kind")
     @classmethod
