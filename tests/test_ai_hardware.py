@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from fabric import render_all
 from fabric.spec.catalog import SwitchPortGroup, builtin_catalog, switch_ports
 from tests.conftest import built
 from tests.platforms import build_data
+from tests.test_eos_avd import leaf_25g
 
 NEW_SWITCHES = (
     "arista-7060x6-64pe",
@@ -148,3 +150,13 @@ def test_dgx_b300_twin_planar_on_sn5610() -> None:
     assert len(planes) == 16
     assert {p for port, p in planes.items() if port.endswith("a")} == {1}
     assert {p for port, p in planes.items() if port.endswith("b")} == {2}
+
+
+def test_a_25g_sfp28_leaf_on_eos_names_ports_by_cage(tmp_path: Path) -> None:
+    """The new user's case: a 48 x 25G + 8 x 100G leaf; a single-lane SFP28 cage is EthernetN at `speed 25g`."""
+    build = leaf_25g(tmp_path)
+    assert not build.errors, [f.format() for f in build.errors]
+    text = render_all(build)["configs/leaf01/startup-config"].decode()
+    first = text.split("interface Ethernet1\n", 1)[1].split("\n!\n", 1)[0]
+    assert "   speed 25g\n" in first + "\n" and "description srv" in first
+    assert "interface Ethernet1/1\n" not in text and text.count("   speed 25g\n") == 40

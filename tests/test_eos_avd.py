@@ -12,12 +12,13 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from fabric import Build, render_all
+from fabric import Build, build_fabric, load_spec_text, render_all
 from fabric.render.platforms.eos_structured import FILE, secret_reference
 from fabric.spec.schema import SecretRef
 from tests.conftest import require_module
@@ -74,7 +75,41 @@ def _with_secrets(data: dict[str, Any]) -> None:
             fabric.setdefault("routing", {})["bgp_password"] = {"env": BGP_ENV}
 
 
-def _cases() -> list[tuple[str, Build]]:
+PARTS_25G = """\
+nodes:
+  server-25g:
+    description: a server with 2 x 25G SFP28
+    u: 1
+    power_w: 300
+    ports:
+      data: {technology: ethernet, speed_gbps: 25, connector: sfp28, count: 2, name: "eth{n}"}
+"""
+
+SPEC_25G = """\
+name: eos-25g
+racks: {rows: [A], rack_units: 42, power_kw: 30}
+catalog: [parts.yaml]
+nodes:
+  - {group: srv, type: server-25g, count: 40, per_rack: 20, name: "srv{index:02d}"}
+fabrics:
+  compute:
+    technology: ethernet
+    topology: {kind: spine-leaf, tiers: 2, spines: 2}
+    switches: {leaf: arista-7050sx3-48yc8, spine: arista-7060dx5-64s}
+    oversubscription: "3:2"
+    attach: [{group: srv, ports: data}]
+addressing: {loopback: 10.0.0.0/24, p2p: 10.1.0.0/24, servers: 10.2.0.0/16, mgmt: 192.168.0.0/24}
+asn: {scheme: rfc7938, spine: 65000, leaf_start: 65100}
+"""
+
+
+def leaf_25g(directory: Path) -> Build:
+    """48 x 25G SFP28 + 8 x 100G leaves (7050SX3-style) under 64 x 400G spines run as 4 x 100G (7060DX5)."""
+    (directory / "parts.yaml").write_text(PARTS_25G, encoding="utf-8")
+    return build_fabric(load_spec_text(SPEC_25G, "eos-25g.yaml", directory))
+
+
+def _cases(directory: Path) -> list[tuple[str, Build]]:
     cases = [
         (f"{design} {'unnumbered' if unnumbered else 'numbered'}", on_platform(design, "eos", unnumbered))
         for design in ETHERNET_DESIGNS
@@ -100,6 +135,7 @@ def _cases() -> list[tuple[str, Build]]:
             fabric["routing"]["bgp_unnumbered"] = True
 
     cases.append(("lab with SNMP and BGP passwords, unnumbered", variant("lab", unnumbered_secrets)))
+    cases.append(("25G leaves on 100G breakouts", leaf_25g(directory)))
     return cases
 
 
@@ -163,14 +199,16 @@ def _check_switch(name: str, files: dict[str, bytes], pyavd: Any, used: Counter[
 
 
 @pytest.mark.slow
-def test_pyavd_validates_renders_and_agrees_with_every_eos_startup_config(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pyavd_validates_renders_and_agrees_with_every_eos_startup_config(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     pyavd = require_module("pyavd", PYAVD)
     for key, value in SECRETS.items():
         monkeypatch.setenv(key, value)
     used: Counter[Allowed] = Counter()
     problems: list[str] = []
     switches = 0
-    for case, build in _cases():
+    for case, build in _cases(tmp_path):
         assert not build.errors, (case, [f.format() for f in build.errors])
         files = render_all(build)
         eos = [name for name, intent in build.intents.items() if intent.platform == "eos"]
@@ -184,9 +222,8 @@ def test_pyavd_validates_renders_and_agrees_with_every_eos_startup_config(monkey
         print(f"  only in {entry.side:6}  {entry.pattern!r:40} {used[entry]:6}  {entry.reason}")
     print("  normalized: BGP `password 7 <AVD type 7>` is decrypted to `password 0 <clear>` before comparing")
     assert not problems, "\n".join(problems[:60]) + (f"\n… and {len(problems) - 60} more" if len(problems) > 60 else "")
-    assert (
-        switches == 2 * (6 + 12 + 17 + 48) + 2 * 6
-    )  # lab, roce-512, the 4-SU SuperPOD, eos-roce-1024; the lab twice more
+    # lab, roce-512, the 4-SU SuperPOD, eos-roce-1024 in both BGP styles; the lab with secrets twice; the 25G leaves
+    assert switches == 2 * (6 + 12 + 17 + 48) + 2 * 6 + 4
     assert [e for e in ALLOWED if not used[e]] == [], "allow-list entries no case needs: remove them"
 
 
