@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from fabric import render_all
 from fabric.spec.catalog import SwitchPortGroup, builtin_catalog, switch_ports
 from tests.conftest import built
-from tests.platforms import build_data
+from tests.platforms import build_data, variant
 from tests.test_eos_avd import leaf_25g
 
 NEW_SWITCHES = (
@@ -160,3 +160,21 @@ def test_a_25g_sfp28_leaf_on_eos_names_ports_by_cage(tmp_path: Path) -> None:
     first = text.split("interface Ethernet1\n", 1)[1].split("\n!\n", 1)[0]
     assert "   speed 25g\n" in first + "\n" and "description srv" in first
     assert "interface Ethernet1/1\n" not in text and text.count("   speed 25g\n") == 40
+
+
+def test_modular_7808r4_spines_under_7060x6_leaves() -> None:
+    """2,048 GPUs at 800G: 64 rail leaves of 32 down + 32 up under the fewest 288-port chassis that divide 32: 8."""
+
+    def bigger(data: dict[str, Any]) -> None:
+        data["nodes"][0]["count"] = 256
+        data["racks"]["rows"] = ["A", "B", "C", "D", "E", "F", "G", "H"]
+        data["fabrics"]["compute"]["switches"]["spine"] = "arista-7808r4"
+        data["addressing"].update(servers="10.2.0.0/17", mgmt="192.168.0.0/22")
+
+    build = variant("eos-roce-1024", bigger)
+    assert not build.errors, [f.format() for f in build.errors]
+    fig = build.figures["compute"]
+    assert fig.switches == {"leaf": 64, "spine": 8, "core": 0} and fig.endpoints == 2048
+    assert fig.bisection_pct == pytest.approx(100.0)
+    spine = build.intents["spine01"]
+    assert len(spine.ports) == 288 and len(spine.used_ports) == 256
