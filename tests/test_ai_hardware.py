@@ -81,8 +81,10 @@ def test_a_lane_map_must_cover_every_cage_once() -> None:
     assert SwitchPortGroup.model_validate({**group, "lane_map": [9, 1]}).lane_map == (9, 1)
     with pytest.raises(ValidationError, match="2 cages"):
         SwitchPortGroup.model_validate({**group, "lane_map": [1]})
-    with pytest.raises(ValidationError, match="twice"):
+    with pytest.raises(ValidationError, match="two cages one lane"):
         SwitchPortGroup.model_validate({**group, "lane_map": [1, 1]})
+    with pytest.raises(ValidationError, match="two cages one lane"):
+        SwitchPortGroup.model_validate({**group, "lane_map": [1, 5]})  # 8 lanes each: 5 is inside the first
 
 
 def test_eos_roce_1024_design() -> None:

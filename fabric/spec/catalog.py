@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from itertools import pairwise
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -68,8 +69,9 @@ class SwitchPortGroup(StrictModel):
         if self.lane_map is not None:
             if len(self.lane_map) != self.cages:
                 raise ValueError(f"`lane_map` gives {len(self.lane_map)} first lanes for {self.cages} cages")
-            if len(set(self.lane_map)) != self.cages:
-                raise ValueError("`lane_map` names a lane twice")
+            firsts = sorted(self.lane_map)
+            if any(b - a < self.lanes for a, b in pairwise(firsts)):
+                raise ValueError(f"`lane_map` gives two cages one lane (each cage has {self.lanes} lanes)")
         return self
 
 
