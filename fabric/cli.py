@@ -270,6 +270,70 @@ def schema(
 
 
 @app.command()
+def catalog(
+    name: Annotated[
+        str | None, typer.Argument(help="One part: a switch, node type or medium. Default: every part.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the parts as JSON.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="The README's catalog tables.")] = False,
+    spec: Annotated[
+        Path | None,
+        typer.Option("--spec", help="Also the part files (`catalog:`) of this spec.", metavar="SPEC"),
+    ] = None,
+) -> None:
+    """List the hardware catalog: port groups, speeds, breakouts, U, power, placeholder prices, unverified values."""
+    from fabric.render.catalog_view import PRICES, catalog_json, catalog_markdown, node_ports, parts, switch_ports
+    from fabric.spec.catalog import Media, NodeType, SwitchModel, builtin_catalog
+
+    known = builtin_catalog()
+    if spec is not None:
+        from fabric.spec.loader import load_spec
+
+        try:
+            known = load_spec(spec).catalog
+        except FabricError as exc:
+            _print_findings(list(exc.findings))
+            raise typer.Exit(2) from None
+    names = [n for _, n, _ in parts(known)]
+    if name is not None and name not in names:
+        print(f"error: no part `{name}` in the catalog; parts: {', '.join(names)}", file=sys.stderr)
+        raise typer.Exit(2)
+    if as_json:
+        print(json.dumps(catalog_json(known, name), indent=2))
+        return
+    if markdown:
+        sys.stdout.write(catalog_markdown(known))
+        return
+    rows = []
+    for kind, part_name, part in parts(known):
+        if name is not None and part_name != name:
+            continue
+        if isinstance(part, SwitchModel):
+            ports, u, watts, price = switch_ports(part), str(part.u), str(part.power_w), part.list_price_usd
+            kind += f", {part.platform}" if part.platform else ""
+        elif isinstance(part, NodeType):
+            ports, u, watts, price = node_ports(part), str(part.u), str(part.power_w), part.list_price_usd
+        else:
+            assert isinstance(part, Media)
+            speeds = ", ".join(f"{s}G" for s in part.speeds_gbps)
+            ports, u, watts, price = [f"{speeds}, reach {part.reach_m:g} m"], "", "", part.price_usd
+        rows.append((part_name, kind, part.description, ports, u, watts, f"{price:g}", list(part.unverified)))
+    if name is not None:  # one part: every value on its own line
+        part_name, kind, description, ports, u, watts, cost, doubts = rows[0]
+        print(f"{part_name} ({kind}): {description}")
+        print("  " + "\n  ".join(ports))
+        print(f"  {f'U {u}, {watts} W, ' if u else ''}price {cost} USD ({PRICES})")
+        print(f"  unverified: {'; '.join(doubts) or 'nothing'}")
+        return
+    table = Table(title=f"Hardware catalog ({PRICES})", show_lines=True)
+    for column in ("part", "kind", "description", "ports", "U", "W", "price", "unverified"):
+        table.add_column(column, justify="right" if column in ("U", "W", "price") else "left", overflow="fold")
+    for part_name, kind, description, ports, u, watts, cost, doubts in rows:
+        table.add_row(part_name, kind, description, "\n".join(ports), u, watts, cost, "\n".join(doubts) or "—")
+    console.print(table)
+
+
+@app.command()
 def verify(
     spec: SpecArg = None,
     ibnetdiscover: Annotated[

@@ -3,11 +3,13 @@ and the rule for tests that need a real external tool."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import settings
@@ -73,3 +75,14 @@ def require_tool(name: str, install: str) -> str:
     if os.environ.get("FABRIC_REQUIRE_REAL") == "1":
         pytest.fail(message + "; FABRIC_REQUIRE_REAL=1 makes this a failure")
     pytest.skip(message)
+
+
+def require_module(name: str, install: str) -> ModuleType:
+    """A Python package the tests need beyond the runtime's; skips without it, or fails under FABRIC_REQUIRE_REAL=1."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        message = f"Python package {name} is not installed ({install})"
+        if os.environ.get("FABRIC_REQUIRE_REAL") == "1":
+            pytest.fail(message + "; FABRIC_REQUIRE_REAL=1 makes this a failure")
+        pytest.skip(message)

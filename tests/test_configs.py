@@ -192,14 +192,15 @@ def test_cumulus_roce_profile() -> None:
 def test_eos_roce_profile() -> None:
     text = _roce_files("eos")["configs/su1-rail3-leaf/startup-config"]
     assert "qos map dscp 26 to traffic-class 3" in text and "qos map dscp 48 to traffic-class 6" in text
-    assert re.findall(r"priority-flow-control priority (\d) no-drop", text) == ["3"] * 128
+    # one qos profile holds the lossless class; every used port applies it
+    profile = text.split("qos profile ROCE-LOSSLESS\n", 1)[1].split("\n!\n", 1)[0]
+    assert re.findall(r"priority-flow-control priority (\d) no-drop", profile) == ["3"]
     assert (
-        text.count(
-            "random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1500000 bytes max-mark-probability 100"
-        )
-        == 128
+        "random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1500000 bytes max-mark-probability 100"
+        in profile
     )
-    assert text.count("   tx-queue 6\n      priority strict") == 128
+    assert "   tx-queue 6\n      priority strict" in profile and "   qos trust dscp" in profile
+    assert text.count("   service-profile ROCE-LOSSLESS\n") == 128
     assert "priority-flow-control pause watchdog" in text
     assert "mtu 9214" in text and "mtu 9216" not in text  # EOS's largest L3 MTU
 

@@ -40,8 +40,9 @@ def _config_dbs(design: str, unnumbered: bool) -> dict[str, dict[str, Any]]:
     }
 
 
+# and the Tomahawk 5 design, on its own platform (SONiC), with its HwSKU and lane map
 @pytest.mark.parametrize("unnumbered", [False, True], ids=["numbered", "unnumbered"])
-@pytest.mark.parametrize("design", ETHERNET_DESIGNS)
+@pytest.mark.parametrize("design", (*ETHERNET_DESIGNS, "sonic-th5-512"))
 def test_every_rendered_config_db_validates(models: tuple[Path, str], design: str, unnumbered: bool) -> None:
     directory, yanglint = models
     dbs = _config_dbs(design, unnumbered)

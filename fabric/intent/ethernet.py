@@ -237,7 +237,10 @@ def _layout(
                 if p.cage == cage and (p.breakout, p.speed_gbps) == mode
             ]
             ports.sort(key=lambda p: p.sub)
-        rows.extend((p.name, p.cage, p.sub, p.breakout, p.speed_gbps, p.lane, p.lanes) for p in ports)
+        rows.extend(
+            (p.name, p.cage, p.sub, p.breakout, p.speed_gbps, p.lane if p.asic_lane is None else p.asic_lane, p.lanes)
+            for p in ports
+        )
     return rows
 
 

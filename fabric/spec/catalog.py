@@ -11,12 +11,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from itertools import pairwise
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from fabric.spec.schema import MEDIA_KINDS, NAME_RE, StrictModel, check_template
 from fabric.topology.portnames import port_name
+
+UNVERIFIED_DOC = (
+    "Values not checked against a vendor datasheet: field names, each optionally followed by `: what` "
+    "(`power_w`, `ports: NDR200 port names`). `fabric catalog` shows them."
+)
+
+
+def check_unverified(model: type[StrictModel], value: tuple[str, ...]) -> tuple[str, ...]:
+    """Each entry names a field of the part (`field` or `field: note`)."""
+    for entry in value:
+        field = entry.split(":", 1)[0].strip()
+        if field not in model.model_fields:
+            raise ValueError(f"`{field}` is no field of the part (fields: {', '.join(model.model_fields)})")
+    return value
 
 
 class PortMode(StrictModel):
@@ -42,6 +57,22 @@ class SwitchPortGroup(StrictModel):
     connector: str
     lanes: int = Field(default=4, ge=1, le=8, description="Electrical lanes per cage (SONiC names ports by lane).")
     modes: tuple[PortMode, ...] = Field(min_length=1, description="Ways to run the cages; the first is the default.")
+    lane_map: tuple[int, ...] | None = Field(
+        default=None,
+        description="First ASIC (SerDes) lane of each cage, in cage order, as the platform's SONiC port_config.ini "
+        "gives them (SONiC `PORT.lanes`); a cage's lanes follow on from its first. Default: lanes counted from 0 in "
+        "cage order. Port names do not change: SONiC names ports by their place, not their ASIC lanes.",
+    )
+
+    @model_validator(mode="after")
+    def _lane_map(self) -> SwitchPortGroup:
+        if self.lane_map is not None:
+            if len(self.lane_map) != self.cages:
+                raise ValueError(f"`lane_map` gives {len(self.lane_map)} first lanes for {self.cages} cages")
+            firsts = sorted(self.lane_map)
+            if any(b - a < self.lanes for a, b in pairwise(firsts)):
+                raise ValueError(f"`lane_map` gives two cages one lane (each cage has {self.lanes} lanes)")
+        return self
 
 
 class SwitchModel(StrictModel):
@@ -59,6 +90,12 @@ class SwitchModel(StrictModel):
     mgmt_port: str = Field(default="mgmt0", description="Out-of-band management port (1G RJ45).")
     sonic_hwsku: str | None = Field(default=None, description="SONiC HwSKU of the model, for DEVICE_METADATA.")
     ports: tuple[SwitchPortGroup, ...] = Field(min_length=1)
+    unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
+
+    @field_validator("unverified")
+    @classmethod
+    def _unverified(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_unverified(cls, value)
 
     @model_validator(mode="after")
     def _platform(self) -> SwitchModel:
@@ -125,6 +162,12 @@ class NodeType(StrictModel):
     ports: dict[str, NodePortGroup] = Field(
         description="Port groups by name (`compute`, `storage`, `inband`, `bmc`, …)."
     )
+    unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
+
+    @field_validator("unverified")
+    @classmethod
+    def _unverified(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_unverified(cls, value)
 
 
 class Media(StrictModel):
@@ -140,6 +183,12 @@ class Media(StrictModel):
     )
     price_usd: float = Field(default=0, ge=0, description="Placeholder price per cable (both ends' optics included).")
     price_per_m_usd: float = Field(default=0, ge=0, description="Placeholder price per metre.")
+    unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
+
+    @field_validator("unverified")
+    @classmethod
+    def _unverified(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_unverified(cls, value)
 
     @field_validator("kind")
     @classmethod
@@ -208,6 +257,7 @@ class SwitchPort:
     breakout: int  # logical ports per cage in the mode used
     lane: int = 0  # first electrical lane, counted over the whole switch from 0
     lanes: int = 1  # electrical lanes of this logical port
+    asic_lane: int | None = None  # first ASIC lane where the catalog's lane map says (None: `lane`)
 
 
 def _mode_for(group: SwitchPortGroup, speed: int | None) -> PortMode:
@@ -228,11 +278,14 @@ def _group_ports(model: SwitchModel, group_index: int, mode: PortMode, platform:
         for sub in range(1, mode.ports + 1):
             n += 1
             lane = base + (cage - group.first_cage) * group.lanes + (sub - 1) * per_port
+            asic = None if group.lane_map is None else group.lane_map[cage - group.first_cage] + (sub - 1) * per_port
             name = port_name(
                 platform, mode.name, cage=cage, sub=sub, n=n, lane=lane, lanes=per_port, cage_lanes=group.lanes
             )
             ports.append(
-                SwitchPort(name, cage, sub, mode.speed_gbps, group.group, group.connector, mode.ports, lane, per_port)
+                SwitchPort(
+                    name, cage, sub, mode.speed_gbps, group.group, group.connector, mode.ports, lane, per_port, asic
+                )
             )
     return ports
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fabric.intent.ethernet import DeviceIntent
+from fabric.intent.ethernet import DeviceIntent, PortIntent
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import address_pairs, prefix_lines
 from fabric.render.templating import render
+
+# the RoCE lossless profile as one EOS `qos profile`, applied per port with `service-profile`
+QOS_PROFILE = "ROCE-LOSSLESS"
 
 
 def _speed(speed_gbps: int, lanes: int) -> str:
@@ -26,6 +29,10 @@ class Eos(Platform):
     supports: ClassVar[frozenset[str]] = frozenset({"bgp-unnumbered", "roce-lossless", "pfc-watchdog", "breakout"})
     files = ("startup-config",)
     max_mtu = 9214
+
+    def speed_keyword(self, port: PortIntent) -> str:
+        """The `speed` statement's keyword for a port (structured-config.yaml says the same as startup-config)."""
+        return _speed(port.speed_gbps, len(port.lanes))
 
     def render(self, intent: DeviceIntent) -> dict[str, str]:
         lossless = set(intent.qos.ports) if intent.qos else set()
@@ -54,6 +61,7 @@ class Eos(Platform):
                 neighbors=bgp.neighbors if bgp else (),
                 maximum_paths=bgp.maximum_paths if bgp else 1,
                 qos=intent.qos,
+                qos_profile=QOS_PROFILE,
                 dscp_map=[(d, tc) for d, tc in intent.qos.dscp_to_tc() if tc != 0] if intent.qos else [],
                 prefix_lines=prefix_lines(bgp.allowed) if bgp else [],
                 prefix_lines_v6=prefix_lines(bgp.allowed_v6) if bgp and bgp.ipv6 else [],

@@ -1,0 +1,245 @@
+"""configs/<switch>/structured-config.yaml: an EOS switch's intent in Arista AVD's `eos_cli_config_gen` model.
+
+The same switch as `startup-config`, as data an AVD workflow takes as it is (`eos_cli_config_gen`, pyavd's
+`get_device_config`, CloudVision). Secrets stay references: Ansible lookups of the spec's environment variable
+or file, the BGP password through AVD's own `arista.avd.encrypt` filter (AVD stores BGP passwords type 7), so
+the file holds no secret. The tests validate every file with pyavd's schema, render it with pyavd and compare
+the result with `startup-config` statement by statement (tests/test_eos_avd.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from fabric.intent.ethernet import DeviceIntent, PortIntent, PrefixRule
+from fabric.pipeline import Build
+from fabric.render.platforms.eos import QOS_PROFILE, Eos
+from fabric.render.platforms.frrview import prefix_lines
+from fabric.render.registry import Output
+from fabric.spec.schema import SecretRef
+
+MGMT_VRF = "MGMT"
+FILE = "structured-config.yaml"
+EOS = Eos()
+
+
+def secret_reference(ref: SecretRef, *, bgp_key: str | None = None) -> str:
+    """An Ansible lookup of where the secret is (the spec's environment variable, or its file as the spec
+    names it); a BGP password also goes through AVD's type-7 encryption keyed by its peer group."""
+    lookup = (
+        f"lookup('ansible.builtin.env', '{ref.env}')" if ref.env else f"lookup('ansible.builtin.file', '{ref.file}')"
+    )
+    if bgp_key is not None:
+        lookup += f" | arista.avd.encrypt(passwd_type='bgp', key='{bgp_key}')"
+    return "{{ " + lookup + " }}"
+
+
+def _prefix_list(name: str, rules: tuple[PrefixRule, ...]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "sequence_numbers": [
+            {"sequence": line.seq, "action": f"permit {line.prefix}{line.bounds}"} for line in prefix_lines(rules)
+        ],
+    }
+
+
+def _interface(intent: DeviceIntent, port: PortIntent, lossless: set[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": port.name, "description": port.description}
+    if not port.admin_up:
+        out["shutdown"] = True
+        return out
+    out["shutdown"] = False
+    out["speed"] = EOS.speed_keyword(port)
+    out["mtu"] = min(port.mtu, EOS.max_mtu)
+    if port.role in ("uplink", "downlink"):
+        out["switchport"] = {"enabled": False}
+        if port.ipv4:
+            out["ip_address"] = port.ipv4
+        if port.ipv6:
+            out["ipv6_addresses"] = [port.ipv6]
+        if intent.bgp is not None and intent.bgp.unnumbered:
+            out["ipv6_enable"] = True
+    elif port.role == "server" and intent.servers is not None:
+        out["switchport"] = {"enabled": True, "mode": "access", "access_vlan": intent.servers.vlan}
+    if port.name in lossless:
+        out["service_profile"] = QOS_PROFILE
+    return out
+
+
+def _qos(intent: DeviceIntent) -> dict[str, Any]:
+    qos = intent.qos
+    if qos is None:
+        return {}
+    out: dict[str, Any] = {
+        "qos": {"map": {"dscp": [f"{d} to traffic-class {tc}" for d, tc in qos.dscp_to_tc() if tc != 0]}},
+        "qos_profiles": [
+            {
+                "name": QOS_PROFILE,
+                "trust": "dscp",
+                "tx_queues": [
+                    {
+                        "id": qos.roce_tc,
+                        "bandwidth_percent": 50,
+                        "random_detect": {
+                            "ecn": {
+                                "threshold": {
+                                    "units": "bytes",
+                                    "min": qos.ecn_min_bytes,
+                                    "max": qos.ecn_max_bytes,
+                                    "max_probability": qos.ecn_probability,
+                                }
+                            }
+                        },
+                    },
+                    {"id": qos.cnp_tc, "priority": "priority strict"},
+                    {"id": 0, "bandwidth_percent": 50},
+                ],
+                "priority_flow_control": {
+                    "enabled": True,
+                    "priorities": [{"priority": qos.roce_tc, "no_drop": True}],
+                },
+            }
+        ],
+    }
+    if qos.pfc_watchdog:
+        out["priority_flow_control"] = {"watchdog": {"action": "drop", "timeout": "0.2"}}
+    return out
+
+
+def _management(intent: DeviceIntent, build: Build) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if intent.domain:
+        out["dns_domain"] = intent.domain
+    if intent.dns:
+        out["ip_name_server"] = {"vrfs": [{"name": MGMT_VRF, "servers": [{"ip_address": s} for s in intent.dns]}]}
+    if intent.ntp:
+        out["ntp"] = {"vrf": MGMT_VRF, "servers": [{"name": s} for s in intent.ntp]}
+    if intent.syslog:
+        out["logging"] = {"vrfs": [{"name": MGMT_VRF, "hosts": [{"name": s} for s in intent.syslog]}]}
+    snmp: dict[str, Any] = {}
+    ref = build.design.spec.management.snmp_community
+    if intent.snmp_community is not None and ref is not None:
+        snmp["communities"] = [{"name": secret_reference(ref), "access": "ro"}]
+        snmp["vrfs"] = [{"name": MGMT_VRF, "enable": True}]
+    if intent.snmp_location:
+        snmp["location"] = intent.snmp_location
+    if snmp:
+        out["snmp_server"] = snmp
+    return out
+
+
+def _router_bgp(intent: DeviceIntent, build: Build) -> dict[str, Any]:
+    bgp = intent.bgp
+    if bgp is None:
+        return {}
+    group: dict[str, Any] = {"name": bgp.peer_group, "route_map_in": "FABRIC-IN", "route_map_out": "FABRIC-OUT"}
+    routing = build.design.spec.fabrics[intent.fabric].routing
+    if bgp.password is not None and routing is not None and routing.bgp_password is not None:
+        group["password"] = secret_reference(routing.bgp_password, bgp_key=bgp.peer_group)
+    router: dict[str, Any] = {
+        "as": str(bgp.asn),
+        "router_id": bgp.router_id,
+        "maximum_paths": {"paths": bgp.maximum_paths, "ecmp": bgp.maximum_paths},
+        "peer_groups": [group],
+    }
+    if bgp.multipath_relax:
+        # AVD's model has no key for it: a raw statement of the router bgp section
+        router["bgp_defaults"] = ["bgp bestpath as-path multipath-relax"]
+    if bgp.unnumbered:
+        router["neighbor_interfaces"] = [
+            {"name": n.interface, "peer_group": bgp.peer_group, "remote_as": str(n.remote_as)} for n in bgp.neighbors
+        ]
+    else:
+        router["neighbors"] = [
+            {
+                "ip_address": n.peer,
+                "peer_group": bgp.peer_group,
+                "remote_as": str(n.remote_as),
+                "description": n.description,
+            }
+            for n in bgp.neighbors
+        ]
+    v4_group: dict[str, Any] = {"name": bgp.peer_group, "activate": True}
+    if bgp.unnumbered:
+        v4_group["next_hop"] = {"address_family_ipv6": {"enabled": True, "originate": True}}
+    router["address_family_ipv4"] = {
+        "peer_groups": [v4_group],
+        "networks": [{"prefix": p} for p in bgp.networks],
+    }
+    if bgp.ipv6:
+        router["address_family_ipv6"] = {
+            "peer_groups": [{"name": bgp.peer_group, "activate": True}],
+            "networks": [{"prefix": p} for p in bgp.networks_v6],
+        }
+    return {"router_bgp": router}
+
+
+def structured_config(intent: DeviceIntent, build: Build) -> dict[str, Any]:
+    """The switch in `eos_cli_config_gen`'s model; keys in the order `startup-config` has them."""
+    lossless = set(intent.qos.ports) if intent.qos else set()
+    mtu = min(intent.mtu, EOS.max_mtu)
+    config: dict[str, Any] = {"hostname": intent.hostname, **_management(intent, build)}
+    config["service_routing_protocols_model"] = "multi-agent"
+    config["vrfs"] = [{"name": MGMT_VRF}]
+    config["lldp"] = {"run": True}
+    if intent.servers is not None:
+        config["vlans"] = [{"id": intent.servers.vlan, "name": "servers"}]
+    config.update(_qos(intent))
+    config["ethernet_interfaces"] = [_interface(intent, p, lossless) for p in intent.ports]
+    loopback: dict[str, Any] = {"name": "Loopback0"}
+    if intent.loopback_v4:
+        loopback["ip_address"] = intent.loopback_v4
+    if intent.loopback_v6:
+        loopback["ipv6_addresses"] = [intent.loopback_v6]
+    config["loopback_interfaces"] = [loopback]
+    if intent.mgmt_address:
+        config["management_interfaces"] = [
+            {"name": intent.mgmt_port, "vrf": MGMT_VRF, "ip_address": intent.mgmt_address, "type": "oob"}
+        ]
+    if intent.servers is not None:
+        svi: dict[str, Any] = {
+            "name": f"Vlan{intent.servers.vlan}",
+            "mtu": mtu,
+            "ip_address": intent.servers.gateway_v4,
+        }
+        if intent.servers.gateway_v6:
+            svi["ipv6_addresses"] = [intent.servers.gateway_v6]
+        config["vlan_interfaces"] = [svi]
+    config["ip_routing"] = True
+    if intent.bgp is not None and intent.bgp.unnumbered:
+        config["ip_routing_ipv6_interfaces"] = True
+    config["ipv6_unicast_routing"] = True
+    if intent.mgmt_gateway and intent.mgmt_address:
+        config["static_routes"] = [{"vrf": MGMT_VRF, "prefix": "0.0.0.0/0", "next_hop": intent.mgmt_gateway}]
+    bgp = intent.bgp
+    if bgp is not None:
+        config["prefix_lists"] = [_prefix_list("FABRIC", bgp.allowed)]
+        if bgp.ipv6:
+            config["ipv6_prefix_lists"] = [_prefix_list("FABRIC-V6", bgp.allowed_v6)]
+        config["route_maps"] = [
+            {
+                "name": name,
+                "sequence_numbers": [{"sequence": 10, "type": "permit", "match": ["ip address prefix-list FABRIC"]}],
+            }
+            for name in ("FABRIC-IN", "FABRIC-OUT")
+        ]
+        config.update(_router_bgp(intent, build))
+    return config
+
+
+def _dump(data: Any) -> str:
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's C emitter, as for NVUE
+    return str(yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, width=120))
+
+
+def structured_configs(build: Build) -> dict[str, str]:
+    return {
+        f"configs/{name}/{FILE}": f"# {name}: {EOS.banner(intent)}\n" + _dump(structured_config(intent, build))
+        for name, intent in build.intents.items()
+        if intent.platform == "eos"
+    }
+
+
+OUTPUTS: tuple[Output, ...] = (Output("eos-structured-config", structured_configs),)
