@@ -177,6 +177,26 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     for name, total in data["cables_by_media"].items():
         media.add_row(name, *(str(per_fabric[k].get(name, 0)) for k in keys), str(total))
     console.print(media)
+    cost = data["cost"]
+    tco = Table(title=f"Total cost of ownership, {len(cost['tco_years'])} years (USD; {cost['note']})")
+    for column in ("year", "capital", "energy", "space", "support", "total", "cumulative"):
+        tco.add_column(column, justify="right")
+    for y in cost["tco_years"]:
+        tco.add_row(
+            str(y["year"]),
+            *(
+                f"{y[k]:,.0f}"
+                for k in ("capital_usd", "energy_usd", "space_usd", "support_usd", "total_usd", "cumulative_usd")
+            ),
+        )
+    console.print(tco)
+    per_gpu = cost["capital_per_gpu_usd"]
+    console.print(
+        f"capital ${cost['capital_usd']:,.0f}"
+        + (f" (${per_gpu:,.0f} per GPU)" if per_gpu is not None else "")
+        + f", power {cost['power_kw']:,.1f} kW (heat {cost['heat_kw']:,.1f} kW), TCO ${cost['tco_usd']:,.0f}"
+        + (f" = ${cost['tco_per_gpu_hour_usd']:.2f} per GPU-hour" if cost["tco_per_gpu_hour_usd"] is not None else "")
+    )
     counts = _counts(result.findings)
     console.print(
         f"{counts['errors']} error(s), {counts['warnings']} warning(s), {counts['infos']} note(s)"

@@ -39,10 +39,10 @@ def render_all(build: Build) -> Rendered:
     files: dict[str, bytes] = {}
     private: set[str] = set()
     for output in outputs():
-        for path, text in output.render(build).items():
+        for path, content in output.render(build).items():
             if path in files:
                 raise AssertionError(f"output {output.name} writes {path} again")
-            files[path] = text.encode("utf-8")
+            files[path] = content if isinstance(content, bytes) else content.encode("utf-8")
         private.update(output.private(build))
     out = Rendered(sorted(files.items()))
     out.private = frozenset(private)

@@ -8,6 +8,7 @@ from typing import Any
 from fabric.analysis.figures import LAYERS
 from fabric.model.topology import TIERS
 from fabric.pipeline import Build
+from fabric.render.bom.costing import PLACEHOLDER_NOTE, costing
 
 
 def _ratio(value: float | None, digits: int = 4) -> float | None:
@@ -72,4 +73,39 @@ def summary(build: Build) -> dict[str, Any]:
         "fabrics": fabrics,
         "cables_by_media": cables_by_media(build),
         "findings": [f.as_dict() for f in build.findings],
+        "cost": cost_summary(build),
+    }
+
+
+def _usd(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def cost_summary(build: Build) -> dict[str, Any]:
+    """Capital cost, power and the TCO per year (every price and rate a placeholder)."""
+    c = costing(build)
+    costs = build.design.spec.costs
+    return {
+        "note": PLACEHOLDER_NOTE,
+        "capital_usd": _usd(c.capital_usd),
+        "capital_by_fabric_usd": {k: _usd(v) for k, v in c.fabric_totals().items()},
+        "capital_per_gpu_usd": _usd(c.per_gpu_usd),
+        "power_kw": round(c.power_w / 1000, 2),
+        "heat_kw": round(c.power_w / 1000, 2),
+        "rates": costs.model_dump(),
+        "tco_years": [
+            {
+                "year": y.year,
+                "capital_usd": _usd(y.capital_usd),
+                "energy_usd": _usd(y.energy_usd),
+                "space_usd": _usd(y.space_usd),
+                "support_usd": _usd(y.support_usd),
+                "total_usd": _usd(y.total_usd),
+                "cumulative_usd": _usd(y.cumulative_usd),
+            }
+            for y in c.years
+        ],
+        "tco_usd": _usd(c.tco_usd),
+        "tco_per_gpu_usd": _usd(c.tco_per_gpu_usd),
+        "tco_per_gpu_hour_usd": None if c.tco_per_gpu_hour_usd is None else round(c.tco_per_gpu_hour_usd, 4),
     }

@@ -787,6 +787,52 @@ class Fabric(StrictModel):
         return choice or self.platform or default
 
 
+class Costs(StrictModel):
+    """Cost and total-cost-of-ownership settings. Every default is a PLACEHOLDER: put your own rates here.
+
+    Capital cost is the bill of materials (catalog prices, themselves placeholders); energy is the design's
+    power × `load_pct` × `pue` × `energy_usd_per_kwh` × 8,760 h a year; space is racks × `space_usd_per_rack_month`
+    × 12; support is `support_pct_per_year` of the capital cost every year.
+    """
+
+    years: int = Field(default=5, ge=1, le=10, description="Years of the total cost of ownership (3–5 is usual).")
+    energy_usd_per_kwh: float = Field(default=0.10, ge=0, description="Price of energy, USD per kWh (placeholder).")
+    pue: float = Field(
+        default=1.3, ge=1, le=3, description="Power usage effectiveness of the datacenter (placeholder)."
+    )
+    load_pct: float = Field(
+        default=80,
+        gt=0,
+        le=100,
+        description="Average draw as a percentage of the catalog's maximum power (placeholder).",
+    )
+    space_usd_per_rack_month: float = Field(
+        default=1500, ge=0, description="Datacenter space and cooling per rack and month, USD (placeholder)."
+    )
+    support_pct_per_year: float = Field(
+        default=8, ge=0, le=100, description="Hardware support per year, percent of the capital cost (placeholder)."
+    )
+    rack: str = Field(default="rack-48u", description="Rack enclosure from the catalog's `racks`, one per rack used.")
+    pdu: str = Field(default="pdu-3ph-17kw", description="Rack PDU from the catalog's `pdus`.")
+    pdus_per_rack: int | None = Field(
+        default=None,
+        ge=0,
+        description="PDUs per rack. Default: enough PDUs to carry the rack's power budget (`racks.power_kw`), "
+        "twice over (A and B feeds).",
+    )
+
+
+class Diagrams(StrictModel):
+    """How the pictures are drawn."""
+
+    topology: Literal["auto", "detailed", "aggregated"] = Field(
+        default="auto",
+        description="Topology diagrams: `detailed` draws every switch, `aggregated` one box per scalable unit, pod "
+        "or tier group; `auto` aggregates a fabric of more than `aggregate_above` switches.",
+    )
+    aggregate_above: int = Field(default=32, ge=1, description="`auto`: switches above which a fabric is aggregated.")
+
+
 class Spec(StrictModel):
     """A cluster design: racks, node groups and fabrics."""
 
@@ -802,6 +848,8 @@ class Spec(StrictModel):
     asn: AsnPlan = Field(default_factory=AsnPlan)
     cabling: CablingPolicy = Field(default_factory=CablingPolicy)
     management: Management = Field(default_factory=Management)
+    costs: Costs = Field(default_factory=Costs, description="Cost and TCO rates (placeholders to override).")
+    diagrams: Diagrams = Field(default_factory=Diagrams)
 
     @field_validator("name")
     @classmethod

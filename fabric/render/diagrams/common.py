@@ -1,0 +1,39 @@
+"""What the views share: colours, number formats, name ranges, and which SU a node belongs to."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from fabric.model.topology import Device, FabricTopology
+
+LAYER_COLOURS = {"core": "#f4cccc", "spine": "#fce5cd", "leaf": "#d9ead3", "node": "#cfe2f3"}
+LAYER_TITLES = {"core": "cores", "spine": "spines", "leaf": "leaves", "node": "nodes"}
+
+
+def bandwidth(gbps: float) -> str:
+    """400 → '400G', 102400 → '102.4T'."""
+    if gbps >= 1000:
+        return f"{gbps / 1000:,.4g}T"
+    return f"{gbps:g}G"
+
+
+def name_range(names: Sequence[str]) -> str:
+    """dgx001, dgx002, dgx003 → 'dgx001–dgx003'; one name as it is."""
+    if not names:
+        return ""
+    return names[0] if len(names) == 1 else f"{names[0]}–{names[-1]}"
+
+
+def speeds(values: Iterable[int]) -> str:
+    return "/".join(f"{s}G" for s in sorted(set(values)))
+
+
+def node_sus(ft: FabricTopology) -> dict[str, int | None]:
+    """Node name → the scalable unit of the leaf its first link lands on (None outside SUs)."""
+    out: dict[str, int | None] = {}
+    graph = ft.graph
+    for link in ft.links:
+        if link.tier == "node-leaf" and link.a not in out:
+            leaf: Device = graph.nodes[link.b]["device"]
+            out[link.a] = leaf.su
+    return out
