@@ -5,10 +5,7 @@ from __future__ import annotations
 import csv
 import html
 import io
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest

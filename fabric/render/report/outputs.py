@@ -8,7 +8,6 @@ from fabric.render.registry import Output, one_file
 from fabric.render.report.content import report_content as _content
 from fabric.render.templating import render, render_html
 
-
 report_content = per_build(_content)
 
 
