@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from fabric.model.findings import FabricError, Finding, Severity, sort_findings
@@ -34,6 +35,28 @@ SpecArg = Annotated[
     typer.Argument(help="Spec file (YAML). Default: the bundled 4-SU DGX SuperPOD H100 design.", show_default=False),
 ]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Treat warnings as errors.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")]
+
+
+def _progress(quiet: bool) -> Progress:
+    """A progress display per stage on a terminal (gone when done); silent when not a terminal or quiet."""
+    err = Console(stderr=True)
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=quiet or not err.is_terminal,
+    )
+
+
+def _dot_note() -> None:
+    from fabric.render.diagrams.dot import INSTALL_HINT, have_dot
+
+    if not have_dot():
+        print(f"note: graphviz's `dot` is not installed: {INSTALL_HINT}", file=sys.stderr)
 
 
 def _print_findings(findings: list[Finding]) -> None:
@@ -104,17 +127,29 @@ def build(
         Path | None, typer.Option("-o", "--out", help="Output directory. Default: output/<design name>/.")
     ] = None,
     strict: StrictOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Validate, then write every output into the output directory (atomically)."""
-    from fabric.render import render_all
+    """Validate, then write every output into the output directory (atomically), diagrams under diagrams/."""
+    from fabric.render import outputs, render_all
     from fabric.write.atomic import OutputError, write_outputs
 
-    result = _run(spec, strict)
+    with _progress(quiet) as progress:
+        task = progress.add_task("building", total=len(outputs()) + 2)
+        result = _run(spec, strict)
+        progress.advance(task)
+        if result.errors:
+            progress.stop()
+            _print_findings(list(result.findings))
+            print(f"{result.name}: {len(result.errors)} error(s); nothing was written", file=sys.stderr)
+            raise typer.Exit(1)
+
+        def step(name: str) -> None:
+            progress.update(task, advance=1, description=f"rendering {name}")
+
+        files = render_all(result, step)
+        progress.update(task, advance=1, description="writing")
     _print_findings(list(result.findings))
-    if result.errors:
-        print(f"{result.name}: {len(result.errors)} error(s); nothing was written", file=sys.stderr)
-        raise typer.Exit(1)
-    files = render_all(result)
+    _dot_note()
     target = out or Path("output") / result.name
     try:
         written = write_outputs(files, target, result.name)
@@ -122,6 +157,46 @@ def build(
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
     print(f"{result.name}: wrote {len(files)} files to {written}")
+
+
+@app.command()
+def diagram(
+    spec: SpecArg = None,
+    view: Annotated[
+        list[str] | None,
+        typer.Option("--view", help="topology, rails, racks or floor (repeatable). Default: all.", metavar="VIEW"),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("-o", "--out", help="Output directory. Default: output/<design name>-diagrams/.")
+    ] = None,
+    strict: StrictOpt = False,
+) -> None:
+    """Draw the design's pictures (DOT sources, and SVG and PNG with graphviz's dot) into a directory."""
+    from fabric.render.diagrams.outputs import VIEWS, diagrams, draw, files
+    from fabric.write.atomic import OutputError, write_outputs
+
+    views = tuple(view or VIEWS)
+    unknown = [v for v in views if v not in VIEWS]
+    if unknown:
+        print(f"error: unknown view {', '.join(unknown)}; views: {', '.join(VIEWS)}", file=sys.stderr)
+        raise typer.Exit(2)
+    result = _run(spec, strict)
+    if result.errors:
+        _print_findings(result.errors)
+        print(f"{result.name}: {len(result.errors)} error(s); nothing was drawn", file=sys.stderr)
+        raise typer.Exit(1)
+    drawn = files(draw(diagrams(result, views)))
+    _dot_note()
+    rendered = {
+        path.removeprefix("diagrams/"): (v if isinstance(v, bytes) else v.encode()) for path, v in drawn.items()
+    }
+    target = out or Path("output") / f"{result.name}-diagrams"
+    try:
+        written = write_outputs(rendered, target, result.name)
+    except (OutputError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    print(f"{result.name}: wrote {len(rendered)} files to {written}")
 
 
 @app.command()

@@ -47,15 +47,22 @@ def test_build_writes_every_output(tmp_path: Path) -> None:
         [
             ".fabric-output",
             "asn-plan.csv",
+            "bom.csv",
             "cabling.csv",
             "cabling.md",
+            "cabling.xlsx",
             "configs",
+            "diagrams",
             "inventory.csv",
             "ip-plan.csv",
+            "power.csv",
+            "report.html",
+            "report.md",
             "summary.json",
         ]
     )
     assert sorted(p.name for p in (out / "configs" / "leaf1").iterdir()) == ["frr.conf", "interfaces"]
+    assert {"topology-compute.dot", "floor.dot", "racks"} <= {p.name for p in (out / "diagrams").iterdir()}
     assert json.loads((out / "summary.json").read_text())["design"] == "lab"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".lab.")], "staging directories left behind"
 

@@ -258,3 +258,94 @@ def test_report_md_has_the_content() -> None:
     assert "| transceiver | osfp-2x400g-sr8 | compute | 1,536 | switch side |" in text
     assert "placeholder" in text and "](diagrams/topology-compute.svg)" in text
     assert text.count("| 5 |") >= 1 and "cumulative" in text
+
+
+# --------------------------------------------------------------------------------------------- workbook
+
+
+def test_cabling_workbook() -> None:
+    import openpyxl
+
+    build = built("superpod-h100-4su")
+    data = render_all(build)["cabling.xlsx"]
+    book = openpyxl.load_workbook(io.BytesIO(data))
+    assert book.sheetnames == ["summary", "compute", "storage", "inband", "oob", "labels"]
+    per_fabric = {key: sum(1 for c in build.plan.cables if c.link.fabric == key) for key in build.topology.fabrics}
+    for key, count in per_fabric.items():
+        sheet = book[key]
+        assert sheet.freeze_panes == "A2"
+        assert sheet.auto_filter.ref == f"A1:R{count + 1}"
+        assert sheet.max_row == count + 1
+        header = [c.value for c in sheet[1]]
+        assert header[:2] == ["cable_id", "tier"] and header[-2:] == ["a_label", "b_label"]
+        order = [(r[4] or "~", r[5] or 0) for r in sheet.iter_rows(min_row=2, values_only=True)]
+        assert order == sorted(order)  # by rack and U
+        assert sheet.column_dimensions["Q"].width >= 60
+    assert book["compute"].max_row == 2044 + 1
+    labels_sheet = book["labels"]
+    assert labels_sheet.max_row == 2 * len(build.plan.cables) + 1
+    first = build.plan.cables[0]
+    label_rows = {(r[0], r[1]): r[6] for r in labels_sheet.iter_rows(min_row=2, values_only=True)}
+    from fabric.render.tables import labels
+
+    assert (label_rows[(first.cable_id, "A")], label_rows[(first.cable_id, "B")]) == labels(first)
+    summary = list(book["summary"].iter_rows(min_row=2, values_only=True))
+    assert summary[-1] == ("total", None, None, len(build.plan.cables))
+    formulas = [c for s in book.worksheets for row in s.iter_rows() for c in row if c.data_type == "f"]
+    assert formulas == []
+
+
+def test_workbook_writes_formula_like_text_as_text() -> None:
+    import openpyxl
+    import xlsxwriter
+
+    from fabric.render.workbook.outputs import _write
+
+    out = io.BytesIO()
+    book = xlsxwriter.Workbook(out, {"constant_memory": True, "strings_to_formulas": False})
+    sheet = book.add_worksheet("t")
+    _write(sheet, 0, ['=HYPERLINK("x")', "+1", "-2", "@a", 3])
+    book.close()
+    row = next(openpyxl.load_workbook(io.BytesIO(out.getvalue()))["t"].iter_rows())
+    assert [c.data_type for c in row] == ["s", "s", "s", "s", "n"]
+    assert row[0].value == '=HYPERLINK("x")'
+
+
+# --------------------------------------------------------------------------------------------- rack layout
+
+
+def test_superpod_layout_puts_each_sus_leaves_by_its_nodes() -> None:
+    """racks.layout: superpod (opt-in): same fabric, the SU's leaves in a network rack right after its nodes'
+    racks, spines in central racks; node-leaf cables get shorter."""
+    from fabric import build_fabric
+    from tests.conftest import REPO
+
+    text = (REPO / "designs/superpod-h100-4su.yaml").read_text()
+    text = text.replace("power_kw: 45}", "power_kw: 45, layout: superpod}", 1)
+    assert "layout: superpod" in text
+    from fabric import load_spec_text
+
+    build = build_fabric(load_spec_text(text, base_dir=REPO / "designs"))
+    default = built("superpod-h100-4su")
+    assert build.figures["compute"].links == default.figures["compute"].links
+    assert build.figures["compute"].switches == default.figures["compute"].switches
+    devices = build.topology.devices
+    racks = list(build.topology.racks)
+    for su in (1, 2, 3, 4):
+        leaf_racks = {devices[f"su{su}-rail{r}-leaf"].rack for r in range(8)}
+        assert len(leaf_racks) == 1
+        node_racks = {devices[c.link.a].rack for c in build.plan.cables if c.link.b.startswith(f"su{su}-rail0")}
+        last = max(racks.index(r) for r in node_racks if r)
+        assert racks.index(leaf_racks.pop()) == last + 1  # the network rack follows the SU's node racks
+    spine_rack = racks.index(devices["spine01"].rack or "")
+    assert (
+        racks.index(devices["su2-rail0-leaf"].rack or "")
+        < spine_rack
+        < racks.index(devices["su3-rail0-leaf"].rack or "")
+    )
+
+    def node_leaf(b: object) -> list[float]:
+        return [c.length_m or 0 for c in b.plan.cables if c.link.fabric == "compute" and c.link.tier == "node-leaf"]  # type: ignore[attr-defined]
+
+    assert sum(node_leaf(build)) < sum(node_leaf(default))
+    assert max(node_leaf(build)) < max(node_leaf(default))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from functools import cache
 
 from fabric.pipeline import Build
@@ -34,11 +35,14 @@ def outputs() -> tuple[Output, ...]:
     return tuple(found[name] for name in sorted(found))
 
 
-def render_all(build: Build) -> Rendered:
-    """Every output file, path relative to the output directory → bytes, in path order."""
+def render_all(build: Build, step: Callable[[str], None] | None = None) -> Rendered:
+    """Every output file, path relative to the output directory → bytes, in path order.
+    `step` is told the name of each output before it renders (a progress display)."""
     files: dict[str, bytes] = {}
     private: set[str] = set()
     for output in outputs():
+        if step is not None:
+            step(output.name)
         for path, content in output.render(build).items():
             if path in files:
                 raise AssertionError(f"output {output.name} writes {path} again")

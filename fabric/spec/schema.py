@@ -144,6 +144,14 @@ class RackLayout(StrictModel):
     pitch_m: float = Field(default=0.6, gt=0, description="Rack width: distance between neighbouring racks, m.")
     depth_m: float = Field(default=1.2, gt=0, description="Rack depth, m.")
     row_gap_m: float = Field(default=1.8, ge=0, description="Aisle between rows, m.")
+    layout: Literal["sequential", "superpod"] = Field(
+        default="sequential",
+        description="`sequential`: each node group, then each fabric's switches, in racks of their own, one after "
+        "another (a node's leaf can stand far away). `superpod`: as DGX SuperPODs stand, each scalable unit's nodes "
+        "followed by a network rack with that SU's leaf switches (of every fabric with SUs), and the spines, cores, "
+        "other switches and other node groups in central racks between the first and the second half of the SUs; "
+        "cables to the leaves get short.",
+    )
 
     @field_validator("rows")
     @classmethod
