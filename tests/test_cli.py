@@ -167,3 +167,17 @@ def test_python_api(tmp_path: Path) -> None:
     write_outputs(files, tmp_path / "x", build.name)
     assert (tmp_path / "x" / "cabling.csv").read_bytes() == files["cabling.csv"]
     shutil.rmtree(tmp_path / "x")
+
+
+def test_diagram_writes_the_views_asked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fabric.render.diagrams.dot as dot
+    import fabric.render.diagrams.outputs as outputs
+
+    monkeypatch.setattr(outputs, "have_dot", lambda: False)  # as on a machine without graphviz
+    monkeypatch.setattr(dot, "have_dot", lambda: False)
+    result = runner.invoke(app, ["diagram", LAB, "--view", "floor", "--view", "topology", "-o", str(tmp_path / "d")])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == [".fabric-output", "floor.dot", "topology-compute.dot"]
+    assert result.output.count("apt-get install graphviz") == 1
+    bad = runner.invoke(app, ["diagram", LAB, "--view", "side"])
+    assert bad.exit_code == 2 and "unknown view side" in bad.output

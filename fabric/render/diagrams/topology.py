@@ -37,7 +37,7 @@ def _group_key(
     device = graph.nodes[name]["device"]
     layer = graph.nodes[name]["layer"]
     if layer == "node":
-        group = device.group or device.layer
+        group = (device.group or "nodes") if device.layer == "node" else "switch mgmt ports"
         if detailed:
             leaves = tuple(sorted({nb for nb in graph.neighbors(name)}))
             return layer, None, ("node", group, leaves), group
