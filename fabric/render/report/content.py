@@ -34,6 +34,7 @@ CABLE_COLUMNS = (
     "length_m",
     "a_label",
 )
+MAX_INLINE_ELEVATIONS = 24  # rack-elevation pictures drawn in the report; the rest are linked (100k GPUs: 216)
 _XML_HEAD = re.compile(r"^(<\?xml[^>]*>\s*)?(<!DOCTYPE[^>]*>\s*)?", re.S)
 assert set(CABLE_COLUMNS) <= set(CABLING_COLUMNS)
 
@@ -75,15 +76,21 @@ def report_content(build: Build, items: list[Drawn] | None = None) -> dict[str, 
     data = summary(build)
     c = costing(build)
     items = drawn(build) if items is None else items
-    pictures = [
-        {
-            "name": d.diagram.name,
-            "title": d.diagram.title,
-            "svg": inline_svg(d.svg) if d.svg is not None else None,
-            "file": f"diagrams/{d.diagram.name}.svg",
-        }
-        for d in items
-    ]
+    pictures = []
+    elevations = 0
+    for d in items:
+        is_elevation = d.diagram.name.startswith("racks/")
+        elevations += is_elevation
+        inline = d.svg is not None and (not is_elevation or elevations <= MAX_INLINE_ELEVATIONS)
+        pictures.append(
+            {
+                "name": d.diagram.name,
+                "title": d.diagram.title,
+                "svg": inline_svg(d.svg) if inline and d.svg is not None else None,
+                "linked": d.svg is not None and not inline,
+                "file": f"diagrams/{d.diagram.name}.svg",
+            }
+        )
     cables = []
     for cable in build.plan.cables:
         link = cable.link
