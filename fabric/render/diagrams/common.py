@@ -10,11 +10,15 @@ LAYER_COLOURS = {"core": "#f4cccc", "spine": "#fce5cd", "leaf": "#d9ead3", "node
 LAYER_TITLES = {"core": "cores", "spine": "spines", "leaf": "leaves", "node": "nodes"}
 
 
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if value == round(value) else f"{value:,.1f}"
+
+
 def bandwidth(gbps: float) -> str:
-    """400 → '400G', 102400 → '102.4T'."""
+    """400 → '400G', 102400 → '102.4T', 18022400 → '18,022.4T'."""
     if gbps >= 1000:
-        return f"{gbps / 1000:,.4g}T"
-    return f"{gbps:g}G"
+        return f"{_number(gbps / 1000)}T"
+    return f"{_number(gbps)}G"
 
 
 def name_range(names: Sequence[str]) -> str:

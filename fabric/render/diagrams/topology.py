@@ -97,7 +97,7 @@ def topology_diagram(build: Build, key: str, detailed: bool) -> Diagram:
         members = [m for p in parts for m in p.members]
         models = sorted({m for p in parts for m in p.models})
         if len(parts) > 1:
-            title = f"… {len(parts)} more {LAYER_TITLES[layer]} groups"
+            title = f"… {len(parts)} more {layer} groups"
         elif detailed and layer != "node":
             title = parts[0].title
         else:
