@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -38,10 +40,12 @@ StrictOpt = Annotated[bool, typer.Option("--strict", help="Treat warnings as err
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")]
 
 
-def _progress(quiet: bool) -> Progress:
-    """A progress display per stage on a terminal (gone when done); silent when not a terminal or quiet."""
+@contextmanager
+def _stages(quiet: bool, total: int) -> Iterator[Callable[[str], None]]:
+    """A progress display per stage on a terminal, shown once a build has taken a second (gone when done);
+    silent when stderr is not a terminal or with --quiet. Yields `step(description)`."""
     err = Console(stderr=True)
-    return Progress(
+    progress = Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
         BarColumn(),
@@ -50,6 +54,18 @@ def _progress(quiet: bool) -> Progress:
         transient=True,
         disable=quiet or not err.is_terminal,
     )
+    task = progress.add_task("checking the design", total=total)
+    timer = threading.Timer(1.0, progress.start)
+    timer.daemon = True
+    if not progress.disable:
+        timer.start()
+    try:
+        yield lambda description: progress.update(task, advance=1, description=description)
+    finally:
+        timer.cancel()
+        if timer.is_alive():
+            timer.join()
+        progress.stop()
 
 
 def _dot_note() -> None:
@@ -133,29 +149,23 @@ def build(
     from fabric.render import outputs, render_all
     from fabric.write.atomic import OutputError, write_outputs
 
-    with _progress(quiet) as progress:
-        task = progress.add_task("building", total=len(outputs()) + 2)
+    with _stages(quiet, len(outputs()) + 2) as step:
         result = _run(spec, strict)
-        progress.advance(task)
-        if result.errors:
-            progress.stop()
-            _print_findings(list(result.findings))
-            print(f"{result.name}: {len(result.errors)} error(s); nothing was written", file=sys.stderr)
-            raise typer.Exit(1)
-
-        def step(name: str) -> None:
-            progress.update(task, advance=1, description=f"rendering {name}")
-
-        files = render_all(result, step)
-        progress.update(task, advance=1, description="writing")
+        step("rendering")
+        if not result.errors:
+            files = render_all(result, lambda name: step(f"rendering {name}"))
+            step("writing")
+            target = out or Path("output") / result.name
+            try:
+                written = write_outputs(files, target, result.name)
+            except (OutputError, OSError) as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                raise typer.Exit(2) from None
     _print_findings(list(result.findings))
+    if result.errors:
+        print(f"{result.name}: {len(result.errors)} error(s); nothing was written", file=sys.stderr)
+        raise typer.Exit(1)
     _dot_note()
-    target = out or Path("output") / result.name
-    try:
-        written = write_outputs(files, target, result.name)
-    except (OutputError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise typer.Exit(2) from None
     print(f"{result.name}: wrote {len(files)} files to {written}")
 
 
