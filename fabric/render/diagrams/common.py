@@ -21,11 +21,18 @@ def bandwidth(gbps: float) -> str:
     return f"{_number(gbps)}G"
 
 
-def name_range(names: Sequence[str]) -> str:
-    """dgx001, dgx002, dgx003 → 'dgx001–dgx003'; one name as it is."""
+def name_range(names: Sequence[str], indices: Sequence[int] | None = None) -> str:
+    """dgx001, dgx002, dgx003 → 'dgx001–dgx003' when the indices run without a gap; up to 4 names listed;
+    else 'first … last'."""
     if not names:
         return ""
-    return names[0] if len(names) == 1 else f"{names[0]}–{names[-1]}"
+    if len(names) == 1:
+        return names[0]
+    if indices is None or list(indices) == list(range(indices[0], indices[0] + len(indices))):
+        return f"{names[0]}–{names[-1]}"
+    if len(names) <= 4:
+        return ", ".join(names)
+    return f"{names[0]} … {names[-1]}"
 
 
 def speeds(values: Iterable[int]) -> str:

@@ -105,7 +105,7 @@ def topology_diagram(build: Build, key: str, detailed: bool) -> Diagram:
         if layer == "node" or not detailed:
             detail = f"{len(members)} × {', '.join(models)}"
             if layer == "node":
-                detail += f"\n{name_range(members)}"
+                detail += f"\n{name_range(members, [graph.nodes[m]['device'].index for m in members])}"
             label = f"{title}\n{detail}"
         else:
             label = f"{title}\n{models[0]}"
