@@ -181,3 +181,12 @@ def test_diagram_writes_the_views_asked_for(tmp_path: Path, monkeypatch: pytest.
     assert result.output.count("apt-get install graphviz") == 1
     bad = runner.invoke(app, ["diagram", LAB, "--view", "side"])
     assert bad.exit_code == 2 and "unknown view side" in bad.output
+
+
+def test_show_prints_the_tco_and_build_is_quiet_off_a_terminal(tmp_path: Path) -> None:
+    shown = runner.invoke(app, ["show", LAB])
+    assert shown.exit_code == 0, shown.output
+    assert "Total cost of ownership, 5 years" in shown.output and "placeholders" in shown.output
+    assert "per GPU-hour" not in shown.output  # the lab has no GPUs
+    built_ = runner.invoke(app, ["build", LAB, "-o", str(tmp_path / "o")])
+    assert built_.exit_code == 0 and "rendering" not in built_.output  # no progress display off a terminal

@@ -349,3 +349,15 @@ def test_superpod_layout_puts_each_sus_leaves_by_its_nodes() -> None:
 
     assert sum(node_leaf(build)) < sum(node_leaf(default))
     assert max(node_leaf(build)) < max(node_leaf(default))
+
+
+def test_floor_plan_wraps_long_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fabric.render.diagrams.racks as racks
+
+    build = built("superpod-h100-4su")  # 4 rows of 10 racks
+    monkeypatch.setattr(racks, "FLOOR_WRAP", 4)
+    label = racks.floor_diagram(build).boxes[0].label
+    assert label.count("<TR>") == 4 * 3 + 1  # 3 lines per row, and the legend
+    assert "row A<BR/>1–4" in label and "row D<BR/>9–10" in label
+    assert all(f"<B>{rack}</B>" in label for rack in build.topology.racks)
+    assert label.count("<BR/>compute<BR/>") == sum(1 for r in build.topology.racks if r[0] in "ABC") + 2  # D01, D02

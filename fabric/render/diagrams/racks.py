@@ -11,12 +11,13 @@ from collections import Counter, defaultdict
 
 from fabric.model.topology import Device
 from fabric.pipeline import Build
-from fabric.render.bom.costing import costing
+from fabric.render.bom.costing import RackPower, costing
 from fabric.render.diagrams.common import node_sus
 from fabric.render.diagrams.dot import html_text
 from fabric.render.diagrams.graph import Box, Diagram
 
 PAGE = 16  # racks per elevation picture
+FLOOR_WRAP = 40  # rack positions per line of the floor plan
 KIND_COLOURS = {
     "compute": "#cfe2f3",
     "network": "#d9ead3",
@@ -127,6 +128,25 @@ def elevation_diagrams(build: Build) -> list[Diagram]:
     return diagrams
 
 
+def _floor_cell(
+    build: Build,
+    name: str,
+    contents: dict[str, list[Device]],
+    sus: dict[str, list[int]],
+    power: dict[str, RackPower],
+) -> str:
+    kinds: Counter[str] = Counter()
+    for d in contents.get(name, []):
+        kinds[device_kind(build, d)] += d.height_u
+    kind = kinds.most_common(1)[0][0] if kinds else "empty"
+    su = sus.get(name, [])
+    su_text = ("SU" + ",".join(str(s) for s in su)) if su else "&nbsp;"
+    return (
+        f'<TD BGCOLOR="{KIND_COLOURS[kind]}" WIDTH="70"><B>{html_text(name)}</B><BR/>{kind}<BR/>{su_text}'
+        f"<BR/>{power[name].total_w / 1000:.1f} kW</TD>"
+    )
+
+
 def floor_diagram(build: Build) -> Diagram:
     racks = build.topology.racks
     contents = _by_rack(build)
@@ -140,24 +160,16 @@ def floor_diagram(build: Build) -> Diagram:
     for row in build.design.spec.racks.rows:
         if row not in rows:
             continue
-        cells = [f"<TD><B>row {html_text(row)}</B></TD>"]
-        for position in range(1, width + 1):
-            found = rows[row].get(position)
-            if found is None:
-                cells.append('<TD BORDER="0"> </TD>')
-                continue
-            name = found
-            kinds: Counter[str] = Counter()
-            for d in contents.get(name, []):
-                kinds[device_kind(build, d)] += d.height_u
-            kind = kinds.most_common(1)[0][0] if kinds else "empty"
-            su = sus.get(name, [])
-            su_text = ("SU" + ",".join(str(s) for s in su)) if su else "&nbsp;"
-            cells.append(
-                f'<TD BGCOLOR="{KIND_COLOURS[kind]}" WIDTH="70"><B>{html_text(name)}</B><BR/>{kind}<BR/>{su_text}'
-                f"<BR/>{power[name].total_w / 1000:.1f} kW</TD>"
-            )
-        lines.append("<TR>" + "".join(cells) + "</TR>")
+        for first in range(1, width + 1, FLOOR_WRAP):  # long rows wrap onto further lines
+            last = min(width, first + FLOOR_WRAP - 1)
+            title = f"row {row}" if width <= FLOOR_WRAP else f"row {row}<BR/>{first}–{last}"
+            cells = [f"<TD><B>{title}</B></TD>"]
+            for position in range(first, last + 1):
+                found = rows[row].get(position)
+                cells.append(
+                    '<TD BORDER="0"> </TD>' if found is None else _floor_cell(build, found, contents, sus, power)
+                )
+            lines.append("<TR>" + "".join(cells) + "</TR>")
     legend = "".join(f'<TD BGCOLOR="{c}">{k}</TD>' for k, c in KIND_COLOURS.items() if k != "empty")
     table = (
         '<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="4" CELLPADDING="4">'
