@@ -9,13 +9,16 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from typer.core import TyperGroup
 
@@ -89,6 +92,42 @@ SpecArg = Annotated[
     typer.Argument(help="Spec file (YAML). Default: the bundled 4-SU DGX SuperPOD H100 design.", show_default=False),
 ]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Treat warnings as errors.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")]
+
+
+@contextmanager
+def _stages(quiet: bool, total: int) -> Iterator[Callable[[str], None]]:
+    """A progress display per stage on a terminal, shown once a build has taken a second (gone when done);
+    silent when stderr is not a terminal or with --quiet. Yields `step(description)`."""
+    err = Console(stderr=True)
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=quiet or not err.is_terminal,
+    )
+    task = progress.add_task("checking the design", total=total)
+    timer = threading.Timer(1.0, progress.start)
+    timer.daemon = True
+    if not progress.disable:
+        timer.start()
+    try:
+        yield lambda description: progress.update(task, advance=1, description=description)
+    finally:
+        timer.cancel()
+        if timer.is_alive():
+            timer.join()
+        progress.stop()
+
+
+def _dot_note() -> None:
+    from fabric.render.diagrams.dot import INSTALL_HINT, have_dot
+
+    if not have_dot():
+        print(f"note: graphviz's `dot` is not installed: {INSTALL_HINT}", file=sys.stderr)
 
 
 def _print_findings(findings: list[Finding]) -> None:
@@ -166,32 +205,84 @@ def build(
         Path | None, typer.Option("-o", "--out", help="Output directory. Default: output/<design name>/.")
     ] = None,
     strict: StrictOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Validate, then write every output into the output directory (atomically)."""
-    from fabric.render import render_all
+    """Validate, then write every output into the output directory (atomically), diagrams under diagrams/."""
+    from fabric.render import outputs, render_all
     from fabric.write.atomic import OutputError, write_outputs
 
-    result = _run(spec, strict)
+    refused: FabricError | None = None
+    with _stages(quiet, len(outputs()) + 2) as step:
+        result = _run(spec, strict)
+        step("rendering")
+        if not result.errors:
+            try:
+                files = render_all(result, lambda name: step(f"rendering {name}"))
+            except FabricError as exc:  # a value that would split a config line (the loader should have refused it)
+                refused = exc
+            else:
+                step("writing")
+                target = out or Path("output") / result.name
+                try:
+                    written = write_outputs(files, target, result.name)
+                except (OutputError, OSError) as exc:
+                    print(f"error: {printable(str(exc))}", file=sys.stderr)
+                    raise typer.Exit(2) from None
     _print_findings(list(result.findings))
     if result.errors:
         print(f"{printable(result.name)}: {len(result.errors)} error(s); nothing was written", file=sys.stderr)
         raise typer.Exit(1)
-    try:
-        files = render_all(result)
-    except FabricError as exc:  # a value that would split a config line (the loader should have refused it)
-        _print_findings(exc.findings)
+    if refused is not None:
+        _print_findings(refused.findings)
         print(
-            f"{printable(result.name)}: {len(exc.findings)} value(s) cannot be rendered safely; nothing was written",
+            f"{printable(result.name)}: {len(refused.findings)} value(s) cannot be rendered safely; "
+            "nothing was written",
             file=sys.stderr,
         )
-        raise typer.Exit(1) from None
-    target = out or Path("output") / result.name
+        raise typer.Exit(1)
+    _dot_note()
+    print(f"{printable(result.name)}: wrote {len(files)} files to {written}")
+
+
+@app.command()
+def diagram(
+    spec: SpecArg = None,
+    view: Annotated[
+        list[str] | None,
+        typer.Option("--view", help="topology, rails, racks or floor (repeatable). Default: all.", metavar="VIEW"),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("-o", "--out", help="Output directory. Default: output/<design name>-diagrams/.")
+    ] = None,
+    strict: StrictOpt = False,
+) -> None:
+    """Draw the design's pictures (DOT sources, and SVG and PNG with graphviz's dot) into a directory."""
+    from fabric.model.rendered import Rendered
+    from fabric.render.diagrams.outputs import VIEWS, diagrams, draw, files
+    from fabric.write.atomic import OutputError, write_outputs
+
+    views = tuple(view or VIEWS)
+    unknown = [v for v in views if v not in VIEWS]
+    if unknown:
+        print(f"error: unknown view {', '.join(unknown)}; views: {', '.join(VIEWS)}", file=sys.stderr)
+        raise typer.Exit(2)
+    result = _run(spec, strict)
+    if result.errors:
+        _print_findings(result.errors)
+        print(f"{result.name}: {len(result.errors)} error(s); nothing was drawn", file=sys.stderr)
+        raise typer.Exit(1)
+    drawn = files(draw(diagrams(result, views)))
+    _dot_note()
+    rendered = {
+        path.removeprefix("diagrams/"): (v if isinstance(v, bytes) else v.encode()) for path, v in drawn.items()
+    }
+    target = out or Path("output") / f"{result.name}-diagrams"
     try:
-        written = write_outputs(files, target, result.name)
+        written = write_outputs(Rendered(rendered, private=()), target, result.name)
     except (OutputError, OSError) as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         raise typer.Exit(2) from None
-    print(f"{result.name}: wrote {len(files)} files to {written}")
+    print(f"{result.name}: wrote {len(rendered)} files to {written}")
 
 
 @app.command()
@@ -247,6 +338,26 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     for name, total in data["cables_by_media"].items():
         media.add_row(_shown(name), *(str(per_fabric[k].get(name, 0)) for k in keys), str(total))
     console.print(media)
+    cost = data["cost"]
+    tco = Table(title=f"Total cost of ownership, {len(cost['tco_years'])} years (USD; {cost['note']})")
+    for column in ("year", "capital", "energy", "space", "support", "total", "cumulative"):
+        tco.add_column(column, justify="right")
+    for y in cost["tco_years"]:
+        tco.add_row(
+            str(y["year"]),
+            *(
+                f"{y[k]:,.0f}"
+                for k in ("capital_usd", "energy_usd", "space_usd", "support_usd", "total_usd", "cumulative_usd")
+            ),
+        )
+    console.print(tco)
+    per_gpu = cost["capital_per_gpu_usd"]
+    console.print(
+        f"capital ${cost['capital_usd']:,.0f}"
+        + (f" (${per_gpu:,.0f} per GPU)" if per_gpu is not None else "")
+        + f", power {cost['power_kw']:,.1f} kW (heat {cost['heat_kw']:,.1f} kW), TCO ${cost['tco_usd']:,.0f}"
+        + (f" = ${cost['tco_per_gpu_hour_usd']:.2f} per GPU-hour" if cost["tco_per_gpu_hour_usd"] is not None else "")
+    )
     counts = _counts(result.findings)
     console.print(
         f"{counts['errors']} error(s), {counts['warnings']} warning(s), {counts['infos']} note(s)"

@@ -47,18 +47,25 @@ def test_build_writes_every_output(tmp_path: Path) -> None:
         [
             ".fabric-output",
             "asn-plan.csv",
+            "bom.csv",
             "cabling.csv",
             "cabling.md",
+            "cabling.xlsx",
             "configs",
+            "diagrams",
             "inventory.csv",
             "ip-plan.csv",
             "k8s",
             "netbox",
             "slurm",
+            "power.csv",
+            "report.html",
+            "report.md",
             "summary.json",
         ]
     )
     assert sorted(p.name for p in (out / "configs" / "leaf1").iterdir()) == ["frr.conf", "interfaces"]
+    assert {"topology-compute.dot", "floor.dot", "racks"} <= {p.name for p in (out / "diagrams").iterdir()}
     assert json.loads((out / "summary.json").read_text())["design"] == "lab"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".lab.")], "staging directories left behind"
 
@@ -163,3 +170,26 @@ def test_python_api(tmp_path: Path) -> None:
     write_outputs(files, tmp_path / "x", build.name)
     assert (tmp_path / "x" / "cabling.csv").read_bytes() == files["cabling.csv"]
     shutil.rmtree(tmp_path / "x")
+
+
+def test_diagram_writes_the_views_asked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fabric.render.diagrams.dot as dot
+    import fabric.render.diagrams.outputs as outputs
+
+    monkeypatch.setattr(outputs, "have_dot", lambda: False)  # as on a machine without graphviz
+    monkeypatch.setattr(dot, "have_dot", lambda: False)
+    result = runner.invoke(app, ["diagram", LAB, "--view", "floor", "--view", "topology", "-o", str(tmp_path / "d")])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == [".fabric-output", "floor.dot", "topology-compute.dot"]
+    assert result.output.count("apt-get install graphviz") == 1
+    bad = runner.invoke(app, ["diagram", LAB, "--view", "side"])
+    assert bad.exit_code == 2 and "unknown view side" in bad.output
+
+
+def test_show_prints_the_tco_and_build_is_quiet_off_a_terminal(tmp_path: Path) -> None:
+    shown = runner.invoke(app, ["show", LAB])
+    assert shown.exit_code == 0, shown.output
+    assert "Total cost of ownership, 5 years" in shown.output and "placeholders" in shown.output
+    assert "per GPU-hour" not in shown.output  # the lab has no GPUs
+    built_ = runner.invoke(app, ["build", LAB, "-o", str(tmp_path / "o")])
+    assert built_.exit_code == 0 and "rendering" not in built_.output  # no progress display off a terminal

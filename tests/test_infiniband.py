@@ -371,6 +371,8 @@ def test_no_placeholder_mark_without_placeholders(tmp_path: Path) -> None:
     build = build_fabric(load_spec_text(text, "small.yaml", tmp_path))
     assert not [f for f in build.findings if f.code == "placeholder-guids"]
     for path, data in render_all(build).items():
+        if path.endswith((".png", ".xlsx")):  # binary pictures and the workbook carry no GUIDs
+            continue
         assert "PLACEHOLDER" not in data.decode() and "(placeholder)" not in data.decode(), path
 
 

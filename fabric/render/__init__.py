@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from functools import cache
 
 from fabric.model.findings import error
@@ -31,25 +32,31 @@ def outputs() -> tuple[Output, ...]:
     return tuple(found[name] for name in sorted(found))
 
 
-def render_all(build: Build) -> Rendered:
+def render_all(build: Build, step: Callable[[str], None] | None = None) -> Rendered:
     """Every output file, path relative to the output directory → bytes, in path order. Raises RenderRefused
-    (with findings) if a value would split a line of an output."""
+    (with findings) if a value would split a line of an output. `step` is told the name of each output
+    before it renders (a progress display)."""
     problems = unsafe_values(build)
     if problems:
         raise RenderRefused(problems)
     files: dict[str, bytes] = {}
     private: set[str] = set()
     for output in outputs():
+        if step is not None:
+            step(output.name)
         try:
             rendered = output.render(build)
         except UnsafeText as exc:  # name the fields if they are in the plan, else the template
             found = unsafe_values(build, infiniband=True)
             raise RenderRefused(found or [error(CODE, f"outputs.{output.name}", exc.reason, HINT)]) from None
-        for path, text in rendered.items():
+        for path, content in rendered.items():
             if path in files:
                 raise AssertionError(f"output {output.name} writes {path} again")
+            if isinstance(content, bytes):
+                files[path] = content
+                continue
             try:
-                files[path] = text.encode("utf-8")
+                files[path] = content.encode("utf-8")
             except UnicodeEncodeError as exc:  # a lone surrogate: not text
                 message = f"{path}: holds {describe(exc.object[exc.start])}, which is not text"
                 raise RenderRefused([error(CODE, f"outputs.{output.name}", message, HINT)]) from None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from fabric.pipeline import Build
 
-Renderer = Callable[["Build"], Mapping[str, str]]
+Renderer = Callable[["Build"], Mapping[str, str | bytes]]  # text is written as UTF-8, bytes as they are
 
 
 def _no_secrets(build: Build) -> Iterable[str]:
@@ -22,13 +22,13 @@ def _no_secrets(build: Build) -> Iterable[str]:
 
 @dataclass(frozen=True)
 class Output:
-    """One output: a Build in, {relative path: text} out; `private` names the paths that hold secrets."""
+    """One output: a Build in, {relative path: text or bytes} out; `private` names the paths that hold secrets."""
 
     name: str
     render: Renderer
     private: Callable[[Build], Iterable[str]] = _no_secrets
 
 
-def one_file(name: str, path: str, render: Callable[[Build], str]) -> Output:
+def one_file(name: str, path: str, render: Callable[[Build], str | bytes]) -> Output:
     """An output that is a single file."""
     return Output(name, lambda build: {path: render(build)})

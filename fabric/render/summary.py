@@ -10,6 +10,7 @@ from typing import Any
 from fabric.analysis.figures import LAYERS
 from fabric.model.topology import TIERS
 from fabric.pipeline import Build
+from fabric.render.bom.costing import PLACEHOLDER_NOTE, costing
 
 
 def _ratio(value: float | None, digits: int = 4) -> float | None:
@@ -73,11 +74,46 @@ def summary(build: Build) -> dict[str, Any]:
         "cable_counting": "one row per logical link (a twin-port OSFP carries two)",
         "fabrics": fabrics,
         "cables_by_media": cables_by_media(build),
-        "findings": [f.as_dict() | {"file": _spec_relative(build, f.file)} for f in build.findings],
+        "findings": [f.as_dict() | {"file": spec_relative(build, f.file)} for f in build.findings],
+        "cost": cost_summary(build),
     }
 
 
-def _spec_relative(build: Build, file: str) -> str:
+def _usd(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def cost_summary(build: Build) -> dict[str, Any]:
+    """Capital cost, power and the TCO per year (every price and rate a placeholder)."""
+    c = costing(build)
+    costs = build.design.spec.costs
+    return {
+        "note": PLACEHOLDER_NOTE,
+        "capital_usd": _usd(c.capital_usd),
+        "capital_by_fabric_usd": {k: _usd(v) for k, v in c.fabric_totals().items()},
+        "capital_per_gpu_usd": _usd(c.per_gpu_usd),
+        "power_kw": round(c.power_w / 1000, 2),
+        "heat_kw": round(c.power_w / 1000, 2),
+        "rates": costs.model_dump(),
+        "tco_years": [
+            {
+                "year": y.year,
+                "capital_usd": _usd(y.capital_usd),
+                "energy_usd": _usd(y.energy_usd),
+                "space_usd": _usd(y.space_usd),
+                "support_usd": _usd(y.support_usd),
+                "total_usd": _usd(y.total_usd),
+                "cumulative_usd": _usd(y.cumulative_usd),
+            }
+            for y in c.years
+        ],
+        "tco_usd": _usd(c.tco_usd),
+        "tco_per_gpu_usd": _usd(c.tco_per_gpu_usd),
+        "tco_per_gpu_hour_usd": None if c.tco_per_gpu_hour_usd is None else round(c.tco_per_gpu_hour_usd, 4),
+    }
+
+
+def spec_relative(build: Build, file: str) -> str:
     """A finding's file as seen from the spec's own directory (the spec by its file name), so that the
     output does not depend on where the build ran."""
     if not file:

@@ -60,12 +60,26 @@ INVENTORY_COLUMNS = (
 )
 
 
-def _csv(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def as_text(value: object) -> object:
+    """A cell a spreadsheet will not run as a formula: text starting with = + - @ gets a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return "" if value is None else value
+
+
+def csv_text(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """CSV with every text cell made formula-safe (see `as_text`)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
-    writer.writerows(["" if v is None else v for v in row] for row in rows)
+    writer.writerows([as_text(v) for v in row] for row in rows)
     return out.getvalue()
+
+
+_csv = csv_text
 
 
 def _end(rack: str, u: int | None) -> str:

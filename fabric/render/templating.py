@@ -33,3 +33,20 @@ def render(template: str, **context: object) -> str:
         return environment(quote).get_template(template).render(**context)
     except UnsafeText as exc:
         raise UnsafeText(f"{template}: a value {exc.reason}") from None
+
+
+@cache
+def html_environment() -> Environment:
+    """For HTML: every value escaped unless marked safe (inline SVG, script JSON)."""
+    return Environment(
+        loader=FileSystemLoader(str(templates_dir())),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=True,
+    )
+
+
+def render_html(template: str, **context: object) -> str:
+    return html_environment().get_template(template).render(**context)

@@ -8,7 +8,7 @@ placeholders for the user to override: the catalog says so in every price field.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from itertools import pairwise
@@ -181,7 +181,12 @@ class Media(StrictModel):
         description="Part number template; `{code}` is the LinkX length code (`030` = 30 m, `01A` = 1.5 m), "
         "`{length}` the length in metres."
     )
-    price_usd: float = Field(default=0, ge=0, description="Placeholder price per cable (both ends' optics included).")
+    price_usd: float = Field(
+        default=0,
+        ge=0,
+        description="Placeholder price per cable: DAC, AOC and copper with their ends; fibre (mmf, smf) without the "
+        "transceivers, which are counted separately (catalog `transceivers`).",
+    )
     price_per_m_usd: float = Field(default=0, ge=0, description="Placeholder price per metre.")
     unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
 
@@ -209,12 +214,40 @@ class Media(StrictModel):
         return value
 
 
+class Transceiver(StrictModel):
+    """A pluggable optic: one per used cage of an optical (mmf/smf) link end; DAC, AOC and copper need none."""
+
+    description: str
+    connector: str = Field(description="Cage type it plugs into (osfp, qsfp112, qsfp56, qsfp28).")
+    media_kinds: list[Literal["mmf", "smf"]] = Field(min_length=1)
+    speeds_gbps: list[int] = Field(min_length=1, description="Link speeds it carries (per logical port).")
+    links: int = Field(default=1, ge=1, description="Logical links one transceiver serves (twin-port OSFP: 2).")
+    part: str = ""
+    power_w: float = Field(default=0, ge=0)
+    price_usd: float = Field(default=0, ge=0, description="Placeholder price: override with your quote.")
+
+
+class RackPart(StrictModel):
+    description: str
+    u: int = Field(default=48, ge=1)
+    price_usd: float = Field(default=0, ge=0, description="Placeholder price: override with your quote.")
+
+
+class PduPart(StrictModel):
+    description: str
+    kw: float = Field(gt=0, description="Power it can deliver, kW.")
+    price_usd: float = Field(default=0, ge=0, description="Placeholder price: override with your quote.")
+
+
 class CatalogFile(StrictModel):
     """A catalog file: the built-in one or a user's part file."""
 
     switches: dict[str, SwitchModel] = Field(default_factory=dict)
     nodes: dict[str, NodeType] = Field(default_factory=dict)
     media: dict[str, Media] = Field(default_factory=dict, description="Cable media in order of preference.")
+    transceivers: dict[str, Transceiver] = Field(default_factory=dict, description="Optics, first match wins.")
+    racks: dict[str, RackPart] = Field(default_factory=dict)
+    pdus: dict[str, PduPart] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -222,6 +255,9 @@ class Catalog:
     switches: Mapping[str, SwitchModel]
     nodes: Mapping[str, NodeType]
     media: Mapping[str, Media]
+    transceivers: Mapping[str, Transceiver] = field(default_factory=dict)
+    racks: Mapping[str, RackPart] = field(default_factory=dict)
+    pdus: Mapping[str, PduPart] = field(default_factory=dict)
 
     def merged(self, extra: CatalogFile) -> Catalog:
         """User parts override built-in ones of the same name and add new ones (kept after the built-ins)."""
@@ -229,6 +265,9 @@ class Catalog:
             switches={**self.switches, **extra.switches},
             nodes={**self.nodes, **extra.nodes},
             media={**self.media, **extra.media},
+            transceivers={**self.transceivers, **extra.transceivers},
+            racks={**self.racks, **extra.racks},
+            pdus={**self.pdus, **extra.pdus},
         )
 
 
@@ -238,7 +277,14 @@ def builtin_catalog() -> Catalog:
 
     text = resources.files("fabric.spec").joinpath("catalog.yaml").read_text(encoding="utf-8")
     data = CatalogFile.model_validate(parse_yaml(text, "catalog.yaml").data)
-    return Catalog(switches=data.switches, nodes=data.nodes, media=data.media)
+    return Catalog(
+        switches=data.switches,
+        nodes=data.nodes,
+        media=data.media,
+        transceivers=data.transceivers,
+        racks=data.racks,
+        pdus=data.pdus,
+    )
 
 
 # --------------------------------------------------------------------------------------------- ports

@@ -209,6 +209,14 @@ class _Parts:
         return cls(nodes, fabrics, keys, files, scheduler)
 
 
+def _cost_parts(spec: Spec, catalog: Catalog) -> Iterator[Finding]:
+    """The rack and PDU the bill of materials counts are catalog parts."""
+    for field_name, parts, kind in (("rack", catalog.racks, "rack"), ("pdu", catalog.pdus, "PDU")):
+        name = getattr(spec.costs, field_name)
+        if name not in parts:
+            yield error("unknown-part", f"costs.{field_name}", f"unknown {kind} `{name}`", suggest(name, sorted(parts)))
+
+
 def _cross_references(spec: _Parts, catalog: Catalog) -> Iterator[Finding]:
     node_types = sorted(catalog.nodes)
     switch_models = sorted(catalog.switches)
@@ -454,6 +462,8 @@ def _load_doc(doc: YamlDoc, base_dir: Path) -> Design:
     catalog, part_findings = _load_part_files(parts, doc, base_dir)
     findings.extend(part_findings)
     findings.extend(locate(doc, f) for f in _cross_references(parts, catalog))
+    if spec is not None:
+        findings.extend(locate(doc, f) for f in _cost_parts(spec, catalog))
     if spec is None or any(f.severity == Severity.ERROR for f in findings):
         raise FabricError(findings, spec_invalid=True)
     return Design(spec=spec, catalog=catalog, doc=doc, base_dir=base_dir, notes=tuple(findings))

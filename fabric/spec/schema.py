@@ -146,6 +146,14 @@ class RackLayout(StrictModel):
     pitch_m: float = Field(default=0.6, gt=0, description="Rack width: distance between neighbouring racks, m.")
     depth_m: float = Field(default=1.2, gt=0, description="Rack depth, m.")
     row_gap_m: float = Field(default=1.8, ge=0, description="Aisle between rows, m.")
+    layout: Literal["sequential", "superpod"] = Field(
+        default="sequential",
+        description="`sequential`: each node group, then each fabric's switches, in racks of their own, one after "
+        "another (a node's leaf can stand far away). `superpod`: as DGX SuperPODs stand, each scalable unit's nodes "
+        "followed by a network rack with that SU's leaf switches (of every fabric with SUs), and the spines, cores, "
+        "other switches and other node groups in central racks between the first and the second half of the SUs; "
+        "cables to the leaves get short.",
+    )
 
     @field_validator("rows")
     @classmethod
@@ -903,6 +911,52 @@ class Exports(StrictModel):
     netbox: NetboxSettings = Field(default_factory=NetboxSettings)
 
 
+class Costs(StrictModel):
+    """Cost and total-cost-of-ownership settings. Every default is a PLACEHOLDER: put your own rates here.
+
+    Capital cost is the bill of materials (catalog prices, themselves placeholders); energy is the design's
+    power × `load_pct` × `pue` × `energy_usd_per_kwh` × 8,760 h a year; space is racks × `space_usd_per_rack_month`
+    × 12; support is `support_pct_per_year` of the capital cost every year.
+    """
+
+    years: int = Field(default=5, ge=1, le=10, description="Years of the total cost of ownership (3–5 is usual).")
+    energy_usd_per_kwh: float = Field(default=0.10, ge=0, description="Price of energy, USD per kWh (placeholder).")
+    pue: float = Field(
+        default=1.3, ge=1, le=3, description="Power usage effectiveness of the datacenter (placeholder)."
+    )
+    load_pct: float = Field(
+        default=80,
+        gt=0,
+        le=100,
+        description="Average draw as a percentage of the catalog's maximum power (placeholder).",
+    )
+    space_usd_per_rack_month: float = Field(
+        default=1500, ge=0, description="Datacenter space and cooling per rack and month, USD (placeholder)."
+    )
+    support_pct_per_year: float = Field(
+        default=8, ge=0, le=100, description="Hardware support per year, percent of the capital cost (placeholder)."
+    )
+    rack: str = Field(default="rack-48u", description="Rack enclosure from the catalog's `racks`, one per rack used.")
+    pdu: str = Field(default="pdu-3ph-17kw", description="Rack PDU from the catalog's `pdus`.")
+    pdus_per_rack: int | None = Field(
+        default=None,
+        ge=0,
+        description="PDUs per rack. Default: enough PDUs to carry the rack's power budget (`racks.power_kw`), "
+        "twice over (A and B feeds).",
+    )
+
+
+class Diagrams(StrictModel):
+    """How the pictures are drawn."""
+
+    topology: Literal["auto", "detailed", "aggregated"] = Field(
+        default="auto",
+        description="Topology diagrams: `detailed` draws every switch, `aggregated` one box per scalable unit, pod "
+        "or tier group; `auto` aggregates a fabric of more than `aggregate_above` switches.",
+    )
+    aggregate_above: int = Field(default=32, ge=1, description="`auto`: switches above which a fabric is aggregated.")
+
+
 class Spec(StrictModel):
     """A cluster design: racks, node groups and fabrics."""
 
@@ -919,6 +973,8 @@ class Spec(StrictModel):
     cabling: CablingPolicy = Field(default_factory=CablingPolicy)
     management: Management = Field(default_factory=Management)
     exports: Exports = Field(default_factory=Exports)
+    costs: Costs = Field(default_factory=Costs, description="Cost and TCO rates (placeholders to override).")
+    diagrams: Diagrams = Field(default_factory=Diagrams)
 
     @field_validator("name")
     @classmethod

@@ -8,6 +8,7 @@ there). Edges are keyed by the link's index and carry `link` (the Link).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import networkx as nx
 
@@ -186,11 +187,14 @@ def _placeables(
         for n in nodes
     ]
     seen: set[str] = set()
+    switch_su: dict[str, int] = {}
     for key in spec.fabrics:
         for sw in drafts[key].switches:
             if sw.name in seen:
                 continue
             seen.add(sw.name)
+            if sw.su is not None and sw.layer == "leaf":
+                switch_su[sw.name] = sw.su
             model = catalog.switches[sw.model]
             pin = pins.get(sw.name)
             items.append(
@@ -204,7 +208,37 @@ def _placeables(
                     path=pin.path if pin else "",
                 )
             )
+    if spec.racks.layout == "superpod":
+        return _superpod_order(items, drafts, switch_su)
     return items
+
+
+def _superpod_order(
+    items: list[Placeable], drafts: dict[str, FabricDraft], switch_su: dict[str, int]
+) -> list[Placeable]:
+    """Each SU's nodes, then its leaves in a network rack; the rest (spines, cores, other switches and
+    groups) in central racks between the first and the second half of the SUs."""
+    node_su: dict[str, int] = {}
+    for draft in drafts.values():
+        for link in draft.links:
+            if link.tier == "node-leaf" and link.b in switch_su:
+                node_su.setdefault(link.a, switch_su[link.b])
+    if not node_su:
+        return items
+    per_su: dict[int, list[Placeable]] = {}
+    central: list[Placeable] = []
+    for item in items:
+        su = node_su.get(item.name) if item.name in node_su else switch_su.get(item.name)
+        if su is None:
+            central.append(item)
+            continue
+        kind = "nodes" if item.name in node_su else "network"
+        per_su.setdefault(su, []).append(replace(item, block=f"su{su}:{kind}"))
+    ordered = [per_su[su] for su in sorted(per_su)]
+    for group in ordered:  # nodes first, then the SU's network rack
+        group.sort(key=lambda p: p.block.endswith(":network"))
+    half = (len(ordered) + 1) // 2
+    return [p for g in ordered[:half] for p in g] + central + [p for g in ordered[half:] for p in g]
 
 
 def _fabric_topology(design: Design, key: str, draft: FabricDraft, devices: dict[str, Device]) -> FabricTopology:

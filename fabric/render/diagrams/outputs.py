@@ -1,0 +1,83 @@
+"""diagrams/: every picture as its DOT source, and as SVG and PNG laid out by the real `dot`.
+
+Without `dot` the sources are still written (the command line says once how to install graphviz).
+The `dot` runs are independent, so they run side by side.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from fabric.pipeline import Build
+from fabric.render.diagrams.dot import have_dot, layout, to_dot
+from fabric.render.diagrams.graph import Diagram
+from fabric.render.diagrams.racks import elevation_diagrams, floor_diagram
+from fabric.render.diagrams.rails import rails_diagram
+from fabric.render.diagrams.topology import topology_diagram
+from fabric.render.memo import per_build
+from fabric.render.registry import Output
+
+VIEWS = ("topology", "rails", "racks", "floor")
+
+
+@dataclass(frozen=True)
+class Drawn:
+    diagram: Diagram
+    dot: str
+    svg: bytes | None
+    png: bytes | None
+
+
+def detailed(build: Build, key: str) -> bool:
+    settings = build.design.spec.diagrams
+    if settings.topology != "auto":
+        return settings.topology == "detailed"
+    return len(build.topology.fabrics[key].switches) <= settings.aggregate_above
+
+
+def diagrams(build: Build, views: tuple[str, ...] = VIEWS) -> list[Diagram]:
+    out: list[Diagram] = []
+    keys = list(build.topology.fabrics)
+    if "topology" in views:
+        out.extend(topology_diagram(build, key, detailed(build, key)) for key in keys)
+    if "rails" in views:
+        out.extend(d for d in (rails_diagram(build, key) for key in keys) if d is not None)
+    if "racks" in views:
+        out.extend(elevation_diagrams(build))
+    if "floor" in views and build.topology.racks:
+        out.append(floor_diagram(build))
+    return out
+
+
+def draw(items: list[Diagram], with_dot: bool | None = None) -> list[Drawn]:
+    """Sources, and with `dot` their SVG and PNG."""
+    sources = [to_dot(d) for d in items]
+    if not (have_dot() if with_dot is None else with_dot):
+        return [Drawn(d, src, None, None) for d, src in zip(items, sources, strict=True)]
+    jobs = [(src, "svg") for src in sources] + [(src, "png") for d, src in zip(items, sources, strict=True) if d.png]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda job: layout(*job), jobs))
+    svgs = results[: len(items)]
+    pngs = iter(results[len(items) :])
+    return [Drawn(d, src, svg, next(pngs) if d.png else None) for d, src, svg in zip(items, sources, svgs, strict=True)]
+
+
+@per_build
+def drawn(build: Build) -> list[Drawn]:
+    return draw(diagrams(build))
+
+
+def files(items: list[Drawn]) -> dict[str, str | bytes]:
+    out: dict[str, str | bytes] = {}
+    for item in items:
+        base = f"diagrams/{item.diagram.name}"
+        out[base + ".dot"] = item.dot
+        if item.svg is not None:
+            out[base + ".svg"] = item.svg
+        if item.png is not None:
+            out[base + ".png"] = item.png
+    return out
+
+
+OUTPUTS: tuple[Output, ...] = (Output("diagrams", lambda build: files(drawn(build))),)

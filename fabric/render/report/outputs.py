@@ -1,0 +1,25 @@
+"""report.html and report.md from the report content (templates compute nothing)."""
+
+from __future__ import annotations
+
+from fabric.pipeline import Build
+from fabric.render.memo import per_build
+from fabric.render.registry import Output, one_file
+from fabric.render.report.content import report_content as _content
+from fabric.render.templating import render, render_html
+
+report_content = per_build(_content)
+
+
+def report_html(build: Build) -> str:
+    return render_html("report/report.html.j2", **report_content(build))
+
+
+def report_md(build: Build) -> str:
+    return render("report/report.md.j2", **report_content(build))
+
+
+OUTPUTS: tuple[Output, ...] = (
+    one_file("report-html", "report.html", report_html),
+    one_file("report-md", "report.md", report_md),
+)

@@ -1,0 +1,1 @@
+"""cabling.xlsx: the cabling plan as a workbook for contractors and label printers."""

@@ -1,0 +1,137 @@
+"""cabling.xlsx, written by xlsxwriter in constant-memory mode (rows stream out; 300k rows stay small).
+
+Sheets: `summary` (cables per fabric, tier and medium), one per fabric (frozen header, filters, widths,
+cables sorted by rack and U) and `labels` (both ends of every cable, TIA-606-style identifiers as in
+cabling.csv), ready for label-printer software. Every text cell is written as a string, never a formula.
+The document's dates are fixed so the same spec gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+
+import xlsxwriter
+
+from fabric.allocation.allocate import Cable
+from fabric.pipeline import Build
+from fabric.render.registry import Output, one_file
+from fabric.render.tables import labels
+
+FIXED_DATE = datetime(2000, 1, 1)
+COLUMNS = (
+    ("cable_id", 16),
+    ("tier", 11),
+    ("plane", 6),
+    ("rail", 5),
+    ("a_rack", 7),
+    ("a_u", 5),
+    ("a_device", 18),
+    ("a_port", 10),
+    ("b_rack", 7),
+    ("b_u", 5),
+    ("b_device", 18),
+    ("b_port", 10),
+    ("speed_gbps", 8),
+    ("media", 10),
+    ("part", 16),
+    ("length_m", 8),
+    ("a_label", 60),
+    ("b_label", 60),
+)
+LABEL_COLUMNS = (("cable_id", 16), ("end", 5), ("rack", 7), ("u", 5), ("device", 18), ("port", 10), ("label", 64))
+
+
+def sheet_name(name: str, taken: set[str]) -> str:
+    """Excel's rules: at most 31 characters, none of []:*?/\\, unique."""
+    base = re.sub(r"[\[\]:*?/\\]", "_", name)[:31] or "sheet"
+    candidate, n = base, 1
+    while candidate.lower() in taken:
+        n += 1
+        candidate = f"{base[: 31 - len(str(n)) - 1]}~{n}"
+    taken.add(candidate.lower())
+    return candidate
+
+
+def _order(c: Cable) -> tuple[str, int, str, str]:
+    return (c.a_rack or "~", c.a_u or 0, c.link.a, c.link.a_port)
+
+
+def _row(c: Cable) -> Sequence[object]:
+    link = c.link
+    a_label, b_label = labels(c)
+    return (
+        c.cable_id,
+        link.tier,
+        link.plane,
+        link.rail,
+        c.a_rack,
+        c.a_u,
+        link.a,
+        link.a_port,
+        c.b_rack,
+        c.b_u,
+        link.b,
+        link.b_port,
+        link.speed_gbps,
+        c.media,
+        c.part,
+        c.length_m,
+        a_label,
+        b_label,
+    )
+
+
+def _write(sheet: xlsxwriter.worksheet.Worksheet, r: int, values: Sequence[object], fmt: object = None) -> None:
+    for col, value in enumerate(values):
+        if value is None or value == "":
+            continue
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            sheet.write_number(r, col, value, fmt)
+        else:
+            sheet.write_string(r, col, str(value), fmt)
+
+
+def _table(
+    book: xlsxwriter.Workbook, name: str, columns: Sequence[tuple[str, int]], rows: list[Sequence[object]], bold: object
+) -> None:
+    sheet = book.add_worksheet(name)
+    for col, (_, width) in enumerate(columns):
+        sheet.set_column(col, col, width)
+    sheet.freeze_panes(1, 0)
+    sheet.autofilter(0, 0, max(1, len(rows)), len(columns) - 1)
+    _write(sheet, 0, [c for c, _ in columns], bold)
+    for r, values in enumerate(rows, start=1):
+        _write(sheet, r, values)
+
+
+def cabling_xlsx(build: Build) -> bytes:
+    out = io.BytesIO()
+    book = xlsxwriter.Workbook(out, {"constant_memory": True, "strings_to_formulas": False, "strings_to_urls": False})
+    book.set_properties({"title": f"{build.name} cabling", "created": FIXED_DATE, "author": "fabric"})
+    bold = book.add_format({"bold": True, "bg_color": "#EEEEEE"})
+    cables = sorted(build.plan.cables, key=_order)
+    taken = {"summary", "labels"}
+    counts = Counter((c.link.fabric, c.link.tier, c.media or "none") for c in cables)
+    summary_rows: list[Sequence[object]] = [
+        (fabric, tier, media, counts[(fabric, tier, media)]) for fabric, tier, media in sorted(counts)
+    ]
+    summary_rows.append(("total", "", "", len(cables)))
+    _table(book, "summary", (("fabric", 14), ("tier", 12), ("media", 12), ("cables", 10)), summary_rows, bold)
+    for key in build.topology.fabrics:
+        rows = [_row(c) for c in cables if c.link.fabric == key]
+        _table(book, sheet_name(key, taken), COLUMNS, rows, bold)
+    label_rows: list[Sequence[object]] = []
+    for c in cables:
+        a_label, b_label = labels(c)
+        label_rows.append((c.cable_id, "A", c.a_rack, c.a_u, c.link.a, c.link.a_port, a_label))
+        label_rows.append((c.cable_id, "B", c.b_rack, c.b_u, c.link.b, c.link.b_port, b_label))
+    _table(book, "labels", LABEL_COLUMNS, label_rows, bold)
+    book.close()
+    return out.getvalue()
+
+
+OUTPUTS: tuple[Output, ...] = (one_file("cabling-xlsx", "cabling.xlsx", cabling_xlsx),)
