@@ -9,7 +9,6 @@ for an irregular graph it is an upper bound of it. Planes are separate fabrics: 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -451,7 +450,3 @@ def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigure
         graph_vertices=len(sg.names) + 2,
         notes=tuple(notes),
     )
-
-
-def all_figures(fabrics: Sequence[FabricTopology]) -> dict[str, FabricFigures]:
-    return {ft.name: fabric_figures(ft) for ft in fabrics}

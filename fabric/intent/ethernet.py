@@ -302,7 +302,8 @@ class _IntentBuilder:
         fabric = spec.fabrics[key]
         device = self.topology.devices[name]
         model = self.design.catalog.switches[device.model]
-        platform = device.platform or "frr"
+        platform = device.platform
+        assert platform is not None, "every Ethernet switch model has a default platform (catalog validator)"
         mtu = fabric.mtu or DEFAULT_MTU
         used = {(link.a_port if link.a == name else link.b_port): link.speed_gbps for link in links}
         peers: dict[str, Link] = {(link.a_port if link.a == name else link.b_port): link for link in links}

@@ -81,10 +81,6 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(unique, key=lambda f: (-f.severity, f.file, f.line, f.path, f.code, f.message))
 
 
-def has_errors(findings: Iterable[Finding]) -> bool:
-    return any(f.severity == Severity.ERROR for f in findings)
-
-
 class FabricError(Exception):
     """Raised at a stage boundary when a stage produced errors; carries every finding so far."""
 

@@ -419,9 +419,6 @@ def _check_groups(value: list[str]) -> list[str]:
     return value
 
 
-IB_MTUS = (256, 512, 1024, 2048, 4096)
-
-
 class Partition(StrictModel):
     """A P_Key partition (partitions.conf). Members are node groups; their ports in this fabric join it."""
 

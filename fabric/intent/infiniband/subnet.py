@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabric.allocation.allocate import Cable, Plan
-from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids, format_guid, read_inventory
+from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids, read_inventory
 from fabric.intent.infiniband.ports import (
     MTU_CODES,
     RATE_CODES,
@@ -500,7 +500,3 @@ def _partition(part: Partition, mtu_default: int, ports: Sequence[CaPort], slowe
 
 def _mark(port: CaPort) -> str:
     return " placeholder" if port.placeholder else ""
-
-
-def port_guid_text(guid: int) -> str:
-    return format_guid(guid)
