@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from fabric import Build, Finding, Severity, build_fabric, load_spec_text
-from fabric.allocation.allocate import AddressRow, Cable
+from fabric.allocation.allocate import AddressRow
+from fabric.model.cable import Cable
 from fabric.model.topology import LAYER_RANK
 from fabric.spec.catalog import Media, port_candidates
 from fabric.topology.media import length_code

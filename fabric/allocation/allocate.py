@@ -19,31 +19,17 @@ from dataclasses import dataclass
 
 from netaddr import IPAddress, IPNetwork
 
+from fabric.model.cable import Cable
 from fabric.model.findings import Finding, error
 from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Topology
 from fabric.spec.loader import Design
+from fabric.spec.platforms import mgmt_port
 from fabric.spec.schema import AsnPlan
 from fabric.topology.media import CablingRules, Choice, MediaChooser
-from fabric.topology.portnames import mgmt_port
 from fabric.topology.racks import route_m
 
 PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
 SERVER_INTERFACE = "servers"
-
-
-@dataclass(frozen=True, slots=True)
-class Cable:
-    cable_id: str
-    link: Link
-    a_rack: str
-    a_u: int | None
-    b_rack: str
-    b_u: int | None
-    media_kind: str
-    media: str  # catalog key
-    part: str
-    length_m: float | None
-    route_m: float | None
 
 
 @dataclass(frozen=True, slots=True)

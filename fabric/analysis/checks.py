@@ -1,7 +1,6 @@
-"""Checks. Each is a plain function from the built fabric to findings; CHECKS names them.
-
-Graph checks look at the topology and its figures (so they judge a hand-written or imported
-fabric as they judge a generated one); plan checks look at the allocated plan.
+"""Graph checks: each is a plain function from a Context (design, topology, figures) to findings; CHECKS lists
+them. They look at the topology and its figures, so they judge a hand-written or imported fabric as they judge
+a generated one. Later stages extend the Context (allocation/checks.py, intent/context.py).
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from fabric.allocation.allocate import Plan
 from fabric.analysis.figures import FabricFigures
 from fabric.model.findings import Finding, error, warning
 from fabric.model.topology import Topology
@@ -274,79 +272,4 @@ def run_checks(ctx: Context) -> list[Finding]:
     findings: list[Finding] = []
     for check in CHECKS.values():
         findings.extend(check(ctx))
-    return findings
-
-
-# --------------------------------------------------------------------------------------------- plan checks
-
-
-def check_unique_asns(design: Design, plan: Plan) -> Iterator[Finding]:
-    """Within a fabric, only switches that share a tier (and pod) may share an ASN."""
-    by_fabric: dict[str, dict[int, set[tuple[str, str]]]] = defaultdict(lambda: defaultdict(set))
-    for row in plan.asns:
-        group = "leaf:" + row.device if row.layer == "leaf" else row.layer
-        by_fabric[row.fabric][row.asn].add((group, row.device))
-    for fabric, asns in by_fabric.items():
-        for asn, owners in sorted(asns.items()):
-            groups = {g for g, _ in owners}
-            if len(groups) > 1:
-                devices = sorted(d for _, d in owners)
-                yield error(
-                    "duplicate-asn",
-                    f"fabrics.{fabric}.asn" if design.spec.fabrics[fabric].asn else "asn",
-                    f"ASN {asn} is given to switches of different tiers or leaves: {_list(devices)}",
-                    "move leaf_start, spine or core so the ranges do not overlap",
-                )
-    seen: dict[int, str] = {}
-    for row in plan.asns:
-        if row.layer == "leaf":
-            first = seen.setdefault(row.asn, row.fabric)
-            if first != row.fabric:
-                yield error(
-                    "duplicate-asn",
-                    "asn",
-                    f"leaf ASN {row.asn} is used in fabrics `{first}` and `{row.fabric}`",
-                    "give one of the fabrics its own asn.leaf_start",
-                )
-
-
-def check_unique_addresses(design: Design, plan: Plan) -> Iterator[Finding]:
-    seen: dict[str, tuple[str, str]] = {}
-    dupes: list[str] = []
-    for row in plan.addresses:
-        ip = row.address.split("/")[0]
-        first = seen.setdefault(ip, (row.device, row.interface))
-        if first != (row.device, row.interface):
-            dupes.append(f"{ip} ({first[0]}:{first[1]} and {row.device}:{row.interface})")
-    if dupes:
-        yield error(
-            "duplicate-address",
-            "addressing",
-            f"{len(dupes)} addresses are assigned twice: {_list(dupes, 3)}",
-            "make the address pools disjoint",
-        )
-    pools = design.spec.addressing
-    nets = {"loopback": pools.loopback, "p2p": pools.p2p, "servers": pools.servers, "mgmt": pools.mgmt}
-    names = sorted(nets)
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            if nets[a].overlaps(nets[b]):
-                yield error(
-                    "duplicate-address",
-                    f"addressing.{b}",
-                    f"pool {b} ({nets[b]}) overlaps pool {a} ({nets[a]})",
-                    "give every pool its own range",
-                )
-
-
-PLAN_CHECKS: dict[str, Callable[[Design, Plan], Iterator[Finding]]] = {
-    "unique-asns": check_unique_asns,
-    "unique-addresses": check_unique_addresses,
-}
-
-
-def run_plan_checks(design: Design, plan: Plan) -> list[Finding]:
-    findings: list[Finding] = []
-    for check in PLAN_CHECKS.values():
-        findings.extend(check(design, plan))
     return findings

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from ipaddress import ip_interface
 from pathlib import Path
 
 from fabric.allocation.allocate import AddressRow, Plan
-from fabric.model.findings import Finding, error, warning
+from fabric.model.findings import Finding, error
 from fabric.model.topology import LAYER_RANK, FabricTopology, Link, Topology
 from fabric.spec.catalog import SwitchModel, SwitchPort, port_candidates, switch_ports
 from fabric.spec.loader import Design
+from fabric.spec.platforms import mgmt_port
 from fabric.spec.schema import QosSettings, SecretRef
-from fabric.topology.portnames import mgmt_port
 
 DEFAULT_MTU = 9216
 PEER_GROUP = "FABRIC"
@@ -483,34 +483,4 @@ class _IntentBuilder:
 def build_intents(design: Design, topology: Topology, plan: Plan) -> Intents:
     builder = _IntentBuilder(design, topology, plan)
     devices = builder.build()
-    findings = builder.findings + list(_capabilities(design, devices))
-    return Intents(devices, tuple(findings))
-
-
-def _capabilities(design: Design, devices: Mapping[str, DeviceIntent]) -> Iterator[Finding]:
-    """A platform must be able to do what the spec asks of it; each platform declares what it supports."""
-    from fabric.render.platforms import FEATURES, PLATFORMS
-
-    seen: set[tuple[str, str, str]] = set()
-    for intent in devices.values():
-        platform = PLATFORMS[intent.platform]
-        wanted = {
-            "bgp-unnumbered": intent.bgp is not None and intent.bgp.unnumbered,
-            "roce-lossless": intent.qos is not None,
-            "pfc-watchdog": intent.qos is not None and intent.qos.pfc_watchdog,
-            "breakout": any(p.breakout > 1 for p in intent.used_ports),
-        }
-        for feature, needed in wanted.items():
-            if not needed or feature in platform.supports or (intent.fabric, intent.platform, feature) in seen:
-                continue
-            seen.add((intent.fabric, intent.platform, feature))
-            able = sorted(name for name, p in PLATFORMS.items() if feature in p.supports)
-            severity, why = FEATURES[feature]
-            make = error if severity == "error" else warning
-            yield make(
-                "platform-capability",
-                f"fabrics.{intent.fabric}.switches",
-                f"platform `{intent.platform}` (switch {intent.hostname} and others of fabric `{intent.fabric}`) "
-                f"cannot {why}",
-                f"use a platform that can: {', '.join(able)}" if able else "no platform can",
-            )
+    return Intents(devices, tuple(builder.findings))

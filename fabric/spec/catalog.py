@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from fabric.spec.platforms import check_platform, platform_names, port_name
 from fabric.spec.schema import MEDIA_KINDS, NAME_RE, StrictModel, check_template
-from fabric.topology.portnames import port_name
 
 
 class PortMode(StrictModel):
@@ -51,7 +51,7 @@ class SwitchModel(StrictModel):
     u: int = Field(ge=1)
     power_w: int = Field(ge=0, description="Maximum power with optics, W.")
     list_price_usd: float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
-    platform: Literal["sonic", "cumulus", "eos", "frr"] | None = Field(
+    platform: str | None = Field(
         default=None,
         description="Default network OS of an Ethernet switch; none for InfiniBand switches (the subnet manager "
         "configures them).",
@@ -60,10 +60,12 @@ class SwitchModel(StrictModel):
     sonic_hwsku: str | None = Field(default=None, description="SONiC HwSKU of the model, for DEVICE_METADATA.")
     ports: tuple[SwitchPortGroup, ...] = Field(min_length=1)
 
+    _known_platform = field_validator("platform")(check_platform)
+
     @model_validator(mode="after")
     def _platform(self) -> SwitchModel:
         if self.technology == "ethernet" and self.platform is None:
-            raise ValueError("an Ethernet switch needs a default `platform` (sonic, cumulus, eos or frr)")
+            raise ValueError(f"an Ethernet switch needs a default `platform` ({', '.join(platform_names())})")
         if self.technology == "infiniband" and self.platform is not None:
             raise ValueError("InfiniBand switches have no `platform`: the subnet manager configures them")
         return self
@@ -224,8 +226,9 @@ def _group_ports(model: SwitchModel, group_index: int, mode: PortMode, platform:
         for sub in range(1, mode.ports + 1):
             n += 1
             lane = base + (cage - group.first_cage) * group.lanes + (sub - 1) * per_port
+            catalog_name = mode.name.format(cage=cage, sub=sub, sub0=sub - 1, n=n)
             name = port_name(
-                platform, mode.name, cage=cage, sub=sub, n=n, lane=lane, lanes=per_port, cage_lanes=group.lanes
+                platform, catalog_name, cage=cage, sub=sub, n=n, lane=lane, lanes=per_port, cage_lanes=group.lanes
             )
             ports.append(
                 SwitchPort(name, cage, sub, mode.speed_gbps, group.group, group.connector, mode.ports, lane, per_port)

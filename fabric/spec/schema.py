@@ -26,10 +26,11 @@ from pydantic import (
     model_validator,
 )
 
+from fabric.spec.platforms import PlatformName
+
 FABRIC_ROLES = ("compute", "storage", "inband", "oob")
 LAYERS = ("leaf", "spine", "core")
 MEDIA_KINDS = ("dac", "acc", "aoc", "mmf", "smf", "copper")
-PLATFORMS = ("sonic", "cumulus", "eos", "frr")
 ROUTING_ENGINES = (
     "ftree",
     "updn",
@@ -300,7 +301,7 @@ Topology = Annotated[
 
 class SwitchChoice(StrictModel):
     model: str = Field(description="Switch model from the catalog.")
-    platform: Literal["sonic", "cumulus", "eos", "frr"] | None = Field(
+    platform: PlatformName | None = Field(
         default=None,
         description="Network OS of this layer's switches. Precedence: this field → `fabrics.<f>.platform` → the "
         "catalog model's default platform.",
@@ -761,7 +762,7 @@ class Fabric(StrictModel):
         "none on in-band and out-of-band ones (`profile: none` turns it off).",
     )
     mtu: int | None = Field(default=None, ge=1500, le=9216, description="Ethernet switch MTU. Default 9216.")
-    platform: Literal["sonic", "cumulus", "eos", "frr"] | None = Field(
+    platform: PlatformName | None = Field(
         default=None,
         description="Network OS of every switch of this Ethernet fabric (a layer's `switches.<layer>.platform` "
         "wins). Default: the catalog model's platform.",

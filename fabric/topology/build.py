@@ -11,13 +11,14 @@ from collections.abc import Sequence
 
 import networkx as nx
 
+from fabric.model.draft import FabricDraft
 from fabric.model.findings import Finding, error
 from fabric.model.topology import Device, FabricTopology, Link, Topology
 from fabric.spec.loader import Design, suggest
 from fabric.spec.paths import locate
 from fabric.spec.schema import ClosTopology, CsvTopology, ExplicitTopology
 from fabric.topology.attach import NodeEntry, attachments, expand_nodes, mgmt_dependencies
-from fabric.topology.clos import FabricDraft, generate_clos
+from fabric.topology.clos import generate_clos
 from fabric.topology.explicit import Pin, build_explicit, build_from_csv, locate_csv_rows
 from fabric.topology.racks import Placeable, place
 

@@ -20,34 +20,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from fabric.model.findings import Finding, error
+from fabric.model.draft import FabricDraft, SwitchDraft
+from fabric.model.findings import error
 from fabric.model.topology import ClosParams, Link
 from fabric.spec.catalog import Catalog, SwitchPort, best_speed, switch_ports
 from fabric.spec.schema import ClosTopology, Fabric
 from fabric.topology.attach import Attachment, Endpoint
-
-
-@dataclass
-class SwitchDraft:
-    name: str
-    layer: str
-    model: str
-    platform: str | None
-    plane: int | None
-    su: int | None = None
-    rail: int | None = None
-    pod: int | None = None
-    index: int = 0
-
-
-@dataclass
-class FabricDraft:
-    switches: list[SwitchDraft] = field(default_factory=list)
-    links: list[Link] = field(default_factory=list)
-    params: ClosParams | None = None
-    tiers: int = 2
-    findings: list[Finding] = field(default_factory=list)
-    provisioned_down: dict[str, int] = field(default_factory=dict)  # switch → Gb/s of its down ports, cabled or not
 
 
 @dataclass

@@ -14,13 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from fabric.model.draft import FabricDraft, SwitchDraft
 from fabric.model.findings import Finding, error, warning
 from fabric.model.topology import LAYER_RANK, TIER_OF_LAYER, Link
 from fabric.spec.catalog import Catalog, SwitchPort, port_candidates
 from fabric.spec.loader import suggest
 from fabric.spec.schema import CsvTopology, ExplicitLink, ExplicitSwitch, ExplicitTopology, Fabric
 from fabric.topology.attach import Attachment, NodeEntry
-from fabric.topology.clos import FabricDraft, SwitchDraft
 
 CSV_REQUIRED = ("tier", "a_device", "a_port", "b_device", "b_port")
 CSV_LAYERS = {"node-leaf": ("node", "leaf"), "leaf-spine": ("leaf", "spine"), "spine-core": ("spine", "core")}

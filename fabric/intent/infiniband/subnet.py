@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fabric.allocation.allocate import Cable, Plan
+from fabric.allocation.allocate import Plan
 from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids, read_inventory
 from fabric.intent.infiniband.ports import (
     MTU_CODES,
@@ -25,6 +25,7 @@ from fabric.intent.infiniband.ports import (
     node_cas,
     plan_rate,
 )
+from fabric.model.cable import Cable
 from fabric.model.findings import Finding, warning
 from fabric.model.topology import LAYER_RANK, FabricTopology, Topology
 from fabric.spec.loader import Design
@@ -260,8 +261,6 @@ def _merged(inventories: Sequence[Inventory]) -> Inventory | None:
 
 def build_infiniband(design: Design, topology: Topology, plan: Plan) -> IbPlan:
     """The intent of every InfiniBand subnet of the design, with the findings about it."""
-    from fabric.intent.infiniband.checks import subnet_findings
-
     drafts = _drafts(design, topology, plan)
     if not drafts:
         return IbPlan()
@@ -301,7 +300,6 @@ def build_infiniband(design: Design, topology: Topology, plan: Plan) -> IbPlan:
             a_node = subnet.by_key[link.a.node]
             ends[(link.a.device, link.a.port_name)] = (a_node.hca, link.a.port)
             ends[(link.b.device, link.b.port_name)] = (None, link.b.port)
-        findings.extend(subnet_findings(design, subnet))
     placeholder_fabrics: dict[str, list[int]] = {}
     for subnet in subnets:
         counts = placeholder_fabrics.setdefault(subnet.fabric, [0, 0])

@@ -7,7 +7,7 @@ default in a newer release cannot change the fabric.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 
@@ -35,7 +35,6 @@ def _dump(data: Any) -> str:
 
 class Cumulus(Platform):
     name = "cumulus"
-    supports: ClassVar[frozenset[str]] = frozenset({"bgp-unnumbered", "roce-lossless", "pfc-watchdog", "breakout"})
     files = ("startup.yaml",)
 
     def render(self, intent: DeviceIntent) -> dict[str, str]:

@@ -6,8 +6,6 @@ of at most 9214, and peers BGP unnumbered through `neighbor interface` with RFC 
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from fabric.intent.ethernet import DeviceIntent
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import address_pairs, prefix_lines
@@ -23,9 +21,7 @@ def _speed(speed_gbps: int, lanes: int) -> str:
 
 class Eos(Platform):
     name = "eos"
-    supports: ClassVar[frozenset[str]] = frozenset({"bgp-unnumbered", "roce-lossless", "pfc-watchdog", "breakout"})
     files = ("startup-config",)
-    max_mtu = 9214
 
     def render(self, intent: DeviceIntent) -> dict[str, str]:
         lossless = set(intent.qos.ports) if intent.qos else set()

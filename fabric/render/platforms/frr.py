@@ -8,8 +8,6 @@ Linux has no PFC watchdog.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from fabric.intent.ethernet import DeviceIntent, QosIntent
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import frr_view
@@ -34,7 +32,6 @@ def qos_commands(qos: QosIntent, port: str) -> list[str]:
 
 class Frr(Platform):
     name = "frr"
-    supports: ClassVar[frozenset[str]] = frozenset({"bgp-unnumbered", "roce-lossless", "breakout"})
     files = ("frr.conf", "interfaces")
 
     def render(self, intent: DeviceIntent) -> dict[str, str]:

@@ -8,7 +8,7 @@ model SONiC sizes the lossless priority groups from the ports' speed and CABLE_L
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 from fabric.intent.ethernet import DeviceIntent, PortIntent
 from fabric.render.platforms.base import Platform
@@ -28,7 +28,6 @@ def _type(layer: str) -> str:
 
 class Sonic(Platform):
     name = "sonic"
-    supports: ClassVar[frozenset[str]] = frozenset({"bgp-unnumbered", "roce-lossless", "pfc-watchdog", "breakout"})
     files = ("config_db.json", "frr.conf")
 
     def render(self, intent: DeviceIntent) -> dict[str, str]:
