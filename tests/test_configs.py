@@ -341,3 +341,51 @@ def test_bgp_password_is_a_secret(platform: str, expected: str, monkeypatch: pyt
     assert expected in text
     assert files.private == {f"configs/{s}/{f}" for s in build.intents for f in PLATFORMS[platform].files}
     assert b"bgp-md5" not in files["summary.json"] + files["cabling.csv"]
+
+
+def _policy_read_back(platform: str) -> dict[str, object]:
+    """The scheduling weights and PFC watchdog times as each platform's config spells them, in the intent's units."""
+    text = "".join(_roce_files(platform).values())
+    if platform == "sonic":
+        db = json.loads(_roce_files("sonic")["configs/su1-rail3-leaf/config_db.json"])
+        wd = next(v for k, v in db["PFC_WD"].items() if k != "GLOBAL")
+        return {
+            "weights": (int(db["SCHEDULER"]["ROCE_DWRR"]["weight"]), int(db["SCHEDULER"]["DEFAULT_DWRR"]["weight"])),
+            "watchdog": (int(db["PFC_WD"]["GLOBAL"]["POLL_INTERVAL"]), int(wd["detection_time"])),
+            "restore": int(wd["restoration_time"]),
+        }
+    if platform == "cumulus":
+        qos = yaml.safe_load(text)[0]["set"]["qos"]
+        tcs = qos["egress-scheduler"]["default-global"]["traffic-class"]
+        poll = int(qos["pfc-watchdog"]["polling-interval"].removesuffix("ms"))
+        return {
+            "weights": (tcs["3"]["bw-percent"], tcs["0"]["bw-percent"]),
+            "watchdog": (poll, poll * qos["pfc-watchdog"]["robustness"]),
+        }
+    if platform == "eos":
+
+        def seconds(key: str) -> int:
+            [value] = re.findall(rf"^priority-flow-control pause watchdog default {key} (\S+)$", text, re.M)
+            return round(float(value) * 1000)
+
+        [weight] = re.findall(r"^      bandwidth percent (\d+)$", text, re.M)[:1]
+        return {
+            "weights": (int(weight),),
+            "watchdog": (seconds("polling-interval"), seconds("timeout")),
+            "restore": seconds("recovery-time"),
+        }
+    [quanta] = set(re.findall(r" quanta (\d+) (\d+) ", text))
+    return {"weights": tuple(int(q) // 30 for q in quanta)}
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+def test_one_intent_gives_the_same_policy_values_on_every_platform(platform: str) -> None:
+    qos = on_platform("roce-512", platform).intents["su1-rail3-leaf"].qos
+    assert qos is not None and (qos.roce_weight, qos.default_weight) == (50, 50)
+    found = _policy_read_back(platform)
+    weights = found["weights"]
+    assert isinstance(weights, tuple) and weights == (qos.roce_weight, qos.default_weight)[: len(weights)]
+    if platform != "frr":  # Linux has no PFC watchdog (a platform-capability warning)
+        assert found["watchdog"] == (qos.watchdog_poll_ms, qos.watchdog_detect_ms) == (100, 200)
+    if "restore" in found:
+        assert found["restore"] == qos.watchdog_restore_ms == 200

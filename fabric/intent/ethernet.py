@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ipaddress import ip_interface
 from pathlib import Path
 
-from fabric.allocation.allocate import AddressRow, Plan
+from fabric.allocation.allocate import SERVER_INTERFACE, AddressRow, Plan
 from fabric.model.findings import Finding, error
 from fabric.model.topology import LAYER_RANK, FabricTopology, Link, Topology
 from fabric.spec.catalog import SwitchModel, SwitchPort, port_candidates, switch_ports
@@ -25,6 +25,7 @@ from fabric.spec.schema import QosSettings, SecretRef
 DEFAULT_MTU = 9216
 PEER_GROUP = "FABRIC"
 ROCE_ROLES = ("compute", "storage")
+SERVER_VLAN = 1000  # the VLAN (SONiC, Cumulus, EOS) of the bridge that holds a leaf's server gateway
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +110,14 @@ class QosIntent:
     ecn_probability: int
     pfc_watchdog: bool
     ports: tuple[str, ...]  # ports that carry the profile
+    # egress scheduling: CNPs strict, then RoCE and everything else (class 0) by DWRR weight, in percent
+    roce_weight: int = 50
+    default_weight: int = 50
+    # PFC watchdog: poll every poll_ms, a queue paused for detect_ms is stormed (its packets dropped), and
+    # restored restore_ms after the pauses stop
+    watchdog_poll_ms: int = 100
+    watchdog_detect_ms: int = 200
+    watchdog_restore_ms: int = 200
 
     def dscp_to_tc(self) -> tuple[tuple[int, int], ...]:
         """All 64 DSCP values, explicitly: RoCE and CNP to their classes, everything else to class 0."""
@@ -350,7 +359,11 @@ class _IntentBuilder:
             gateway = self._address(name, "servers", purpose, 4)
             if gateway is not None:
                 servers = ServerSubnet(
-                    "servers", 1000, gateway, self._address(name, "servers", purpose, 6), tuple(server_members)
+                    SERVER_INTERFACE,
+                    SERVER_VLAN,
+                    gateway,
+                    self._address(name, "servers", purpose, 6),
+                    tuple(server_members),
                 )
         mgmt_name = mgmt_port(platform, model.mgmt_port)
         mgmt = self._address(name, mgmt_name, "mgmt", 4)

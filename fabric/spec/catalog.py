@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -40,8 +40,32 @@ class SwitchPortGroup(StrictModel):
     cages: int = Field(ge=1)
     first_cage: int = Field(default=1, ge=0)
     connector: str
-    lanes: int = Field(default=4, ge=1, le=8, description="Electrical lanes per cage (SONiC names ports by lane).")
+    lanes: int = Field(
+        default=4,
+        ge=1,
+        le=8,
+        description="Electrical lanes per cage (SONiC names ports by lane). Default from the connector: 1 for "
+        "SFP and RJ45, 8 for OSFP and QSFP-DD, else 4.",
+    )
     modes: tuple[PortMode, ...] = Field(min_length=1, description="Ways to run the cages; the first is the default.")
+
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lanes(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "lanes" not in data and isinstance(data.get("connector"), str):
+            data = {**data, "lanes": lanes_of(data["connector"])}
+        return data
+
+
+def lanes_of(connector: str) -> int:
+    """Electrical lanes of a cage by its connector: SFP (SFP+, SFP28, SFP56) and RJ45 one, OSFP and QSFP-DD eight."""
+    kind = connector.lower()
+    if kind.startswith(("sfp", "rj45")):
+        return 1
+    if kind.startswith(("osfp", "qsfp-dd", "qsfpdd")):
+        return 8
+    return 4
 
 
 class SwitchModel(StrictModel):

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from fabric.intent.ethernet import DeviceIntent, PrefixRule
+from fabric.intent.ethernet import DeviceIntent, PrefixRule, QosIntent
 from fabric.render.platforms.base import Platform
 
 
@@ -31,6 +31,15 @@ def _dump(data: Any) -> str:
     # libyaml's C emitter: ruamel's pure-Python one takes ~0.4 s for one 128-port switch
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     return str(yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, width=120))
+
+
+def _watchdog(qos: QosIntent) -> dict[str, Any]:
+    """NVUE's watchdog polls and declares a storm after `robustness` polls in pause: detection = poll × robustness
+    (it has no restoration time of its own)."""
+    return {
+        "polling-interval": f"{qos.watchdog_poll_ms}ms",
+        "robustness": max(1, round(qos.watchdog_detect_ms / qos.watchdog_poll_ms)),
+    }
 
 
 class Cumulus(Platform):
@@ -204,9 +213,9 @@ class Cumulus(Platform):
                 "default-global": {
                     "traffic-class": {
                         str(qos.cnp_tc): {"mode": "strict"},
-                        str(qos.roce_tc): {"mode": "dwrr", "bw-percent": 50},
-                        "0": {"mode": "dwrr", "bw-percent": 50},
+                        str(qos.roce_tc): {"mode": "dwrr", "bw-percent": qos.roce_weight},
+                        "0": {"mode": "dwrr", "bw-percent": qos.default_weight},
                     }
                 }
             },
-        } | ({"pfc-watchdog": {"polling-interval": "100ms", "robustness": 3}} if qos.pfc_watchdog else {})
+        } | ({"pfc-watchdog": _watchdog(qos)} if qos.pfc_watchdog else {})

@@ -6,7 +6,7 @@ of at most 9214, and peers BGP unnumbered through `neighbor interface` with RFC 
 
 from __future__ import annotations
 
-from fabric.intent.ethernet import DeviceIntent
+from fabric.intent.ethernet import DeviceIntent, QosIntent
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import address_pairs, prefix_lines
 from fabric.render.templating import render
@@ -17,6 +17,15 @@ def _speed(speed_gbps: int, lanes: int) -> str:
     if speed_gbps < 10:
         return f"{speed_gbps}g"
     return f"{speed_gbps}g-{lanes}" if lanes > 1 else f"{speed_gbps}g"
+
+
+def _watchdog(qos: QosIntent) -> dict[str, str]:
+    """EOS gives the watchdog's times in seconds."""
+    return {
+        "timeout": f"{qos.watchdog_detect_ms / 1000:g}",
+        "polling_interval": f"{qos.watchdog_poll_ms / 1000:g}",
+        "recovery_time": f"{qos.watchdog_restore_ms / 1000:g}",
+    }
 
 
 class Eos(Platform):
@@ -54,5 +63,6 @@ class Eos(Platform):
                 prefix_lines=prefix_lines(bgp.allowed) if bgp else [],
                 prefix_lines_v6=prefix_lines(bgp.allowed_v6) if bgp and bgp.ipv6 else [],
                 mtu=min(intent.mtu, self.max_mtu),
+                watchdog=_watchdog(intent.qos) if intent.qos else {},
             )
         }
