@@ -56,7 +56,7 @@ def check_unique_addresses(ctx: PlanContext) -> Iterator[Finding]:
     seen: dict[str, tuple[str, str]] = {}
     dupes: list[str] = []
     for row in ctx.plan.addresses:
-        ip = row.address.split("/")[0]
+        ip = str(row.address.ip)
         first = seen.setdefault(ip, (row.device, row.interface))
         if first != (row.device, row.interface):
             dupes.append(f"{ip} ({first[0]}:{first[1]} and {row.device}:{row.interface})")

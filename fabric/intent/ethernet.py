@@ -262,8 +262,8 @@ class _IntentBuilder:
         # each fabric's leaf subnets: out-of-band leaves hold management subnets, the others server subnets
         self.subnet_prefix: dict[str, int] = {}
         for r in plan.addresses:
-            if r.purpose in ("server-gateway", "mgmt-gateway") and ":" not in r.address:
-                self.subnet_prefix.setdefault(r.fabric, ip_interface(r.address).network.prefixlen)
+            if r.purpose in ("server-gateway", "mgmt-gateway") and r.address.version == 4:
+                self.subnet_prefix.setdefault(r.fabric, r.address.network.prefixlen)
         self.cable_m: dict[tuple[str, str], float | None] = {}
         for cable in plan.cables:
             self.cable_m[(cable.link.a, cable.link.a_port)] = cable.length_m
@@ -288,8 +288,8 @@ class _IntentBuilder:
 
     def _address(self, device: str, interface: str, purpose: str, version: int) -> str | None:
         for row in self.addresses.get((device, interface), ()):
-            if row.purpose == purpose and (6 if ":" in row.address else 4) == version:
-                return row.address
+            if row.purpose == purpose and row.address.version == version:
+                return str(row.address)  # the intent holds addresses as the configs print them
         return None
 
     def build(self) -> dict[str, DeviceIntent]:

@@ -49,7 +49,6 @@ class SwitchPortGroup(StrictModel):
     )
     modes: tuple[PortMode, ...] = Field(min_length=1, description="Ways to run the cages; the first is the default.")
 
-
     @model_validator(mode="before")
     @classmethod
     def _lanes(cls, data: Any) -> Any:

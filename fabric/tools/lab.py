@@ -162,10 +162,10 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
         if row.fabric != fabric:
             continue
         if row.purpose == "server" and row.device in lab.hosts:
-            lab.host_addresses.setdefault(lab.hosts[row.device], []).append((row.interface, row.address))
+            lab.host_addresses.setdefault(lab.hosts[row.device], []).append((row.interface, str(row.address)))
         elif row.device in lab.switches and intents[row.device].platform != "frr" and row.purpose != "mgmt":
             interface = "lo" if row.interface == "lo" else row.interface
-            lab.switch_addresses.setdefault(lab.switches[row.device], []).append((interface, row.address))
+            lab.switch_addresses.setdefault(lab.switches[row.device], []).append((interface, str(row.address)))
     gateways: dict[str, list[str]] = {}
     for name in ft.switches:
         intent = intents[name]
