@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fabric.model.findings import FabricError, Finding, Severity, sort_findings
+from fabric.model.kinds import Tier
 from fabric.pipeline import Build, build_fabric
 from fabric.spec.resources import default_spec
 from fabric.spec.schema import format_ratio
@@ -143,9 +144,9 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
         ("leaf", "right"),
         ("spine", "right"),
         ("core", "right"),
-        ("node-leaf", "right"),
-        ("leaf-spine", "right"),
-        ("spine-core", "right"),
+        (Tier.NODE_LEAF, "right"),
+        (Tier.LEAF_SPINE, "right"),
+        (Tier.SPINE_CORE, "right"),
         ("oversub.", "right"),
         ("bisection", "right"),
         ("ECMP", "right"),
@@ -160,7 +161,7 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
             f["technology"],
             str(f["tiers"]),
             *(str(f["switches"][k]) for k in ("leaf", "spine", "core")),
-            *(str(f["links"][k]) for k in ("node-leaf", "leaf-spine", "spine-core")),
+            *(str(f["links"][k]) for k in (Tier.NODE_LEAF, Tier.LEAF_SPINE, Tier.SPINE_CORE)),
             over or "-",
             f"{(f['bisection_gbps'] or 0) / 1000:,.1f} Tb/s ({f['bisection_pct']}%)",
             str(f["min_ecmp_width"] if f["min_ecmp_width"] is not None else "-"),

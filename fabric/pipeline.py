@@ -1,5 +1,7 @@
-"""The pipeline: spec → topology → graph checks → allocation → plan checks → switch intent and
-InfiniBand subnet intent, as one frozen Build.
+"""The pipeline: spec (1) → topology (2) → figures and graph checks (3) → allocation and plan checks (4) →
+switch and InfiniBand subnet intent and intent checks (5), as one frozen Build, which render (6), write (7)
+and the tools consume. The checks' context grows along the way: analysis.checks.Context → allocation.checks.
+PlanContext → intent.context.IntentContext.
 
 Each stage returns a new value and never edits an earlier one. An unreadable or invalid spec stops
 at the loader (FabricError with spec_invalid); design errors do not stop the pipeline, so one run

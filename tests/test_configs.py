@@ -75,6 +75,13 @@ def _config_files(platform: str) -> dict[str, str]:
 GOLDEN_CASES = [(p, path) for p in sorted(PLATFORMS) if p != "frr" for path in sorted(_config_files(p))]
 
 
+@pytest.mark.parametrize("platform", sorted({p for p, _ in GOLDEN_CASES}))
+def test_every_golden_config_is_still_rendered(platform: str, golden_set) -> None:  # type: ignore[no-untyped-def]
+    paths = [path for p, path in GOLDEN_CASES if p == platform]
+    assert len(paths) == 6 * len(PLATFORMS[platform].files)  # the lab's 6 switches, every file of each
+    golden_set(GOLDEN / f"lab-{platform}", paths)
+
+
 @pytest.mark.parametrize(("platform", "path"), GOLDEN_CASES, ids=[f"{p}:{f}" for p, f in GOLDEN_CASES])
 def test_lab_configs_golden(platform: str, path: str, golden) -> None:  # type: ignore[no-untyped-def]
     golden(GOLDEN / f"lab-{platform}" / path, _config_files(platform)[path])

@@ -49,6 +49,12 @@ def test_strict_turns_warnings_into_errors(case: Path) -> None:
     assert "WARNING" not in output and "ERROR" in output
 
 
+def test_every_golden_finding_file_has_its_case(golden_set) -> None:  # type: ignore[no-untyped-def]
+    assert len(ERRORS) >= 15 and len(BROKEN) >= 20
+    golden_set(REPO / "tests" / "errors", [c.with_suffix(".txt").name for c in ERRORS], "*.txt")
+    golden_set(REPO / "tests" / "broken", [c.with_suffix(".txt").name for c in BROKEN], "*.txt")
+
+
 def test_each_finding_is_reported_once() -> None:
     for case in ERRORS + BROKEN:
         text = case.with_suffix(".txt").read_text().splitlines()

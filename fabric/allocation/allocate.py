@@ -20,6 +20,7 @@ from ipaddress import IPv4Address, IPv4Interface, IPv4Network, IPv6Address, IPv6
 
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, error
+from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Topology
 from fabric.spec.loader import Design
 from fabric.spec.platforms import mgmt_port
@@ -108,7 +109,7 @@ def _short(pool: str, network: Network, unit: str, have: int, need: int, per: in
 def _asn_findings(fabric: str, rows: Sequence[AsnRow]) -> Iterator[Finding]:
     bad = [r for r in rows if not any(lo <= r.asn <= hi for lo, hi in PRIVATE_ASN_RANGES)]
     if bad:
-        leaves = [r for r in bad if r.layer == "leaf"]
+        leaves = [r for r in bad if r.layer == Layer.LEAF]
         example = bad[0]
         hint = (
             "start leaves in the 4-byte private range, e.g. asn.leaf_start: 4200000000"
@@ -147,16 +148,16 @@ def _allocate_asns(design: Design, topo: Topology) -> tuple[list[AsnRow], list[F
         fabric_rows = []
         for name in _layer_order(ft, topo.devices):
             dev = topo.devices[name]
-            if dev.layer == "leaf":
+            if dev.layer == Layer.LEAF:
                 asn = leaf_asn
                 leaf_asn += 1
             elif plan.scheme == "unique":
                 asn = counters[dev.layer]
                 counters[dev.layer] += 1
-            elif dev.layer == "spine" and ft.tiers == 3:
+            elif dev.layer == Layer.SPINE and ft.tiers == 3:
                 asn = plan.spine + (dev.pod or 1) - 1
             else:
-                asn = plan.core if dev.layer == "core" else plan.spine
+                asn = plan.core if dev.layer == Layer.CORE else plan.spine
             fabric_rows.append(AsnRow(name, key, dev.layer, asn, ""))
         if not spec.fabrics[key].asn:
             next_leaf = leaf_asn
@@ -209,7 +210,7 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
         for ft in ethernet
         if not _unnumbered(design, ft.name)
         for link in ft.links
-        if link.tier != "node-leaf"
+        if link.tier != Tier.NODE_LEAF
     ]
     p2p_pool = Pool(pools.p2p, 31)
     if len(numbered) > p2p_pool.capacity:
@@ -255,10 +256,10 @@ def _leaf_ports(topo: Topology, fabrics: list[FabricTopology]) -> dict[str, tupl
     leaves: dict[str, tuple[str, list[Link]]] = {}
     for ft in fabrics:
         for name in ft.switches:
-            if topo.devices[name].layer == "leaf":
+            if topo.devices[name].layer == Layer.LEAF:
                 leaves[name] = (ft.name, [])
         for link in ft.links:
-            if link.tier == "node-leaf" and link.b in leaves:
+            if link.tier == Tier.NODE_LEAF and link.b in leaves:
                 leaves[link.b][1].append(link)
     return leaves
 
@@ -351,11 +352,11 @@ def _mgmt(
     peers: dict[tuple[str, str], tuple[str, str, str]] = {}
     for ft in topo.fabrics.values():
         for link in ft.links:
-            if link.tier == "node-leaf":
+            if link.tier == Tier.NODE_LEAF:
                 peers[(link.a, link.a_port)] = (link.b, link.b_port, ft.name)
     wanted: list[tuple[str, str]] = []
     for name, dev in topo.devices.items():
-        if dev.layer == "node":
+        if dev.layer == Layer.NODE:
             bmc = design.catalog.nodes[dev.model].ports.get("bmc")
             if bmc is not None:
                 wanted.extend((name, p.name) for p in bmc.port_list())

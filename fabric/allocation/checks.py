@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from fabric.allocation.allocate import Plan
 from fabric.analysis.checks import Context
 from fabric.model.findings import Finding, error
+from fabric.model.kinds import Layer
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ def check_unique_asns(ctx: PlanContext) -> Iterator[Finding]:
     """Within a fabric, only switches that share a tier (and pod) may share an ASN."""
     by_fabric: dict[str, dict[int, set[tuple[str, str]]]] = defaultdict(lambda: defaultdict(set))
     for row in ctx.plan.asns:
-        group = "leaf:" + row.device if row.layer == "leaf" else row.layer
+        group = "leaf:" + row.device if row.layer == Layer.LEAF else row.layer
         by_fabric[row.fabric][row.asn].add((group, row.device))
     for fabric, asns in by_fabric.items():
         for asn, owners in sorted(asns.items()):
@@ -41,7 +42,7 @@ def check_unique_asns(ctx: PlanContext) -> Iterator[Finding]:
                 )
     seen: dict[int, str] = {}
     for row in ctx.plan.asns:
-        if row.layer == "leaf":
+        if row.layer == Layer.LEAF:
             first = seen.setdefault(row.asn, row.fabric)
             if first != row.fabric:
                 yield error(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from fabric.analysis.figures import FabricFigures
 from fabric.model.findings import Finding, error, warning
+from fabric.model.kinds import Tier
 from fabric.model.topology import Topology
 from fabric.spec.catalog import SwitchModel
 from fabric.spec.loader import Design
@@ -41,7 +42,7 @@ def check_ports(ctx: Context) -> Iterator[Finding]:
     clashes: dict[tuple[str, str], list[str]] = defaultdict(list)
     for key, ft in ctx.topology.fabrics.items():
         for link in ft.links:
-            if link.tier != "node-leaf":
+            if link.tier != Tier.NODE_LEAF:
                 continue  # switch ports belong to one fabric; only attached endpoints can be shared
             end = (link.a, link.a_port)
             first = owner.setdefault(end, key)
@@ -50,7 +51,7 @@ def check_ports(ctx: Context) -> Iterator[Finding]:
         used: Counter[str] = Counter()
         for link in ft.links:
             used[link.b] += 1
-            if link.tier != "node-leaf":
+            if link.tier != Tier.NODE_LEAF:
                 used[link.a] += 1
         over = []
         for name in ft.switches:
@@ -156,7 +157,7 @@ def check_ecmp(ctx: Context) -> Iterator[Finding]:
         ft = ctx.topology.fabrics[key]
         per_leaf: dict[str, Counter[str]] = defaultdict(Counter)
         for link in ft.links:
-            if link.tier == "leaf-spine":
+            if link.tier == Tier.LEAF_SPINE:
                 per_leaf[link.a][link.b] += 1
         uneven = sorted(leaf for leaf, spines in per_leaf.items() if len(set(spines.values())) > 1)
         if uneven:
@@ -199,7 +200,7 @@ def check_rails(ctx: Context) -> Iterator[Finding]:
             continue
         rails: dict[str, set[int]] = defaultdict(set)
         for link in ft.links:
-            if link.tier == "node-leaf" and link.rail is not None:
+            if link.tier == Tier.NODE_LEAF and link.rail is not None:
                 rails[link.b].add(link.rail)
         mixed = sorted(leaf for leaf, r in rails.items() if len(r) > 1)
         if mixed:

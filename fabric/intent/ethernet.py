@@ -1,8 +1,9 @@
 """Per-switch intent. Everything a switch's configuration says, vendor-neutral and ready to print.
 
 Built from the allocated plan for every switch of every Ethernet fabric; the platform renderers
-(fabric/render/platforms/) only turn it into syntax. Resolving secrets and checking that a switch's platform
-can do what the spec asks happen here, so their findings come with `fabric validate`.
+(fabric/render/platforms/) only turn it into syntax, and every policy value (QoS weights, PFC watchdog times,
+the server VLAN) is here so that one intent gives the same values on every platform. Secrets are resolved here;
+whether a switch's platform can do what the spec asks is checked in intent/checks.py.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from fabric.allocation.allocate import SERVER_INTERFACE, AddressRow, Plan
 from fabric.model.findings import Finding, error
+from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology, Link, Topology
 from fabric.spec.catalog import SwitchModel, SwitchPort, port_candidates, switch_ports
 from fabric.spec.loader import Design
@@ -236,7 +238,7 @@ def _maximum_paths(name: str, links: Sequence[Link]) -> int:
     up = 0
     per_peer: Counter[str] = Counter()
     for link in links:
-        if link.tier == "node-leaf":
+        if link.tier == Tier.NODE_LEAF:
             continue
         if link.a == name:
             up += 1
@@ -300,7 +302,7 @@ class _IntentBuilder:
             by_switch: dict[str, list[Link]] = defaultdict(list)
             for link in ft.links:
                 by_switch[link.b].append(link)
-                if link.tier != "node-leaf":
+                if link.tier != Tier.NODE_LEAF:
                     by_switch[link.a].append(link)
             for name in ft.switches:
                 out[name] = self._device(key, ft, name, by_switch[name])
@@ -328,7 +330,7 @@ class _IntentBuilder:
                 continue
             mine_a = link.a == name
             peer_device, peer_port = (link.b, link.b_port) if mine_a else (link.a, link.a_port)
-            if link.tier == "node-leaf":
+            if link.tier == Tier.NODE_LEAF:
                 role = "server"
                 server_members.append(port)
             else:
@@ -354,7 +356,7 @@ class _IntentBuilder:
         loopback_v4 = self._address(name, "lo", "loopback", 4)
         loopback_v6 = self._address(name, "lo", "loopback", 6)
         servers = None
-        if device.layer == "leaf" and server_members:
+        if device.layer == Layer.LEAF and server_members:
             purpose = "mgmt-gateway" if ft.role == "oob" else "server-gateway"
             gateway = self._address(name, "servers", purpose, 4)
             if gateway is not None:
@@ -430,7 +432,7 @@ class _IntentBuilder:
             return None  # the plan failed (its findings say why)
         neighbors = []
         for link in links:
-            if link.tier == "node-leaf":
+            if link.tier == Tier.NODE_LEAF:
                 continue
             mine, peer, peer_port = (
                 (link.a_port, link.b, link.b_port) if link.a == name else (link.b_port, link.a, link.a_port)

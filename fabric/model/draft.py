@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fabric.model.findings import Finding
+from fabric.model.kinds import Layer
 from fabric.model.topology import ClosParams, Link
 
 
 @dataclass
 class SwitchDraft:
     name: str
-    layer: str
+    layer: Layer
     model: str
     platform: str | None
     plane: int | None

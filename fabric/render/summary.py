@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from fabric.analysis.figures import LAYERS
+from fabric.model.kinds import Layer
 from fabric.model.topology import TIERS
 from fabric.pipeline import Build
 
@@ -32,7 +33,7 @@ def cables_by_media(build: Build, fabric: str | None = None) -> dict[str, int]:
 def summary(build: Build) -> dict[str, Any]:
     spec = build.design.spec
     devices = build.topology.devices
-    nodes = [d for d in devices.values() if d.layer == "node"]
+    nodes = [d for d in devices.values() if d.layer == Layer.NODE]
     gpus = sum(build.design.catalog.nodes[d.model].gpus for d in nodes)
     fabrics: dict[str, Any] = {}
     for key, fig in build.figures.items():
@@ -65,7 +66,7 @@ def summary(build: Build) -> dict[str, Any]:
         "description": spec.description,
         "gpus": gpus,
         "nodes": len(nodes),
-        "switches": sum(1 for d in devices.values() if d.layer != "node"),
+        "switches": sum(1 for d in devices.values() if d.layer != Layer.NODE),
         "racks": len(build.topology.racks),
         "cables": len(build.plan.cables),
         "cable_counting": "one row per logical link (a twin-port OSFP carries two)",

@@ -15,8 +15,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from fabric.model.kinds import MEDIA_KINDS, MediaKind
 from fabric.spec.platforms import check_platform, platform_names, port_name
-from fabric.spec.schema import MEDIA_KINDS, NAME_RE, StrictModel, check_template
+from fabric.spec.schema import NAME_RE, StrictModel, check_template
 
 
 class PortMode(StrictModel):
@@ -149,7 +150,7 @@ class NodeType(StrictModel):
 
 
 class Media(StrictModel):
-    kind: Literal["dac", "acc", "aoc", "mmf", "smf", "copper"]
+    kind: MediaKind
     description: str
     technologies: list[Literal["infiniband", "ethernet"]]
     speeds_gbps: list[int] = Field(min_length=1)

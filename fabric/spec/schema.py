@@ -13,7 +13,7 @@ import re
 import string
 from fractions import Fraction
 from ipaddress import IPv4Network, IPv6Network, ip_interface, ip_network
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -26,11 +26,11 @@ from pydantic import (
     model_validator,
 )
 
+from fabric.model.kinds import ROLES, SWITCH_LAYERS, MediaKind, Role, SwitchLayer
 from fabric.spec.platforms import PlatformName
 
-FABRIC_ROLES = ("compute", "storage", "inband", "oob")
-LAYERS = ("leaf", "spine", "core")
-MEDIA_KINDS = ("dac", "acc", "aoc", "mmf", "smf", "copper")
+FABRIC_ROLES = ROLES
+LAYERS = SWITCH_LAYERS
 ROUTING_ENGINES = (
     "ftree",
     "updn",
@@ -244,7 +244,7 @@ class ClosTopology(StrictModel):
 class ExplicitSwitch(StrictModel):
     name: str = Field(description="Switch name, unique in the design.")
     model: str = Field(description="Switch model from the catalog.")
-    layer: Literal["leaf", "spine", "core"] = Field(description="Tier of the switch.")
+    layer: SwitchLayer = Field(description="Tier of the switch.")
     rack: str | None = Field(default=None, description="Rack name (e.g. `C03`); needed for cable lengths.")
     u: int | None = Field(default=None, ge=1, description="Lowest rack unit the switch occupies.")
     plane: int | None = Field(default=None, ge=1, description="Plane, when the fabric has several.")
@@ -368,7 +368,7 @@ Attach = Annotated[
 class CablingPolicy(StrictModel):
     """How cables are chosen and sized. Precedence: `fabrics.<f>.cabling` → `cabling` → built-in default."""
 
-    media: list[Literal["dac", "acc", "aoc", "mmf", "smf", "copper"]] | None = Field(
+    media: list[MediaKind] | None = Field(
         default=None, description="Allowed media kinds, in order of preference. Default: any, catalog order."
     )
     slack_pct: float | None = Field(
@@ -735,7 +735,7 @@ class Management(StrictModel):
 class Fabric(StrictModel):
     """One fabric: compute, storage, in-band or out-of-band; InfiniBand or Ethernet."""
 
-    role: Literal["compute", "storage", "inband", "oob"] | None = Field(
+    role: Role | None = Field(
         default=None, description="Fabric role. Default: the fabric's key when it is one of the four roles."
     )
     technology: Literal["infiniband", "ethernet"]
@@ -813,8 +813,8 @@ class Spec(StrictModel):
             _check_name(key)
         return value
 
-    def fabric_role(self, key: str) -> str:
+    def fabric_role(self, key: str) -> Role:
         fabric = self.fabrics[key]
         if fabric.role:
             return fabric.role
-        return key if key in FABRIC_ROLES else "compute"
+        return next((r for r in get_args(Role) if r == key), "compute")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from ipaddress import ip_interface
 from pathlib import Path
 
+from fabric.model.kinds import Layer, Tier
 from fabric.pipeline import Build
 from fabric.render import render_all
 
@@ -152,7 +153,7 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
         lab.configs[name] = files[f"configs/{name}/frr.conf"]
     intents = build.intents
     for link in ft.links:
-        if link.tier == "node-leaf":
+        if link.tier == Tier.NODE_LEAF:
             lab.hosts.setdefault(link.a, prefix + "h-" + link.a)
             lab.wires.append(Wire(lab.hosts[link.a], link.a_port, lab.switches[link.b], link.b_port, 9000))
             lab.bridges.setdefault(lab.switches[link.b], []).append(link.b_port)
@@ -174,11 +175,11 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
                 str(ip_interface(a).ip) for a in (intent.servers.gateway_v4, intent.servers.gateway_v6) if a
             ]
     for link in ft.links:
-        if link.tier == "node-leaf":
+        if link.tier == Tier.NODE_LEAF:
             lab.host_routes.setdefault(lab.hosts[link.a], gateways.get(link.b, []))
     for name in ft.switches:
         intent = intents[name]
-        if intent.layer == "leaf":
+        if intent.layer == Layer.LEAF:
             lab.leaves.append(name)
             lab.leaf_prefixes[name] = list(intent.bgp.networks) if intent.bgp else []
             lab.uplinks[name] = sum(1 for p in intent.used_ports if p.role == "uplink")

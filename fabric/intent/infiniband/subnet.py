@@ -27,6 +27,7 @@ from fabric.intent.infiniband.ports import (
 )
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, warning
+from fabric.model.kinds import Layer
 from fabric.model.topology import LAYER_RANK, FabricTopology, Topology
 from fabric.spec.loader import Design
 from fabric.spec.schema import InfinibandSettings, Partition
@@ -221,7 +222,7 @@ def _drafts(design: Design, topology: Topology, plan: Plan) -> list[_Draft]:
                 for dev, port in ((link.a, link.a_port), (link.b, link.b_port)):
                     if dev in used:
                         used[dev].append((port, link.speed_gbps))
-                    elif devices[dev].layer == "node":
+                    elif devices[dev].layer == Layer.NODE:
                         node_type = devices[dev].model
                         if node_type not in types:
                             types[node_type] = node_cas(catalog.nodes[node_type])
@@ -341,7 +342,7 @@ def _subnet(design: Design, topology: Topology, draft: _Draft, guids: Mapping[st
     for key, (device, hca, _ports, nports) in draft.cas.items():
         dev = devices[device]
         g = guids[key]
-        nodes.append(IbNode(key, device, hca, False, nports, g.node, g.placeholder, "node", dev.group, dev.model))
+        nodes.append(IbNode(key, device, hca, False, nports, g.node, g.placeholder, Layer.NODE, dev.group, dev.model))
     by_key = {n.key: n for n in nodes}
     ca_of: dict[tuple[str, str], str] = {}
     for key, (device, _hca, ports, _) in draft.cas.items():

@@ -1,6 +1,7 @@
 """Arista EOS: a CLI startup-config.
 
-EOS names ports by cage and first lane (Ethernet1/1, Ethernet1/5 for a 2 × 400G cage), takes an L3 MTU
+EOS names ports of multi-lane cages and breakouts by cage and first lane (Ethernet1/1, Ethernet1/5 for a
+2 × 400G cage), a single-lane cage by the cage (Ethernet1) (templates/eos/platform.yaml); it takes an L3 MTU
 of at most 9214, and peers BGP unnumbered through `neighbor interface` with RFC 5549 next hops.
 """
 
