@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ipaddress import ip_interface
 from pathlib import Path
 
-from fabric.allocation.allocate import SERVER_INTERFACE, AddressRow, Plan
+from fabric.allocation.allocate import SERVER_INTERFACE, AddressRow, Interface, Plan
 from fabric.model.findings import Finding, error
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology, Link, Topology
@@ -43,8 +43,8 @@ class PortIntent:
     role: str  # uplink | downlink | server | unused
     peer_device: str = ""
     peer_port: str = ""
-    ipv4: str | None = None  # CIDR of a numbered switch link
-    ipv6: str | None = None
+    ipv4: Interface | None = None  # address and prefix of a numbered switch link
+    ipv6: Interface | None = None
     cable_m: float | None = None  # planned cable length
 
     @property
@@ -94,8 +94,8 @@ class BgpIntent:
 class ServerSubnet:
     name: str  # the bridge/VLAN interface holding the gateway
     vlan: int
-    gateway_v4: str  # CIDR
-    gateway_v6: str | None
+    gateway_v4: Interface
+    gateway_v6: Interface | None
     members: tuple[str, ...]
 
 
@@ -136,10 +136,10 @@ class DeviceIntent:
     model: str
     hwsku: str | None
     mgmt_port: str
-    mgmt_address: str | None
+    mgmt_address: Interface | None
     mgmt_gateway: str | None
-    loopback_v4: str | None
-    loopback_v6: str | None
+    loopback_v4: Interface | None
+    loopback_v6: Interface | None
     ports: tuple[PortIntent, ...]
     servers: ServerSubnet | None
     bgp: BgpIntent | None
@@ -288,10 +288,10 @@ class _IntentBuilder:
                 if problem:
                     self.findings.append(problem)
 
-    def _address(self, device: str, interface: str, purpose: str, version: int) -> str | None:
+    def _address(self, device: str, interface: str, purpose: str, version: int) -> Interface | None:
         for row in self.addresses.get((device, interface), ()):
             if row.purpose == purpose and row.address.version == version:
-                return str(row.address)  # the intent holds addresses as the configs print them
+                return row.address
         return None
 
     def build(self) -> dict[str, DeviceIntent]:
@@ -422,8 +422,8 @@ class _IntentBuilder:
         ft: FabricTopology,
         name: str,
         links: list[Link],
-        loopback_v4: str | None,
-        loopback_v6: str | None,
+        loopback_v4: Interface | None,
+        loopback_v6: Interface | None,
         servers: ServerSubnet | None,
         unnumbered: bool,
     ) -> BgpIntent | None:

@@ -52,10 +52,10 @@ class Cumulus(Platform):
     def config(self, intent: DeviceIntent) -> dict[str, Any]:
         config: dict[str, Any] = {"system": {"hostname": intent.hostname}}
         interfaces: dict[str, Any] = {}
-        loopback: dict[str, Any] = {a: {} for a in (intent.loopback_v4, intent.loopback_v6) if a}
+        loopback: dict[str, Any] = {str(a): {} for a in (intent.loopback_v4, intent.loopback_v6) if a}
         interfaces["lo"] = {"type": "loopback"} | ({"ip": {"address": loopback}} if loopback else {})
         if intent.mgmt_address:
-            mgmt: dict[str, Any] = {"type": "eth", "ip": {"address": {intent.mgmt_address: {}}, "vrf": "mgmt"}}
+            mgmt: dict[str, Any] = {"type": "eth", "ip": {"address": {str(intent.mgmt_address): {}}, "vrf": "mgmt"}}
             if intent.mgmt_gateway:
                 mgmt["ip"]["gateway"] = {intent.mgmt_gateway: {}}
             interfaces[intent.mgmt_port] = mgmt
@@ -71,14 +71,14 @@ class Cumulus(Platform):
                     "state": {"up" if p.admin_up else "down": {}},
                 },
             }
-            addresses: dict[str, Any] = {a: {} for a in (p.ipv4, p.ipv6) if a}
+            addresses: dict[str, Any] = {str(a): {} for a in (p.ipv4, p.ipv6) if a}
             if addresses:
                 entry["ip"] = {"address": addresses}
             if p.role == "server" and intent.servers:
                 entry["bridge"] = {"domain": {"br_default": {"access": intent.servers.vlan}}}
             interfaces[p.name] = entry
         if intent.servers:
-            gateway: dict[str, Any] = {a: {} for a in (intent.servers.gateway_v4, intent.servers.gateway_v6) if a}
+            gateway: dict[str, Any] = {str(a): {} for a in (intent.servers.gateway_v4, intent.servers.gateway_v6) if a}
             interfaces[f"vlan{intent.servers.vlan}"] = {
                 "type": "svi",
                 "vlan": intent.servers.vlan,

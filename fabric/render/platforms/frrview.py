@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from ipaddress import ip_interface
 
+from fabric.allocation.allocate import Interface
 from fabric.intent.ethernet import DeviceIntent, Neighbor, PrefixRule
 
 # FRR builds with 64-way ECMP by default; asking for more is refused.
@@ -37,9 +38,9 @@ class FrrNeighbor:
     description: str
 
 
-def address_pairs(*cidrs: str | None) -> list[tuple[str, str]]:
-    """("ip" or "ipv6", address) pairs, as FRR's `ip address` / `ipv6 address` commands want them."""
-    return [("ip" if ip_interface(a).version == 4 else "ipv6", a) for a in cidrs if a]
+def address_pairs(*addresses: Interface | None) -> list[tuple[str, str]]:
+    """("ip" or "ipv6", address/prefix) pairs, as FRR's `ip address` / `ipv6 address` commands want them."""
+    return [("ip" if a.version == 4 else "ipv6", str(a)) for a in addresses if a]
 
 
 def frr_view(intent: DeviceIntent, *, addresses: bool) -> dict[str, object]:
