@@ -232,7 +232,7 @@ def verify(
     each link at a wrong width or speed, with the cable id, label and both ends as rack, U, device and port.
     Exit 0 when everything matches, 1 otherwise, 2 when the spec or the discovered data cannot be read.
     """
-    from fabric.render.infiniband.netfile import parse_ibnetdiscover
+    from fabric.tools.ibnetdiscover import parse_ibnetdiscover
     from fabric.tools.lldp import read_lldp
     from fabric.tools.verify import choose_subnet, verify_ib, verify_lldp
 

@@ -22,9 +22,9 @@ from fabric.intent.infiniband.guids import (
 from fabric.intent.infiniband.ports import SwitchNumbering, node_cas, parse_rate, plan_rate, switch_numbering
 from fabric.intent.infiniband.subnet import Subnet
 from fabric.pipeline import Build, build_fabric
-from fabric.render.infiniband.netfile import parse_ibnetdiscover
 from fabric.spec.catalog import builtin_catalog, switch_ports
 from fabric.spec.loader import load_spec_text
+from fabric.tools.ibnetdiscover import parse_ibnetdiscover
 from tests.conftest import REPO, built
 
 QM9700 = builtin_catalog().switches["qm9700"]

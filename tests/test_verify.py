@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from fabric import render_all
 from fabric.cli import app
 from fabric.model.cable import Cable
-from fabric.render.infiniband.netfile import parse_ibnetdiscover
+from fabric.tools.ibnetdiscover import parse_ibnetdiscover
 from fabric.tools.lldp import parse_lldp_text, read_lldp
 from fabric.tools.verify import End, ObservedCable, PlannedCable, choose_subnet, compare, match_nodes, verify_lldp
 from tests.conftest import DESIGNS, REPO, built

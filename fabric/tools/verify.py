@@ -25,7 +25,7 @@ from fabric.intent.infiniband.ports import Rate, parse_rate
 from fabric.intent.infiniband.subnet import IbNode, Subnet
 from fabric.model.cable import Cable
 from fabric.pipeline import Build
-from fabric.render.infiniband.netfile import Discovered, DiscoveredNode
+from fabric.tools.ibnetdiscover import Discovered, DiscoveredNode
 from fabric.tools.lldp import LldpData
 
 KINDS = ("missing", "wrong-port", "unexpected", "rate")
