@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
+from fabric.model.kinds import MediaKind
 from fabric.model.topology import Link
 
 
@@ -19,7 +21,7 @@ class Cable:
     a_u: int | None
     b_rack: str
     b_u: int | None
-    media_kind: str
+    media_kind: MediaKind | Literal[""]  # "" when no allowed medium carries the cable
     media: str  # catalog key
     part: str
     length_m: float | None

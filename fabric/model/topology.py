@@ -53,7 +53,7 @@ class Link:
     speed_gbps: int
     plane: int | None = None
     rail: int | None = None
-    media: str | None = None  # given by an explicit topology; else chosen by distance
+    media: str | None = None  # catalog medium given by an explicit topology; else chosen by distance
     length_m: float | None = None  # given by an explicit topology; else from rack positions
     source: str = ""  # where an explicit link was written (for findings)
 
