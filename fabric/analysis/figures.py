@@ -16,7 +16,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from fabric.analysis.reduction import FlowGraph, reduced_max_flow, refine, row_ids
-from fabric.model.kinds import Layer, Tier
+from fabric.model.kinds import TIERS, Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology
 
 LAYERS = (Layer.LEAF, Layer.SPINE, Layer.CORE)
@@ -362,8 +362,8 @@ def _analytic(ft: FabricTopology, endpoint_gbps: int) -> float | None:
 def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigures:
     sg = _switch_graph(ft)
     loads = _loads(ft)
-    switches = {str(layer): sum(1 for ld in loads if ld.layer == layer) for layer in LAYERS}  # plain keys
-    links = {str(tier): 0 for tier in Tier}
+    switches = {layer: sum(1 for ld in loads if ld.layer == layer) for layer in LAYERS}
+    links: dict[str, int] = dict.fromkeys(TIERS, 0)
     for link in ft.links:
         links[link.tier] += 1
     endpoint_gbps = sum(g for _, g in sg.endpoints)

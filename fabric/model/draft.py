@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fabric.model.findings import Finding
-from fabric.model.kinds import Layer
+from fabric.model.kinds import LayerName
 from fabric.model.topology import ClosParams, Link
 
 
 @dataclass
 class SwitchDraft:
     name: str
-    layer: Layer
+    layer: LayerName
     model: str
     platform: str | None
     plane: int | None

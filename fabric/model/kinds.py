@@ -1,35 +1,37 @@
 """The closed vocabularies every stage shares: layers, link tiers, fabric roles, technologies, media kinds.
 
-Layers and tiers are StrEnums (their values are what the outputs print, so they serialize as before); the
-spec's own fields use the Literal types, whose values are the same.
+Each is a Literal type (mypy rejects any other string) with its values as named constants (`Layer.LEAF`,
+`Tier.NODE_LEAF`). The values are plain strings, so every output (CSV, JSON, YAML, templates) prints them
+as before, and the spec's fields use the same Literals.
 """
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Literal, get_args
+from typing import Final, Literal, get_args
 
-
-class Layer(StrEnum):
-    NODE = "node"
-    LEAF = "leaf"
-    SPINE = "spine"
-    CORE = "core"
-
-
-class Tier(StrEnum):
-    """A link's tier: the layers it joins, lower first."""
-
-    NODE_LEAF = "node-leaf"
-    LEAF_SPINE = "leaf-spine"
-    SPINE_CORE = "spine-core"
-
-
+LayerName = Literal["node", "leaf", "spine", "core"]
+TierName = Literal["node-leaf", "leaf-spine", "spine-core"]  # the layers a link joins, lower first
 SwitchLayer = Literal["leaf", "spine", "core"]
 Role = Literal["compute", "storage", "inband", "oob"]
 Technology = Literal["infiniband", "ethernet"]
 MediaKind = Literal["dac", "acc", "aoc", "mmf", "smf", "copper"]
 
-SWITCH_LAYERS: tuple[str, ...] = get_args(SwitchLayer)
-ROLES: tuple[str, ...] = get_args(Role)
-MEDIA_KINDS: tuple[str, ...] = get_args(MediaKind)
+
+class Layer:
+    NODE: Final = "node"
+    LEAF: Final = "leaf"
+    SPINE: Final = "spine"
+    CORE: Final = "core"
+
+
+class Tier:
+    NODE_LEAF: Final = "node-leaf"
+    LEAF_SPINE: Final = "leaf-spine"
+    SPINE_CORE: Final = "spine-core"
+
+
+LAYERS: tuple[LayerName, ...] = get_args(LayerName)
+TIERS: tuple[TierName, ...] = get_args(TierName)
+SWITCH_LAYERS: tuple[SwitchLayer, ...] = get_args(SwitchLayer)
+ROLES: tuple[Role, ...] = get_args(Role)
+MEDIA_KINDS: tuple[MediaKind, ...] = get_args(MediaKind)

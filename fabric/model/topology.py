@@ -8,15 +8,14 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from fabric.model.findings import Finding
-from fabric.model.kinds import Layer, Role, Technology, Tier
+from fabric.model.kinds import Layer, LayerName, Role, Technology, Tier, TierName
 
 LAYER_RANK: Mapping[str, int] = {Layer.NODE: 0, Layer.LEAF: 1, Layer.SPINE: 2, Layer.CORE: 3}
-TIER_OF_LAYER: Mapping[str, Tier] = {
+TIER_OF_LAYER: Mapping[str, TierName] = {
     Layer.LEAF: Tier.NODE_LEAF,
     Layer.SPINE: Tier.LEAF_SPINE,
     Layer.CORE: Tier.SPINE_CORE,
 }
-TIERS: tuple[Tier, ...] = tuple(Tier)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +23,7 @@ class Device:
     """A node or a switch, placed in a rack. Switches belong to one fabric; nodes to none."""
 
     name: str
-    layer: Layer
+    layer: LayerName
     model: str  # catalog key (node type or switch model)
     fabric: str | None = None
     group: str | None = None  # node group, or "mgmt" for a switch's management port as an endpoint
@@ -45,7 +44,7 @@ class Link:
     """One cable. End `a` is the lower layer (node below leaf below spine below core)."""
 
     fabric: str
-    tier: Tier
+    tier: TierName
     a: str
     a_port: str
     b: str

@@ -6,8 +6,7 @@ from collections import Counter
 from typing import Any
 
 from fabric.analysis.figures import LAYERS
-from fabric.model.kinds import Layer
-from fabric.model.topology import TIERS
+from fabric.model.kinds import TIERS, Layer
 from fabric.pipeline import Build
 
 

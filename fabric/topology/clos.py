@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from fabric.model.draft import FabricDraft, SwitchDraft
 from fabric.model.findings import error
-from fabric.model.kinds import Layer, Tier
+from fabric.model.kinds import Layer, Tier, TierName
 from fabric.model.topology import ClosParams, Link
 from fabric.spec.catalog import Catalog, SwitchPort, best_speed, switch_ports
 from fabric.spec.schema import ClosTopology, Fabric
@@ -393,7 +393,7 @@ class ClosGenerator:
     def _connect(
         self,
         plane: int,
-        tier: Tier,
+        tier: TierName,
         lower: str,
         up_ports: Sequence[SwitchPort],
         uppers: Sequence[str],

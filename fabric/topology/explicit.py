@@ -17,7 +17,7 @@ from pathlib import Path
 from fabric.model.draft import FabricDraft, SwitchDraft
 from fabric.model.findings import Finding, error, warning
 from fabric.model.kinds import Layer, Tier
-from fabric.model.topology import LAYER_RANK, TIER_OF_LAYER, TIERS, Link
+from fabric.model.topology import LAYER_RANK, TIER_OF_LAYER, Link
 from fabric.spec.catalog import Catalog, SwitchPort, port_candidates
 from fabric.spec.loader import suggest
 from fabric.spec.schema import CsvTopology, ExplicitLink, ExplicitSwitch, ExplicitTopology, Fabric
@@ -110,7 +110,7 @@ class _Builder:
         layer_platform = choice.platform if choice.model == sw.model else None
         platform = layer_platform or self.fabric.platform_of("", model.platform)
         index = sum(1 for s in self.switches.values() if s.layer == sw.layer) + 1
-        draft = SwitchDraft(sw.name, Layer(sw.layer), sw.model, platform, sw.plane, index=index)
+        draft = SwitchDraft(sw.name, sw.layer, sw.model, platform, sw.plane, index=index)
         self.switches[sw.name] = draft
         self.draft.switches.append(draft)
         self.pins[sw.name] = Pin(sw.rack, sw.u, path)
@@ -342,7 +342,7 @@ def _csv_layers(rows: Sequence[Mapping[str, str]], nodes: Mapping[str, NodeEntry
     layers: dict[str, str] = {}
     for row in rows:
         tier = row.get("tier", "")
-        pair = CSV_LAYERS.get(Tier(tier)) if tier in TIERS else None
+        pair = CSV_LAYERS.get(tier)
         if pair is None:
             continue
         for side, layer in zip(("a", "b"), pair, strict=True):
