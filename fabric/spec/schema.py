@@ -589,8 +589,13 @@ class InfinibandSettings(StrictModel):
         default=0, ge=0, description="Restart the log when it grows past this many MB (0: unlimited)."
     )
     dump_dir: str = Field(default="/var/log", description="Where OpenSM dumps its tables (`dump_files_dir`).")
-    sharp: bool = Field(default=False, description="Enable SHARP aggregation.")
-    adaptive_routing: bool = Field(default=False, description="Use adaptive routing engines (MLNX OpenSM/UFM).")
+    sharp: bool = Field(
+        default=False, description="Enable SHARP aggregation. Not supported yet: a `not-supported` warning, no effect."
+    )
+    adaptive_routing: bool = Field(
+        default=False,
+        description="Use adaptive routing (NVIDIA OpenSM, UFM). Not supported yet: a `not-supported` warning.",
+    )
 
     @field_validator("subnet_prefix")
     @classmethod
