@@ -135,7 +135,7 @@ def test_bgp_policy_and_multipath() -> None:
     leaf = built("roce-512").intents["su1-rail0-leaf"]
     assert leaf.bgp is not None
     assert leaf.bgp.maximum_paths == 64 == sum(1 for p in leaf.used_ports if p.role == "uplink")
-    assert leaf.bgp.networks == ("10.0.0.5/32", "10.2.0.0/25")
+    assert tuple(map(str, leaf.bgp.networks)) == ("10.0.0.5/32", "10.2.0.0/25")
     text = render_all(built("lab"))["configs/spine1/frr.conf"].decode()
     # eBGP policy is explicit: only loopbacks and server subnets pass, in and out
     assert "ip prefix-list FABRIC seq 10 permit 10.255.0.0/24 ge 32" in text

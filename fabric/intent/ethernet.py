@@ -12,10 +12,10 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from ipaddress import ip_interface
+from ipaddress import IPv4Address, IPv6Address, IPv6Network, ip_interface
 from pathlib import Path
 
-from fabric.allocation.allocate import SERVER_INTERFACE, AddressRow, Interface, Plan
+from fabric.allocation.allocate import SERVER_INTERFACE, AddressRow, Interface, Network, Plan
 from fabric.model.findings import Finding, error
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology, Link, Topology
@@ -59,7 +59,7 @@ class Neighbor:
     remote_as: int | None  # the peer's ASN (FRR and NVUE say `external` on unnumbered sessions)
     peer_device: str
     peer_port: str
-    local_address: str | None = None  # this side's /31 address, without prefix length (numbered)
+    local_address: IPv4Address | IPv6Address | None = None  # this side's /31 address (numbered)
 
     @property
     def description(self) -> str:
@@ -68,7 +68,7 @@ class Neighbor:
 
 @dataclass(frozen=True, slots=True)
 class PrefixRule:
-    prefix: str
+    prefix: Network
     ge: int | None
     le: int | None
 
@@ -76,13 +76,13 @@ class PrefixRule:
 @dataclass(frozen=True)
 class BgpIntent:
     asn: int
-    router_id: str
+    router_id: IPv4Address | IPv6Address
     unnumbered: bool
     neighbors: tuple[Neighbor, ...]
     multipath_relax: bool
     maximum_paths: int
-    networks: tuple[str, ...]  # IPv4 prefixes this switch originates
-    networks_v6: tuple[str, ...]
+    networks: tuple[Network, ...]  # IPv4 prefixes this switch originates
+    networks_v6: tuple[Network, ...]
     allowed: tuple[PrefixRule, ...]  # what the fabric carries: loopbacks and server subnets only
     allowed_v6: tuple[PrefixRule, ...]
     ipv6: bool  # IPv6 unicast is exchanged (unnumbered sessions carry both families)
@@ -446,12 +446,12 @@ class _IntentBuilder:
                 continue
             neighbors.append(
                 Neighbor(
-                    str(ip_interface(peer_ip).ip),
+                    str(peer_ip.ip),  # a neighbour is named by its address (numbered) or the interface (unnumbered)
                     mine,
                     self.asn.get(peer),
                     peer,
                     peer_port,
-                    str(ip_interface(local_ip).ip) if local_ip else None,
+                    local_ip.ip if local_ip else None,
                 )
             )
         remote_up = {
@@ -462,22 +462,18 @@ class _IntentBuilder:
         pools = self.design.spec.addressing
         subnets = pools.mgmt if ft.role == "oob" else pools.servers
         allowed = (
-            PrefixRule(str(pools.loopback), 32, None),
-            PrefixRule(str(subnets), None, self.subnet_prefix.get(key, subnets.prefixlen)),
+            PrefixRule(pools.loopback, 32, None),
+            PrefixRule(subnets, None, self.subnet_prefix.get(key, subnets.prefixlen)),
         )
         allowed_v6: tuple[PrefixRule, ...] = ()
         if pools.ipv6 is not None:
             v6 = pools.ipv6
-            allowed_v6 = (PrefixRule(f"{v6.network_address}/64", 128, None), PrefixRule(str(v6), 64, 64))
-        networks = tuple(
-            str(ip_interface(a).network) for a in (loopback_v4, servers.gateway_v4 if servers else None) if a
-        )
-        networks_v6 = tuple(
-            str(ip_interface(a).network) for a in (loopback_v6, servers.gateway_v6 if servers else None) if a
-        )
+            allowed_v6 = (PrefixRule(IPv6Network((v6.network_address, 64)), 128, None), PrefixRule(v6, 64, 64))
+        networks = tuple(a.network for a in (loopback_v4, servers.gateway_v4 if servers else None) if a)
+        networks_v6 = tuple(a.network for a in (loopback_v6, servers.gateway_v6 if servers else None) if a)
         return BgpIntent(
             asn=asn,
-            router_id=str(ip_interface(loopback_v4).ip),
+            router_id=loopback_v4.ip,
             unnumbered=unnumbered,
             neighbors=tuple(neighbors),
             multipath_relax=len(remote_up) > 1 or self._scheme(key) == "unique",

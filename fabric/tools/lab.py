@@ -181,7 +181,7 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
         intent = intents[name]
         if intent.layer == Layer.LEAF:
             lab.leaves.append(name)
-            lab.leaf_prefixes[name] = list(intent.bgp.networks) if intent.bgp else []
+            lab.leaf_prefixes[name] = [str(p) for p in intent.bgp.networks] if intent.bgp else []
             lab.uplinks[name] = sum(1 for p in intent.used_ports if p.role == "uplink")
         else:
             lab.spines.append(name)

@@ -23,7 +23,7 @@ def _prefix_rules(rules: tuple[PrefixRule, ...]) -> dict[str, Any]:
             match["min-prefix-len"] = rule.ge
         if rule.le is not None:
             match["max-prefix-len"] = rule.le
-        out[str(i * 10)] = {"action": "permit", "match": {rule.prefix: match}}
+        out[str(i * 10)] = {"action": "permit", "match": {str(rule.prefix): match}}
     return out
 
 
@@ -112,7 +112,10 @@ class Cumulus(Platform):
                 policy["route-map"][name] = {
                     "rule": {"10": {"action": {"permit": {}}, "match": {"ip-prefix-list": "FABRIC-V6", "type": "ipv6"}}}
                 }
-        return {"bgp": {"autonomous-system": bgp.asn, "enable": "on", "router-id": bgp.router_id}, "policy": policy}
+        return {
+            "bgp": {"autonomous-system": bgp.asn, "enable": "on", "router-id": str(bgp.router_id)},
+            "policy": policy,
+        }
 
     def _bgp(self, intent: DeviceIntent) -> dict[str, Any]:
         bgp = intent.bgp
@@ -120,7 +123,7 @@ class Cumulus(Platform):
         families: dict[str, Any] = {
             "ipv4-unicast": {
                 "enable": "on",
-                "network": {prefix: {} for prefix in bgp.networks},
+                "network": {str(prefix): {} for prefix in bgp.networks},
                 "multipaths": {"ebgp": bgp.maximum_paths},
             }
         }
@@ -133,7 +136,7 @@ class Cumulus(Platform):
         if bgp.ipv6:
             families["ipv6-unicast"] = {
                 "enable": "on",
-                "network": {prefix: {} for prefix in bgp.networks_v6},
+                "network": {str(prefix): {} for prefix in bgp.networks_v6},
                 "multipaths": {"ebgp": bgp.maximum_paths},
             }
             group_af["ipv6-unicast"] = {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from ipaddress import ip_interface
 
 from fabric.allocation.allocate import Interface
 from fabric.intent.ethernet import DeviceIntent, Neighbor, PrefixRule
@@ -24,9 +23,9 @@ def prefix_lines(rules: tuple[PrefixRule, ...]) -> list[PrefixLine]:
     for i, rule in enumerate(rules, start=1):
         bounds = (f" ge {rule.ge}" if rule.ge is not None else "") + (f" le {rule.le}" if rule.le is not None else "")
         # a bound equal to the prefix's own length is what FRR already means, and it refuses `le` below it
-        if rule.ge is None and rule.le is not None and rule.le == ip_interface(rule.prefix).network.prefixlen:
+        if rule.ge is None and rule.le is not None and rule.le == rule.prefix.prefixlen:
             bounds = ""
-        out.append(PrefixLine(i * 10, rule.prefix, bounds))
+        out.append(PrefixLine(i * 10, str(rule.prefix), bounds))
     return out
 
 

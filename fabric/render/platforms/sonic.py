@@ -99,7 +99,7 @@ class Sonic(Platform):
                     "holdtime": "9",
                     "keepalive": "3",
                 }
-                | ({"local_addr": n.local_address} if n.local_address else {})
+                | ({"local_addr": str(n.local_address)} if n.local_address else {})
                 for n in intent.bgp.neighbors
             }
         db["DEVICE_NEIGHBOR"] = {
