@@ -43,7 +43,8 @@ addressing: {{mgmt: 10.128.0.0/14}}
 
 def run_one(name: str) -> dict[str, object]:
     from fabric.allocation.allocate import allocate
-    from fabric.analysis.checks import Context, run_checks, run_plan_checks
+    from fabric.allocation.checks import PlanContext, run_plan_checks
+    from fabric.analysis.checks import Context, run_checks
     from fabric.analysis.figures import fabric_figures
     from fabric.render import render_all
     from fabric.spec.loader import load_spec
@@ -72,7 +73,7 @@ def run_one(name: str) -> dict[str, object]:
         findings = run_checks(Context(design, topology, figures))
         lap("checks")
         plan = allocate(design, topology)
-        findings += run_plan_checks(design, plan)
+        findings += run_plan_checks(PlanContext(design, topology, figures, plan))
         lap("allocation")
         from fabric.intent.infiniband import build_infiniband
         from fabric.pipeline import Build

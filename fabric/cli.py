@@ -23,6 +23,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from fabric.model.findings import FabricError, Finding, Severity, sort_findings
+from fabric.model.kinds import Tier
 from fabric.model.text import printable
 from fabric.pipeline import Build, build_fabric
 from fabric.spec.resources import default_spec
@@ -304,9 +305,9 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
         ("leaf", "right"),
         ("spine", "right"),
         ("core", "right"),
-        ("node-leaf", "right"),
-        ("leaf-spine", "right"),
-        ("spine-core", "right"),
+        (Tier.NODE_LEAF, "right"),
+        (Tier.LEAF_SPINE, "right"),
+        (Tier.SPINE_CORE, "right"),
         ("oversub.", "right"),
         ("bisection", "right"),
         ("ECMP", "right"),
@@ -321,7 +322,7 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
             f["technology"],
             str(f["tiers"]),
             *(str(f["switches"][k]) for k in ("leaf", "spine", "core")),
-            *(str(f["links"][k]) for k in ("node-leaf", "leaf-spine", "spine-core")),
+            *(str(f["links"][k]) for k in (Tier.NODE_LEAF, Tier.LEAF_SPINE, Tier.SPINE_CORE)),
             over or "-",
             f"{(f['bisection_gbps'] or 0) / 1000:,.1f} Tb/s ({f['bisection_pct']}%)",
             str(f["min_ecmp_width"] if f["min_ecmp_width"] is not None else "-"),
@@ -486,7 +487,7 @@ def verify(
     Fewer checked cables than --min-checked (default 1) is a failure: no evidence is not a match.
     Exit 0 when everything matches, 1 otherwise, 2 when the spec or the discovered data cannot be read.
     """
-    from fabric.render.infiniband.netfile import parse_ibnetdiscover
+    from fabric.tools.ibnetdiscover import parse_ibnetdiscover
     from fabric.tools.lldp import read_lldp
     from fabric.tools.verify import choose_subnet, verify_ib, verify_lldp
 

@@ -1,5 +1,7 @@
-"""The pipeline: spec → topology → graph checks → allocation → plan checks → switch intent and
-InfiniBand subnet intent, as one frozen Build.
+"""The pipeline: spec (1) → topology (2) → figures and graph checks (3) → allocation and plan checks (4) →
+switch and InfiniBand subnet intent and intent checks (5), as one frozen Build, which render (6), write (7)
+and the tools consume. The checks' context grows along the way: analysis.checks.Context → allocation.checks.
+PlanContext → intent.context.IntentContext.
 
 Each stage returns a new value and never edits an earlier one. An unreadable or invalid spec stops
 at the loader (FabricError with spec_invalid); design errors do not stop the pipeline, so one run
@@ -13,8 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabric.allocation.allocate import Plan, allocate
-from fabric.analysis.checks import Context, run_checks, run_plan_checks
+from fabric.allocation.checks import PlanContext, run_plan_checks
+from fabric.analysis.checks import Context, run_checks
 from fabric.analysis.figures import FabricFigures, fabric_figures
+from fabric.intent.checks import run_intent_checks
+from fabric.intent.context import IntentContext
 from fabric.intent.ethernet import DeviceIntent, build_intents
 from fabric.intent.infiniband import IbPlan, build_infiniband
 from fabric.model.findings import Finding, Severity, sort_findings
@@ -52,9 +57,12 @@ def build_fabric(spec: Design | str | Path) -> Build:
     figures = {key: fabric_figures(ft) for key, ft in topology.fabrics.items()}
     graph_findings = run_checks(Context(design, topology, figures))
     plan = allocate(design, topology)
-    plan_findings = run_plan_checks(design, plan)
+    plan_findings = run_plan_checks(PlanContext(design, topology, figures, plan))
     intents = build_intents(design, topology, plan)
     infiniband = build_infiniband(design, topology, plan)
+    intent_findings = run_intent_checks(
+        IntentContext(design, topology, figures, plan, intents.devices, infiniband.subnets)
+    )
     findings = [
         *design.notes,
         *topology.findings,
@@ -63,6 +71,7 @@ def build_fabric(spec: Design | str | Path) -> Build:
         *(locate(design.doc, f) for f in plan_findings),
         *(locate(design.doc, f) for f in intents.findings),
         *(locate(design.doc, f) for f in infiniband.findings),
+        *(locate(design.doc, f) for f in intent_findings),
     ]
     return Build(
         design, topology, figures, plan, tuple(sort_findings(findings)), intents.devices, infiniband=infiniband

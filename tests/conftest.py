@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +34,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def has_name(text: str, name: str) -> bool:
+    """`name` (a port, `device:port`, …) occurs in `text` as a whole name: `swp1` does not match `swp10`."""
+    return re.search(rf"(?<![\w/:.-]){re.escape(name)}(?![\w/.-])", text) is not None
+
+
 @pytest.fixture
 def golden(request: pytest.FixtureRequest) -> Callable[[Path, str], None]:
     """golden(path, actual): compare `actual` with the file, or rewrite it under --update-golden."""
@@ -46,6 +52,28 @@ def golden(request: pytest.FixtureRequest) -> Callable[[Path, str], None]:
         assert path.exists(), f"missing golden file {path}; run pytest --update-golden and review it"
         expected = path.read_text(encoding="utf-8")
         assert actual == expected, f"{path.relative_to(REPO)} differs; run pytest --update-golden and review the diff"
+
+    return check
+
+
+@pytest.fixture
+def golden_set(request: pytest.FixtureRequest) -> Callable[[Path, Iterable[str], str], None]:
+    """golden_set(directory, names, pattern): the golden files under `directory` matching `pattern` are exactly
+    `names` (paths relative to it), so a file no longer rendered fails instead of silently losing its test;
+    --update-golden deletes the vanished ones."""
+    update = request.config.getoption("--update-golden")
+
+    def check(directory: Path, names: Iterable[str], pattern: str = "**/*") -> None:
+        wanted = set(names)
+        assert wanted, f"nothing is rendered for {directory}"
+        on_disk = {str(p.relative_to(directory)) for p in directory.glob(pattern) if p.is_file()}
+        vanished = sorted(on_disk - wanted)
+        if update:
+            for name in vanished:
+                (directory / name).unlink()
+            return
+        assert not vanished, f"golden files no longer produced under {directory}: {vanished}; run --update-golden"
+        assert not sorted(wanted - on_disk), f"missing golden files: {sorted(wanted - on_disk)}"
 
     return check
 

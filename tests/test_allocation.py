@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 
 from fabric import Build, Finding, Severity, build_fabric, load_spec_text
-from fabric.allocation.allocate import AddressRow, Cable
+from fabric.allocation.allocate import AddressRow
+from fabric.model.cable import Cable
 from fabric.model.topology import LAYER_RANK
 from fabric.spec.catalog import Media, port_candidates
 from fabric.topology.media import length_code
 from fabric.topology.racks import U_M, route_m
-from tests.conftest import DESIGNS, built
+from tests.conftest import DESIGNS, built, has_name
 
 LAB = (DESIGNS / "lab.yaml").read_text(encoding="utf-8")
 
@@ -166,7 +167,7 @@ def test_loopbacks_go_top_tier_first_fabrics_in_spec_order() -> None:
         assert ranks == sorted(ranks, reverse=True), fabric
     # the lab, by name: spines first, then the leaves in order
     lab_lo = rows(built("lab"), "loopback", version=4)
-    assert [(r.device, r.address) for r in lab_lo][:3] == [
+    assert [(r.device, str(r.address)) for r in lab_lo][:3] == [
         ("spine1", "10.255.0.1/32"),
         ("spine2", "10.255.0.2/32"),
         ("leaf1", "10.255.0.3/32"),
@@ -312,7 +313,7 @@ def test_server_prefix_respected() -> None:
     build = built("lab")  # server_prefix: 24
     assert {ip_interface(r.address).network.prefixlen for r in rows(build, "server-gateway", version=4)} == {24}
     assert {ip_interface(r.address).network.prefixlen for r in rows(build, "server", version=4)} == {24}
-    assert [r.address for r in rows(build, "server-gateway", version=4)] == [f"172.16.{i}.1/24" for i in range(4)]
+    assert [str(r.address) for r in rows(build, "server-gateway", version=4)] == [f"172.16.{i}.1/24" for i in range(4)]
 
 
 def test_server_prefix_default_fits_every_down_port() -> None:
@@ -431,6 +432,7 @@ def test_asn_rfc7938_three_tiers_cores_share_pods_spines_share() -> None:
     assert build.figures["compute"].tiers == 3
     assert build.figures["compute"].switches == {"leaf": 6, "spine": 6, "core": 2}
     devices = build.topology.devices
+    assert sum(1 for r in build.plan.asns if r.layer in ("core", "spine")) == 8
     for r in build.plan.asns:
         dev = devices[r.device]
         if r.layer == "core":
@@ -758,7 +760,7 @@ def test_cable_longer_than_any_medium_is_one_aggregated_cable_reach() -> None:
     link = worst.link
     assert finding.message.startswith(f"{len(too_long)} ")
     assert f"longest {needed:.1f} m" in finding.message
-    assert f"{link.a}:{link.a_port} — {link.b}:{link.b_port}" in finding.message
+    assert has_name(finding.message, f"{link.a}:{link.a_port} — {link.b}:{link.b_port}")
     assert "3 m" in finding.message  # the longest an allowed medium reaches
 
 
@@ -796,14 +798,15 @@ def test_out_of_band_leaves_hold_management_subnets() -> None:
     assert sorted(gateways) == sorted(s for s in build.topology.fabrics["oob"].switches if s.startswith("oob-leaf"))
     assert all(g.network.subnet_of(mgmt_pool) and g.ip == g.network.network_address + 1 for g in gateways.values())
     mgmt = {(r.device, r.interface): r for r in rows(build, "mgmt", version=4)}
-    for link in build.topology.fabrics["oob"].links:
-        if link.tier == "node-leaf":
-            row = mgmt[(link.a, link.a_port)]
-            assert (row.peer_device, row.peer_interface, row.fabric) == (link.b, link.b_port, "oob")
-            assert IPv4Interface(row.address).network == gateways[link.b].network
+    cabled = [link for link in build.topology.fabrics["oob"].links if link.tier == "node-leaf"]
+    assert len(cabled) == 221  # every BMC and switch management port of the 4-SU design
+    for link in cabled:
+        row = mgmt[(link.a, link.a_port)]
+        assert (row.peer_device, row.peer_interface, row.fabric) == (link.b, link.b_port, "oob")
+        assert IPv4Interface(row.address).network == gateways[link.b].network
     # one management address per port: none also gets a server address on the out-of-band leaves
     assert not [r for r in rows(build, "server", version=4) if r.fabric == "oob"]
-    addresses = [r.address.split("/")[0] for r in rows(build, "mgmt", version=4)]
+    addresses = [r.address.ip for r in rows(build, "mgmt", version=4)]
     assert len(addresses) == len(set(addresses))
     intent = build.intents["inband-leaf01"]
     assert intent.mgmt_gateway is not None and intent.mgmt_address is not None

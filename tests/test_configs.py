@@ -17,9 +17,8 @@ import yaml
 from fabric import render_all, write_outputs
 from fabric.model.findings import Severity
 from fabric.render.platforms import PLATFORMS
-from fabric.render.platforms.base import Platform
+from fabric.spec.platforms import platforms
 from fabric.spec.resources import templates_dir
-from fabric.spec.schema import PLATFORMS as SPEC_PLATFORMS
 from tests.conftest import REPO, built
 from tests.platforms import ETHERNET_DESIGNS, build_data, on_platform, spec_data, variant
 
@@ -30,9 +29,9 @@ GOLDEN = REPO / "tests" / "golden"
 
 
 def test_registry_matches_the_spec() -> None:
-    assert sorted(PLATFORMS) == sorted(SPEC_PLATFORMS)
+    assert list(PLATFORMS) == list(platforms()) and {"cumulus", "eos", "frr", "sonic"} <= set(PLATFORMS)
     for name, platform in PLATFORMS.items():
-        assert platform.name == name and platform.files
+        assert platform.name == name and platform.files and platform.traits is platforms()[name]
 
 
 def test_every_platform_named_in_the_catalog_is_registered() -> None:
@@ -42,9 +41,11 @@ def test_every_platform_named_in_the_catalog_is_registered() -> None:
     assert named <= set(PLATFORMS)
 
 
-def test_templates_exist_for_every_templated_platform() -> None:
-    for folder in ("frr", "sonic", "eos"):
-        assert list((templates_dir() / folder).glob("*.j2")), folder
+def test_every_platform_describes_itself_in_its_template_folder() -> None:
+    folders = sorted(p.parent.name for p in templates_dir().glob("*/platform.yaml"))
+    assert folders == sorted(PLATFORMS)
+    templated = {name for name in folders if list((templates_dir() / name).glob("*.j2"))}
+    assert {"eos", "frr", "sonic"} <= templated  # Cumulus's startup.yaml is serialized from data
 
 
 @pytest.mark.parametrize("platform", sorted(PLATFORMS))
@@ -72,6 +73,15 @@ def _config_files(platform: str) -> dict[str, str]:
 
 # the lab design itself is on frr: those goldens are tests/golden/lab/configs (test_outputs.py)
 GOLDEN_CASES = [(p, path) for p in sorted(PLATFORMS) if p != "frr" for path in sorted(_config_files(p))]
+
+
+@pytest.mark.parametrize("platform", sorted({p for p, _ in GOLDEN_CASES}))
+def test_every_golden_config_is_still_rendered(platform: str, golden_set) -> None:  # type: ignore[no-untyped-def]
+    paths = [path for p, path in GOLDEN_CASES if p == platform]
+    switches = {path.split("/")[1] for path in paths}
+    assert len(switches) == 6  # the lab's 6 switches, every file of each (EOS also has its structured config)
+    assert {f"configs/{s}/{f}" for s in switches for f in PLATFORMS[platform].files} <= set(paths)
+    golden_set(GOLDEN / f"lab-{platform}", paths)
 
 
 @pytest.mark.parametrize(("platform", "path"), GOLDEN_CASES, ids=[f"{p}:{f}" for p, f in GOLDEN_CASES])
@@ -127,7 +137,7 @@ def test_bgp_policy_and_multipath() -> None:
     leaf = built("roce-512").intents["su1-rail0-leaf"]
     assert leaf.bgp is not None
     assert leaf.bgp.maximum_paths == 64 == sum(1 for p in leaf.used_ports if p.role == "uplink")
-    assert leaf.bgp.networks == ("10.0.0.5/32", "10.2.0.0/25")
+    assert tuple(map(str, leaf.bgp.networks)) == ("10.0.0.5/32", "10.2.0.0/25")
     text = render_all(built("lab"))["configs/spine1/frr.conf"].decode()
     # eBGP policy is explicit: only loopbacks and server subnets pass, in and out
     assert "ip prefix-list FABRIC seq 10 permit 10.255.0.0/24 ge 32" in text
@@ -307,15 +317,8 @@ def test_frr_has_no_pfc_watchdog() -> None:
 
 
 def test_a_platform_that_cannot_do_what_the_spec_asks(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Limited(Platform):
-        name = "frr"
-        supports = frozenset({"breakout"})
-        files = ("frr.conf",)
-
-        def render(self, intent: Any) -> dict[str, str]:
-            return {"frr.conf": ""}
-
-    monkeypatch.setitem(PLATFORMS, "frr", Limited())
+    limited = platforms()["frr"].model_copy(update={"supports": frozenset({"breakout"})})
+    monkeypatch.setitem(platforms(), "frr", limited)  # what the platform says about itself decides
     on_platform.cache_clear()
     try:
         build = on_platform("lab", "frr", unnumbered=True)
@@ -348,3 +351,51 @@ def test_bgp_password_is_a_secret(platform: str, expected: str, monkeypatch: pyt
     assert expected in text
     assert files.private == {f"configs/{s}/{f}" for s in build.intents for f in PLATFORMS[platform].files}
     assert b"bgp-md5" not in files["summary.json"] + files["cabling.csv"]
+
+
+def _policy_read_back(platform: str) -> dict[str, object]:
+    """The scheduling weights and PFC watchdog times as each platform's config spells them, in the intent's units."""
+    text = "".join(_roce_files(platform).values())
+    if platform == "sonic":
+        db = json.loads(_roce_files("sonic")["configs/su1-rail3-leaf/config_db.json"])
+        wd = next(v for k, v in db["PFC_WD"].items() if k != "GLOBAL")
+        return {
+            "weights": (int(db["SCHEDULER"]["ROCE_DWRR"]["weight"]), int(db["SCHEDULER"]["DEFAULT_DWRR"]["weight"])),
+            "watchdog": (int(db["PFC_WD"]["GLOBAL"]["POLL_INTERVAL"]), int(wd["detection_time"])),
+            "restore": int(wd["restoration_time"]),
+        }
+    if platform == "cumulus":
+        qos = yaml.safe_load(text)[0]["set"]["qos"]
+        tcs = qos["egress-scheduler"]["default-global"]["traffic-class"]
+        poll = int(qos["pfc-watchdog"]["polling-interval"].removesuffix("ms"))
+        return {
+            "weights": (tcs["3"]["bw-percent"], tcs["0"]["bw-percent"]),
+            "watchdog": (poll, poll * qos["pfc-watchdog"]["robustness"]),
+        }
+    if platform == "eos":
+
+        def seconds(key: str) -> int:
+            [value] = re.findall(rf"^priority-flow-control pause watchdog default {key} (\S+)$", text, re.M)
+            return round(float(value) * 1000)
+
+        [weight] = re.findall(r"^      bandwidth percent (\d+)$", text, re.M)[:1]
+        return {
+            "weights": (int(weight),),
+            "watchdog": (seconds("polling-interval"), seconds("timeout")),
+            "restore": seconds("recovery-time"),
+        }
+    [quanta] = set(re.findall(r" quanta (\d+) (\d+) ", text))
+    return {"weights": tuple(int(q) // 30 for q in quanta)}
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+def test_one_intent_gives_the_same_policy_values_on_every_platform(platform: str) -> None:
+    qos = on_platform("roce-512", platform).intents["su1-rail3-leaf"].qos
+    assert qos is not None and (qos.roce_weight, qos.default_weight) == (50, 50)
+    found = _policy_read_back(platform)
+    weights = found["weights"]
+    assert isinstance(weights, tuple) and weights == (qos.roce_weight, qos.default_weight)[: len(weights)]
+    if platform != "frr":  # Linux has no PFC watchdog (a platform-capability warning)
+        assert found["watchdog"] == (qos.watchdog_poll_ms, qos.watchdog_detect_ms) == (100, 200)
+    if "restore" in found:
+        assert found["restore"] == qos.watchdog_restore_ms == 200

@@ -1,6 +1,6 @@
 """Golden findings: every bad input (tests/errors/) and every broken design (tests/broken/) must print
 exactly its .txt file through `fabric validate`. One test id per case; `pytest --update-golden`
-rewrites them (review the diff)."""
+rewrites them (review the diff). That every declared finding code is shown by one is tests/test_codes.py."""
 
 from __future__ import annotations
 
@@ -14,40 +14,10 @@ from tests.conftest import REPO
 
 ERRORS = sorted((REPO / "tests" / "errors").glob("*.yaml"))
 BROKEN = sorted((REPO / "tests" / "broken").glob("*.yaml"))
-WARNING_ONLY = {"failure-impact", "speeds", "platform-capability"}
-
-# Every kind of design problem has a broken design that shows it.
-EXPECTED_CODES = {
-    "address-pool",
-    "asn-range",
-    "bisection",
-    "cable-reach",
-    "disconnected",
-    "duplicate-address",
-    "duplicate-guid",
-    "duplicate-asn",
-    "duplicate-name",
-    "ecmp",
-    "empty-fabric",
-    "failure-impact",
-    "ftree-admissible",
-    "inventory-guid",
-    "inventory-unknown",
-    "mgmt-cycle",
-    "oversubscription",
-    "placeholder-guids",
-    "port-budget",
-    "rack-power",
-    "rack-space",
-    "radix",
-    "rail-alignment",
-    "speed-mismatch",
-    "unconnected",
-    "uneven-spread",
-    "unknown-rack",
-    "secret-missing",
-    "platform-capability",
-}
+# broken designs with warnings only (exit 0), as their golden files say
+WARNING_ONLY = [
+    c for c in BROKEN if c.with_suffix(".txt").exists() and c.with_suffix(".txt").read_text().startswith("exit 0\n")
+]
 
 
 def _validate(case: Path, *args: str) -> tuple[int, str]:
@@ -72,24 +42,21 @@ def test_bad_input_golden(case: Path, golden) -> None:  # type: ignore[no-untype
 def test_broken_design_golden(case: Path, golden) -> None:  # type: ignore[no-untyped-def]
     code, output = _validate(case)
     golden(case.with_suffix(".txt"), f"exit {code}\n{output}")
-    assert code == (0 if case.stem in WARNING_ONLY else 1)
+    assert code == (0 if case in WARNING_ONLY else 1)
+    assert code == 0 or "ERROR" in output
 
 
-@pytest.mark.parametrize("case", [c for c in BROKEN if c.stem in WARNING_ONLY], ids=lambda p: p.stem)
+@pytest.mark.parametrize("case", WARNING_ONLY, ids=lambda p: p.stem)
 def test_strict_turns_warnings_into_errors(case: Path) -> None:
     code, output = _validate(case, "--strict")
     assert code == 1
     assert "WARNING" not in output and "ERROR" in output
 
 
-def test_every_problem_kind_has_a_broken_design() -> None:
-    seen = set()
-    for case in BROKEN:
-        for line in case.with_suffix(".txt").read_text().splitlines():
-            parts = line.split()
-            if parts and parts[0] in ("ERROR", "WARNING"):
-                seen.add(parts[1])
-    assert seen >= EXPECTED_CODES, f"no broken design shows {sorted(EXPECTED_CODES - seen)}"
+def test_every_golden_finding_file_has_its_case(golden_set) -> None:  # type: ignore[no-untyped-def]
+    assert len(ERRORS) >= 15 and len(BROKEN) >= 20 and len(WARNING_ONLY) >= 3
+    golden_set(REPO / "tests" / "errors", [c.with_suffix(".txt").name for c in ERRORS], "*.txt")
+    golden_set(REPO / "tests" / "broken", [c.with_suffix(".txt").name for c in BROKEN], "*.txt")
 
 
 def test_each_finding_is_reported_once() -> None:

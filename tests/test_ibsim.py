@@ -25,8 +25,9 @@ from fabric.cli import app
 from fabric.intent.infiniband.subnet import IbLink, IbNode, Subnet
 from fabric.model.topology import LAYER_RANK
 from fabric.render.infiniband.files import render_subnet
-from fabric.render.infiniband.netfile import net_view, parse_ibnetdiscover
+from fabric.render.infiniband.netfile import net_view
 from fabric.render.templating import render
+from fabric.tools.ibnetdiscover import parse_ibnetdiscover
 from fabric.tools.verify import verify_ib
 from tests.conftest import DESIGNS, built
 from tests.ibsim import Lfts, Simulation, log_problems, low_weights, parse_lfts, pkeys, simulation, sl2vl_table

@@ -22,9 +22,9 @@ from fabric.intent.infiniband.guids import (
 from fabric.intent.infiniband.ports import SwitchNumbering, node_cas, parse_rate, plan_rate, switch_numbering
 from fabric.intent.infiniband.subnet import Subnet
 from fabric.pipeline import Build, build_fabric
-from fabric.render.infiniband.netfile import parse_ibnetdiscover
 from fabric.spec.catalog import builtin_catalog, switch_ports
 from fabric.spec.loader import load_spec_text
+from fabric.tools.ibnetdiscover import parse_ibnetdiscover
 from tests.conftest import REPO, built
 
 QM9700 = builtin_catalog().switches["qm9700"]
@@ -214,6 +214,7 @@ def test_cabling_csv_names_the_hca_and_ib_ports() -> None:
     build = built("superpod-h100-1su")
     rows = list(csv.DictReader(io.StringIO(render_all(build)["cabling.csv"].decode())))
     numbering = _subnet(build).numbering
+    assert (len(rows), sum(1 for r in rows if r["tier"] == "node-leaf")) == (508, 252)
     for row in rows:
         assert int(row["b_ib_port"]) == numbering[row["b_device"]].number(row["b_port"])
         if row["tier"] == "node-leaf":
@@ -356,9 +357,10 @@ def test_inventory_guids_reach_every_file(tmp_path: Path) -> None:
 
 
 def test_every_file_marks_placeholders() -> None:
-    for path, data in render_all(built("lab-ib")).items():
-        if path.startswith("infiniband/"):
-            assert "# PLACEHOLDER GUIDs: 18 of the 18" in data.decode(), path
+    files = {p: d for p, d in render_all(built("lab-ib")).items() if p.startswith("infiniband/")}
+    assert len(files) == 8  # opensm.conf (master and standby), 3 GUID files, partitions, node-name-map, topology
+    for path, data in files.items():
+        assert "# PLACEHOLDER GUIDs: 18 of the 18" in data.decode(), path
 
 
 def test_no_placeholder_mark_without_placeholders(tmp_path: Path) -> None:
@@ -370,7 +372,9 @@ def test_no_placeholder_mark_without_placeholders(tmp_path: Path) -> None:
     text = SMALL % {"settings": "      inventory: guids.csv\n      sm: {hosts: [sm001]}", "planes": ""}
     build = build_fabric(load_spec_text(text, "small.yaml", tmp_path))
     assert not [f for f in build.findings if f.code == "placeholder-guids"]
-    for path, data in render_all(build).items():
+    files = render_all(build)
+    assert sum(1 for p in files if p.startswith("infiniband/")) >= 6
+    for path, data in files.items():
         if path.endswith((".png", ".xlsx")):  # binary pictures and the workbook carry no GUIDs
             continue
         assert "PLACEHOLDER" not in data.decode() and "(placeholder)" not in data.decode(), path

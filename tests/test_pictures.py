@@ -286,9 +286,7 @@ def test_cabling_workbook() -> None:
     assert labels_sheet.max_row == 2 * len(build.plan.cables) + 1
     first = build.plan.cables[0]
     label_rows = {(r[0], r[1]): r[6] for r in labels_sheet.iter_rows(min_row=2, values_only=True)}
-    from fabric.render.tables import labels
-
-    assert (label_rows[(first.cable_id, "A")], label_rows[(first.cable_id, "B")]) == labels(first)
+    assert (label_rows[(first.cable_id, "A")], label_rows[(first.cable_id, "B")]) == first.labels()
     summary = list(book["summary"].iter_rows(min_row=2, values_only=True))
     assert summary[-1] == ("total", None, None, len(build.plan.cables))
     formulas = [c for s in book.worksheets for row in s.iter_rows() for c in row if c.data_type == "f"]

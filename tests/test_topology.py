@@ -36,12 +36,13 @@ def _compute_links(su: int) -> list[Link]:
 @pytest.mark.parametrize("su", [1, 4])
 def test_gpu_i_of_every_node_lands_on_its_sus_rail_i_leaf(su: int) -> None:
     devices = built(f"superpod-h100-{su}su").topology.devices
-    for link in _compute_links(su):
-        if link.tier == "node-leaf" and devices[link.a].group == "gpu":
-            node, leaf = devices[link.a], devices[link.b]
-            assert leaf.rail == link.rail
-            assert leaf.su == (node.index - 1) // 32 + 1
-            assert leaf.name == f"su{leaf.su}-rail{leaf.rail}-leaf"
+    gpu_links = [lk for lk in _compute_links(su) if lk.tier == "node-leaf" and devices[lk.a].group == "gpu"]
+    assert len(gpu_links) == 8 * (32 * su - 1)  # 8 rails of every DGX (one node per design left out for the UFMs)
+    for link in gpu_links:
+        node, leaf = devices[link.a], devices[link.b]
+        assert leaf.rail == link.rail
+        assert leaf.su == (node.index - 1) // 32 + 1
+        assert leaf.name == f"su{leaf.su}-rail{leaf.rail}-leaf"
 
 
 def test_dgx_port_to_rail_map_follows_the_user_guide() -> None:

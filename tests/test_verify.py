@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from fabric import render_all
-from fabric.allocation.allocate import Cable
 from fabric.cli import app
-from fabric.render.infiniband.netfile import parse_ibnetdiscover
+from fabric.model.cable import Cable
+from fabric.tools.ibnetdiscover import parse_ibnetdiscover
 from fabric.tools.lldp import parse_lldp_text, read_lldp
 from fabric.tools.verify import End, ObservedCable, PlannedCable, choose_subnet, compare, match_nodes, verify_lldp
 from tests.conftest import DESIGNS, REPO, built

@@ -16,41 +16,30 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from ipaddress import IPv4Address, IPv4Interface, IPv4Network, IPv6Address, IPv6Interface, IPv6Network
 
-from netaddr import IPAddress, IPNetwork
-
+from fabric.model.cable import Cable
 from fabric.model.findings import Finding, error
+from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Topology
 from fabric.spec.loader import Design
+from fabric.spec.platforms import mgmt_port
 from fabric.spec.schema import AsnPlan
 from fabric.topology.media import CablingRules, Choice, MediaChooser
-from fabric.topology.portnames import mgmt_port
 from fabric.topology.racks import route_m
 
 PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
 SERVER_INTERFACE = "servers"
 
-
-@dataclass(frozen=True, slots=True)
-class Cable:
-    cable_id: str
-    link: Link
-    a_rack: str
-    a_u: int | None
-    b_rack: str
-    b_u: int | None
-    media_kind: str
-    media: str  # catalog key
-    part: str
-    length_m: float | None
-    route_m: float | None
+Network = IPv4Network | IPv6Network
+Interface = IPv4Interface | IPv6Interface
 
 
 @dataclass(frozen=True, slots=True)
 class AddressRow:
     device: str
     interface: str
-    address: str  # CIDR
+    address: Interface  # address and prefix length
     peer_device: str
     peer_interface: str
     purpose: str  # loopback | p2p | server-gateway | server | mgmt
@@ -77,22 +66,35 @@ class Plan:
 # --------------------------------------------------------------------------------------------- pools
 
 
+def _iface(value: int, prefixlen: int, version: int) -> Interface:
+    """The address `value` (an integer) with a prefix length."""
+    if version == 6:
+        return IPv6Interface((IPv6Address(value), prefixlen))
+    return IPv4Interface((IPv4Address(value), prefixlen))
+
+
+def _first(network: Network) -> int:
+    return int(network.network_address)
+
+
 class Pool:
     """Hands out consecutive blocks of one prefix length from a network, by index."""
 
-    def __init__(self, network: IPNetwork, prefixlen: int, first: int = 0) -> None:
+    def __init__(self, network: Network, prefixlen: int, first: int = 0) -> None:
         self.network = network
         self.prefixlen = prefixlen
-        self.size = 2 ** ((32 if network.version == 4 else 128) - prefixlen)
+        self.size = 2 ** (network.max_prefixlen - prefixlen)
         self.first = first
-        self.capacity = max(0, (network.size // self.size) - first)
+        self.capacity = max(0, (network.num_addresses // self.size) - first)
 
-    def block(self, index: int) -> IPNetwork:
-        start = int(self.network.first) + (self.first + index) * self.size
-        return IPNetwork((start, self.prefixlen), version=self.network.version)
+    def block(self, index: int) -> Network:
+        start = _first(self.network) + (self.first + index) * self.size
+        if self.network.version == 6:
+            return IPv6Network((start, self.prefixlen))
+        return IPv4Network((start, self.prefixlen))
 
 
-def _short(pool: str, network: IPNetwork, unit: str, have: int, need: int, per: int = 1, spare: int = 0) -> Finding:
+def _short(pool: str, network: Network, unit: str, have: int, need: int, per: int = 1, spare: int = 0) -> Finding:
     """A pool holds `have` units of `per` addresses (after `spare` reserved ones); the design needs `need`."""
     width = 32 if network.version == 4 else 128
     fits = width - math.ceil(math.log2(need * per + spare))  # the longest prefix that holds them all
@@ -107,7 +109,7 @@ def _short(pool: str, network: IPNetwork, unit: str, have: int, need: int, per: 
 def _asn_findings(fabric: str, rows: Sequence[AsnRow]) -> Iterator[Finding]:
     bad = [r for r in rows if not any(lo <= r.asn <= hi for lo, hi in PRIVATE_ASN_RANGES)]
     if bad:
-        leaves = [r for r in bad if r.layer == "leaf"]
+        leaves = [r for r in bad if r.layer == Layer.LEAF]
         example = bad[0]
         hint = (
             "start leaves in the 4-byte private range, e.g. asn.leaf_start: 4200000000"
@@ -146,16 +148,16 @@ def _allocate_asns(design: Design, topo: Topology) -> tuple[list[AsnRow], list[F
         fabric_rows = []
         for name in _layer_order(ft, topo.devices):
             dev = topo.devices[name]
-            if dev.layer == "leaf":
+            if dev.layer == Layer.LEAF:
                 asn = leaf_asn
                 leaf_asn += 1
             elif plan.scheme == "unique":
                 asn = counters[dev.layer]
                 counters[dev.layer] += 1
-            elif dev.layer == "spine" and ft.tiers == 3:
+            elif dev.layer == Layer.SPINE and ft.tiers == 3:
                 asn = plan.spine + (dev.pod or 1) - 1
             else:
-                asn = plan.core if dev.layer == "core" else plan.spine
+                asn = plan.core if dev.layer == Layer.CORE else plan.spine
             fabric_rows.append(AsnRow(name, key, dev.layer, asn, ""))
         if not spec.fabrics[key].asn:
             next_leaf = leaf_asn
@@ -174,13 +176,13 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
     rows: list[AddressRow] = []
     findings: list[Finding] = []
     loopbacks: dict[str, str] = {}
-    v6 = IPNetwork(str(pools.ipv6)) if pools.ipv6 is not None else None
+    v6 = pools.ipv6 if pools.ipv6 is not None else None
     v6_blocks = Pool(v6, 64) if v6 is not None else None  # /64 blocks: 0 loopbacks, 1 links, 2… one per leaf
 
     ethernet = _ethernet(topo)
     # loopbacks
     switches = [(ft.name, s) for ft in ethernet for s in _layer_order(ft, topo.devices)]
-    lo_pool = Pool(IPNetwork(str(pools.loopback)), 32, first=1)
+    lo_pool = Pool(pools.loopback, 32, first=1)
     if len(switches) > lo_pool.capacity:
         findings.append(
             _short("loopback", lo_pool.network, "loopback addresses", lo_pool.capacity, len(switches), spare=1)
@@ -188,14 +190,14 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
     else:
         for i, (fabric, name) in enumerate(switches):
             address = lo_pool.block(i)
-            loopbacks[name] = str(address.ip)
-            rows.append(AddressRow(name, "lo", str(address), "", "", "loopback", fabric))
+            loopbacks[name] = str(address.network_address)
+            rows.append(AddressRow(name, "lo", _iface(_first(address), 32, 4), "", "", "loopback", fabric))
             if v6_blocks is not None:
                 rows.append(
                     AddressRow(
                         name,
                         "lo",
-                        f"{IPAddress(int(v6_blocks.block(0).first) + i + 1, 6)}/128",
+                        _iface(_first(v6_blocks.block(0)) + i + 1, 128, 6),
                         "",
                         "",
                         "loopback",
@@ -208,24 +210,22 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
         for ft in ethernet
         if not _unnumbered(design, ft.name)
         for link in ft.links
-        if link.tier != "node-leaf"
+        if link.tier != Tier.NODE_LEAF
     ]
-    p2p_pool = Pool(IPNetwork(str(pools.p2p)), 31)
+    p2p_pool = Pool(pools.p2p, 31)
     if len(numbered) > p2p_pool.capacity:
         findings.append(_short("p2p", p2p_pool.network, "/31 links", p2p_pool.capacity, len(numbered), 2))
     else:
         for i, (fabric, link) in enumerate(numbered):
             block = p2p_pool.block(i)
-            upper, lower = IPAddress(block.first), IPAddress(block.first + 1)
-            rows.append(AddressRow(link.b, link.b_port, f"{upper}/31", link.a, link.a_port, "p2p", fabric))
-            rows.append(AddressRow(link.a, link.a_port, f"{lower}/31", link.b, link.b_port, "p2p", fabric))
+            upper, lower = _iface(_first(block), 31, 4), _iface(_first(block) + 1, 31, 4)
+            rows.append(AddressRow(link.b, link.b_port, upper, link.a, link.a_port, "p2p", fabric))
+            rows.append(AddressRow(link.a, link.a_port, lower, link.b, link.b_port, "p2p", fabric))
             if v6_blocks is not None:
-                base = int(v6_blocks.block(1).first) + 2 * i
+                base = _first(v6_blocks.block(1)) + 2 * i
+                rows.append(AddressRow(link.b, link.b_port, _iface(base, 127, 6), link.a, link.a_port, "p2p", fabric))
                 rows.append(
-                    AddressRow(link.b, link.b_port, f"{IPAddress(base, 6)}/127", link.a, link.a_port, "p2p", fabric)
-                )
-                rows.append(
-                    AddressRow(link.a, link.a_port, f"{IPAddress(base + 1, 6)}/127", link.b, link.b_port, "p2p", fabric)
+                    AddressRow(link.a, link.a_port, _iface(base + 1, 127, 6), link.b, link.b_port, "p2p", fabric)
                 )
     # server subnets; an out-of-band fabric's leaves get theirs from the management pool, and its endpoints
     # (BMCs, switch management ports) their management address in them
@@ -238,12 +238,8 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
                 _short("ipv6", v6_blocks.network, "/64 blocks", v6_blocks.capacity, 2 + len(data_leaves), 2**64)
             )
             v6_blocks = None
-        rows.extend(
-            _leaf_subnets(
-                "servers", Pool(IPNetwork(str(pools.servers)), prefix), data_leaves, v6_blocks, "server", findings
-            )
-        )
-    mgmt_network = IPNetwork(str(pools.mgmt))
+        rows.extend(_leaf_subnets("servers", Pool(pools.servers, prefix), data_leaves, v6_blocks, "server", findings))
+    mgmt_network = pools.mgmt
     oob_blocks = 0
     if oob_leaves:
         mgmt_subnets = Pool(mgmt_network, _subnet_prefix(oob_leaves, ethernet))
@@ -260,10 +256,10 @@ def _leaf_ports(topo: Topology, fabrics: list[FabricTopology]) -> dict[str, tupl
     leaves: dict[str, tuple[str, list[Link]]] = {}
     for ft in fabrics:
         for name in ft.switches:
-            if topo.devices[name].layer == "leaf":
+            if topo.devices[name].layer == Layer.LEAF:
                 leaves[name] = (ft.name, [])
         for link in ft.links:
-            if link.tier == "node-leaf" and link.b in leaves:
+            if link.tier == Tier.NODE_LEAF and link.b in leaves:
                 leaves[link.b][1].append(link)
     return leaves
 
@@ -294,26 +290,26 @@ def _leaf_subnets(
     prefix = pool.prefixlen
     for i, (leaf, (fabric, links)) in enumerate(leaves.items()):
         subnet = pool.block(i)
-        if len(links) + 3 > subnet.size:
+        if len(links) + 3 > subnet.num_addresses:
             findings.append(
                 error(
                     "address-pool",
                     "addressing.server_prefix",
-                    f"a /{prefix} holds {subnet.size - 3} hosts; leaf {leaf} has {len(links)}",
+                    f"a /{prefix} holds {subnet.num_addresses - 3} hosts; leaf {leaf} has {len(links)}",
                     f"use server_prefix: {32 - math.ceil(math.log2(len(links) + 3))} or shorter",
                 )
             )
             break
         rows.append(
             AddressRow(
-                leaf, SERVER_INTERFACE, f"{IPAddress(subnet.first + 1)}/{prefix}", "", "", f"{purpose}-gateway", fabric
+                leaf, SERVER_INTERFACE, _iface(_first(subnet) + 1, prefix, 4), "", "", f"{purpose}-gateway", fabric
             )
         )
         v6_net = v6_blocks.block(2 + i) if v6_blocks is not None else None
         if v6_net is not None:
             rows.append(
                 AddressRow(
-                    leaf, SERVER_INTERFACE, f"{IPAddress(v6_net.first + 1, 6)}/64", "", "", f"{purpose}-gateway", fabric
+                    leaf, SERVER_INTERFACE, _iface(_first(v6_net) + 1, 64, 6), "", "", f"{purpose}-gateway", fabric
                 )
             )
         for j, link in enumerate(links):
@@ -321,7 +317,7 @@ def _leaf_subnets(
                 AddressRow(
                     link.a,
                     link.a_port,
-                    f"{IPAddress(subnet.first + 2 + j)}/{prefix}",
+                    _iface(_first(subnet) + 2 + j, prefix, 4),
                     link.b,
                     link.b_port,
                     purpose,
@@ -333,7 +329,7 @@ def _leaf_subnets(
                     AddressRow(
                         link.a,
                         link.a_port,
-                        f"{IPAddress(v6_net.first + 2 + j, 6)}/64",
+                        _iface(_first(v6_net) + 2 + j, 64, 6),
                         link.b,
                         link.b_port,
                         purpose,
@@ -356,11 +352,11 @@ def _mgmt(
     peers: dict[tuple[str, str], tuple[str, str, str]] = {}
     for ft in topo.fabrics.values():
         for link in ft.links:
-            if link.tier == "node-leaf":
+            if link.tier == Tier.NODE_LEAF:
                 peers[(link.a, link.a_port)] = (link.b, link.b_port, ft.name)
     wanted: list[tuple[str, str]] = []
     for name, dev in topo.devices.items():
-        if dev.layer == "node":
+        if dev.layer == Layer.NODE:
             bmc = design.catalog.nodes[dev.model].ports.get("bmc")
             if bmc is not None:
                 wanted.extend((name, p.name) for p in bmc.port_list())
@@ -369,7 +365,7 @@ def _mgmt(
             switch = topo.devices[name]
             wanted.append((name, mgmt_port(switch.platform, design.catalog.switches[switch.model].mgmt_port)))
     wanted = [w for w in wanted if w not in done]
-    network = IPNetwork(str(design.spec.addressing.mgmt))
+    network = design.spec.addressing.mgmt
     pool = Pool(network, 32, first=max(2, offset))  # .0 network, .1 gateway
     capacity = max(0, pool.capacity - 1)  # the broadcast address
     if len(wanted) > capacity:
@@ -380,7 +376,7 @@ def _mgmt(
         peer = peers.get((device, port), ("", "", ""))
         rows.append(
             AddressRow(
-                device, port, f"{IPAddress(pool.block(i).first)}/{network.prefixlen}", peer[0], peer[1], "mgmt", peer[2]
+                device, port, _iface(_first(pool.block(i)), network.prefixlen, 4), peer[0], peer[1], "mgmt", peer[2]
             )
         )
     return rows

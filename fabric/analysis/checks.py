@@ -1,7 +1,6 @@
-"""Checks. Each is a plain function from the built fabric to findings; CHECKS names them.
-
-Graph checks look at the topology and its figures (so they judge a hand-written or imported
-fabric as they judge a generated one); plan checks look at the allocated plan.
+"""Graph checks: each is a plain function from a Context (design, topology, figures) to findings; CHECKS lists
+them. They look at the topology and its figures, so they judge a hand-written or imported fabric as they judge
+a generated one. Later stages extend the Context (allocation/checks.py, intent/context.py).
 """
 
 from __future__ import annotations
@@ -11,9 +10,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from fabric.allocation.allocate import Plan
 from fabric.analysis.figures import FabricFigures
 from fabric.model.findings import Finding, error, warning
+from fabric.model.kinds import Tier
 from fabric.model.topology import Topology
 from fabric.spec.catalog import SwitchModel
 from fabric.spec.loader import Design
@@ -43,7 +42,7 @@ def check_ports(ctx: Context) -> Iterator[Finding]:
     clashes: dict[tuple[str, str], list[str]] = defaultdict(list)
     for key, ft in ctx.topology.fabrics.items():
         for link in ft.links:
-            if link.tier != "node-leaf":
+            if link.tier != Tier.NODE_LEAF:
                 continue  # switch ports belong to one fabric; only attached endpoints can be shared
             end = (link.a, link.a_port)
             first = owner.setdefault(end, key)
@@ -52,7 +51,7 @@ def check_ports(ctx: Context) -> Iterator[Finding]:
         used: Counter[str] = Counter()
         for link in ft.links:
             used[link.b] += 1
-            if link.tier != "node-leaf":
+            if link.tier != Tier.NODE_LEAF:
                 used[link.a] += 1
         over = []
         for name in ft.switches:
@@ -158,7 +157,7 @@ def check_ecmp(ctx: Context) -> Iterator[Finding]:
         ft = ctx.topology.fabrics[key]
         per_leaf: dict[str, Counter[str]] = defaultdict(Counter)
         for link in ft.links:
-            if link.tier == "leaf-spine":
+            if link.tier == Tier.LEAF_SPINE:
                 per_leaf[link.a][link.b] += 1
         uneven = sorted(leaf for leaf, spines in per_leaf.items() if len(set(spines.values())) > 1)
         if uneven:
@@ -201,7 +200,7 @@ def check_rails(ctx: Context) -> Iterator[Finding]:
             continue
         rails: dict[str, set[int]] = defaultdict(set)
         for link in ft.links:
-            if link.tier == "node-leaf" and link.rail is not None:
+            if link.tier == Tier.NODE_LEAF and link.rail is not None:
                 rails[link.b].add(link.rail)
         mixed = sorted(leaf for leaf, r in rails.items() if len(r) > 1)
         if mixed:
@@ -274,79 +273,4 @@ def run_checks(ctx: Context) -> list[Finding]:
     findings: list[Finding] = []
     for check in CHECKS.values():
         findings.extend(check(ctx))
-    return findings
-
-
-# --------------------------------------------------------------------------------------------- plan checks
-
-
-def check_unique_asns(design: Design, plan: Plan) -> Iterator[Finding]:
-    """Within a fabric, only switches that share a tier (and pod) may share an ASN."""
-    by_fabric: dict[str, dict[int, set[tuple[str, str]]]] = defaultdict(lambda: defaultdict(set))
-    for row in plan.asns:
-        group = "leaf:" + row.device if row.layer == "leaf" else row.layer
-        by_fabric[row.fabric][row.asn].add((group, row.device))
-    for fabric, asns in by_fabric.items():
-        for asn, owners in sorted(asns.items()):
-            groups = {g for g, _ in owners}
-            if len(groups) > 1:
-                devices = sorted(d for _, d in owners)
-                yield error(
-                    "duplicate-asn",
-                    f"fabrics.{fabric}.asn" if design.spec.fabrics[fabric].asn else "asn",
-                    f"ASN {asn} is given to switches of different tiers or leaves: {_list(devices)}",
-                    "move leaf_start, spine or core so the ranges do not overlap",
-                )
-    seen: dict[int, str] = {}
-    for row in plan.asns:
-        if row.layer == "leaf":
-            first = seen.setdefault(row.asn, row.fabric)
-            if first != row.fabric:
-                yield error(
-                    "duplicate-asn",
-                    "asn",
-                    f"leaf ASN {row.asn} is used in fabrics `{first}` and `{row.fabric}`",
-                    "give one of the fabrics its own asn.leaf_start",
-                )
-
-
-def check_unique_addresses(design: Design, plan: Plan) -> Iterator[Finding]:
-    seen: dict[str, tuple[str, str]] = {}
-    dupes: list[str] = []
-    for row in plan.addresses:
-        ip = row.address.split("/")[0]
-        first = seen.setdefault(ip, (row.device, row.interface))
-        if first != (row.device, row.interface):
-            dupes.append(f"{ip} ({first[0]}:{first[1]} and {row.device}:{row.interface})")
-    if dupes:
-        yield error(
-            "duplicate-address",
-            "addressing",
-            f"{len(dupes)} addresses are assigned twice: {_list(dupes, 3)}",
-            "make the address pools disjoint",
-        )
-    pools = design.spec.addressing
-    nets = {"loopback": pools.loopback, "p2p": pools.p2p, "servers": pools.servers, "mgmt": pools.mgmt}
-    names = sorted(nets)
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            if nets[a].overlaps(nets[b]):
-                yield error(
-                    "duplicate-address",
-                    f"addressing.{b}",
-                    f"pool {b} ({nets[b]}) overlaps pool {a} ({nets[a]})",
-                    "give every pool its own range",
-                )
-
-
-PLAN_CHECKS: dict[str, Callable[[Design, Plan], Iterator[Finding]]] = {
-    "unique-asns": check_unique_asns,
-    "unique-addresses": check_unique_addresses,
-}
-
-
-def run_plan_checks(design: Design, plan: Plan) -> list[Finding]:
-    findings: list[Finding] = []
-    for check in PLAN_CHECKS.values():
-        findings.extend(check(design, plan))
     return findings

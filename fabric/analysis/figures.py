@@ -9,7 +9,6 @@ for an irregular graph it is an upper bound of it. Planes are separate fabrics: 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,9 +16,10 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from fabric.analysis.reduction import FlowGraph, reduced_max_flow, refine, row_ids
+from fabric.model.kinds import TIERS, Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology
 
-LAYERS = ("leaf", "spine", "core")
+LAYERS = (Layer.LEAF, Layer.SPINE, Layer.CORE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,14 +107,14 @@ class _SwitchGraph:
 
 def _switch_graph(ft: FabricTopology) -> _SwitchGraph:
     graph = ft.graph
-    names = [n for n in graph.nodes if graph.nodes[n]["layer"] != "node"]
+    names = [n for n in graph.nodes if graph.nodes[n]["layer"] != Layer.NODE]
     index = {n: i for i, n in enumerate(names)}
     rank = np.array([LAYER_RANK[graph.nodes[n]["layer"]] for n in names], dtype=np.int64)
     plane = np.array([graph.nodes[n]["device"].plane or 0 for n in names], dtype=np.int64)
     endpoints: list[tuple[int, int]] = []
     agg: dict[tuple[int, int], list[int]] = {}
     for _, _, link in graph.edges(data="link"):
-        if link.tier == "node-leaf":
+        if link.tier == Tier.NODE_LEAF:
             endpoints.append((index[link.b], link.speed_gbps))
         else:
             a, b = index[link.a], index[link.b]
@@ -328,7 +328,7 @@ def _loads(ft: FabricTopology) -> tuple[SwitchLoad, ...]:
         if link.b in down:
             down[link.b][0] += link.speed_gbps
             down[link.b][1] += 1
-        if link.tier != "node-leaf" and link.a in upl:
+        if link.tier != Tier.NODE_LEAF and link.a in upl:
             upl[link.a][0] += link.speed_gbps
             upl[link.a][1] += 1
     top = max((LAYER_RANK[graph.nodes[s]["layer"]] for s in ft.switches), default=1)
@@ -363,7 +363,7 @@ def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigure
     sg = _switch_graph(ft)
     loads = _loads(ft)
     switches = {layer: sum(1 for ld in loads if ld.layer == layer) for layer in LAYERS}
-    links = {"node-leaf": 0, "leaf-spine": 0, "spine-core": 0}
+    links: dict[str, int] = dict.fromkeys(TIERS, 0)
     for link in ft.links:
         links[link.tier] += 1
     endpoint_gbps = sum(g for _, g in sg.endpoints)
@@ -451,7 +451,3 @@ def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigure
         graph_vertices=len(sg.names) + 2,
         notes=tuple(notes),
     )
-
-
-def all_figures(fabrics: Sequence[FabricTopology]) -> dict[str, FabricFigures]:
-    return {ft.name: fabric_figures(ft) for ft in fabrics}

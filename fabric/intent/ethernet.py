@@ -1,30 +1,33 @@
 """Per-switch intent. Everything a switch's configuration says, vendor-neutral and ready to print.
 
 Built from the allocated plan for every switch of every Ethernet fabric; the platform renderers
-(fabric/render/platforms/) only turn it into syntax. Resolving secrets and checking that a switch's platform
-can do what the spec asks happen here, so their findings come with `fabric validate`.
+(fabric/render/platforms/) only turn it into syntax, and every policy value (QoS weights, PFC watchdog times,
+the server VLAN) is here so that one intent gives the same values on every platform. Secrets are resolved here;
+whether a switch's platform can do what the spec asks is checked in intent/checks.py.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from ipaddress import ip_interface
+from ipaddress import IPv4Address, IPv6Address, IPv6Network, ip_interface
 from pathlib import Path
 
-from fabric.allocation.allocate import AddressRow, Plan
-from fabric.model.findings import Finding, error, warning
+from fabric.allocation.allocate import SERVER_INTERFACE, AddressRow, Interface, Network, Plan
+from fabric.model.findings import Finding, error
+from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology, Link, Topology
 from fabric.spec.catalog import SwitchModel, SwitchPort, port_candidates, switch_ports
 from fabric.spec.loader import Design
+from fabric.spec.platforms import mgmt_port
 from fabric.spec.schema import QosSettings, SecretRef
-from fabric.topology.portnames import mgmt_port
 
 DEFAULT_MTU = 9216
 PEER_GROUP = "FABRIC"
 ROCE_ROLES = ("compute", "storage")
+SERVER_VLAN = 1000  # the VLAN (SONiC, Cumulus, EOS) of the bridge that holds a leaf's server gateway
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +43,8 @@ class PortIntent:
     role: str  # uplink | downlink | server | unused
     peer_device: str = ""
     peer_port: str = ""
-    ipv4: str | None = None  # CIDR of a numbered switch link
-    ipv6: str | None = None
+    ipv4: Interface | None = None  # address and prefix of a numbered switch link
+    ipv6: Interface | None = None
     cable_m: float | None = None  # planned cable length
 
     @property
@@ -56,7 +59,7 @@ class Neighbor:
     remote_as: int | None  # the peer's ASN (FRR and NVUE say `external` on unnumbered sessions)
     peer_device: str
     peer_port: str
-    local_address: str | None = None  # this side's /31 address, without prefix length (numbered)
+    local_address: IPv4Address | IPv6Address | None = None  # this side's /31 address (numbered)
 
     @property
     def description(self) -> str:
@@ -65,7 +68,7 @@ class Neighbor:
 
 @dataclass(frozen=True, slots=True)
 class PrefixRule:
-    prefix: str
+    prefix: Network
     ge: int | None
     le: int | None
 
@@ -73,13 +76,13 @@ class PrefixRule:
 @dataclass(frozen=True)
 class BgpIntent:
     asn: int
-    router_id: str
+    router_id: IPv4Address | IPv6Address
     unnumbered: bool
     neighbors: tuple[Neighbor, ...]
     multipath_relax: bool
     maximum_paths: int
-    networks: tuple[str, ...]  # IPv4 prefixes this switch originates
-    networks_v6: tuple[str, ...]
+    networks: tuple[Network, ...]  # IPv4 prefixes this switch originates
+    networks_v6: tuple[Network, ...]
     allowed: tuple[PrefixRule, ...]  # what the fabric carries: loopbacks and server subnets only
     allowed_v6: tuple[PrefixRule, ...]
     ipv6: bool  # IPv6 unicast is exchanged (unnumbered sessions carry both families)
@@ -91,8 +94,8 @@ class BgpIntent:
 class ServerSubnet:
     name: str  # the bridge/VLAN interface holding the gateway
     vlan: int
-    gateway_v4: str  # CIDR
-    gateway_v6: str | None
+    gateway_v4: Interface
+    gateway_v6: Interface | None
     members: tuple[str, ...]
 
 
@@ -109,6 +112,14 @@ class QosIntent:
     ecn_probability: int
     pfc_watchdog: bool
     ports: tuple[str, ...]  # ports that carry the profile
+    # egress scheduling: CNPs strict, then RoCE and everything else (class 0) by DWRR weight, in percent
+    roce_weight: int = 50
+    default_weight: int = 50
+    # PFC watchdog: poll every poll_ms, a queue paused for detect_ms is stormed (its packets dropped), and
+    # restored restore_ms after the pauses stop
+    watchdog_poll_ms: int = 100
+    watchdog_detect_ms: int = 200
+    watchdog_restore_ms: int = 200
 
     def dscp_to_tc(self) -> tuple[tuple[int, int], ...]:
         """All 64 DSCP values, explicitly: RoCE and CNP to their classes, everything else to class 0."""
@@ -125,10 +136,10 @@ class DeviceIntent:
     model: str
     hwsku: str | None
     mgmt_port: str
-    mgmt_address: str | None
+    mgmt_address: Interface | None
     mgmt_gateway: str | None
-    loopback_v4: str | None
-    loopback_v6: str | None
+    loopback_v4: Interface | None
+    loopback_v6: Interface | None
     ports: tuple[PortIntent, ...]
     servers: ServerSubnet | None
     bgp: BgpIntent | None
@@ -249,7 +260,7 @@ def _maximum_paths(name: str, links: Sequence[Link]) -> int:
     up = 0
     per_peer: Counter[str] = Counter()
     for link in links:
-        if link.tier == "node-leaf":
+        if link.tier == Tier.NODE_LEAF:
             continue
         if link.a == name:
             up += 1
@@ -275,8 +286,8 @@ class _IntentBuilder:
         # each fabric's leaf subnets: out-of-band leaves hold management subnets, the others server subnets
         self.subnet_prefix: dict[str, int] = {}
         for r in plan.addresses:
-            if r.purpose in ("server-gateway", "mgmt-gateway") and ":" not in r.address:
-                self.subnet_prefix.setdefault(r.fabric, ip_interface(r.address).network.prefixlen)
+            if r.purpose in ("server-gateway", "mgmt-gateway") and r.address.version == 4:
+                self.subnet_prefix.setdefault(r.fabric, r.address.network.prefixlen)
         self.cable_m: dict[tuple[str, str], float | None] = {}
         for cable in plan.cables:
             self.cable_m[(cable.link.a, cable.link.a_port)] = cable.length_m
@@ -299,9 +310,9 @@ class _IntentBuilder:
                 if problem:
                     self.findings.append(problem)
 
-    def _address(self, device: str, interface: str, purpose: str, version: int) -> str | None:
+    def _address(self, device: str, interface: str, purpose: str, version: int) -> Interface | None:
         for row in self.addresses.get((device, interface), ()):
-            if row.purpose == purpose and (6 if ":" in row.address else 4) == version:
+            if row.purpose == purpose and row.address.version == version:
                 return row.address
         return None
 
@@ -313,7 +324,7 @@ class _IntentBuilder:
             by_switch: dict[str, list[Link]] = defaultdict(list)
             for link in ft.links:
                 by_switch[link.b].append(link)
-                if link.tier != "node-leaf":
+                if link.tier != Tier.NODE_LEAF:
                     by_switch[link.a].append(link)
             for name in ft.switches:
                 out[name] = self._device(key, ft, name, by_switch[name])
@@ -324,7 +335,8 @@ class _IntentBuilder:
         fabric = spec.fabrics[key]
         device = self.topology.devices[name]
         model = self.design.catalog.switches[device.model]
-        platform = device.platform or "frr"
+        platform = device.platform
+        assert platform is not None, "every Ethernet switch model has a default platform (catalog validator)"
         mtu = fabric.mtu or DEFAULT_MTU
         used = {(link.a_port if link.a == name else link.b_port): link.speed_gbps for link in links}
         peers: dict[str, Link] = {(link.a_port if link.a == name else link.b_port): link for link in links}
@@ -340,7 +352,7 @@ class _IntentBuilder:
                 continue
             mine_a = link.a == name
             peer_device, peer_port = (link.b, link.b_port) if mine_a else (link.a, link.a_port)
-            if link.tier == "node-leaf":
+            if link.tier == Tier.NODE_LEAF:
                 role = "server"
                 server_members.append(port)
             else:
@@ -366,12 +378,16 @@ class _IntentBuilder:
         loopback_v4 = self._address(name, "lo", "loopback", 4)
         loopback_v6 = self._address(name, "lo", "loopback", 6)
         servers = None
-        if device.layer == "leaf" and server_members:
+        if device.layer == Layer.LEAF and server_members:
             purpose = "mgmt-gateway" if ft.role == "oob" else "server-gateway"
             gateway = self._address(name, "servers", purpose, 4)
             if gateway is not None:
                 servers = ServerSubnet(
-                    "servers", 1000, gateway, self._address(name, "servers", purpose, 6), tuple(server_members)
+                    SERVER_INTERFACE,
+                    SERVER_VLAN,
+                    gateway,
+                    self._address(name, "servers", purpose, 6),
+                    tuple(server_members),
                 )
         mgmt_name = mgmt_port(platform, model.mgmt_port)
         mgmt = self._address(name, mgmt_name, "mgmt", 4)
@@ -428,8 +444,8 @@ class _IntentBuilder:
         ft: FabricTopology,
         name: str,
         links: list[Link],
-        loopback_v4: str | None,
-        loopback_v6: str | None,
+        loopback_v4: Interface | None,
+        loopback_v6: Interface | None,
         servers: ServerSubnet | None,
         unnumbered: bool,
     ) -> BgpIntent | None:
@@ -438,7 +454,7 @@ class _IntentBuilder:
             return None  # the plan failed (its findings say why)
         neighbors = []
         for link in links:
-            if link.tier == "node-leaf":
+            if link.tier == Tier.NODE_LEAF:
                 continue
             mine, peer, peer_port = (
                 (link.a_port, link.b, link.b_port) if link.a == name else (link.b_port, link.a, link.a_port)
@@ -452,12 +468,12 @@ class _IntentBuilder:
                 continue
             neighbors.append(
                 Neighbor(
-                    str(ip_interface(peer_ip).ip),
+                    str(peer_ip.ip),  # a neighbour is named by its address (numbered) or the interface (unnumbered)
                     mine,
                     self.asn.get(peer),
                     peer,
                     peer_port,
-                    str(ip_interface(local_ip).ip) if local_ip else None,
+                    local_ip.ip if local_ip else None,
                 )
             )
         remote_up = {
@@ -468,22 +484,18 @@ class _IntentBuilder:
         pools = self.design.spec.addressing
         subnets = pools.mgmt if ft.role == "oob" else pools.servers
         allowed = (
-            PrefixRule(str(pools.loopback), 32, None),
-            PrefixRule(str(subnets), None, self.subnet_prefix.get(key, subnets.prefixlen)),
+            PrefixRule(pools.loopback, 32, None),
+            PrefixRule(subnets, None, self.subnet_prefix.get(key, subnets.prefixlen)),
         )
         allowed_v6: tuple[PrefixRule, ...] = ()
         if pools.ipv6 is not None:
             v6 = pools.ipv6
-            allowed_v6 = (PrefixRule(f"{v6.network_address}/64", 128, None), PrefixRule(str(v6), 64, 64))
-        networks = tuple(
-            str(ip_interface(a).network) for a in (loopback_v4, servers.gateway_v4 if servers else None) if a
-        )
-        networks_v6 = tuple(
-            str(ip_interface(a).network) for a in (loopback_v6, servers.gateway_v6 if servers else None) if a
-        )
+            allowed_v6 = (PrefixRule(IPv6Network((v6.network_address, 64)), 128, None), PrefixRule(v6, 64, 64))
+        networks = tuple(a.network for a in (loopback_v4, servers.gateway_v4 if servers else None) if a)
+        networks_v6 = tuple(a.network for a in (loopback_v6, servers.gateway_v6 if servers else None) if a)
         return BgpIntent(
             asn=asn,
-            router_id=str(ip_interface(loopback_v4).ip),
+            router_id=loopback_v4.ip,
             unnumbered=unnumbered,
             neighbors=tuple(neighbors),
             multipath_relax=len(remote_up) > 1 or self._scheme(key) == "unique",
@@ -504,34 +516,4 @@ class _IntentBuilder:
 def build_intents(design: Design, topology: Topology, plan: Plan) -> Intents:
     builder = _IntentBuilder(design, topology, plan)
     devices = builder.build()
-    findings = builder.findings + list(_capabilities(design, devices))
-    return Intents(devices, tuple(findings))
-
-
-def _capabilities(design: Design, devices: Mapping[str, DeviceIntent]) -> Iterator[Finding]:
-    """A platform must be able to do what the spec asks of it; each platform declares what it supports."""
-    from fabric.render.platforms import FEATURES, PLATFORMS
-
-    seen: set[tuple[str, str, str]] = set()
-    for intent in devices.values():
-        platform = PLATFORMS[intent.platform]
-        wanted = {
-            "bgp-unnumbered": intent.bgp is not None and intent.bgp.unnumbered,
-            "roce-lossless": intent.qos is not None,
-            "pfc-watchdog": intent.qos is not None and intent.qos.pfc_watchdog,
-            "breakout": any(p.breakout > 1 for p in intent.used_ports),
-        }
-        for feature, needed in wanted.items():
-            if not needed or feature in platform.supports or (intent.fabric, intent.platform, feature) in seen:
-                continue
-            seen.add((intent.fabric, intent.platform, feature))
-            able = sorted(name for name, p in PLATFORMS.items() if feature in p.supports)
-            severity, why = FEATURES[feature]
-            make = error if severity == "error" else warning
-            yield make(
-                "platform-capability",
-                f"fabrics.{intent.fabric}.switches",
-                f"platform `{intent.platform}` (switch {intent.hostname} and others of fabric `{intent.fabric}`) "
-                f"cannot {why}",
-                f"use a platform that can: {', '.join(able)}" if able else "no platform can",
-            )
+    return Intents(devices, tuple(builder.findings))

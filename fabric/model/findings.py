@@ -1,6 +1,6 @@
 """Findings: what every stage reports instead of raising.
 
-A finding names its severity, a short stable code, the YAML path it is about, where that path
+A finding names its severity, a short stable code (declared in codes.py), the YAML path it is about, where that path
 sits in the user's file, a message and a hint. Stages collect findings and keep going, so the
 user sees every problem of a run at once; the pipeline stops at stage boundaries.
 """
@@ -11,6 +11,8 @@ import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+from fabric.model.codes import BY_CODE
 
 
 class Severity(enum.IntEnum):
@@ -34,6 +36,10 @@ class Finding:
     hint: str = ""
     file: str = ""
     line: int = 0
+
+    def __post_init__(self) -> None:
+        if self.code not in BY_CODE:
+            raise ValueError(f"finding code {self.code!r} is not declared in fabric/model/codes.py")
 
     @property
     def location(self) -> str:
@@ -79,10 +85,6 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     """Worst first, then by file position and path; duplicates dropped (each finding once)."""
     unique = dict.fromkeys(findings)
     return sorted(unique, key=lambda f: (-f.severity, f.file, f.line, f.path, f.code, f.message))
-
-
-def has_errors(findings: Iterable[Finding]) -> bool:
-    return any(f.severity == Severity.ERROR for f in findings)
 
 
 class FabricError(Exception):

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
 import networkx as nx
 
 from fabric.model.findings import Finding
+from fabric.model.kinds import Layer, LayerName, Role, Technology, Tier, TierName
 
-Layer = Literal["node", "leaf", "spine", "core"]
-LinkTier = Literal["node-leaf", "leaf-spine", "spine-core"]
-LAYER_RANK: Mapping[str, int] = {"node": 0, "leaf": 1, "spine": 2, "core": 3}
-TIER_OF_LAYER: Mapping[str, LinkTier] = {"leaf": "node-leaf", "spine": "leaf-spine", "core": "spine-core"}
-TIERS: tuple[LinkTier, ...] = ("node-leaf", "leaf-spine", "spine-core")
+LAYER_RANK: Mapping[str, int] = {Layer.NODE: 0, Layer.LEAF: 1, Layer.SPINE: 2, Layer.CORE: 3}
+TIER_OF_LAYER: Mapping[str, TierName] = {
+    Layer.LEAF: Tier.NODE_LEAF,
+    Layer.SPINE: Tier.LEAF_SPINE,
+    Layer.CORE: Tier.SPINE_CORE,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +23,7 @@ class Device:
     """A node or a switch, placed in a rack. Switches belong to one fabric; nodes to none."""
 
     name: str
-    layer: str  # node | leaf | spine | core
+    layer: LayerName
     model: str  # catalog key (node type or switch model)
     fabric: str | None = None
     group: str | None = None  # node group, or "mgmt" for a switch's management port as an endpoint
@@ -43,7 +44,7 @@ class Link:
     """One cable. End `a` is the lower layer (node below leaf below spine below core)."""
 
     fabric: str
-    tier: str  # node-leaf | leaf-spine | spine-core
+    tier: TierName
     a: str
     a_port: str
     b: str
@@ -51,7 +52,7 @@ class Link:
     speed_gbps: int
     plane: int | None = None
     rail: int | None = None
-    media: str | None = None  # given by an explicit topology; else chosen by distance
+    media: str | None = None  # catalog medium given by an explicit topology; else chosen by distance
     length_m: float | None = None  # given by an explicit topology; else from rack positions
     source: str = ""  # where an explicit link was written (for findings)
 
@@ -77,8 +78,8 @@ class ClosParams:
 @dataclass(frozen=True)
 class FabricTopology:
     name: str
-    role: str
-    technology: str
+    role: Role
+    technology: Technology
     generated: bool
     tiers: int
     planes: int

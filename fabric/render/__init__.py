@@ -1,4 +1,4 @@
-"""Render: a Build in, every output file in memory out (path → bytes, and which hold secrets).
+"""Stage 6, render: a Build in, every output file in memory out (path → bytes, and which hold secrets).
 
 Renderers are discovered: each module under `fabric/render/` that declares `OUTPUTS` (see registry.py)
 contributes its outputs. Templates get ready data and compute nothing; JSON and YAML are serialized

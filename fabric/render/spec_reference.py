@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from fabric.spec.platforms import Choices
 from fabric.spec.schema import Spec
 
 
@@ -16,7 +17,8 @@ def _type_name(annotation: Any) -> str:
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is typing.Annotated:
-        return _type_name(args[0])
+        choices = next((m for m in annotation.__metadata__ if isinstance(m, Choices)), None)
+        return " | ".join(f"`{n}`" for n in choices.names()) if choices else _type_name(args[0])
     if origin in (typing.Union, types.UnionType):
         return " | ".join(_type_name(a) for a in args)
     if origin is typing.Literal:

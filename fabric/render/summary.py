@@ -8,7 +8,7 @@ from pathlib import PurePath
 from typing import Any
 
 from fabric.analysis.figures import LAYERS
-from fabric.model.topology import TIERS
+from fabric.model.kinds import TIERS, Layer
 from fabric.pipeline import Build
 from fabric.render.bom.costing import PLACEHOLDER_NOTE, costing
 
@@ -35,7 +35,7 @@ def cables_by_media(build: Build, fabric: str | None = None) -> dict[str, int]:
 def summary(build: Build) -> dict[str, Any]:
     spec = build.design.spec
     devices = build.topology.devices
-    nodes = [d for d in devices.values() if d.layer == "node"]
+    nodes = [d for d in devices.values() if d.layer == Layer.NODE]
     gpus = sum(build.design.catalog.nodes[d.model].gpus for d in nodes)
     fabrics: dict[str, Any] = {}
     for key, fig in build.figures.items():
@@ -68,7 +68,7 @@ def summary(build: Build) -> dict[str, Any]:
         "description": spec.description,
         "gpus": gpus,
         "nodes": len(nodes),
-        "switches": sum(1 for d in devices.values() if d.layer != "node"),
+        "switches": sum(1 for d in devices.values() if d.layer != Layer.NODE),
         "racks": len(build.topology.racks),
         "cables": len(build.plan.cables),
         "cable_counting": "one row per logical link (a twin-port OSFP carries two)",

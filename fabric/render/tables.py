@@ -6,7 +6,6 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 
-from fabric.allocation.allocate import Cable
 from fabric.pipeline import Build
 from fabric.render.registry import Output, one_file
 
@@ -82,18 +81,6 @@ def csv_text(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 _csv = csv_text
 
 
-def _end(rack: str, u: int | None) -> str:
-    return f"{rack}-U{u:02d}" if rack and u else rack or "?"
-
-
-def labels(cable: Cable) -> tuple[str, str]:
-    """What is printed on the label at each end: the cable, then this end, then the far end."""
-    link = cable.link
-    a = f"{_end(cable.a_rack, cable.a_u)} {link.a} {link.a_port}"
-    b = f"{_end(cable.b_rack, cable.b_u)} {link.b} {link.b_port}"
-    return f"{cable.cable_id} {a} > {b}", f"{cable.cable_id} {b} > {a}"
-
-
 def _length(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
@@ -105,7 +92,7 @@ def cabling_csv(build: Build) -> str:
     def rows() -> Iterable[Sequence[object]]:
         for c in build.plan.cables:
             link = c.link
-            a_label, b_label = labels(c)
+            a_label, b_label = c.labels()
             a_hca, a_ib = ib_ends.get((link.a, link.a_port), (None, None))
             b_ib = ib_ends.get((link.b, link.b_port), (None, None))[1]
             yield (

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from itertools import pairwise
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from fabric.spec.schema import MEDIA_KINDS, NAME_RE, StrictModel, check_template
-from fabric.topology.portnames import port_name
+from fabric.model.kinds import MEDIA_KINDS, MediaKind
+from fabric.spec.platforms import check_platform, platform_names, port_name
+from fabric.spec.schema import NAME_RE, StrictModel, check_template
 
 UNVERIFIED_DOC = (
     "Values not checked against a vendor datasheet: field names, each optionally followed by `: what` "
@@ -55,7 +56,13 @@ class SwitchPortGroup(StrictModel):
     cages: int = Field(ge=1)
     first_cage: int = Field(default=1, ge=0)
     connector: str
-    lanes: int = Field(default=4, ge=1, le=8, description="Electrical lanes per cage (SONiC names ports by lane).")
+    lanes: int = Field(
+        default=4,
+        ge=1,
+        le=8,
+        description="Electrical lanes per cage (SONiC names ports by lane). Default from the connector: 1 for "
+        "SFP and RJ45, 8 for OSFP and QSFP-DD, else 4.",
+    )
     modes: tuple[PortMode, ...] = Field(min_length=1, description="Ways to run the cages; the first is the default.")
     lane_map: tuple[int, ...] | None = Field(
         default=None,
@@ -74,6 +81,23 @@ class SwitchPortGroup(StrictModel):
                 raise ValueError(f"`lane_map` gives two cages one lane (each cage has {self.lanes} lanes)")
         return self
 
+    @model_validator(mode="before")
+    @classmethod
+    def _lanes(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "lanes" not in data and isinstance(data.get("connector"), str):
+            data = {**data, "lanes": lanes_of(data["connector"])}
+        return data
+
+
+def lanes_of(connector: str) -> int:
+    """Electrical lanes of a cage by its connector: SFP (SFP+, SFP28, SFP56) and RJ45 one, OSFP and QSFP-DD eight."""
+    kind = connector.lower()
+    if kind.startswith(("sfp", "rj45")):
+        return 1
+    if kind.startswith(("osfp", "qsfp-dd", "qsfpdd")):
+        return 8
+    return 4
+
 
 class SwitchModel(StrictModel):
     description: str
@@ -82,7 +106,7 @@ class SwitchModel(StrictModel):
     u: int = Field(ge=1)
     power_w: int = Field(ge=0, description="Maximum power with optics, W.")
     list_price_usd: float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
-    platform: Literal["sonic", "cumulus", "eos", "frr"] | None = Field(
+    platform: str | None = Field(
         default=None,
         description="Default network OS of an Ethernet switch; none for InfiniBand switches (the subnet manager "
         "configures them).",
@@ -97,10 +121,12 @@ class SwitchModel(StrictModel):
     def _unverified(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return check_unverified(cls, value)
 
+    _known_platform = field_validator("platform")(check_platform)
+
     @model_validator(mode="after")
     def _platform(self) -> SwitchModel:
         if self.technology == "ethernet" and self.platform is None:
-            raise ValueError("an Ethernet switch needs a default `platform` (sonic, cumulus, eos or frr)")
+            raise ValueError(f"an Ethernet switch needs a default `platform` ({', '.join(platform_names())})")
         if self.technology == "infiniband" and self.platform is not None:
             raise ValueError("InfiniBand switches have no `platform`: the subnet manager configures them")
         return self
@@ -171,7 +197,7 @@ class NodeType(StrictModel):
 
 
 class Media(StrictModel):
-    kind: Literal["dac", "acc", "aoc", "mmf", "smf", "copper"]
+    kind: MediaKind
     description: str
     technologies: list[Literal["infiniband", "ethernet"]]
     speeds_gbps: list[int] = Field(min_length=1)
@@ -325,8 +351,9 @@ def _group_ports(model: SwitchModel, group_index: int, mode: PortMode, platform:
             n += 1
             lane = base + (cage - group.first_cage) * group.lanes + (sub - 1) * per_port
             asic = None if group.lane_map is None else group.lane_map[cage - group.first_cage] + (sub - 1) * per_port
+            catalog_name = mode.name.format(cage=cage, sub=sub, sub0=sub - 1, n=n)
             name = port_name(
-                platform, mode.name, cage=cage, sub=sub, n=n, lane=lane, lanes=per_port, cage_lanes=group.lanes
+                platform, catalog_name, cage=cage, sub=sub, n=n, lane=lane, lanes=per_port, cage_lanes=group.lanes
             )
             ports.append(
                 SwitchPort(

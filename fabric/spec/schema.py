@@ -13,7 +13,7 @@ import re
 import string
 from fractions import Fraction
 from ipaddress import IPv4Network, IPv6Network, ip_interface, ip_network
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -26,10 +26,11 @@ from pydantic import (
     model_validator,
 )
 
-FABRIC_ROLES = ("compute", "storage", "inband", "oob")
-LAYERS = ("leaf", "spine", "core")
-MEDIA_KINDS = ("dac", "acc", "aoc", "mmf", "smf", "copper")
-PLATFORMS = ("sonic", "cumulus", "eos", "frr")
+from fabric.model.kinds import ROLES, SWITCH_LAYERS, MediaKind, Role, SwitchLayer
+from fabric.spec.platforms import PlatformName
+
+FABRIC_ROLES = ROLES
+LAYERS = SWITCH_LAYERS
 ROUTING_ENGINES = (
     "ftree",
     "updn",
@@ -253,7 +254,7 @@ class ClosTopology(StrictModel):
 class ExplicitSwitch(StrictModel):
     name: str = Field(description="Switch name, unique in the design.")
     model: str = Field(description="Switch model from the catalog.")
-    layer: Literal["leaf", "spine", "core"] = Field(description="Tier of the switch.")
+    layer: SwitchLayer = Field(description="Tier of the switch.")
     rack: str | None = Field(default=None, description="Rack name (e.g. `C03`); needed for cable lengths.")
     u: int | None = Field(default=None, ge=1, description="Lowest rack unit the switch occupies.")
     plane: int | None = Field(default=None, ge=1, description="Plane, when the fabric has several.")
@@ -310,7 +311,7 @@ Topology = Annotated[
 
 class SwitchChoice(StrictModel):
     model: str = Field(description="Switch model from the catalog.")
-    platform: Literal["sonic", "cumulus", "eos", "frr"] | None = Field(
+    platform: PlatformName | None = Field(
         default=None,
         description="Network OS of this layer's switches. Precedence: this field → `fabrics.<f>.platform` → the "
         "catalog model's default platform.",
@@ -380,7 +381,7 @@ Attach = Annotated[
 class CablingPolicy(StrictModel):
     """How cables are chosen and sized. Precedence: `fabrics.<f>.cabling` → `cabling` → built-in default."""
 
-    media: list[Literal["dac", "acc", "aoc", "mmf", "smf", "copper"]] | None = Field(
+    media: list[MediaKind] | None = Field(
         default=None, description="Allowed media kinds, in order of preference. Default: any, catalog order."
     )
     slack_pct: float | None = Field(
@@ -430,9 +431,6 @@ def _check_groups(value: list[str]) -> list[str]:
     if len(set(value)) != len(value):
         raise ValueError("lists a node group twice")
     return value
-
-
-IB_MTUS = (256, 512, 1024, 2048, 4096)
 
 
 class Partition(StrictModel):
@@ -604,8 +602,13 @@ class InfinibandSettings(StrictModel):
         default=0, ge=0, description="Restart the log when it grows past this many MB (0: unlimited)."
     )
     dump_dir: str = Field(default="/var/log", description="Where OpenSM dumps its tables (`dump_files_dir`).")
-    sharp: bool = Field(default=False, description="Enable SHARP aggregation.")
-    adaptive_routing: bool = Field(default=False, description="Use adaptive routing engines (MLNX OpenSM/UFM).")
+    sharp: bool = Field(
+        default=False, description="Enable SHARP aggregation. Not supported yet: a `not-supported` warning, no effect."
+    )
+    adaptive_routing: bool = Field(
+        default=False,
+        description="Use adaptive routing (NVIDIA OpenSM, UFM). Not supported yet: a `not-supported` warning.",
+    )
 
     @field_validator("subnet_prefix")
     @classmethod
@@ -750,7 +753,7 @@ class Management(StrictModel):
 class Fabric(StrictModel):
     """One fabric: compute, storage, in-band or out-of-band; InfiniBand or Ethernet."""
 
-    role: Literal["compute", "storage", "inband", "oob"] | None = Field(
+    role: Role | None = Field(
         default=None, description="Fabric role. Default: the fabric's key when it is one of the four roles."
     )
     technology: Literal["infiniband", "ethernet"]
@@ -777,7 +780,7 @@ class Fabric(StrictModel):
         "none on in-band and out-of-band ones (`profile: none` turns it off).",
     )
     mtu: int | None = Field(default=None, ge=1500, le=9216, description="Ethernet switch MTU. Default 9216.")
-    platform: Literal["sonic", "cumulus", "eos", "frr"] | None = Field(
+    platform: PlatformName | None = Field(
         default=None,
         description="Network OS of every switch of this Ethernet fabric (a layer's `switches.<layer>.platform` "
         "wins). Default: the catalog model's platform.",
@@ -988,8 +991,8 @@ class Spec(StrictModel):
             _check_name(key)
         return value
 
-    def fabric_role(self, key: str) -> str:
+    def fabric_role(self, key: str) -> Role:
         fabric = self.fabrics[key]
         if fabric.role:
             return fabric.role
-        return key if key in FABRIC_ROLES else "compute"
+        return next((r for r in get_args(Role) if r == key), "compute")

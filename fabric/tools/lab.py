@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from ipaddress import ip_interface
 from pathlib import Path
 
+from fabric.model.kinds import Layer, Tier
 from fabric.pipeline import Build
 from fabric.render import render_all
 from fabric.write.atomic import OutputError, output_parts
@@ -167,7 +168,7 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
         lab.configs[name] = files[f"configs/{name}/frr.conf"]
     intents = build.intents
     for link in ft.links:
-        if link.tier == "node-leaf":
+        if link.tier == Tier.NODE_LEAF:
             lab.hosts.setdefault(link.a, prefix + "h-" + link.a)
             lab.wires.append(Wire(lab.hosts[link.a], link.a_port, lab.switches[link.b], link.b_port, 9000))
             lab.bridges.setdefault(lab.switches[link.b], []).append(link.b_port)
@@ -177,10 +178,10 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
         if row.fabric != fabric:
             continue
         if row.purpose == "server" and row.device in lab.hosts:
-            lab.host_addresses.setdefault(lab.hosts[row.device], []).append((row.interface, row.address))
+            lab.host_addresses.setdefault(lab.hosts[row.device], []).append((row.interface, str(row.address)))
         elif row.device in lab.switches and intents[row.device].platform != "frr" and row.purpose != "mgmt":
             interface = "lo" if row.interface == "lo" else row.interface
-            lab.switch_addresses.setdefault(lab.switches[row.device], []).append((interface, row.address))
+            lab.switch_addresses.setdefault(lab.switches[row.device], []).append((interface, str(row.address)))
     gateways: dict[str, list[str]] = {}
     for name in ft.switches:
         intent = intents[name]
@@ -189,13 +190,13 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
                 str(ip_interface(a).ip) for a in (intent.servers.gateway_v4, intent.servers.gateway_v6) if a
             ]
     for link in ft.links:
-        if link.tier == "node-leaf":
+        if link.tier == Tier.NODE_LEAF:
             lab.host_routes.setdefault(lab.hosts[link.a], gateways.get(link.b, []))
     for name in ft.switches:
         intent = intents[name]
-        if intent.layer == "leaf":
+        if intent.layer == Layer.LEAF:
             lab.leaves.append(name)
-            lab.leaf_prefixes[name] = list(intent.bgp.networks) if intent.bgp else []
+            lab.leaf_prefixes[name] = [str(p) for p in intent.bgp.networks] if intent.bgp else []
             lab.uplinks[name] = sum(1 for p in intent.used_ports if p.role == "uplink")
         else:
             lab.spines.append(name)

@@ -25,13 +25,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabric.allocation.allocate import Cable
 from fabric.intent.infiniband.ports import Rate, parse_rate
 from fabric.intent.infiniband.subnet import IbNode, Subnet
+from fabric.model.cable import Cable
 from fabric.model.text import printable
 from fabric.pipeline import Build
-from fabric.render.infiniband.netfile import Discovered, DiscoveredNode
-from fabric.render.tables import labels
+from fabric.tools.ibnetdiscover import Discovered, DiscoveredNode
 from fabric.tools.lldp import LldpData
 
 KINDS = ("missing", "wrong-port", "unexpected", "rate")
@@ -78,7 +77,7 @@ class PlannedCable:
 
     @property
     def label(self) -> str:
-        return labels(self.cable)[0]
+        return self.cable.labels()[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,6 @@
 """Stage 2, the topology: a Design in, a Topology out (one networkx graph per fabric, devices placed in
-racks, node ports attached): the Clos generator, hand-written and CSV fabrics, racks, media, port names.
+racks, node ports attached, ports named as their platform names them): the Clos generator, hand-written and
+CSV fabrics, racks, attachment, media.
 
-Pure: no file I/O, no addresses (that is allocation).
+Pure: no addresses (that is allocation), no output syntax.
 """

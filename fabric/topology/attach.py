@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from fabric.model.findings import Finding, error
 from fabric.spec.catalog import Catalog
+from fabric.spec.platforms import mgmt_port
 from fabric.spec.schema import NodeAttach, Spec, SwitchMgmtAttach
-from fabric.topology.portnames import mgmt_port
 
 MGMT_SPEED_GBPS = 1
 

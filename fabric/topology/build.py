@@ -12,13 +12,15 @@ from dataclasses import replace
 
 import networkx as nx
 
+from fabric.model.draft import FabricDraft
 from fabric.model.findings import Finding, error
+from fabric.model.kinds import Layer
 from fabric.model.topology import Device, FabricTopology, Link, Topology
 from fabric.spec.loader import Design, suggest
 from fabric.spec.paths import locate
 from fabric.spec.schema import ClosTopology, CsvTopology, ExplicitTopology
 from fabric.topology.attach import NodeEntry, attachments, expand_nodes, mgmt_dependencies
-from fabric.topology.clos import FabricDraft, generate_clos
+from fabric.topology.clos import generate_clos
 from fabric.topology.explicit import Pin, build_explicit, build_from_csv, locate_csv_rows
 from fabric.topology.racks import Placeable, place
 
@@ -92,7 +94,7 @@ def build_topology(design: Design) -> Topology:
         rack, u = placement.positions.get(node.name, (None, None))
         devices[node.name] = Device(
             node.name,
-            "node",
+            Layer.NODE,
             node.type,
             group=node.group,
             index=node.index,
@@ -252,7 +254,7 @@ def _fabric_topology(design: Design, key: str, draft: FabricDraft, devices: dict
     links: tuple[Link, ...] = tuple(draft.links)
     for link in links:
         if link.a not in own and link.a not in graph:
-            graph.add_node(link.a, device=devices[link.a], layer="node")
+            graph.add_node(link.a, device=devices[link.a], layer=Layer.NODE)
     graph.add_edges_from((link.a, link.b, i, {"link": link}) for i, link in enumerate(links))
     nx.freeze(graph)
     topo = fabric.topology

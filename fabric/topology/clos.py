@@ -20,34 +20,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from fabric.model.findings import Finding, error
+from fabric.model.draft import FabricDraft, SwitchDraft
+from fabric.model.findings import error
+from fabric.model.kinds import Layer, Tier, TierName
 from fabric.model.topology import ClosParams, Link
 from fabric.spec.catalog import Catalog, SwitchPort, best_speed, switch_ports
 from fabric.spec.schema import ClosTopology, Fabric
 from fabric.topology.attach import Attachment, Endpoint
-
-
-@dataclass
-class SwitchDraft:
-    name: str
-    layer: str
-    model: str
-    platform: str | None
-    plane: int | None
-    su: int | None = None
-    rail: int | None = None
-    pod: int | None = None
-    index: int = 0
-
-
-@dataclass
-class FabricDraft:
-    switches: list[SwitchDraft] = field(default_factory=list)
-    links: list[Link] = field(default_factory=list)
-    params: ClosParams | None = None
-    tiers: int = 2
-    findings: list[Finding] = field(default_factory=list)
-    provisioned_down: dict[str, int] = field(default_factory=dict)  # switch → Gb/s of its down ports, cabled or not
 
 
 @dataclass
@@ -384,7 +363,7 @@ class ClosGenerator:
             self.draft.switches.append(
                 SwitchDraft(
                     leaf.name,
-                    "leaf",
+                    Layer.LEAF,
                     leaf_model,
                     platform,
                     plane if self.topo.planes > 1 else None,
@@ -400,7 +379,7 @@ class ClosGenerator:
                 self.draft.links.append(
                     Link(
                         self.key,
-                        "node-leaf",
+                        Tier.NODE_LEAF,
                         ep.device,
                         ep.port,
                         leaf.name,
@@ -414,7 +393,7 @@ class ClosGenerator:
     def _connect(
         self,
         plane: int,
-        tier: str,
+        tier: TierName,
         lower: str,
         up_ports: Sequence[SwitchPort],
         uppers: Sequence[str],
@@ -464,12 +443,20 @@ class ClosGenerator:
             name = self._name(template, plane, index=j, pod=1)
             spines.append(name)
             self.draft.switches.append(
-                SwitchDraft(name, "spine", spine_name, spine_platform, self._plane(plane), index=j)
+                SwitchDraft(name, Layer.SPINE, spine_name, spine_platform, self._plane(plane), index=j)
             )
         next_port = [0] * m
         for leaf in leaves:
             self._connect(
-                plane, "leaf-spine", leaf.name, up_ports, spines, spine_layout, next_port, leaf.uplinks // m, leaf.rail
+                plane,
+                Tier.LEAF_SPINE,
+                leaf.name,
+                up_ports,
+                spines,
+                spine_layout,
+                next_port,
+                leaf.uplinks // m,
+                leaf.rail,
             )
         self.draft.params = ClosParams(
             tiers=2,
@@ -563,7 +550,7 @@ class ClosGenerator:
                 self.draft.switches.append(
                     SwitchDraft(
                         name,
-                        "spine",
+                        Layer.SPINE,
                         spine_name,
                         spine_platform,
                         self._plane(plane),
@@ -580,19 +567,21 @@ class ClosGenerator:
                 name = self._name(core_template, plane, index=index)
                 names.append(name)
                 self.draft.switches.append(
-                    SwitchDraft(name, "core", core_name, core_platform, self._plane(plane), index=index)
+                    SwitchDraft(name, Layer.CORE, core_name, core_platform, self._plane(plane), index=index)
                 )
             cores.append(names)
         spine_next = [[0] * spines_per_pod for _ in range(pods)]
         for leaf in leaves:
             pod = (leaf.pod or 1) - 1
             self._connect(
-                plane, "leaf-spine", leaf.name, up_ports, spines[pod], s_down, spine_next[pod], lam, leaf.rail
+                plane, Tier.LEAF_SPINE, leaf.name, up_ports, spines[pod], s_down, spine_next[pod], lam, leaf.rail
             )
         core_next = [[0] * per_group for _ in range(spines_per_pod)]
         for pod in range(pods):
             for j in range(spines_per_pod):
-                self._connect(plane, "spine-core", spines[pod][j], s_up, cores[j], core_layout, core_next[j], mu, None)
+                self._connect(
+                    plane, Tier.SPINE_CORE, spines[pod][j], s_up, cores[j], core_layout, core_next[j], mu, None
+                )
         self.draft.params = ClosParams(
             tiers=3,
             leaves=len(leaves),

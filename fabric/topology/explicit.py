@@ -14,16 +14,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from fabric.model.draft import FabricDraft, SwitchDraft
 from fabric.model.findings import Finding, error, warning
+from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, TIER_OF_LAYER, Link
 from fabric.spec.catalog import Catalog, SwitchPort, port_candidates
 from fabric.spec.loader import suggest
 from fabric.spec.schema import CsvTopology, ExplicitLink, ExplicitSwitch, ExplicitTopology, Fabric
 from fabric.topology.attach import Attachment, NodeEntry
-from fabric.topology.clos import FabricDraft, SwitchDraft
 
 CSV_REQUIRED = ("tier", "a_device", "a_port", "b_device", "b_port")
-CSV_LAYERS = {"node-leaf": ("node", "leaf"), "leaf-spine": ("leaf", "spine"), "spine-core": ("spine", "core")}
+CSV_LAYERS = {
+    Tier.NODE_LEAF: (Layer.NODE, Layer.LEAF),
+    Tier.LEAF_SPINE: (Layer.LEAF, Layer.SPINE),
+    Tier.SPINE_CORE: (Layer.SPINE, Layer.CORE),
+}
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,7 @@ class _Builder:
         for group in node_type.ports.values():
             for p in group.port_list():
                 if p.name == port:
-                    return _End(device, port, "node", group.speed_gbps, p.rail, (), path)
+                    return _End(device, port, Layer.NODE, group.speed_gbps, p.rail, (), path)
         names = [p.name for g in node_type.ports.values() for p in g.port_list()]
         self.draft.findings.append(
             error(
@@ -280,14 +285,14 @@ class _Builder:
         """A leaf whose GPU ports are all on one rail is that rail's leaf; its uplinks carry the rail too."""
         rails: dict[str, set[int | None]] = {}
         for link in self.draft.links:
-            if link.tier == "node-leaf":
+            if link.tier == Tier.NODE_LEAF:
                 rails.setdefault(link.b, set()).add(link.rail)
         for name, found in rails.items():
             found.discard(None)  # non-GPU ports (UFM, storage) do not make a rail
             if len(found) == 1:
                 self.switches[name].rail = next(iter(found))
         self.draft.links = [
-            replace(link, rail=self.switches[link.a].rail) if link.tier == "leaf-spine" else link
+            replace(link, rail=self.switches[link.a].rail) if link.tier == Tier.LEAF_SPINE else link
             for link in self.draft.links
         ]
 
@@ -336,12 +341,13 @@ def build_explicit(
 def _csv_layers(rows: Sequence[Mapping[str, str]], nodes: Mapping[str, NodeEntry]) -> dict[str, str]:
     layers: dict[str, str] = {}
     for row in rows:
-        pair = CSV_LAYERS.get(row.get("tier", ""))
+        tier = row.get("tier", "")
+        pair = CSV_LAYERS.get(tier)
         if pair is None:
             continue
         for side, layer in zip(("a", "b"), pair, strict=True):
             device = row.get(f"{side}_device", "")
-            if device and device not in nodes and layer != "node":
+            if device and device not in nodes and layer != Layer.NODE:
                 layers.setdefault(device, layer)
     return layers
 

@@ -1,4 +1,5 @@
-"""Checks on an InfiniBand subnet's intent: can the chosen engine route it, do the SM files make sense.
+"""Checks on each InfiniBand subnet's intent: can the chosen engine route it, do the SM files make sense.
+Each runs on the IntentContext over every subnet; SUBNET_CHECKS lists them (fabric/intent/checks.py collects them).
 
 ftree admissibility follows OpenSM's `doc/current-routing.txt` for a fabric with a root GUID file:
 a tree of 2 to 8 switch ranks, the ranks OpenSM computes from the roots (breadth first) equal to the
@@ -10,8 +11,9 @@ the next engine (or, without `no_fallback`, silently to minhop).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+from fabric.intent.context import IntentCheck, IntentContext
 from fabric.intent.infiniband.guids import format_guid
 from fabric.intent.infiniband.ports import RATE_CODES
 from fabric.intent.infiniband.subnet import Subnet, settings_path
@@ -27,7 +29,7 @@ def _list(names: list[str], limit: int = 4) -> str:
     return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
-def check_ftree(design: Design, subnet: Subnet) -> Iterator[Finding]:
+def _ftree(design: Design, subnet: Subnet) -> Iterator[Finding]:
     engines = [e for e in subnet.engines if e != "no_fallback"]
     if not engines or engines[0] not in FTREE_ENGINES:
         return
@@ -104,7 +106,7 @@ def _ranks(subnet: Subnet, path: str, fallback: str, hint: str) -> Iterator[Find
         )
 
 
-def check_sm_hosts(design: Design, subnet: Subnet) -> Iterator[Finding]:
+def _sm_hosts(design: Design, subnet: Subnet) -> Iterator[Finding]:
     for i, host in enumerate(subnet.sm):
         if host.port is None and host.known:
             yield error(
@@ -115,7 +117,7 @@ def check_sm_hosts(design: Design, subnet: Subnet) -> Iterator[Finding]:
             )
 
 
-def check_guids(design: Design, subnet: Subnet) -> Iterator[Finding]:
+def _guids(design: Design, subnet: Subnet) -> Iterator[Finding]:
     """Node and port GUIDs are unique in a subnet (an inventory can break that: port GUID = node GUID + port)."""
     owners: dict[int, set[str]] = {}
     for node in subnet.nodes:
@@ -134,7 +136,7 @@ def check_guids(design: Design, subnet: Subnet) -> Iterator[Finding]:
         )
 
 
-def check_partitions(design: Design, subnet: Subnet) -> Iterator[Finding]:
+def _partitions(design: Design, subnet: Subnet) -> Iterator[Finding]:
     spec_parts = subnet.settings.partitions
     for part in subnet.partitions:
         if part.added:
@@ -157,16 +159,18 @@ def check_partitions(design: Design, subnet: Subnet) -> Iterator[Finding]:
             )
 
 
-def subnet_findings(design: Design, subnet: Subnet) -> list[Finding]:
-    findings: list[Finding] = []
-    for check in SUBNET_CHECKS.values():
-        findings.extend(check(design, subnet))
-    return findings
+def _each_subnet(check: Callable[[Design, Subnet], Iterator[Finding]]) -> IntentCheck:
+    def run(ctx: IntentContext) -> Iterator[Finding]:
+        for subnet in ctx.subnets:
+            yield from check(ctx.design, subnet)
+
+    run.__name__ = check.__name__.lstrip("_")
+    return run
 
 
-SUBNET_CHECKS = {
-    "ftree-admissible": check_ftree,
-    "sm-hosts": check_sm_hosts,
-    "guids": check_guids,
-    "partitions": check_partitions,
+SUBNET_CHECKS: dict[str, IntentCheck] = {
+    "ftree-admissible": _each_subnet(_ftree),
+    "sm-hosts": _each_subnet(_sm_hosts),
+    "guids": _each_subnet(_guids),
+    "partitions": _each_subnet(_partitions),
 }

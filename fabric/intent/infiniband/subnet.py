@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fabric.allocation.allocate import Cable, Plan
-from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids, format_guid, read_inventory
+from fabric.allocation.allocate import Plan
+from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids, read_inventory
 from fabric.intent.infiniband.ports import (
     MTU_CODES,
     RATE_CODES,
@@ -25,7 +25,9 @@ from fabric.intent.infiniband.ports import (
     node_cas,
     plan_rate,
 )
+from fabric.model.cable import Cable
 from fabric.model.findings import Finding, warning
+from fabric.model.kinds import Layer
 from fabric.model.topology import LAYER_RANK, FabricTopology, Topology
 from fabric.spec.loader import Design
 from fabric.spec.schema import InfinibandSettings, Partition
@@ -220,7 +222,7 @@ def _drafts(design: Design, topology: Topology, plan: Plan) -> list[_Draft]:
                 for dev, port in ((link.a, link.a_port), (link.b, link.b_port)):
                     if dev in used:
                         used[dev].append((port, link.speed_gbps))
-                    elif devices[dev].layer == "node":
+                    elif devices[dev].layer == Layer.NODE:
                         node_type = devices[dev].model
                         if node_type not in types:
                             types[node_type] = node_cas(catalog.nodes[node_type])
@@ -260,8 +262,6 @@ def _merged(inventories: Sequence[Inventory]) -> Inventory | None:
 
 def build_infiniband(design: Design, topology: Topology, plan: Plan) -> IbPlan:
     """The intent of every InfiniBand subnet of the design, with the findings about it."""
-    from fabric.intent.infiniband.checks import subnet_findings
-
     drafts = _drafts(design, topology, plan)
     if not drafts:
         return IbPlan()
@@ -301,7 +301,6 @@ def build_infiniband(design: Design, topology: Topology, plan: Plan) -> IbPlan:
             a_node = subnet.by_key[link.a.node]
             ends[(link.a.device, link.a.port_name)] = (a_node.hca, link.a.port)
             ends[(link.b.device, link.b.port_name)] = (None, link.b.port)
-        findings.extend(subnet_findings(design, subnet))
     placeholder_fabrics: dict[str, list[int]] = {}
     for subnet in subnets:
         counts = placeholder_fabrics.setdefault(subnet.fabric, [0, 0])
@@ -343,7 +342,7 @@ def _subnet(design: Design, topology: Topology, draft: _Draft, guids: Mapping[st
     for key, (device, hca, _ports, nports) in draft.cas.items():
         dev = devices[device]
         g = guids[key]
-        nodes.append(IbNode(key, device, hca, False, nports, g.node, g.placeholder, "node", dev.group, dev.model))
+        nodes.append(IbNode(key, device, hca, False, nports, g.node, g.placeholder, Layer.NODE, dev.group, dev.model))
     by_key = {n.key: n for n in nodes}
     ca_of: dict[tuple[str, str], str] = {}
     for key, (device, _hca, ports, _) in draft.cas.items():
@@ -500,7 +499,3 @@ def _partition(part: Partition, mtu_default: int, ports: Sequence[CaPort], slowe
 
 def _mark(port: CaPort) -> str:
     return " placeholder" if port.placeholder else ""
-
-
-def port_guid_text(guid: int) -> str:
-    return format_guid(guid)

@@ -7,11 +7,11 @@ default in a newer release cannot change the fabric.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 
-from fabric.intent.ethernet import DeviceIntent, PrefixRule
+from fabric.intent.ethernet import DeviceIntent, PrefixRule, QosIntent
 from fabric.render.platforms.base import Platform
 
 
@@ -23,7 +23,7 @@ def _prefix_rules(rules: tuple[PrefixRule, ...]) -> dict[str, Any]:
             match["min-prefix-len"] = rule.ge
         if rule.le is not None:
             match["max-prefix-len"] = rule.le
-        out[str(i * 10)] = {"action": "permit", "match": {rule.prefix: match}}
+        out[str(i * 10)] = {"action": "permit", "match": {str(rule.prefix): match}}
     return out
 
 
@@ -33,9 +33,17 @@ def _dump(data: Any) -> str:
     return str(yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, width=120))
 
 
+def _watchdog(qos: QosIntent) -> dict[str, Any]:
+    """NVUE's watchdog polls and declares a storm after `robustness` polls in pause: detection = poll × robustness
+    (it has no restoration time of its own)."""
+    return {
+        "polling-interval": f"{qos.watchdog_poll_ms}ms",
+        "robustness": max(1, round(qos.watchdog_detect_ms / qos.watchdog_poll_ms)),
+    }
+
+
 class Cumulus(Platform):
     name = "cumulus"
-    supports: ClassVar[frozenset[str]] = frozenset({"bgp-unnumbered", "roce-lossless", "pfc-watchdog", "breakout"})
     files = ("startup.yaml",)
 
     def render(self, intent: DeviceIntent) -> dict[str, str]:
@@ -44,10 +52,10 @@ class Cumulus(Platform):
     def config(self, intent: DeviceIntent) -> dict[str, Any]:
         config: dict[str, Any] = {"system": {"hostname": intent.hostname}}
         interfaces: dict[str, Any] = {}
-        loopback: dict[str, Any] = {a: {} for a in (intent.loopback_v4, intent.loopback_v6) if a}
+        loopback: dict[str, Any] = {str(a): {} for a in (intent.loopback_v4, intent.loopback_v6) if a}
         interfaces["lo"] = {"type": "loopback"} | ({"ip": {"address": loopback}} if loopback else {})
         if intent.mgmt_address:
-            mgmt: dict[str, Any] = {"type": "eth", "ip": {"address": {intent.mgmt_address: {}}, "vrf": "mgmt"}}
+            mgmt: dict[str, Any] = {"type": "eth", "ip": {"address": {str(intent.mgmt_address): {}}, "vrf": "mgmt"}}
             if intent.mgmt_gateway:
                 mgmt["ip"]["gateway"] = {intent.mgmt_gateway: {}}
             interfaces[intent.mgmt_port] = mgmt
@@ -63,14 +71,14 @@ class Cumulus(Platform):
                     "state": {"up" if p.admin_up else "down": {}},
                 },
             }
-            addresses: dict[str, Any] = {a: {} for a in (p.ipv4, p.ipv6) if a}
+            addresses: dict[str, Any] = {str(a): {} for a in (p.ipv4, p.ipv6) if a}
             if addresses:
                 entry["ip"] = {"address": addresses}
             if p.role == "server" and intent.servers:
                 entry["bridge"] = {"domain": {"br_default": {"access": intent.servers.vlan}}}
             interfaces[p.name] = entry
         if intent.servers:
-            gateway: dict[str, Any] = {a: {} for a in (intent.servers.gateway_v4, intent.servers.gateway_v6) if a}
+            gateway: dict[str, Any] = {str(a): {} for a in (intent.servers.gateway_v4, intent.servers.gateway_v6) if a}
             interfaces[f"vlan{intent.servers.vlan}"] = {
                 "type": "svi",
                 "vlan": intent.servers.vlan,
@@ -104,7 +112,10 @@ class Cumulus(Platform):
                 policy["route-map"][name] = {
                     "rule": {"10": {"action": {"permit": {}}, "match": {"ip-prefix-list": "FABRIC-V6", "type": "ipv6"}}}
                 }
-        return {"bgp": {"autonomous-system": bgp.asn, "enable": "on", "router-id": bgp.router_id}, "policy": policy}
+        return {
+            "bgp": {"autonomous-system": bgp.asn, "enable": "on", "router-id": str(bgp.router_id)},
+            "policy": policy,
+        }
 
     def _bgp(self, intent: DeviceIntent) -> dict[str, Any]:
         bgp = intent.bgp
@@ -112,7 +123,7 @@ class Cumulus(Platform):
         families: dict[str, Any] = {
             "ipv4-unicast": {
                 "enable": "on",
-                "network": {prefix: {} for prefix in bgp.networks},
+                "network": {str(prefix): {} for prefix in bgp.networks},
                 "multipaths": {"ebgp": bgp.maximum_paths},
             }
         }
@@ -125,7 +136,7 @@ class Cumulus(Platform):
         if bgp.ipv6:
             families["ipv6-unicast"] = {
                 "enable": "on",
-                "network": {prefix: {} for prefix in bgp.networks_v6},
+                "network": {str(prefix): {} for prefix in bgp.networks_v6},
                 "multipaths": {"ebgp": bgp.maximum_paths},
             }
             group_af["ipv6-unicast"] = {
@@ -205,9 +216,9 @@ class Cumulus(Platform):
                 "default-global": {
                     "traffic-class": {
                         str(qos.cnp_tc): {"mode": "strict"},
-                        str(qos.roce_tc): {"mode": "dwrr", "bw-percent": 50},
-                        "0": {"mode": "dwrr", "bw-percent": 50},
+                        str(qos.roce_tc): {"mode": "dwrr", "bw-percent": qos.roce_weight},
+                        "0": {"mode": "dwrr", "bw-percent": qos.default_weight},
                     }
                 }
             },
-        } | ({"pfc-watchdog": {"polling-interval": "100ms", "robustness": 3}} if qos.pfc_watchdog else {})
+        } | ({"pfc-watchdog": _watchdog(qos)} if qos.pfc_watchdog else {})

@@ -1,14 +1,13 @@
 """Arista EOS: a CLI startup-config.
 
-EOS names ports by cage and first lane (Ethernet1/1, Ethernet1/5 for a 2 × 400G cage), takes an L3 MTU
+EOS names ports of multi-lane cages and breakouts by cage and first lane (Ethernet1/1, Ethernet1/5 for a
+2 × 400G cage), a single-lane cage by the cage (Ethernet1) (templates/eos/platform.yaml); it takes an L3 MTU
 of at most 9214, and peers BGP unnumbered through `neighbor interface` with RFC 5549 next hops.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from fabric.intent.ethernet import DeviceIntent, PortIntent
+from fabric.intent.ethernet import DeviceIntent, PortIntent, QosIntent
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import address_pairs, prefix_lines
 from fabric.render.templating import render
@@ -24,11 +23,18 @@ def _speed(speed_gbps: int, lanes: int) -> str:
     return f"{speed_gbps}g-{lanes}" if lanes > 1 else f"{speed_gbps}g"
 
 
+def watchdog_times(qos: QosIntent) -> dict[str, str]:
+    """EOS gives the watchdog's times in seconds."""
+    return {
+        "timeout": f"{qos.watchdog_detect_ms / 1000:g}",
+        "polling_interval": f"{qos.watchdog_poll_ms / 1000:g}",
+        "recovery_time": f"{qos.watchdog_restore_ms / 1000:g}",
+    }
+
+
 class Eos(Platform):
     name = "eos"
-    supports: ClassVar[frozenset[str]] = frozenset({"bgp-unnumbered", "roce-lossless", "pfc-watchdog", "breakout"})
     files = ("startup-config",)
-    max_mtu = 9214
 
     def speed_keyword(self, port: PortIntent) -> str:
         """The `speed` statement's keyword for a port (structured-config.yaml says the same as startup-config)."""
@@ -66,5 +72,6 @@ class Eos(Platform):
                 prefix_lines=prefix_lines(bgp.allowed) if bgp else [],
                 prefix_lines_v6=prefix_lines(bgp.allowed_v6) if bgp and bgp.ipv6 else [],
                 mtu=min(intent.mtu, self.max_mtu),
+                watchdog=watchdog_times(intent.qos) if intent.qos else {},
             )
         }

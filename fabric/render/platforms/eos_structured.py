@@ -9,13 +9,14 @@ the result with `startup-config` statement by statement (tests/test_eos_avd.py).
 
 from __future__ import annotations
 
+from ipaddress import _BaseAddress, _BaseNetwork
 from typing import Any
 
 import yaml
 
 from fabric.intent.ethernet import DeviceIntent, PortIntent, PrefixRule
 from fabric.pipeline import Build
-from fabric.render.platforms.eos import QOS_PROFILE, Eos
+from fabric.render.platforms.eos import QOS_PROFILE, Eos, watchdog_times
 from fabric.render.platforms.frrview import prefix_lines
 from fabric.render.registry import Output
 from fabric.spec.schema import SecretRef
@@ -81,7 +82,7 @@ def _qos(intent: DeviceIntent) -> dict[str, Any]:
                 "tx_queues": [
                     {
                         "id": qos.roce_tc,
-                        "bandwidth_percent": 50,
+                        "bandwidth_percent": qos.roce_weight,
                         "random_detect": {
                             "ecn": {
                                 "threshold": {
@@ -94,7 +95,7 @@ def _qos(intent: DeviceIntent) -> dict[str, Any]:
                         },
                     },
                     {"id": qos.cnp_tc, "priority": "priority strict"},
-                    {"id": 0, "bandwidth_percent": 50},
+                    {"id": 0, "bandwidth_percent": qos.default_weight},
                 ],
                 "priority_flow_control": {
                     "enabled": True,
@@ -104,7 +105,7 @@ def _qos(intent: DeviceIntent) -> dict[str, Any]:
         ],
     }
     if qos.pfc_watchdog:
-        out["priority_flow_control"] = {"watchdog": {"action": "drop", "timeout": "0.2"}}
+        out["priority_flow_control"] = {"watchdog": {"action": "drop", **watchdog_times(qos)}}
     return out
 
 
@@ -229,9 +230,23 @@ def structured_config(intent: DeviceIntent, build: Build) -> dict[str, Any]:
     return config
 
 
+_ADDRESS_TYPES = (_BaseAddress, _BaseNetwork)  # interfaces are addresses too
+
+
+def _plain(data: Any) -> Any:
+    """Addresses and networks stay ipaddress values up to here; AVD's model takes them as text."""
+    if isinstance(data, dict):
+        return {k: _plain(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_plain(v) for v in data]
+    if isinstance(data, _ADDRESS_TYPES):
+        return str(data)
+    return data
+
+
 def _dump(data: Any) -> str:
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's C emitter, as for NVUE
-    return str(yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, width=120))
+    return str(yaml.dump(_plain(data), Dumper=dumper, sort_keys=False, default_flow_style=False, width=120))
 
 
 def structured_configs(build: Build) -> dict[str, str]:

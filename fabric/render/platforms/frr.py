@@ -8,14 +8,13 @@ Linux has no PFC watchdog.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from fabric.intent.ethernet import DeviceIntent, QosIntent
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import frr_view
 from fabric.render.templating import render
 
 AVPKT = 1000  # bytes: RED's average packet size
+QUANTUM_PER_PCT = 30  # ETS quantum bytes per percent of weight (50 % → 1500 bytes, one MTU-sized frame)
 
 
 def qos_commands(qos: QosIntent, port: str) -> list[str]:
@@ -23,10 +22,11 @@ def qos_commands(qos: QosIntent, port: str) -> list[str]:
     # ETS bands: 0 strict (CNP), 1 RoCE, 2 everything else; priomap maps the 8 priorities to bands
     priomap = " ".join("0" if p == qos.cnp_tc else "1" if p == qos.roce_tc else "2" for p in range(8))
     burst = (2 * qos.ecn_min_bytes + qos.ecn_max_bytes) // (3 * AVPKT)
+    quanta = f"{qos.roce_weight * QUANTUM_PER_PCT} {qos.default_weight * QUANTUM_PER_PCT}"
     return [
         f"dcb app replace dev {port} dscp-prio {qos.roce_dscp}:{qos.roce_tc} {qos.cnp_dscp}:{qos.cnp_tc}",
         f"dcb pfc set dev {port} prio-pfc all:off {qos.roce_tc}:on",
-        f"tc qdisc replace dev {port} root handle 1: ets bands 3 strict 1 quanta 1500 1500 priomap {priomap}",
+        f"tc qdisc replace dev {port} root handle 1: ets bands 3 strict 1 quanta {quanta} priomap {priomap}",
         f"tc qdisc replace dev {port} parent 1:2 handle 12: red ecn limit {4 * qos.ecn_max_bytes} avpkt {AVPKT} "
         f"probability {qos.ecn_probability / 100:g} min {qos.ecn_min_bytes} max {qos.ecn_max_bytes} burst {burst}",
     ]
@@ -34,7 +34,6 @@ def qos_commands(qos: QosIntent, port: str) -> list[str]:
 
 class Frr(Platform):
     name = "frr"
-    supports: ClassVar[frozenset[str]] = frozenset({"bgp-unnumbered", "roce-lossless", "breakout"})
     files = ("frr.conf", "interfaces")
 
     def render(self, intent: DeviceIntent) -> dict[str, str]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from ipaddress import ip_interface
 
+from fabric.allocation.allocate import Interface
 from fabric.intent.ethernet import DeviceIntent, Neighbor, PrefixRule
 
 # FRR builds with 64-way ECMP by default; asking for more is refused.
@@ -23,9 +23,9 @@ def prefix_lines(rules: tuple[PrefixRule, ...]) -> list[PrefixLine]:
     for i, rule in enumerate(rules, start=1):
         bounds = (f" ge {rule.ge}" if rule.ge is not None else "") + (f" le {rule.le}" if rule.le is not None else "")
         # a bound equal to the prefix's own length is what FRR already means, and it refuses `le` below it
-        if rule.ge is None and rule.le is not None and rule.le == ip_interface(rule.prefix).network.prefixlen:
+        if rule.ge is None and rule.le is not None and rule.le == rule.prefix.prefixlen:
             bounds = ""
-        out.append(PrefixLine(i * 10, rule.prefix, bounds))
+        out.append(PrefixLine(i * 10, str(rule.prefix), bounds))
     return out
 
 
@@ -37,9 +37,9 @@ class FrrNeighbor:
     description: str
 
 
-def address_pairs(*cidrs: str | None) -> list[tuple[str, str]]:
-    """("ip" or "ipv6", address) pairs, as FRR's `ip address` / `ipv6 address` commands want them."""
-    return [("ip" if ip_interface(a).version == 4 else "ipv6", a) for a in cidrs if a]
+def address_pairs(*addresses: Interface | None) -> list[tuple[str, str]]:
+    """("ip" or "ipv6", address/prefix) pairs, as FRR's `ip address` / `ipv6 address` commands want them."""
+    return [("ip" if a.version == 4 else "ipv6", str(a)) for a in addresses if a]
 
 
 def frr_view(intent: DeviceIntent, *, addresses: bool) -> dict[str, object]:

@@ -8,14 +8,12 @@ model SONiC sizes the lossless priority groups from the ports' speed and CABLE_L
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 from fabric.intent.ethernet import DeviceIntent, PortIntent
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import frr_view
 from fabric.render.templating import render
-
-PFC_WD_MS = 200
 
 
 def _speed_mbps(port: PortIntent) -> str:
@@ -28,7 +26,6 @@ def _type(layer: str) -> str:
 
 class Sonic(Platform):
     name = "sonic"
-    supports: ClassVar[frozenset[str]] = frozenset({"bgp-unnumbered", "roce-lossless", "pfc-watchdog", "breakout"})
     files = ("config_db.json", "frr.conf")
 
     def render(self, intent: DeviceIntent) -> dict[str, str]:
@@ -102,7 +99,7 @@ class Sonic(Platform):
                     "holdtime": "9",
                     "keepalive": "3",
                 }
-                | ({"local_addr": n.local_address} if n.local_address else {})
+                | ({"local_addr": str(n.local_address)} if n.local_address else {})
                 for n in intent.bgp.neighbors
             }
         db["DEVICE_NEIGHBOR"] = {
@@ -152,8 +149,8 @@ class Sonic(Platform):
             },
             "SCHEDULER": {
                 "CNP_STRICT": {"type": "STRICT"},
-                "ROCE_DWRR": {"type": "DWRR", "weight": "50"},
-                "DEFAULT_DWRR": {"type": "DWRR", "weight": "50"},
+                "ROCE_DWRR": {"type": "DWRR", "weight": str(qos.roce_weight)},
+                "DEFAULT_DWRR": {"type": "DWRR", "weight": str(qos.default_weight)},
             },
             "QUEUE": {},
             "CABLE_LENGTH": {"AZURE": {p.name: f"{max(1, round(p.cable_m or 5))}m" for p in ports}},
@@ -163,8 +160,12 @@ class Sonic(Platform):
             tables["QUEUE"][f"{p.name}|{qos.cnp_tc}"] = {"scheduler": "CNP_STRICT"}
             tables["QUEUE"][f"{p.name}|0"] = {"scheduler": "DEFAULT_DWRR"}
         if qos.pfc_watchdog:
-            tables["PFC_WD"] = {"GLOBAL": {"POLL_INTERVAL": str(PFC_WD_MS)}} | {
-                p.name: {"action": "drop", "detection_time": str(PFC_WD_MS), "restoration_time": str(PFC_WD_MS)}
-                for p in ports
+            watchdog = {
+                "action": "drop",
+                "detection_time": str(qos.watchdog_detect_ms),
+                "restoration_time": str(qos.watchdog_restore_ms),
+            }
+            tables["PFC_WD"] = {"GLOBAL": {"POLL_INTERVAL": str(qos.watchdog_poll_ms)}} | {
+                p.name: watchdog for p in ports
             }
         return tables

@@ -15,7 +15,7 @@ from fabric.pipeline import Build
 from fabric.render.bom.costing import PLACEHOLDER_NOTE, costing, money
 from fabric.render.diagrams.outputs import Drawn, drawn
 from fabric.render.summary import spec_relative, summary
-from fabric.render.tables import CABLING_COLUMNS, IP_PLAN_COLUMNS, labels
+from fabric.render.tables import CABLING_COLUMNS, IP_PLAN_COLUMNS
 from fabric.spec.schema import format_ratio
 
 CABLE_COLUMNS = (
@@ -111,11 +111,11 @@ def report_content(build: Build, items: list[Drawn] | None = None) -> dict[str, 
                 link.speed_gbps,
                 cable.media or "",
                 "" if cable.length_m is None else f"{cable.length_m:g}",
-                labels(cable)[0],
+                cable.labels()[0],
             ]
         )
     ips = [
-        [r.device, r.interface, r.address, r.peer_device, r.peer_interface, r.purpose, r.fabric]
+        [r.device, r.interface, str(r.address), r.peer_device, r.peer_interface, r.purpose, r.fabric]
         for r in build.plan.addresses
     ]
     bom = [

@@ -16,10 +16,9 @@ from datetime import datetime
 
 import xlsxwriter
 
-from fabric.allocation.allocate import Cable
+from fabric.model.cable import Cable
 from fabric.pipeline import Build
 from fabric.render.registry import Output, one_file
-from fabric.render.tables import labels
 
 FIXED_DATE = datetime(2000, 1, 1)
 COLUMNS = (
@@ -62,7 +61,7 @@ def _order(c: Cable) -> tuple[str, int, str, str]:
 
 def _row(c: Cable) -> Sequence[object]:
     link = c.link
-    a_label, b_label = labels(c)
+    a_label, b_label = c.labels()
     return (
         c.cable_id,
         link.tier,
@@ -126,7 +125,7 @@ def cabling_xlsx(build: Build) -> bytes:
         _table(book, sheet_name(key, taken), COLUMNS, rows, bold)
     label_rows: list[Sequence[object]] = []
     for c in cables:
-        a_label, b_label = labels(c)
+        a_label, b_label = c.labels()
         label_rows.append((c.cable_id, "A", c.a_rack, c.a_u, c.link.a, c.link.a_port, a_label))
         label_rows.append((c.cable_id, "B", c.b_rack, c.b_u, c.link.b, c.link.b_port, b_label))
     _table(book, "labels", LABEL_COLUMNS, label_rows, bold)

@@ -1,0 +1,97 @@
+"""Plan checks: what only the allocated plan shows (ASNs and addresses unique). Each takes a PlanContext, the
+analysis Context grown by the Plan; PLAN_CHECKS lists them."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from fabric.allocation.allocate import Plan
+from fabric.analysis.checks import Context
+from fabric.model.findings import Finding, error
+from fabric.model.kinds import Layer
+
+
+@dataclass(frozen=True)
+class PlanContext(Context):
+    plan: Plan
+
+
+def _list(names: list[str], limit: int = 4) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def check_unique_asns(ctx: PlanContext) -> Iterator[Finding]:
+    """Within a fabric, only switches that share a tier (and pod) may share an ASN."""
+    by_fabric: dict[str, dict[int, set[tuple[str, str]]]] = defaultdict(lambda: defaultdict(set))
+    for row in ctx.plan.asns:
+        group = "leaf:" + row.device if row.layer == Layer.LEAF else row.layer
+        by_fabric[row.fabric][row.asn].add((group, row.device))
+    for fabric, asns in by_fabric.items():
+        for asn, owners in sorted(asns.items()):
+            groups = {g for g, _ in owners}
+            if len(groups) > 1:
+                devices = sorted(d for _, d in owners)
+                yield error(
+                    "duplicate-asn",
+                    f"fabrics.{fabric}.asn" if ctx.design.spec.fabrics[fabric].asn else "asn",
+                    f"ASN {asn} is given to switches of different tiers or leaves: {_list(devices)}",
+                    "move leaf_start, spine or core so the ranges do not overlap",
+                )
+    seen: dict[int, str] = {}
+    for row in ctx.plan.asns:
+        if row.layer == Layer.LEAF:
+            first = seen.setdefault(row.asn, row.fabric)
+            if first != row.fabric:
+                yield error(
+                    "duplicate-asn",
+                    "asn",
+                    f"leaf ASN {row.asn} is used in fabrics `{first}` and `{row.fabric}`",
+                    "give one of the fabrics its own asn.leaf_start",
+                )
+
+
+def check_unique_addresses(ctx: PlanContext) -> Iterator[Finding]:
+    seen: dict[str, tuple[str, str]] = {}
+    dupes: list[str] = []
+    for row in ctx.plan.addresses:
+        ip = str(row.address.ip)
+        first = seen.setdefault(ip, (row.device, row.interface))
+        if first != (row.device, row.interface):
+            dupes.append(f"{ip} ({first[0]}:{first[1]} and {row.device}:{row.interface})")
+    if dupes:
+        yield error(
+            "duplicate-address",
+            "addressing",
+            f"{len(dupes)} addresses are assigned twice: {_list(dupes, 3)}",
+            "make the address pools disjoint",
+        )
+    pools = ctx.design.spec.addressing
+    nets = {"loopback": pools.loopback, "p2p": pools.p2p, "servers": pools.servers, "mgmt": pools.mgmt}
+    names = sorted(nets)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            if nets[a].overlaps(nets[b]):
+                yield error(
+                    "duplicate-address",
+                    f"addressing.{b}",
+                    f"pool {b} ({nets[b]}) overlaps pool {a} ({nets[a]})",
+                    "give every pool its own range",
+                )
+
+
+PlanCheck = Callable[[PlanContext], Iterator[Finding]]
+
+PLAN_CHECKS: dict[str, PlanCheck] = {
+    "unique-asns": check_unique_asns,
+    "unique-addresses": check_unique_addresses,
+}
+
+
+def run_plan_checks(ctx: PlanContext) -> list[Finding]:
+    findings: list[Finding] = []
+    for check in PLAN_CHECKS.values():
+        findings.extend(check(ctx))
+    return findings

@@ -1,0 +1,209 @@
+"""Every finding code, declared once: its severities, the stages that raise it, what it checks, one line of
+documentation. A finding with a code not listed here cannot be made (Finding checks), and the README's
+checks table is generated from this table (tests/test_codes.py verifies both, and that every code is raised
+by a golden broken design, a bad input or a test).
+
+Plain data: no imports of any stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+Stage = Literal["spec", "topology", "analysis", "allocation", "intent", "render", "tools"]
+Level = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    code: str
+    severities: tuple[Level, ...]
+    stages: tuple[Stage, ...]  # where it is raised, in pipeline order
+    checks: str  # what is checked (the README's column)
+    doc: str  # one line: what the finding means for the user
+
+
+def _c(code: str, severities: str, stages: str, checks: str, doc: str) -> Code:
+    return Code(code, tuple(severities.split()), tuple(stages.split()), checks, doc)  # type: ignore[arg-type]
+
+
+CODES: tuple[Code, ...] = (
+    # ---- the spec: syntax, types, references (exit 2)
+    _c(
+        "spec-unreadable",
+        "error",
+        "spec",
+        "the spec file can be read and parsed as YAML",
+        "fix the YAML syntax or the path",
+    ),
+    _c("spec-invalid", "error", "spec topology", "field types and values", "a value has the wrong type or range"),
+    _c("spec-missing", "error", "spec", "required fields are present", "add the missing key"),
+    _c("spec-unknown-key", "error", "spec", "no unknown keys (the nearest valid key is suggested)", "fix the typo"),
+    _c("catalog-unreadable", "error", "spec", "part files can be read and parsed", "fix the part file's path or YAML"),
+    _c("catalog-invalid", "error", "spec", "part file field types and values", "a part file value is wrong"),
+    _c("catalog-missing", "error", "spec", "part files have their required fields", "add the missing key"),
+    _c("catalog-unknown-key", "error", "spec", "part files have no unknown keys", "fix the typo in the part file"),
+    _c("catalog-override", "info", "spec", "which built-in parts a part file replaces", "a part file replaced a part"),
+    _c("unknown-part", "error", "spec topology", "switch models and node types exist in the catalog", "name a part"),
+    _c("unknown-group", "error", "spec", "attached and referenced node groups exist", "name a node group"),
+    _c("unknown-ports", "error", "spec", "attached port groups exist on the node type", "name a port group"),
+    _c("unknown-fabric", "error", "spec", "a switch-management attachment names a fabric", "name a fabric"),
+    _c("technology-mismatch", "error", "spec topology", "parts and ports fit the fabric's technology", "pick parts"),
+    _c("platform-unsupported", "error", "spec", "a platform is given only where it applies", "drop the platform"),
+    _c("duplicate-name", "error", "spec topology", "device names are unique", "rename one of the devices"),
+    _c("duplicate-pkey", "error", "spec", "InfiniBand partition keys are unique per fabric", "give each its own pkey"),
+    _c(
+        "scheduler-group-unattached",
+        "warning",
+        "spec",
+        "scheduler node groups are attached to the scheduler fabric",
+        "its nodes are under no switch of the Slurm and Kubernetes topology",
+    ),
+    _c("mgmt-cycle", "error", "topology", "switch-management attachments have no cycle", "break the cycle"),
+    # ---- the topology can be built
+    _c("empty-fabric", "error", "topology", "a fabric attaches something", "attach a node group"),
+    _c(
+        "radix",
+        "error",
+        "topology",
+        "the switch radix and the tiers can join every leaf at the target",
+        "use a larger switch or more tiers",
+    ),
+    _c(
+        "port-budget",
+        "error",
+        "topology analysis",
+        "ports per switch; a port used twice (also across fabrics)",
+        "fewer links per switch",
+    ),
+    _c("uneven-spread", "error", "topology", "uplinks spread evenly over the spines", "change uplinks or spines"),
+    _c("rail-alignment", "error warning", "topology analysis", "a leaf carries one rail", "align rails to leaves"),
+    _c("csv-unreadable", "error", "topology", "an imported cabling CSV can be read", "fix the CSV's path"),
+    _c("csv-invalid", "error", "topology", "an imported cabling CSV's header and rows", "fix the CSV row"),
+    _c("unknown-device", "error", "topology", "links of a hand-written fabric name its devices", "name a device"),
+    _c("unknown-port", "error", "topology", "links of a hand-written fabric name real ports", "name a port"),
+    _c("speed-mismatch", "warning", "topology", "both ends of a link run at one speed", "match the speeds"),
+    _c("tier-skip", "error", "topology", "links join adjacent layers", "cable leaf to spine, spine to core"),
+    _c("unconnected", "error warning", "topology", "attached ports have a cable", "cable the port or detach it"),
+    _c("unknown-rack", "error", "topology", "a pinned rack exists", "name a rack of the layout"),
+    # ---- analysis of the graph
+    _c(
+        "oversubscription",
+        "error",
+        "analysis",
+        "down:up bandwidth per switch and per tier against the target; switches below the top tier without uplinks",
+        "add uplinks or spines",
+    ),
+    _c(
+        "bisection",
+        "error",
+        "analysis",
+        "bisection bandwidth against what the oversubscription target promises",
+        "add spine capacity",
+    ),
+    _c(
+        "bisection-mismatch",
+        "warning",
+        "analysis",
+        "the graph gives the bisection the Clos formula gives (a generated fabric)",
+        "report it",
+    ),
+    _c(
+        "ecmp",
+        "error warning",
+        "analysis",
+        "up-down paths between every pair of leaves of a plane: none (error), fewer than a leaf's uplinks (warning)",
+        "cable every leaf up",
+    ),
+    _c(
+        "failure-impact",
+        "warning",
+        "analysis",
+        "the worst single spine/core or uplink failure leaves at least 50 % of the bisection",
+        "add spines",
+    ),
+    _c("disconnected", "error", "analysis", "a fabric is one connected island", "cable the islands together"),
+    _c("rack-space", "error", "topology analysis", "rack units, without overlaps", "more racks, or fewer per rack"),
+    _c("rack-power", "error", "analysis", "power per rack", "more racks, or a higher power_kw"),
+    # ---- allocation
+    _c(
+        "address-pool",
+        "error",
+        "allocation",
+        "address pools are large enough (how many are needed, how many the pool has)",
+        "a larger pool",
+    ),
+    _c("asn-range", "error", "allocation", "ASNs lie in the private ranges", "move the ASNs into a private range"),
+    _c(
+        "cable-reach",
+        "error",
+        "topology allocation",
+        "every cable has an allowed medium that carries its speed and reaches its length",
+        "allow a medium",
+    ),
+    _c("duplicate-address", "error", "allocation", "no address is assigned twice; pools disjoint", "split pools"),
+    _c("duplicate-asn", "error", "allocation", "only switches of one tier share an ASN", "own asn.leaf_start"),
+    # ---- intent
+    _c("secret-missing", "error", "intent", "secret references resolve", "set the variable or create the file"),
+    _c(
+        "platform-capability",
+        "error warning",
+        "intent",
+        "a switch's platform can do what the spec asks (BGP unnumbered, RoCE profile, breakouts: error; "
+        "PFC watchdog: warning)",
+        "another platform",
+    ),
+    _c(
+        "not-supported",
+        "warning",
+        "intent",
+        "settings the spec accepts that have no effect yet (`sharp`, `adaptive_routing`)",
+        "drop the setting",
+    ),
+    _c(
+        "ftree-admissible",
+        "error",
+        "intent",
+        "an ftree-routed fabric is a fat tree OpenSM's ftree accepts: 2–8 switch ranks, every switch on its "
+        "planned rank counted from the roots, LMC 0, at least one compute node",
+        "fix the tree or use updn",
+    ),
+    _c("placeholder-guids", "warning", "intent", "which GUIDs are placeholders", "collect an inventory"),
+    _c("inventory-unreadable", "error", "intent", "the GUID inventory can be read", "fix the inventory's path"),
+    _c("inventory-format", "error", "intent", "the GUID inventory's header and rows", "fix the inventory row"),
+    _c("inventory-guid", "error", "intent", "inventory GUIDs are well-formed", "fix the GUID"),
+    _c("inventory-unknown", "warning", "intent", "inventory rows name plan devices", "fix the device names"),
+    _c("duplicate-guid", "error", "intent", "no GUID twice in a subnet or inventory", "fix the inventory"),
+    _c("sm-host", "error", "intent", "subnet-manager hosts have a port in the fabric", "name an attached host"),
+    _c("empty-partition", "warning", "intent", "partitions have members", "name member groups"),
+    _c("partition-rate", "error", "intent", "partitions have a real IB rate", "use an IBTA rate"),
+    _c(
+        "secret-invalid",
+        "error",
+        "spec intent",
+        "a secret from `env` or `file` is one word of printable text",
+        "fix the secret: it goes into one config word",
+    ),
+    # ---- render (defence in depth: the loader should have refused the value)
+    _c(
+        "render-unsafe-value",
+        "error",
+        "render",
+        "every value reaching an output is one line of printable text",
+        "rendering is refused; fix the value (and report that the loader let it through)",
+    ),
+    # ---- tools
+    _c("discovered-format", "error", "tools", "ibnetdiscover and LLDP input can be parsed", "fix the input"),
+)
+
+BY_CODE: Mapping[str, Code] = {c.code: c for c in CODES}
+
+
+def markdown_table() -> str:
+    """The README's checks table: one row per code, in declaration order (generated; tests verify it)."""
+    rows = ["| code | severity | stage | what is checked |", "|---|---|---|---|"]
+    for c in CODES:
+        rows.append(f"| `{c.code}` | {', '.join(c.severities)} | {', '.join(c.stages)} | {c.checks} |")
+    return "\n".join(rows) + "\n"
