@@ -119,6 +119,7 @@ BY_JOB = {e.job: e for e in EXPORTERS}
 
 # fabric's own series, from monitoring/textfile/fabric_plan.prom (node_exporter's textfile collector)
 PLAN_METRICS = (
+    "fabric_planned_cable_info",
     "fabric_planned_port_info",
     "fabric_planned_device_info",
     "fabric_planned_bgp_session_info",

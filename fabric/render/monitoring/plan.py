@@ -47,13 +47,26 @@ def node_fabrics(build: Build) -> dict[str, list[str]]:
     return {node: sorted(fabrics, key=order.__getitem__) for node, fabrics in found.items()}
 
 
-def device_labels(build: Build, device: Device, fabrics: dict[str, list[str]]) -> dict[str, str]:
+def node_sus(build: Build) -> dict[str, int]:
+    """A node's scalable unit: that of the first leaf it is cabled to that belongs to one."""
+    devices = build.topology.devices
+    found: dict[str, int] = {}
+    for cable in build.plan.cables:
+        su = devices[cable.link.b].su
+        if su is not None and cable.link.tier == "node-leaf":
+            found.setdefault(cable.link.a, su)
+    return found
+
+
+def device_labels(
+    build: Build, device: Device, fabrics: dict[str, list[str]], sus: dict[str, int] | None = None
+) -> dict[str, str]:
     """The plan's labels of a device: what dashboards and alerts group by."""
     labels = {"hostname": device.name, "layer": device.layer, "model": device.model}
     fabric = device.fabric if device.fabric else ",".join(fabrics.get(device.name, []))
     _put(labels, "fabric", fabric)
     _put(labels, "plane", device.plane)
-    _put(labels, "su", device.su)
+    _put(labels, "su", device.su if device.su is not None else (sus or {}).get(device.name))
     _put(labels, "rail", device.rail)
     _put(labels, "rack", device.rack)
     _put(labels, "u", device.u)
@@ -89,12 +102,13 @@ def targets(build: Build) -> dict[str, list[Target]]:
     """Scrape targets per job (only jobs that have targets)."""
     conf = settings(build)
     fabrics = node_fabrics(build)
+    sus = node_sus(build)
     mgmt = mgmt_addresses(build)
     devices = build.topology.devices
     jobs: dict[str, list[Target]] = defaultdict(list)
     gpus = {d.name for d in gpu_nodes(build)}
     for device in devices.values():
-        labels = device_labels(build, device, fabrics)
+        labels = device_labels(build, device, fabrics, sus)
         if not is_switch(device):
             jobs["node"].append(Target(f"{_host(build, device.name)}:{conf.ports.node}", labels))
             if device.name in gpus:

@@ -160,7 +160,9 @@ def link_group(build: Build) -> Group:
         ),
         Rule(
             "FabricLinkFlapping",
-            _planned_cables(f"fabric_planned_port_info * on(hostname, port) (fabric:port_flaps >= {t.flaps})"),
+            _planned_cables(
+                f"fabric_planned_port_info * on(hostname, port) group_left() (fabric:port_flaps >= {t.flaps})"
+            ),
             severity="warning",
             summary=f"Cable {{{{ $labels.cable_id }}}} is flapping: {WHERE_A} <-> {WHERE_B}",
             description=f"At least {t.flaps} link state changes in {t.flap_window}. Label: {{{{ $labels.label }}}}",
@@ -169,7 +171,7 @@ def link_group(build: Build) -> Group:
         Rule(
             "FabricLinkErrors",
             _planned_cables(
-                "fabric_planned_port_info * on(hostname, port) "
+                "fabric_planned_port_info * on(hostname, port) group_left() "
                 f"(fabric:port_errors_per_min > {t.port_errors_per_min:g})"
             ),
             duration="5m",
@@ -192,7 +194,7 @@ def roce_group(build: Build) -> Group:
         f"or label_replace(rate(node_ethtool_received_prio{p}_pause{node}[5m]) > {t.pfc_pause_per_s:g}, "
         '"direction", "received by the NIC", "", "") '
         f"or label_replace(increase(node_ethtool_transmitted_pause_storm_warning_events{node}[5m]) > 0, "
-        '"direction", "NIC pause-storm watchdog warning", "", "")'
+        '"direction", "sent by the NIC, its pause-storm watchdog warning", "", "")'
     )
     return Group(
         "fabric-roce",

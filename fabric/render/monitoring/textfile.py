@@ -43,6 +43,7 @@ def _family(name: str, lines: Iterable[str]) -> Iterator[str]:
 
 def fabric_plan(build: Build) -> str:
     fabrics = plan.node_fabrics(build)
+    sus = plan.node_sus(build)
     devices = build.topology.devices.values()
     limits = list(plan.gpu_limits(build))
     parts: list[Iterable[str]] = [
@@ -55,7 +56,7 @@ def fabric_plan(build: Build) -> str:
         ),
         _family(
             "fabric_planned_device_info",
-            (_series("fabric_planned_device_info", plan.device_labels(build, d, fabrics)) for d in devices),
+            (_series("fabric_planned_device_info", plan.device_labels(build, d, fabrics, sus)) for d in devices),
         ),
     ]
     sessions = [_series("fabric_planned_bgp_session_info", s) for s in plan.bgp_sessions(build)]
