@@ -52,6 +52,7 @@ def test_build_writes_every_output(tmp_path: Path) -> None:
             "configs",
             "inventory.csv",
             "ip-plan.csv",
+            "monitoring",
             "summary.json",
         ]
     )
