@@ -90,11 +90,16 @@ class Design:
     def rule_files(self) -> list[str]:
         return sorted(str(p) for p in (self.dir / "rules").glob("*.yml"))
 
-    def plan_series(self) -> list[dict[str, str]]:
-        """Every plan series as the fabric-plan job scrapes it (its value held for the whole test)."""
+    def plan_series(self, only: frozenset[str] = frozenset()) -> list[dict[str, str]]:
+        """Every plan series as the fabric-plan job scrapes it (its value held for the whole test); `only`: just
+        those of these switches and their cables."""
+        cables = {p["cable_id"] for p in self.plan["fabric_planned_port_info"] if p["hostname"] in only}
         out = []
         for name, rows in self.plan.items():
             for labels in rows:
+                named = "hostname" in labels or "cable_id" in labels
+                if only and named and labels.get("hostname") not in only and labels.get("cable_id") not in cables:
+                    continue
                 selector = _selector(name, {**labels, **PLAN_SCRAPE})
                 out.append({"series": selector, "values": f"{self.values[(name, _selector(name, labels))]}x60"})
         return out
@@ -105,8 +110,12 @@ class Design:
     def ports(self, hostname: str) -> list[str]:
         return [p["port"] for p in self.plan["fabric_planned_port_info"] if p["hostname"] == hostname]
 
-    def switches(self) -> list[str]:
-        return sorted({p["hostname"] for p in self.plan["fabric_planned_port_info"]})
+    def switches(self, technology: str) -> list[str]:
+        """The switches with planned ports of one technology (Ethernet ones are SNMP targets)."""
+        snmp = self.dir / "targets/snmp.yml"
+        ethernet = {t["labels"]["hostname"] for t in self.targets("snmp")} if snmp.exists() else set()
+        hosts = sorted({p["hostname"] for p in self.plan["fabric_planned_port_info"]})
+        return [h for h in hosts if (h in ethernet) == (technology == "ethernet")]
 
 
 def _go_value(value: float) -> str:
@@ -131,7 +140,12 @@ def expected(rule: Rule, labels: dict[str, str], value: float = 1, runbook: str 
 
 
 def promtool_test(
-    design: Design, tmp: Path, series: list[dict[str, str]], alerts: dict[str, list[dict[str, Any]]], at: str
+    design: Design,
+    tmp: Path,
+    series: list[dict[str, str]],
+    alerts: dict[str, list[dict[str, Any]]],
+    at: str,
+    only: frozenset[str] = frozenset(),
 ) -> None:
     """Run `promtool test rules` on the design's rules with these series; every alert of the design is checked at
     `at`: those in `alerts` fire exactly as given, all others are silent."""
@@ -142,7 +156,7 @@ def promtool_test(
     test = {
         "rule_files": design.rule_files(),
         "evaluation_interval": "1m",
-        "tests": [{"interval": "1m", "input_series": design.plan_series() + series, "alert_rule_test": checks}],
+        "tests": [{"interval": "1m", "input_series": design.plan_series(only) + series, "alert_rule_test": checks}],
     }
     path = tmp / "test.yml"
     path.write_text(yaml.safe_dump(test, sort_keys=False, width=1000))
@@ -158,11 +172,12 @@ def snmp_series(
     state: Callable[[str, str], str] = lambda h, p: "1x60",
     errors: Callable[[str, str], str] = lambda h, p: "0x60",
     skip: tuple[str, ...] = (),
+    only: frozenset[str] = frozenset(),
 ) -> list[dict[str, str]]:
     """ifOperStatus and ifInErrors of every planned switch port, as snmp_exporter's if_mib module labels them."""
     out = []
-    for host in d.switches():
-        if host in skip:
+    for host in d.switches("ethernet"):
+        if host in skip or (only and host not in only):
             continue
         address, labels = d.target("snmp", host)
         for index, port in enumerate(d.ports(host), start=1):
@@ -179,11 +194,15 @@ def snmp_series(
     return out
 
 
-def ib_series(d: Design, width: Callable[[str, str], str] = lambda h, p: "4x60") -> list[dict[str, str]]:
+def ib_series(
+    d: Design, width: Callable[[str, str], str] = lambda h, p: "4x60", only: frozenset[str] = frozenset()
+) -> list[dict[str, str]]:
     """infiniband_width of every planned switch port, as infiniband-exporter labels it (Active ports only)."""
     address, labels = d.targets("infiniband")[0]["targets"][0], d.targets("infiniband")[0]["labels"]
     out = []
-    for host in d.switches():
+    for host in d.switches("infiniband"):
+        if only and host not in only:
+            continue
         for port in d.ports(host):
             base = {
                 **labels,
@@ -257,6 +276,8 @@ def test_unplanned_link_and_silent_switch(lab: Design, tmp_path: Path) -> None:
     address, labels = lab.target("snmp", "leaf1")
     extra = {**labels, "job": "snmp", "instance": address, "ifIndex": "99", "ifName": "swp30", "ifDescr": "swp30"}
     series.append({"series": _selector("ifOperStatus", extra), "values": "1x60"})
+    loopback = {**extra, "ifIndex": "100", "ifName": "lo", "ifDescr": "lo"}  # up, unplanned, not a cable: silent
+    series.append({"series": _selector("ifOperStatus", loopback), "values": "1x60"})
     leaf1 = next(d for d in lab.plan["fabric_planned_device_info"] if d["hostname"] == "leaf1")
     spine2 = next(d for d in lab.plan["fabric_planned_device_info"] if d["hostname"] == "spine2")
     unplanned, silent = lab.rules()["FabricUnplannedLinkUp"], lab.rules()["FabricSwitchNotReporting"]
@@ -291,12 +312,15 @@ def test_flapping_and_erroring_ethernet_links(lab: Design, tmp_path: Path) -> No
 
 
 def frr_series(
-    d: Design, state: Callable[[dict[str, str]], str] = lambda s: "1x60", skip: tuple[str, ...] = ()
+    d: Design,
+    state: Callable[[dict[str, str]], str] = lambda s: "1x60",
+    skip: tuple[str, ...] = (),
+    only: frozenset[str] = frozenset(),
 ) -> list[dict[str, str]]:
     """frr_bgp_peer_state of every planned session, as frr_exporter labels it (one per address family)."""
     out = []
     for s in d.plan.get("fabric_planned_bgp_session_info", []):
-        if s["hostname"] in skip:
+        if s["hostname"] in skip or (only and s["hostname"] not in only):
             continue
         address, labels = d.target("frr", s["hostname"])
         base = {**labels, "job": "frr", "instance": address, "peer": s["peer"], "vrf": "default"}
@@ -490,3 +514,22 @@ def test_a_32k_gpu_designs_rules_load(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stdout + result.stderr
     size = (out / "textfile/fabric_plan.prom").stat().st_size
     print(f"\n32k GPUs, {len(build.plan.cables)} cables, plan series {size / 1e6:.1f} MB; promtool seconds: {times}")
+
+
+def test_the_default_design_names_infiniband_and_ethernet_cables(tmp_path: Path) -> None:
+    """The 4-SU design (four fabrics, InfiniBand and Ethernet): a compute cable and an in-band cable down. promtool's
+    unit-test engine holds at most a few thousand samples per query (Prometheus itself 50 million), so the test
+    gives it the plan's series of the two leaves concerned and their cables, not of all 3,225 cables."""
+    promtool()
+    d = Design.of(built("superpod-h100-4su"), tmp_path / "design")
+    ib = d.cable("compute-0001")
+    ib_port = next(p["port"] for p in d.plan["fabric_planned_port_info"] if p["cable_id"] == "compute-0001")
+    eth = next(c for c in d.plan["fabric_planned_cable_info"] if c["fabric"] == "inband")
+    only = frozenset({ib["b_device"], eth["b_device"]})
+    series = ib_series(d, lambda h, p: "4 4 4 stale" if (h, p) == (ib["b_device"], ib_port) else "4x60", only)
+    series += snmp_series(
+        d, lambda h, p: "1 1 1 2x60" if (h, p) == (eth["b_device"], eth["b_port"]) else "1x60", only=only
+    )
+    rule = d.rules()["FabricPlannedLinkDown"]
+    alerts = {rule.name: [expected(rule, ib), expected(rule, eth)]}
+    promtool_test(d, tmp_path, series + frr_series(d, only=only), alerts, "10m", only)

@@ -43,7 +43,6 @@ EXPORTERS: tuple[Exporter, ...] = (
         "node_exporter",
         "node",
         (
-            "up",
             "node_network_up",
             "node_network_carrier_changes_total",
             "node_network_receive_bytes_total",

@@ -18,8 +18,9 @@ from fabric.render.monitoring import plan
 from fabric.render.monitoring.yamlout import dump
 from fabric.render.registry import Output
 
-# front-panel ports: SONiC/EOS `Ethernet…`, Cumulus/Linux `swp…` (not eth0, lo, bridges, VLANs, port channels)
-FRONT_PANEL = "(Ethernet|swp)[0-9].*"
+# front-panel ports: SONiC/EOS `Ethernet…`, Cumulus/Linux `swp…`, InfiniBand port numbers (not lo, bridges, VLANs,
+# port channels, management ports): only these can be an unplanned link
+FRONT_PANEL = "(Ethernet|swp)[0-9].*|[0-9]+"
 SCRAPE = "instance, job"  # labels a scrape adds to the plan's series; dropped so alerts carry the plan's
 
 
@@ -77,7 +78,7 @@ def link_group(build: Build) -> Group:
     technologies = {ft.technology for ft in build.topology.fabrics.values() if ft.switches}
     records: list[Rule] = []
     ib_sel = '{job="infiniband", component="switch"}'
-    snmp_sel = f'{{job="snmp", ifName=~"{FRONT_PANEL}"}}'
+    snmp_sel = '{job="snmp"}'
     if "ethernet" in technologies:
         records += [
             Rule(
@@ -140,7 +141,8 @@ def link_group(build: Build) -> Group:
         ),
         Rule(
             "FabricUnplannedLinkUp",
-            f"max without ({SCRAPE}) ((fabric:port_up == 1) unless on(hostname, port) fabric_planned_port_info) "
+            f'max without ({SCRAPE}) ((fabric:port_up{{port=~"{FRONT_PANEL}"}} == 1) '
+            "unless on(hostname, port) fabric_planned_port_info) "
             f"* on(hostname) group_left(rack, u, fabric) max without ({SCRAPE}) (fabric_planned_device_info)",
             duration=t.link_down_for,
             summary=f"{WHERE_HOST} port {{{{ $labels.port }}}} is up but the plan has no cable there",
