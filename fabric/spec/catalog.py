@@ -182,6 +182,12 @@ class NodeType(StrictModel):
     gpu_model: str | None = Field(
         default=None, description="GPU type for Slurm's `Gres=gpu:<type>:<count>` (e.g. `h100`); none: untyped."
     )
+    gpu_power_w: int | None = Field(
+        default=None, ge=1, description="One GPU's power limit (TDP), W: the GPU power alert's threshold."
+    )
+    gpu_temp_max_c: int | None = Field(
+        default=None, ge=1, le=150, description="GPU temperature above which the GPU temperature alert fires, °C."
+    )
     u: int = Field(ge=1)
     power_w: int = Field(ge=0)
     list_price_usd: float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")

@@ -1,0 +1,218 @@
+"""What monitoring needs to know of the plan, as plain data: scrape targets with the plan's labels, and the
+planned cables, switch ports, BGP sessions and limits that the alert rules compare the exporters with.
+
+Identity: every target carries `hostname` (the plan's device name); the plan's series use the same label, so a
+rule joins them `on(hostname, …)`. (`device` is taken: node_exporter and dcgm-exporter use it for an interface or
+a GPU.) A switch port is named as its exporter names it: the platform's interface name (IF-MIB `ifName`) on
+Ethernet, the IB port number (infiniband-exporter `local_port`) on InfiniBand.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from fabric.allocation.allocate import Cable
+from fabric.model.topology import Device
+from fabric.pipeline import Build
+from fabric.spec.schema import MonitoringSettings
+
+# platforms whose routing daemon is FRR, so frr_exporter reads their BGP sessions (EOS runs its own)
+FRR_PLATFORMS = ("sonic", "cumulus", "frr")
+
+
+@dataclass(frozen=True)
+class Target:
+    address: str
+    labels: dict[str, str]
+
+
+def settings(build: Build) -> MonitoringSettings:
+    return build.design.spec.monitoring
+
+
+def _put(labels: dict[str, str], key: str, value: object) -> None:
+    if value is not None and value != "":
+        labels[key] = str(value)
+
+
+def node_fabrics(build: Build) -> dict[str, list[str]]:
+    """The fabrics each node is cabled to, in spec order."""
+    order = {key: i for i, key in enumerate(build.topology.fabrics)}
+    found: dict[str, set[str]] = defaultdict(set)
+    for cable in build.plan.cables:
+        found[cable.link.a].add(cable.link.fabric)
+    return {node: sorted(fabrics, key=order.__getitem__) for node, fabrics in found.items()}
+
+
+def node_sus(build: Build) -> dict[str, int]:
+    """A node's scalable unit: that of the first leaf it is cabled to that belongs to one."""
+    devices = build.topology.devices
+    found: dict[str, int] = {}
+    for cable in build.plan.cables:
+        su = devices[cable.link.b].su
+        if su is not None and cable.link.tier == "node-leaf":
+            found.setdefault(cable.link.a, su)
+    return found
+
+
+def device_labels(
+    build: Build, device: Device, fabrics: dict[str, list[str]], sus: dict[str, int] | None = None
+) -> dict[str, str]:
+    """The plan's labels of a device: what dashboards and alerts group by."""
+    labels = {"hostname": device.name, "layer": device.layer, "model": device.model}
+    fabric = device.fabric if device.fabric else ",".join(fabrics.get(device.name, []))
+    _put(labels, "fabric", fabric)
+    _put(labels, "plane", device.plane)
+    _put(labels, "su", device.su if device.su is not None else (sus or {}).get(device.name))
+    _put(labels, "rail", device.rail)
+    _put(labels, "rack", device.rack)
+    _put(labels, "u", device.u)
+    _put(labels, "group", device.group)
+    _put(labels, "platform", device.platform)
+    return labels
+
+
+def mgmt_addresses(build: Build) -> dict[str, str]:
+    """The management address of each device (switch management port, node BMC), from the IP plan."""
+    found: dict[str, str] = {}
+    for row in build.plan.addresses:
+        if row.purpose == "mgmt" and row.device not in found:
+            found[row.device] = str(row.address.ip)
+    return found
+
+
+def _host(build: Build, name: str) -> str:
+    domain = build.design.spec.management.domain
+    return f"{name}.{domain}" if domain else name
+
+
+def is_switch(device: Device) -> bool:
+    return device.layer != "node"
+
+
+def gpu_nodes(build: Build) -> list[Device]:
+    nodes = build.design.catalog.nodes
+    return [d for d in build.topology.devices.values() if d.layer == "node" and nodes[d.model].gpus > 0]
+
+
+def targets(build: Build) -> dict[str, list[Target]]:
+    """Scrape targets per job (only jobs that have targets)."""
+    conf = settings(build)
+    fabrics = node_fabrics(build)
+    sus = node_sus(build)
+    mgmt = mgmt_addresses(build)
+    devices = build.topology.devices
+    jobs: dict[str, list[Target]] = defaultdict(list)
+    gpus = {d.name for d in gpu_nodes(build)}
+    for device in devices.values():
+        labels = device_labels(build, device, fabrics, sus)
+        if not is_switch(device):
+            jobs["node"].append(Target(f"{_host(build, device.name)}:{conf.ports.node}", labels))
+            if device.name in gpus:
+                jobs["dcgm"].append(Target(f"{_host(build, device.name)}:{conf.ports.dcgm}", labels))
+            if device.name in mgmt:
+                jobs["ipmi"].append(Target(mgmt[device.name], labels))
+            continue
+        technology = build.topology.fabrics[device.fabric].technology if device.fabric else ""
+        if technology != "ethernet" or device.name not in mgmt:
+            continue
+        jobs["snmp"].append(Target(mgmt[device.name], labels))
+        intent = build.intents.get(device.name)
+        if intent is not None and intent.bgp is not None and intent.platform in FRR_PLATFORMS:
+            jobs["frr"].append(Target(f"{mgmt[device.name]}:{conf.ports.frr}", labels))
+    for subnet in build.infiniband.subnets:
+        host = subnet.sm[0].host if subnet.sm else next((n.device for n in subnet.cas), None)
+        if host is None:
+            continue
+        labels = {"hostname": host, "fabric": subnet.fabric, "layer": "node"}
+        _put(labels, "plane", subnet.plane)
+        _put(labels, "rack", devices[host].rack if host in devices else None)
+        _put(labels, "u", devices[host].u if host in devices else None)
+        jobs["infiniband"].append(Target(f"{_host(build, host)}:{conf.ports.infiniband}", labels))
+    return {job: jobs[job] for job in sorted(jobs)}
+
+
+# --------------------------------------------------------------------------------------------- planned series
+
+
+def _port_key(build: Build, fabric: str, device: str, port: str) -> str:
+    """A switch port as its exporter names it: the IB port number, or the interface name."""
+    if build.topology.fabrics[fabric].technology == "infiniband":
+        return str(build.infiniband.ends[(device, port)][1])
+    return port
+
+
+def cable_info(build: Build, cable: Cable) -> dict[str, str]:
+    link = cable.link
+    labels = {"cable_id": cable.cable_id, "label": cable.labels()[0], "fabric": link.fabric}
+    _put(labels, "plane", link.plane)
+    labels["tier"] = link.tier
+    for end, rack, u, device, port in (
+        ("a", cable.a_rack, cable.a_u, link.a, link.a_port),
+        ("b", cable.b_rack, cable.b_u, link.b, link.b_port),
+    ):
+        _put(labels, f"{end}_rack", rack)
+        _put(labels, f"{end}_u", u)
+        labels[f"{end}_device"] = device
+        labels[f"{end}_port"] = port
+    _put(labels, "part", cable.part)
+    _put(labels, "media", cable.media)
+    return labels
+
+
+def planned_ports(build: Build) -> Iterator[dict[str, str]]:
+    """Each switch end of each cable, keyed as the exporters key a port; `cable_id` joins it to its cable."""
+    devices = build.topology.devices
+    for cable in build.plan.cables:
+        link = cable.link
+        for device, port in ((link.a, link.a_port), (link.b, link.b_port)):
+            if is_switch(devices[device]):
+                yield {
+                    "hostname": device,
+                    "port": _port_key(build, link.fabric, device, port),
+                    "cable_id": cable.cable_id,
+                }
+
+
+def bgp_sessions(build: Build) -> Iterator[dict[str, str]]:
+    """Every planned BGP session of a switch whose sessions frr_exporter reads, as frr_exporter names the peer."""
+    devices = build.topology.devices
+    for name, intent in build.intents.items():
+        if intent.bgp is None or intent.platform not in FRR_PLATFORMS:
+            continue
+        device = devices[name]
+        for n in intent.bgp.neighbors:
+            labels = {"hostname": name, "peer": n.peer, "interface": n.interface, "fabric": intent.fabric}
+            labels["peer_device"] = n.peer_device
+            labels["peer_port"] = n.peer_port
+            _put(labels, "peer_asn", n.remote_as)
+            labels["asn"] = str(intent.bgp.asn)
+            _put(labels, "rack", device.rack)
+            _put(labels, "u", device.u)
+            yield labels
+
+
+def gpu_limits(build: Build) -> Iterator[tuple[str, int | None, int | None]]:
+    """(node, power limit W, temperature limit °C) of every GPU node."""
+    temp = settings(build).thresholds.gpu_temp_c
+    for device in gpu_nodes(build):
+        kind = build.design.catalog.nodes[device.model]
+        yield device.name, kind.gpu_power_w, temp if temp is not None else kind.gpu_temp_max_c
+
+
+def rack_budgets(build: Build) -> dict[str, float]:
+    """Power budget per used rack, W."""
+    used = sorted({d.rack for d in build.topology.devices.values() if d.rack})
+    watts = build.design.spec.racks.power_kw * 1000
+    return dict.fromkeys(used, watts)
+
+
+def has_roce(build: Build) -> bool:
+    """Some Ethernet fabric runs the RoCE lossless profile (so hosts' PFC and ECN counters matter)."""
+    return any(i.qos is not None for i in build.intents.values())
+
+
+def roce_priority(build: Build) -> int:
+    return next((i.qos.roce_tc for i in build.intents.values() if i.qos is not None), 3)
