@@ -15,15 +15,24 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from fabric.spec.schema import MEDIA_KINDS, NAME_RE, StrictModel, check_template
+from fabric.spec.schema import (
+    MEDIA_KINDS,
+    PART_RE,
+    Float,
+    Int,
+    StrictModel,
+    check_name,
+    check_port,
+    check_template,
+)
 from fabric.topology.portnames import port_name
 
 
 class PortMode(StrictModel):
     """One way to run a cage: `ports` logical ports of `speed_gbps` each."""
 
-    ports: int = Field(ge=1, le=8, description="Logical ports per cage in this mode.")
-    speed_gbps: int = Field(ge=1)
+    ports: Int = Field(ge=1, le=8, description="Logical ports per cage in this mode.")
+    speed_gbps: Int = Field(ge=1)
     name: str = Field(
         description="Port name template (Cumulus/Linux style; SONiC and EOS name ports their own way); fields "
         "`{cage}`, `{sub}` (1-based), `{sub0}` (0-based), `{n}` (1-based in the group)."
@@ -32,25 +41,30 @@ class PortMode(StrictModel):
     @field_validator("name")
     @classmethod
     def _template(cls, value: str) -> str:
-        return check_template(value, ("cage", "sub", "sub0", "n"))
+        return check_template(value, ("cage", "sub", "sub0", "n"), kind="port")
 
 
 class SwitchPortGroup(StrictModel):
     group: str
-    cages: int = Field(ge=1)
-    first_cage: int = Field(default=1, ge=0)
+    cages: Int = Field(ge=1)
+    first_cage: Int = Field(default=1, ge=0)
     connector: str
-    lanes: int = Field(default=4, ge=1, le=8, description="Electrical lanes per cage (SONiC names ports by lane).")
+    lanes: Int = Field(default=4, ge=1, le=8, description="Electrical lanes per cage (SONiC names ports by lane).")
     modes: tuple[PortMode, ...] = Field(min_length=1, description="Ways to run the cages; the first is the default.")
+
+    @field_validator("group")
+    @classmethod
+    def _group(cls, value: str) -> str:
+        return check_name(value)
 
 
 class SwitchModel(StrictModel):
     description: str
     vendor: str = ""
     technology: Literal["infiniband", "ethernet"]
-    u: int = Field(ge=1)
-    power_w: int = Field(ge=0, description="Maximum power with optics, W.")
-    list_price_usd: float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
+    u: Int = Field(ge=1)
+    power_w: Int = Field(ge=0, description="Maximum power with optics, W.")
+    list_price_usd: Float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
     platform: Literal["sonic", "cumulus", "eos", "frr"] | None = Field(
         default=None,
         description="Default network OS of an Ethernet switch; none for InfiniBand switches (the subnet manager "
@@ -59,6 +73,18 @@ class SwitchModel(StrictModel):
     mgmt_port: str = Field(default="mgmt0", description="Out-of-band management port (1G RJ45).")
     sonic_hwsku: str | None = Field(default=None, description="SONiC HwSKU of the model, for DEVICE_METADATA.")
     ports: tuple[SwitchPortGroup, ...] = Field(min_length=1)
+
+    @field_validator("mgmt_port")
+    @classmethod
+    def _mgmt(cls, value: str) -> str:
+        return check_port(value)
+
+    @field_validator("sonic_hwsku")
+    @classmethod
+    def _hwsku(cls, value: str | None) -> str | None:
+        if value is not None and not PART_RE.match(value):
+            raise ValueError("is not a HwSKU name (letters, digits, '.', '_', '/', '+' and '-')")
+        return value
 
     @model_validator(mode="after")
     def _platform(self) -> SwitchModel:
@@ -71,7 +97,7 @@ class SwitchModel(StrictModel):
 
 class NodePort(StrictModel):
     name: str
-    rail: int | None = Field(default=None, ge=0, description="Rail (= GPU index) of a compute port.")
+    rail: Int | None = Field(default=None, ge=0, description="Rail (= GPU index) of a compute port.")
     cage: str | None = Field(default=None, description="Physical cage the port sits in.")
     hca: str | None = Field(
         default=None,
@@ -82,17 +108,20 @@ class NodePort(StrictModel):
     @field_validator("hca")
     @classmethod
     def _hca(cls, value: str | None) -> str | None:
-        if value is not None and not NAME_RE.match(value):
-            raise ValueError("must start with a letter or digit and hold only letters, digits, '.', '_' and '-'")
-        return value
+        return None if value is None else check_name(value)
+
+    @field_validator("name", "cage")
+    @classmethod
+    def _port(cls, value: str | None) -> str | None:
+        return None if value is None else check_port(value)
 
 
 class NodePortGroup(StrictModel):
     technology: Literal["infiniband", "ethernet", "any"] = "any"
-    speed_gbps: int = Field(ge=1)
+    speed_gbps: Int = Field(ge=1)
     connector: str = "osfp"
     ports: list[NodePort] | None = Field(default=None, description="Ports in order; or give `count` and `name`.")
-    count: int | None = Field(default=None, ge=1)
+    count: Int | None = Field(default=None, ge=1)
     name: str | None = Field(default=None, description="Port name template with `{n}` (1-based).")
 
     @model_validator(mode="after")
@@ -102,7 +131,7 @@ class NodePortGroup(StrictModel):
         if self.ports is not None and self.count is not None:
             raise ValueError("give `ports` or `count`, not both")
         if self.name is not None:
-            check_template(self.name, ("n",))
+            check_template(self.name, ("n",), kind="port")
         return self
 
     def port_list(self) -> list[NodePort]:
@@ -114,10 +143,10 @@ class NodePortGroup(StrictModel):
 
 class NodeType(StrictModel):
     description: str
-    gpus: int = Field(default=0, ge=0)
-    u: int = Field(ge=1)
-    power_w: int = Field(ge=0)
-    list_price_usd: float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
+    gpus: Int = Field(default=0, ge=0)
+    u: Int = Field(ge=1)
+    power_w: Int = Field(ge=0)
+    list_price_usd: Float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
     ports: dict[str, NodePortGroup] = Field(
         description="Port groups by name (`compute`, `storage`, `inband`, `bmc`, …)."
     )
@@ -127,15 +156,15 @@ class Media(StrictModel):
     kind: Literal["dac", "acc", "aoc", "mmf", "smf", "copper"]
     description: str
     technologies: list[Literal["infiniband", "ethernet"]]
-    speeds_gbps: list[int] = Field(min_length=1)
-    reach_m: float = Field(gt=0)
-    lengths_m: list[float] = Field(min_length=1, description="Orderable lengths, ascending.")
+    speeds_gbps: list[Int] = Field(min_length=1)
+    reach_m: Float = Field(gt=0)
+    lengths_m: list[Float] = Field(min_length=1, description="Orderable lengths, ascending.")
     part: str = Field(
         description="Part number template; `{code}` is the LinkX length code (`030` = 30 m, `01A` = 1.5 m), "
         "`{length}` the length in metres."
     )
-    price_usd: float = Field(default=0, ge=0, description="Placeholder price per cable (both ends' optics included).")
-    price_per_m_usd: float = Field(default=0, ge=0, description="Placeholder price per metre.")
+    price_usd: Float = Field(default=0, ge=0, description="Placeholder price per cable (both ends' optics included).")
+    price_per_m_usd: Float = Field(default=0, ge=0, description="Placeholder price per metre.")
 
     @field_validator("kind")
     @classmethod
@@ -146,11 +175,11 @@ class Media(StrictModel):
     @field_validator("part")
     @classmethod
     def _part(cls, value: str) -> str:
-        return check_template(value, ("code", "length"))
+        return check_template(value, ("code", "length"), kind="part")
 
     @field_validator("lengths_m")
     @classmethod
-    def _ascending(cls, value: list[float]) -> list[float]:
+    def _ascending(cls, value: list[Float]) -> list[Float]:
         if value != sorted(value):
             raise ValueError("lengths must be ascending")
         return value
@@ -162,6 +191,13 @@ class CatalogFile(StrictModel):
     switches: dict[str, SwitchModel] = Field(default_factory=dict)
     nodes: dict[str, NodeType] = Field(default_factory=dict)
     media: dict[str, Media] = Field(default_factory=dict, description="Cable media in order of preference.")
+
+    @field_validator("switches", "nodes", "media")
+    @classmethod
+    def _part_names(cls, value: dict[str, object]) -> dict[str, object]:
+        for name in value:
+            check_name(name)
+        return value
 
 
 @dataclass(frozen=True)
@@ -202,8 +238,8 @@ class SwitchPort:
     group: str
     connector: str
     breakout: int  # logical ports per cage in the mode used
-    lane: int = 0  # first electrical lane, counted over the whole switch from 0
-    lanes: int = 1  # electrical lanes of this logical port
+    lane: Int = 0  # first electrical lane, counted over the whole switch from 0
+    lanes: Int = 1  # electrical lanes of this logical port
 
 
 def _mode_for(group: SwitchPortGroup, speed: int | None) -> PortMode:
