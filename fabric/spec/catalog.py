@@ -32,7 +32,7 @@ class PortMode(StrictModel):
     """One way to run a cage: `ports` logical ports of `speed_gbps` each."""
 
     ports: Int = Field(ge=1, le=8, description="Logical ports per cage in this mode.")
-    speed_gbps: Int = Field(ge=1)
+    speed_gbps: Int = Field(ge=1, le=100_000)
     name: str = Field(
         description="Port name template (Cumulus/Linux style; SONiC and EOS name ports their own way); fields "
         "`{cage}`, `{sub}` (1-based), `{sub0}` (0-based), `{n}` (1-based in the group)."
@@ -46,8 +46,8 @@ class PortMode(StrictModel):
 
 class SwitchPortGroup(StrictModel):
     group: str
-    cages: Int = Field(ge=1)
-    first_cage: Int = Field(default=1, ge=0)
+    cages: Int = Field(ge=1, le=1024)
+    first_cage: Int = Field(default=1, ge=0, le=1024)
     connector: str
     lanes: Int = Field(default=4, ge=1, le=8, description="Electrical lanes per cage (SONiC names ports by lane).")
     modes: tuple[PortMode, ...] = Field(min_length=1, description="Ways to run the cages; the first is the default.")
@@ -62,9 +62,11 @@ class SwitchModel(StrictModel):
     description: str
     vendor: str = ""
     technology: Literal["infiniband", "ethernet"]
-    u: Int = Field(ge=1)
-    power_w: Int = Field(ge=0, description="Maximum power with optics, W.")
-    list_price_usd: Float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
+    u: Int = Field(ge=1, le=60)
+    power_w: Int = Field(ge=0, le=1_000_000, description="Maximum power with optics, W.")
+    list_price_usd: Float = Field(
+        default=0, ge=0, le=1e9, description="Placeholder list price: override with your quote."
+    )
     platform: Literal["sonic", "cumulus", "eos", "frr"] | None = Field(
         default=None,
         description="Default network OS of an Ethernet switch; none for InfiniBand switches (the subnet manager "
@@ -97,7 +99,7 @@ class SwitchModel(StrictModel):
 
 class NodePort(StrictModel):
     name: str
-    rail: Int | None = Field(default=None, ge=0, description="Rail (= GPU index) of a compute port.")
+    rail: Int | None = Field(default=None, ge=0, le=64, description="Rail (= GPU index) of a compute port.")
     cage: str | None = Field(default=None, description="Physical cage the port sits in.")
     hca: str | None = Field(
         default=None,
@@ -118,10 +120,10 @@ class NodePort(StrictModel):
 
 class NodePortGroup(StrictModel):
     technology: Literal["infiniband", "ethernet", "any"] = "any"
-    speed_gbps: Int = Field(ge=1)
+    speed_gbps: Int = Field(ge=1, le=100_000)
     connector: str = "osfp"
     ports: list[NodePort] | None = Field(default=None, description="Ports in order; or give `count` and `name`.")
-    count: Int | None = Field(default=None, ge=1)
+    count: Int | None = Field(default=None, ge=1, le=1024)
     name: str | None = Field(default=None, description="Port name template with `{n}` (1-based).")
 
     @model_validator(mode="after")
@@ -143,10 +145,12 @@ class NodePortGroup(StrictModel):
 
 class NodeType(StrictModel):
     description: str
-    gpus: Int = Field(default=0, ge=0)
-    u: Int = Field(ge=1)
-    power_w: Int = Field(ge=0)
-    list_price_usd: Float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
+    gpus: Int = Field(default=0, ge=0, le=1024)
+    u: Int = Field(ge=1, le=60)
+    power_w: Int = Field(ge=0, le=1_000_000)
+    list_price_usd: Float = Field(
+        default=0, ge=0, le=1e9, description="Placeholder list price: override with your quote."
+    )
     ports: dict[str, NodePortGroup] = Field(
         description="Port groups by name (`compute`, `storage`, `inband`, `bmc`, …)."
     )
@@ -157,14 +161,16 @@ class Media(StrictModel):
     description: str
     technologies: list[Literal["infiniband", "ethernet"]]
     speeds_gbps: list[Int] = Field(min_length=1)
-    reach_m: Float = Field(gt=0)
+    reach_m: Float = Field(gt=0, le=100_000)
     lengths_m: list[Float] = Field(min_length=1, description="Orderable lengths, ascending.")
     part: str = Field(
         description="Part number template; `{code}` is the LinkX length code (`030` = 30 m, `01A` = 1.5 m), "
         "`{length}` the length in metres."
     )
-    price_usd: Float = Field(default=0, ge=0, description="Placeholder price per cable (both ends' optics included).")
-    price_per_m_usd: Float = Field(default=0, ge=0, description="Placeholder price per metre.")
+    price_usd: Float = Field(
+        default=0, ge=0, le=1e9, description="Placeholder price per cable (both ends' optics included)."
+    )
+    price_per_m_usd: Float = Field(default=0, ge=0, le=1e9, description="Placeholder price per metre.")
 
     @field_validator("kind")
     @classmethod

@@ -114,3 +114,37 @@ def _reason(exc: OSError, kind: Kind) -> str:
     if exc.errno == errno.ENAMETOOLONG:
         return "cannot be read (the path is too long)"
     return f"cannot be read ({os.strerror(exc.errno) if exc.errno else 'error'})"
+
+
+MAX_DIR_FILES = 10_000
+
+
+def read_tree(paths: list[Path], kind: Kind, suffixes: tuple[str, ...]) -> list[tuple[Path, str | None, str]]:
+    """Files, and the files with one of `suffixes` in directories (sorted, not recursive), each read as text:
+    (path, text or None, why it could not be read). A directory with none of them is one problem."""
+    out: list[tuple[Path, str | None, str]] = []
+    for path in paths:
+        try:
+            is_dir = path.is_dir()
+        except (OSError, ValueError):
+            is_dir = False
+        if is_dir:
+            try:
+                found = sorted(p for p in path.iterdir() if p.suffix in suffixes)
+            except OSError as exc:
+                out.append((path, None, _reason(exc, kind)))
+                continue
+            if not found:
+                out.append((path, None, f"the directory holds no {' or '.join(suffixes)} file"))
+            elif len(found) > MAX_DIR_FILES:
+                out.append((path, None, f"the directory holds more than {MAX_DIR_FILES:,} files"))
+                continue
+            targets = found
+        else:
+            targets = [path]
+        for target in targets:
+            try:
+                out.append((target, read_text(target, kind), ""))
+            except ReadError as exc:
+                out.append((target, None, exc.message))
+    return out

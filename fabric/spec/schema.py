@@ -201,14 +201,19 @@ class RackLayout(StrictModel):
 
     rows: list[str] = Field(default=["A"], min_length=1, description="Row names, front to back.")
     per_row: Int | None = Field(
-        default=None, ge=1, description="Racks per row. Default: as many as the design needs, spread over the rows."
+        default=None,
+        ge=1,
+        le=10_000,
+        description="Racks per row. Default: as many as the design needs, spread over the rows.",
     )
     rack_units: Int = Field(default=48, ge=4, le=60, description="Usable rack units per rack.")
-    reserved_u: Int = Field(default=0, ge=0, description="Units kept free at the top of every rack (patch panels).")
-    power_kw: Float = Field(default=40.0, gt=0, description="Power budget per rack, kW.")
-    pitch_m: Float = Field(default=0.6, gt=0, description="Rack width: distance between neighbouring racks, m.")
-    depth_m: Float = Field(default=1.2, gt=0, description="Rack depth, m.")
-    row_gap_m: Float = Field(default=1.8, ge=0, description="Aisle between rows, m.")
+    reserved_u: Int = Field(
+        default=0, ge=0, le=60, description="Units kept free at the top of every rack (patch panels)."
+    )
+    power_kw: Float = Field(default=40.0, gt=0, le=10_000, description="Power budget per rack, kW.")
+    pitch_m: Float = Field(default=0.6, gt=0, le=100, description="Rack width: distance between neighbouring racks, m.")
+    depth_m: Float = Field(default=1.2, gt=0, le=100, description="Rack depth, m.")
+    row_gap_m: Float = Field(default=1.8, ge=0, le=100, description="Aisle between rows, m.")
 
     @field_validator("rows")
     @classmethod
@@ -230,13 +235,13 @@ class NodeGroup(StrictModel):
     type: str = Field(description="Node type from the catalog (e.g. `dgx-h100`).")
     count: Int = Field(ge=1, description="Number of nodes.")
     per_rack: Int | None = Field(
-        default=None, ge=1, description="Nodes per rack. Default: as many as fit by rack units and power."
+        default=None, ge=1, le=10_000, description="Nodes per rack. Default: as many as fit by rack units and power."
     )
     name: str = Field(
         default="{group}{index:03d}",
         description="Node name template; fields `{group}` and `{index}` (1-based, from `start`).",
     )
-    start: Int = Field(default=1, ge=0, description="Index of the first node.")
+    start: Int = Field(default=1, ge=0, le=1_000_000_000, description="Index of the first node.")
 
     @field_validator("group")
     @classmethod
@@ -267,7 +272,7 @@ class ClosTopology(StrictModel):
         description="Port i (GPU i) of every node in a scalable unit lands on that unit's rail-i leaf.",
     )
     scalable_unit: Int | None = Field(
-        default=None, ge=1, description="Nodes per scalable unit (SU). Required when `rail_optimized`."
+        default=None, ge=1, le=1_000_000, description="Nodes per scalable unit (SU). Required when `rail_optimized`."
     )
     planes: Int = Field(
         default=1,
@@ -281,22 +286,29 @@ class ClosTopology(StrictModel):
         description="`full` (NVIDIA's rule): a partly filled SU still gets all its leaves and uplinks. "
         "`populated`: the last SU's leaves get only the uplinks their connected ports need.",
     )
-    leaves: Int | None = Field(default=None, ge=1, description="At least this many leaves (per plane).")
+    leaves: Int | None = Field(default=None, ge=1, le=100_000, description="At least this many leaves (per plane).")
     spines: Int | None = Field(
         default=None,
         ge=1,
+        le=100_000,
         description="Spines (per plane; per pod in 3 tiers). Default: the fewest that fit, spread evenly.",
     )
     cores: Int | None = Field(
-        default=None, ge=1, description="Cores per core group (3 tiers). Default: the fewest that fit."
+        default=None, ge=1, le=100_000, description="Cores per core group (3 tiers). Default: the fewest that fit."
     )
     downlinks: Int | None = Field(
-        default=None, ge=1, description="Node-facing ports per leaf. Default: from the radix and oversubscription."
+        default=None,
+        ge=1,
+        le=4096,
+        description="Node-facing ports per leaf. Default: from the radix and oversubscription.",
     )
     uplinks: Int | None = Field(
-        default=None, ge=1, description="Spine-facing ports per leaf. Default: from the radix and oversubscription."
+        default=None,
+        ge=1,
+        le=4096,
+        description="Spine-facing ports per leaf. Default: from the radix and oversubscription.",
     )
-    spine_uplinks: Int | None = Field(default=None, ge=1, description="Core-facing ports per spine (3 tiers).")
+    spine_uplinks: Int | None = Field(default=None, ge=1, le=4096, description="Core-facing ports per spine (3 tiers).")
 
     @model_validator(mode="after")
     def _su_needed(self) -> ClosTopology:
@@ -310,8 +322,8 @@ class ExplicitSwitch(StrictModel):
     model: str = Field(description="Switch model from the catalog.")
     layer: Literal["leaf", "spine", "core"] = Field(description="Tier of the switch.")
     rack: str | None = Field(default=None, description="Rack name (e.g. `C03`); needed for cable lengths.")
-    u: Int | None = Field(default=None, ge=1, description="Lowest rack unit the switch occupies.")
-    plane: Int | None = Field(default=None, ge=1, description="Plane, when the fabric has several.")
+    u: Int | None = Field(default=None, ge=1, le=60, description="Lowest rack unit the switch occupies.")
+    plane: Int | None = Field(default=None, ge=1, le=8, description="Plane, when the fabric has several.")
 
     @field_validator("name")
     @classmethod
@@ -328,7 +340,9 @@ class ExplicitLink(StrictModel):
     a: str = Field(description="One end, `device:port`.")
     b: str = Field(description="Other end, `device:port`.")
     media: str | None = Field(default=None, description="Media part name; default: chosen by distance.")
-    length_m: Float | None = Field(default=None, gt=0, description="Cable length; default: from rack positions.")
+    length_m: Float | None = Field(
+        default=None, gt=0, le=10_000, description="Cable length; default: from rack positions."
+    )
 
     @field_validator("a", "b")
     @classmethod
@@ -467,8 +481,12 @@ class CablingPolicy(StrictModel):
     slack_pct: Float | None = Field(
         default=None, ge=0, le=100, description="Extra length on top of the route, %. Default 10."
     )
-    service_loop_m: Float | None = Field(default=None, ge=0, description="Fixed extra per cable, m. Default 1.0.")
-    tray_height_m: Float | None = Field(default=None, ge=0, description="Cable tray above the racks, m. Default 0.3.")
+    service_loop_m: Float | None = Field(
+        default=None, ge=0, le=1000, description="Fixed extra per cable, m. Default 1.0."
+    )
+    tray_height_m: Float | None = Field(
+        default=None, ge=0, le=100, description="Cable tray above the racks, m. Default 0.3."
+    )
 
 
 class Naming(StrictModel):
@@ -551,6 +569,7 @@ class Partition(StrictModel):
     rate_gbps: Int | None = Field(
         default=None,
         ge=1,
+        le=100_000,
         description="Rate of the IPoIB broadcast group, Gb/s. Default: the slowest member port, so that every "
         "member can join.",
     )
@@ -698,6 +717,7 @@ class InfinibandSettings(StrictModel):
     sweep_interval_s: Int = Field(
         default=10,
         ge=0,
+        le=1_000_000,
         description="Seconds between light sweeps; 0 disables periodic sweeps (traps still trigger heavy ones).",
     )
     qos: IbQos | None = Field(default=None, description="QoS and SL-to-VL mapping; `null` leaves QoS off.")
@@ -706,7 +726,7 @@ class InfinibandSettings(StrictModel):
     )
     log_file: str = Field(default="/var/log/opensm.log", description="OpenSM's log file.")
     log_max_size_mb: Int = Field(
-        default=0, ge=0, description="Restart the log when it grows past this many MB (0: unlimited)."
+        default=0, ge=0, le=1_000_000, description="Restart the log when it grows past this many MB (0: unlimited)."
     )
     dump_dir: str = Field(default="/var/log", description="Where OpenSM dumps its tables (`dump_files_dir`).")
     sharp: Bool = Field(default=False, description="Enable SHARP aggregation.")
@@ -775,8 +795,8 @@ class QosSettings(StrictModel):
     roce_priority: Int = Field(default=3, ge=0, le=7, description="Traffic class and PFC priority of RoCE.")
     cnp_dscp: Int = Field(default=48, ge=0, le=63)
     cnp_priority: Int = Field(default=6, ge=0, le=7, description="Strict-priority class of CNPs.")
-    ecn_min_kb: Int = Field(default=150, ge=1)
-    ecn_max_kb: Int = Field(default=1500, ge=1)
+    ecn_min_kb: Int = Field(default=150, ge=1, le=1_000_000)
+    ecn_max_kb: Int = Field(default=1500, ge=1, le=1_000_000)
     ecn_probability: Int = Field(default=100, ge=1, le=100)
     pfc_watchdog: Bool = Field(default=True)
 
@@ -917,6 +937,7 @@ class Fabric(StrictModel):
     speed_gbps: Int | None = Field(
         default=None,
         ge=1,
+        le=100_000,
         description="Switch port speed; cages break out to reach it. Default: the fastest node port attached.",
     )
     cabling: CablingPolicy | None = None
