@@ -134,7 +134,7 @@ def numbered(reader: Iterator[list[str]]) -> Iterator[tuple[int, list[str]]]:
         except StopIteration:
             return
         except csv.Error as exc:
-            exc.fabric_line = getattr(reader, "line_num", number + 1)  # type: ignore[attr-defined]
+            exc.fabric_line = number + 1  # type: ignore[attr-defined]
             raise
         number += 1
         yield number, record

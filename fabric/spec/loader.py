@@ -191,7 +191,7 @@ def text_findings(doc: YamlDoc, code: str) -> list[Finding]:
         where = display_path(doc.data, path)
         message = f"a key {problem}" if is_key else problem
         findings.append(Finding(Severity.ERROR, code, where, message, "", doc.file, doc.line_of(path)))
-        if len(findings) >= MAX_UNKNOWN_KEYS:
+        if len(findings) >= 2 * MAX_UNKNOWN_KEYS:
             break
     return findings
 
