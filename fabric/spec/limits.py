@@ -1,9 +1,12 @@
 """Up-front sanity limits: refuse a design no catalog switch can build before expanding anything.
 
-A folded Clos of radix-k switches connects at most k³/4 endpoints in 3 tiers (k/2 down-ports per leaf,
-k/2 pods of k/2 leaves, k²/4 spines per pod... the classic fat-tree bound), times the fabric's planes.
-k is the most logical ports (every cage at its widest breakout) of any switch model the fabric names.
-`count: 1000000000000` is answered here in milliseconds instead of after minutes of expansion.
+A 3-tier folded Clos of radix-k switches has at most k pods (a core has one port per pod), a pod at most
+`spine down-ports` leaves, a leaf `leaf down-ports` nodes: k · (k·f_spine) · (k·f_leaf) endpoints per plane,
+where f is the share of a switch's ports that face down (1/2 at 1:1, so k³/4; 2/3 at 2:1). k is the most
+logical ports at the fabric's speed (as the generator lays the switches out) of the switch models the fabric
+names; the catalog-wide bound takes every cage at its widest breakout. The check refuses
+only past twice that figure, so a design near the limit still gets the topology stage's precise `radix`
+finding; `count: 1000000000000` is answered here in milliseconds instead of after minutes of expansion.
 """
 
 from __future__ import annotations
@@ -11,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fabric.model.findings import Finding, error
-from fabric.spec.catalog import Catalog, SwitchModel
-from fabric.spec.schema import ClosTopology, NodeAttach, Spec
+from fabric.spec.catalog import Catalog, SwitchModel, best_speed, switch_ports
+from fabric.spec.schema import LAYERS, ClosTopology, NodeAttach, Spec
 
 
 def max_radix(model: SwitchModel) -> int:
@@ -44,12 +47,22 @@ def size_findings(spec: Spec, catalog: Catalog) -> Iterator[Finding]:
         return
     groups = {g.group: g for g in spec.nodes}
     for key, fabric in spec.fabrics.items():
-        if not isinstance(fabric.topology, ClosTopology):
+        topo = fabric.topology
+        if not isinstance(topo, ClosTopology):
             continue  # explicit links are bounded by the size of the file that lists them
-        models = {fabric.switches.for_layer(layer).model for layer in ("leaf", "spine", "core")}
-        radix = max(max_radix(catalog.switches[m]) for m in models if m in catalog.switches)
-        planes = fabric.topology.planes
-        limit = max_endpoints(radix, planes)
+        models = [catalog.switches[m] for m in {fabric.switches.for_layer(x).model for x in LAYERS}]
+        speeds = [
+            catalog.nodes[groups[a.group].type].ports[a.ports].speed_gbps
+            for a in fabric.attach
+            if isinstance(a, NodeAttach) and a.group in groups
+        ]
+        if not speeds:
+            continue
+        wanted = fabric.speed_gbps or max(speeds)
+        radix = max(len(switch_ports(m, best_speed(m, wanted))) for m in models)
+        leaf = _down_share(fabric.oversubscription.leaf, topo.downlinks, topo.uplinks, radix)
+        spine = _down_share(fabric.oversubscription.spine, None, topo.spine_uplinks, radix)
+        capacity = int(radix * (radix * spine) * (radix * leaf)) * topo.planes
         ports = 0
         for attach in fabric.attach:
             if isinstance(attach, NodeAttach) and attach.group in groups:
@@ -57,11 +70,23 @@ def size_findings(spec: Spec, catalog: Catalog) -> Iterator[Finding]:
                 group_ports = node_type.ports.get(attach.ports) if node_type else None
                 if group_ports is not None:
                     ports += groups[attach.group].count * len(group_ports.port_list())
-        if ports > limit:
+        if ports > 2 * capacity:
+            planes = f"{topo.planes} plane{'s' if topo.planes > 1 else ''}"
             yield error(
                 "too-large",
                 f"fabrics.{key}.attach",
-                f"fabric `{key}` attaches {ports:,} node ports; a Clos of radix-{radix} switches connects at most "
-                f"{limit:,} ({radix}³/4 in 3 tiers × {planes} plane{'s' if planes > 1 else ''})",
+                f"fabric `{key}` attaches {ports:,} node ports; a 3-tier Clos of radix-{radix} switches at its "
+                f"oversubscription connects at most {capacity:,} ({planes}), and designs past twice that are "
+                "refused before building",
                 "use more planes, a switch of higher radix, or fewer nodes",
             )
+
+
+def _down_share(ratio: float, down: int | None, up: int | None, radix: int) -> float:
+    """The share of a switch's ports that face down at a down:up ratio (or as given by down/up ports)."""
+    share = ratio / (1 + ratio)
+    if down is not None:
+        share = max(share, min(down, radix) / radix)
+    if up is not None:
+        share = max(share, 1 - min(up, radix) / radix)
+    return min(share, 1.0)

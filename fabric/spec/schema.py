@@ -10,6 +10,7 @@ the catalog; this module checks only what one field or one object can tell on it
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import string
 from fractions import Fraction
@@ -141,20 +142,29 @@ def _printable(value: str) -> bool:
     return value.isprintable() and len(value) <= 64
 
 
+MAX_RATIO = 100
+
+
 def parse_ratio(value: Any) -> Any:
     """'4:3' → 1.333…, 2 → 2.0. Down-to-up bandwidth; 1.0 is non-blocking."""
     if isinstance(value, bool):
         raise ValueError("must be a ratio like '1:1' or '4:3', or a number")
     if isinstance(value, int | float):
-        if value <= 0:
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        if not value > 0:
             raise ValueError("must be positive")
+        if value > MAX_RATIO or value < 1 / MAX_RATIO:
+            raise ValueError(f"must be between 1:{MAX_RATIO} and {MAX_RATIO}:1")
         return float(value)
     if isinstance(value, str):
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*", value)
+        match = re.fullmatch(r"\s*([0-9]{1,6}(?:\.[0-9]{1,6})?)\s*:\s*([0-9]{1,6}(?:\.[0-9]{1,6})?)\s*", value)
         if match:
             down, up = Fraction(match.group(1)), Fraction(match.group(2))
             if down <= 0 or up <= 0:
                 raise ValueError("both sides of a ratio must be positive")
+            if not 1 / MAX_RATIO <= down / up <= MAX_RATIO:
+                raise ValueError(f"must be between 1:{MAX_RATIO} and {MAX_RATIO}:1")
             return float(down / up)
     raise ValueError(f"{value!r} is not a ratio like '1:1' or '4:3'")
 
