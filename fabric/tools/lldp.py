@@ -25,6 +25,7 @@ from fabric.model.findings import Finding, Severity
 from fabric.spec.inventory import describe_header, numbered
 from fabric.spec.jsonio import JsonLimitError, load_json
 from fabric.spec.reading import read_tree
+from fabric.spec.schema import PORT_RE
 from fabric.spec.text import text_problem
 
 CSV_COLUMNS = ("local_device", "local_port", "remote_device", "remote_port")
@@ -126,10 +127,15 @@ def _lldpctl(lldp: Any, source: str, device: str) -> tuple[list[Neighbour], list
     for local_port, body in interfaces:
         remote, port = _neighbour(body)
         if not local_port or remote is None or port is None:
-            findings.append(_bad(source, f"interface {local_port or '?'}: no neighbour chassis name or port"))
+            findings.append(_bad(source, f"interface {_shown(local_port)}: no neighbour chassis name or port"))
             continue
         out.append(Neighbour(device, local_port, remote, port, source))
     return out, [device], findings
+
+
+def _shown(name: str) -> str:
+    """An interface name from the file, when it is a plain one; findings never echo arbitrary bytes."""
+    return name if PORT_RE.match(name) else "(unnamed or unusual name)"
 
 
 def _first(value: Any) -> Any:
