@@ -9,7 +9,7 @@ is printable text on its lines. A few hundred mutants of the small lab go throug
 line that starts with the marker the hostile strings carry after a line break (`ZZINJECT`): a value can
 never add a config line.
 
-Hypothesis runs derandomized (tests/conftest.py), so every CI run draws the same ~11,000 cases. Inputs that
+Hypothesis runs derandomized (tests/conftest.py), so every CI run draws the same 11,500 cases. Inputs that
 once failed are kept in tests/fuzz-regressions/ and run on every test run.
 """
 
@@ -239,7 +239,7 @@ def _check_outputs(design: Design) -> int:
     return len(files)
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=1000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(mutant=mutants(("lab", "lab-ib"), gentle=True))
 def test_pipeline_and_render_never_escape_or_inject(mutant: tuple[str, Any]) -> None:
     design = _load(mutant[1], as_text=False)
