@@ -487,6 +487,7 @@ def verify(
     Fewer checked cables than --min-checked (default 1) is a failure: no evidence is not a match.
     Exit 0 when everything matches, 1 otherwise, 2 when the spec or the discovered data cannot be read.
     """
+    from fabric.spec.reading import ReadError, read_text
     from fabric.tools.ibnetdiscover import parse_ibnetdiscover
     from fabric.tools.lldp import read_lldp
     from fabric.tools.verify import choose_subnet, verify_ib, verify_lldp
@@ -505,9 +506,9 @@ def verify(
         raise typer.Exit(2)
     if ibnetdiscover is not None:
         try:
-            text = ibnetdiscover.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            print(f"error: {ibnetdiscover}: {exc.strerror or exc}", file=sys.stderr)
+            text = read_text(ibnetdiscover, "ibnetdiscover")
+        except ReadError as exc:
+            print(f"error: {exc}", file=sys.stderr)
             raise typer.Exit(2) from None
         discovered = parse_ibnetdiscover(text, str(ibnetdiscover))
         if discovered.findings:

@@ -21,7 +21,7 @@ from fabric.tools.ibnetdiscover import parse_ibnetdiscover
 from fabric.tools.lldp import parse_lldp_text
 from tests.conftest import REPO, built
 
-CASES = sorted((REPO / "tests" / "errors").glob("*.yaml")) + sorted((REPO / "tests" / "broken").glob("*.yaml"))
+CASES = [p for d in ("errors", "broken", "hostile") for p in sorted((REPO / "tests" / d).glob("*.yaml"))]
 README = REPO / "README.md"
 TABLE_START = "<!-- checks table: generated from fabric/model/codes.py (pytest --update-golden rewrites it) -->\n"
 TABLE_END = "<!-- end of checks table -->\n"

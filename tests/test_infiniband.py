@@ -458,7 +458,7 @@ def test_parse_ibnetdiscover_output() -> None:
     ("text", "message"),
     [
         ("", "no InfiniBand nodes"),
-        ("hello world\n", "not an ibnetdiscover line: 'hello world'"),
+        ("hello world\n", "not an ibnetdiscover line (neither"),
         ('[1]\t"S-01"[2]\n', "a port line outside a node"),
         ('Switch\t8 "leaf1"\t# "leaf1"\n', "has no GUID"),
         ('Switch\t8 "S-01"\n[9]\t"S-02"[1]\n', "port 9 of 'S-01', which has 8 ports"),

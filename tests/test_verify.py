@@ -185,7 +185,7 @@ def test_verify_reports_json_problems(tmp_path: Path) -> None:
     [
         ((), "give either --ibnetdiscover FILE or --lldp PATH"),
         (("--ibnetdiscover", "a", "--lldp", "b"), "give either --ibnetdiscover FILE or --lldp PATH"),
-        (("--ibnetdiscover", "no-such-file"), "error: no-such-file: No such file or directory"),
+        (("--ibnetdiscover", "no-such-file"), "error: no-such-file: no such file"),
         (("--lldp", "no-such-file.json"), "no such file (no-such-file.json)"),
     ],
 )

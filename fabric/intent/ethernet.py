@@ -8,21 +8,19 @@ whether a switch's platform can do what the spec asks is checked in intent/check
 
 from __future__ import annotations
 
-import os
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address, IPv6Network, ip_interface
-from pathlib import Path
 
 from fabric.allocation.allocate import SERVER_INTERFACE, AddressRow, Interface, Network, Plan
-from fabric.model.findings import Finding, error
+from fabric.model.findings import Finding
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology, Link, Topology
 from fabric.spec.catalog import SwitchModel, SwitchPort, port_candidates, switch_ports
 from fabric.spec.loader import Design
 from fabric.spec.platforms import mgmt_port
-from fabric.spec.schema import QosSettings, SecretRef
+from fabric.spec.schema import QosSettings
 
 DEFAULT_MTU = 9216
 PEER_GROUP = "FABRIC"
@@ -172,53 +170,6 @@ class Intents:
 # --------------------------------------------------------------------------------------------- helpers
 
 
-def resolve_secret(ref: SecretRef, base_dir: Path, path: str) -> tuple[str | None, Finding | None]:
-    """A secret's value from its environment variable or file; never from anywhere else."""
-    if ref.env is not None:
-        value = os.environ.get(ref.env)
-        if not value:
-            return None, error(
-                "secret-missing",
-                f"{path}.env",
-                f"environment variable `{ref.env}` is not set",
-                f"export {ref.env}=… before running fabric, or point `file:` at a file with the secret",
-            )
-        problem = _one_word(value, f"{path}.env", f"environment variable `{ref.env}`")
-        return (None, problem) if problem else (value, None)
-    assert ref.file is not None
-    file = base_dir / ref.file
-    try:
-        value = file.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        return None, error(
-            "secret-missing",
-            f"{path}.file",
-            f"cannot read secret file {file}: {exc.strerror or exc}",
-            "paths are relative to the spec file",
-        )
-    if not value:
-        return None, error("secret-missing", f"{path}.file", f"secret file {file} is empty")
-    problem = _one_word(value, f"{path}.file", f"secret file {file}")
-    return (None, problem) if problem else (value, None)
-
-
-def _one_word(value: str, path: str, source: str) -> Finding | None:
-    """A secret goes into one word of a config line on every platform: printable, no spaces, one line.
-    The finding names the offending character, never the secret."""
-    bad = next((c for c in value if not c.isprintable() or c.isspace()), None)
-    if bad is None:
-        return None
-    what = {"\n": "a line break", "\r": "a carriage return", "\t": "a tab", " ": "a space"}.get(
-        bad, f"U+{ord(bad):04X}"
-    )
-    return error(
-        "secret-invalid",
-        path,
-        f"the secret in {source} holds {what}: a secret must be one word of printable text",
-        "secrets go into one word of a config line on every platform; store it without spaces or line breaks",
-    )
-
-
 def _layout(
     model: SwitchModel, platform: str, used: Mapping[str, int]
 ) -> list[tuple[str, int, int, int, int, int, int]]:
@@ -295,18 +246,16 @@ class _IntentBuilder:
         spec = design.spec
         self.snmp: str | None = None
         if spec.management.snmp_community is not None:
-            self.snmp, problem = resolve_secret(
-                spec.management.snmp_community, design.base_dir, "management.snmp_community"
-            )
+            secret = design.inputs.secrets["management.snmp_community"]
+            self.snmp, problem = secret.value, secret.problem
             if problem:
                 self.findings.append(problem)
         self.bgp_password: dict[str, str | None] = {}
         for key, fabric in spec.fabrics.items():
             ref = fabric.routing.bgp_password if fabric.routing else None
             if ref is not None:
-                self.bgp_password[key], problem = resolve_secret(
-                    ref, design.base_dir, f"fabrics.{key}.routing.bgp_password"
-                )
+                secret = design.inputs.secrets[f"fabrics.{key}.routing.bgp_password"]
+                self.bgp_password[key], problem = secret.value, secret.problem
                 if problem:
                     self.findings.append(problem)
 

@@ -61,6 +61,20 @@ CODES: tuple[Code, ...] = (
         "scheduler node groups are attached to the scheduler fabric",
         "its nodes are under no switch of the Slurm and Kubernetes topology",
     ),
+    _c(
+        "too-large",
+        "error",
+        "spec",
+        "no fabric attaches more node ports than any Clos of its switches can connect",
+        "refused before anything is built: fewer nodes, a larger switch or more planes",
+    ),
+    _c(
+        "invalid-name",
+        "error",
+        "topology",
+        "names are still valid names once naming templates are expanded",
+        "shorten the template or the prefix",
+    ),
     _c("mgmt-cycle", "error", "topology", "switch-management attachments have no cycle", "break the cycle"),
     # ---- the topology can be built
     _c("empty-fabric", "error", "topology", "a fabric attaches something", "attach a node group"),

@@ -18,7 +18,15 @@ from pydantic import Field, field_validator, model_validator
 
 from fabric.model.kinds import MEDIA_KINDS, MediaKind
 from fabric.spec.platforms import check_platform, platform_names, port_name
-from fabric.spec.schema import NAME_RE, StrictModel, check_template
+from fabric.spec.schema import (
+    PART_RE,
+    Float,
+    Int,
+    StrictModel,
+    check_name,
+    check_port,
+    check_template,
+)
 
 UNVERIFIED_DOC = (
     "Values not checked against a vendor datasheet: field names, each optionally followed by `: what` "
@@ -38,8 +46,8 @@ def check_unverified(model: type[StrictModel], value: tuple[str, ...]) -> tuple[
 class PortMode(StrictModel):
     """One way to run a cage: `ports` logical ports of `speed_gbps` each."""
 
-    ports: int = Field(ge=1, le=8, description="Logical ports per cage in this mode.")
-    speed_gbps: int = Field(ge=1)
+    ports: Int = Field(ge=1, le=8, description="Logical ports per cage in this mode.")
+    speed_gbps: Int = Field(ge=1, le=100_000)
     name: str = Field(
         description="Port name template (Cumulus/Linux style; SONiC and EOS name ports their own way); fields "
         "`{cage}`, `{sub}` (1-based), `{sub0}` (0-based), `{n}` (1-based in the group)."
@@ -48,15 +56,15 @@ class PortMode(StrictModel):
     @field_validator("name")
     @classmethod
     def _template(cls, value: str) -> str:
-        return check_template(value, ("cage", "sub", "sub0", "n"))
+        return check_template(value, ("cage", "sub", "sub0", "n"), kind="port")
 
 
 class SwitchPortGroup(StrictModel):
     group: str
-    cages: int = Field(ge=1)
-    first_cage: int = Field(default=1, ge=0)
+    cages: Int = Field(ge=1, le=1024)
+    first_cage: Int = Field(default=1, ge=0, le=1024)
     connector: str
-    lanes: int = Field(
+    lanes: Int = Field(
         default=4,
         ge=1,
         le=8,
@@ -88,6 +96,11 @@ class SwitchPortGroup(StrictModel):
             data = {**data, "lanes": lanes_of(data["connector"])}
         return data
 
+    @field_validator("group")
+    @classmethod
+    def _group(cls, value: str) -> str:
+        return check_name(value)
+
 
 def lanes_of(connector: str) -> int:
     """Electrical lanes of a cage by its connector: SFP (SFP+, SFP28, SFP56) and RJ45 one, OSFP and QSFP-DD eight."""
@@ -103,9 +116,11 @@ class SwitchModel(StrictModel):
     description: str
     vendor: str = ""
     technology: Literal["infiniband", "ethernet"]
-    u: int = Field(ge=1)
-    power_w: int = Field(ge=0, description="Maximum power with optics, W.")
-    list_price_usd: float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
+    u: Int = Field(ge=1, le=60)
+    power_w: Int = Field(ge=0, le=1_000_000, description="Maximum power with optics, W.")
+    list_price_usd: Float = Field(
+        default=0, ge=0, le=1e9, description="Placeholder list price: override with your quote."
+    )
     platform: str | None = Field(
         default=None,
         description="Default network OS of an Ethernet switch; none for InfiniBand switches (the subnet manager "
@@ -123,6 +138,18 @@ class SwitchModel(StrictModel):
 
     _known_platform = field_validator("platform")(check_platform)
 
+    @field_validator("mgmt_port")
+    @classmethod
+    def _mgmt(cls, value: str) -> str:
+        return check_port(value)
+
+    @field_validator("sonic_hwsku")
+    @classmethod
+    def _hwsku(cls, value: str | None) -> str | None:
+        if value is not None and not PART_RE.match(value):
+            raise ValueError("is not a HwSKU name (letters, digits, '.', '_', '/', '+' and '-')")
+        return value
+
     @model_validator(mode="after")
     def _platform(self) -> SwitchModel:
         if self.technology == "ethernet" and self.platform is None:
@@ -134,7 +161,7 @@ class SwitchModel(StrictModel):
 
 class NodePort(StrictModel):
     name: str
-    rail: int | None = Field(default=None, ge=0, description="Rail (= GPU index) of a compute port.")
+    rail: Int | None = Field(default=None, ge=0, le=64, description="Rail (= GPU index) of a compute port.")
     cage: str | None = Field(default=None, description="Physical cage the port sits in.")
     hca: str | None = Field(
         default=None,
@@ -145,17 +172,20 @@ class NodePort(StrictModel):
     @field_validator("hca")
     @classmethod
     def _hca(cls, value: str | None) -> str | None:
-        if value is not None and not NAME_RE.match(value):
-            raise ValueError("must start with a letter or digit and hold only letters, digits, '.', '_' and '-'")
-        return value
+        return None if value is None else check_name(value)
+
+    @field_validator("name", "cage")
+    @classmethod
+    def _port(cls, value: str | None) -> str | None:
+        return None if value is None else check_port(value)
 
 
 class NodePortGroup(StrictModel):
     technology: Literal["infiniband", "ethernet", "any"] = "any"
-    speed_gbps: int = Field(ge=1)
+    speed_gbps: Int = Field(ge=1, le=100_000)
     connector: str = "osfp"
     ports: list[NodePort] | None = Field(default=None, description="Ports in order; or give `count` and `name`.")
-    count: int | None = Field(default=None, ge=1)
+    count: Int | None = Field(default=None, ge=1, le=1024)
     name: str | None = Field(default=None, description="Port name template with `{n}` (1-based).")
 
     @model_validator(mode="after")
@@ -165,7 +195,7 @@ class NodePortGroup(StrictModel):
         if self.ports is not None and self.count is not None:
             raise ValueError("give `ports` or `count`, not both")
         if self.name is not None:
-            check_template(self.name, ("n",))
+            check_template(self.name, ("n",), kind="port")
         return self
 
     def port_list(self) -> list[NodePort]:
@@ -178,19 +208,21 @@ class NodePortGroup(StrictModel):
 class NodeType(StrictModel):
     description: str
     vendor: str = Field(default="", description="Manufacturer (NetBox device types); empty: `Generic`.")
-    gpus: int = Field(default=0, ge=0)
+    gpus: Int = Field(default=0, ge=0, le=1024)
     gpu_model: str | None = Field(
         default=None, description="GPU type for Slurm's `Gres=gpu:<type>:<count>` (e.g. `h100`); none: untyped."
     )
-    gpu_power_w: int | None = Field(
-        default=None, ge=1, description="One GPU's power limit (TDP), W: the GPU power alert's threshold."
+    gpu_power_w: Int | None = Field(
+        default=None, ge=1, le=10_000, description="One GPU's power limit (TDP), W: the GPU power alert's threshold."
     )
-    gpu_temp_max_c: int | None = Field(
+    gpu_temp_max_c: Int | None = Field(
         default=None, ge=1, le=150, description="GPU temperature above which the GPU temperature alert fires, °C."
     )
-    u: int = Field(ge=1)
-    power_w: int = Field(ge=0)
-    list_price_usd: float = Field(default=0, ge=0, description="Placeholder list price: override with your quote.")
+    u: Int = Field(ge=1, le=60)
+    power_w: Int = Field(ge=0, le=1_000_000)
+    list_price_usd: Float = Field(
+        default=0, ge=0, le=1e9, description="Placeholder list price: override with your quote."
+    )
     ports: dict[str, NodePortGroup] = Field(
         description="Port groups by name (`compute`, `storage`, `inband`, `bmc`, …)."
     )
@@ -206,20 +238,21 @@ class Media(StrictModel):
     kind: MediaKind
     description: str
     technologies: list[Literal["infiniband", "ethernet"]]
-    speeds_gbps: list[int] = Field(min_length=1)
-    reach_m: float = Field(gt=0)
-    lengths_m: list[float] = Field(min_length=1, description="Orderable lengths, ascending.")
+    speeds_gbps: list[Int] = Field(min_length=1)
+    reach_m: Float = Field(gt=0, le=100_000)
+    lengths_m: list[Float] = Field(min_length=1, description="Orderable lengths, ascending.")
     part: str = Field(
         description="Part number template; `{code}` is the LinkX length code (`030` = 30 m, `01A` = 1.5 m), "
         "`{length}` the length in metres."
     )
-    price_usd: float = Field(
+    price_usd: Float = Field(
         default=0,
         ge=0,
+        le=1e9,
         description="Placeholder price per cable: DAC, AOC and copper with their ends; fibre (mmf, smf) without the "
         "transceivers, which are counted separately (catalog `transceivers`).",
     )
-    price_per_m_usd: float = Field(default=0, ge=0, description="Placeholder price per metre.")
+    price_per_m_usd: Float = Field(default=0, ge=0, le=1e9, description="Placeholder price per metre.")
     unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
 
     @field_validator("unverified")
@@ -236,11 +269,11 @@ class Media(StrictModel):
     @field_validator("part")
     @classmethod
     def _part(cls, value: str) -> str:
-        return check_template(value, ("code", "length"))
+        return check_template(value, ("code", "length"), kind="part")
 
     @field_validator("lengths_m")
     @classmethod
-    def _ascending(cls, value: list[float]) -> list[float]:
+    def _ascending(cls, value: list[Float]) -> list[Float]:
         if value != sorted(value):
             raise ValueError("lengths must be ascending")
         return value
@@ -280,6 +313,13 @@ class CatalogFile(StrictModel):
     transceivers: dict[str, Transceiver] = Field(default_factory=dict, description="Optics, first match wins.")
     racks: dict[str, RackPart] = Field(default_factory=dict)
     pdus: dict[str, PduPart] = Field(default_factory=dict)
+
+    @field_validator("switches", "nodes", "media")
+    @classmethod
+    def _part_names(cls, value: dict[str, object]) -> dict[str, object]:
+        for name in value:
+            check_name(name)
+        return value
 
 
 @dataclass(frozen=True)
@@ -333,8 +373,8 @@ class SwitchPort:
     group: str
     connector: str
     breakout: int  # logical ports per cage in the mode used
-    lane: int = 0  # first electrical lane, counted over the whole switch from 0
-    lanes: int = 1  # electrical lanes of this logical port
+    lane: Int = 0  # first electrical lane, counted over the whole switch from 0
+    lanes: Int = 1  # electrical lanes of this logical port
     asic_lane: int | None = None  # first ASIC lane where the catalog's lane map says (None: `lane`)
 
 

@@ -11,7 +11,7 @@ import difflib
 import types
 import typing
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +19,14 @@ from pydantic import BaseModel, ValidationError
 
 from fabric.model.findings import FabricError, Finding, Severity, error, warning
 from fabric.spec.catalog import Catalog, CatalogFile, builtin_catalog
+from fabric.spec.inputs import Inputs, read_inputs
+from fabric.spec.limits import size_findings
 from fabric.spec.paths import display_path, locate
 from fabric.spec.schema import FABRIC_ROLES, Fabric, NodeAttach, NodeGroup, SlurmSettings, Spec, SwitchMgmtAttach
-from fabric.spec.yamlio import PathKey, YamlDoc, YamlReadError, parse_yaml, read_yaml
+from fabric.spec.text import text_problems
+from fabric.spec.yamlio import IDENTIFIER, PathKey, YamlDoc, YamlReadError, parse_yaml, read_yaml
+
+MAX_UNKNOWN_KEYS = 5  # per file: a file that is not a spec at all should not be listed key by key
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,7 @@ class Design:
     doc: YamlDoc
     base_dir: Path
     notes: tuple[Finding, ...] = ()  # non-error findings from loading (catalog overrides)
+    inputs: Inputs = field(default_factory=Inputs)  # the CSV, inventory and secrets the spec names, read
 
 
 # --------------------------------------------------------------------------------------------- pydantic errors
@@ -126,7 +132,8 @@ def validation_findings(
             parent = _model_at(model, loc[:-1])
             valid = sorted(parent.model_fields) if parent else []
             close = difflib.get_close_matches(key, valid, n=1)
-            msg = f"unknown key `{key}`"
+            # a key is shown only when it could be one: never print lines of a file that is not YAML at all
+            msg = f"unknown key `{key}`" if IDENTIFIER.match(key) else "an unknown key (not a plausible name)"
             hint = (f"did you mean `{close[0]}`? " if close else "") + (
                 f"valid keys here: {', '.join(valid)}" if valid else ""
             )
@@ -147,9 +154,14 @@ def validation_findings(
         for close in [hint.split("`")[1]]
     }
     findings = []
+    unknown = 0
     for path, items in grouped.items():
         if path and (path[:-1], path[-1]) in typos and all(c.endswith("-missing") for c, _, _ in items):
             continue
+        if all(c.endswith("unknown-key") for c, _, _ in items):
+            unknown += 1
+            if unknown > MAX_UNKNOWN_KEYS:
+                continue
         codes = {c for c, _, _ in items}
         code = next(iter(codes)) if len(codes) == 1 else f"{code_prefix}-invalid"
         msg = " or ".join(dict.fromkeys(m for _, m, _ in items))
@@ -157,6 +169,30 @@ def validation_findings(
         findings.append(
             Finding(Severity.ERROR, code, display_path(doc.data, path), msg, hint, doc.file, doc.line_of(path))
         )
+    if unknown > MAX_UNKNOWN_KEYS:
+        findings.append(
+            Finding(
+                Severity.ERROR,
+                f"{code_prefix}-unknown-key",
+                "",
+                f"{unknown - MAX_UNKNOWN_KEYS} more unknown key(s) not listed",
+                "is this the right file?",
+                doc.file,
+                0,
+            )
+        )
+    return findings
+
+
+def text_findings(doc: YamlDoc, code: str) -> list[Finding]:
+    """Control characters, surrogates and overlong strings anywhere in a document, keys included."""
+    findings = []
+    for path, is_key, problem in text_problems(doc.data):
+        where = display_path(doc.data, path)
+        message = f"a key {problem}" if is_key else problem
+        findings.append(Finding(Severity.ERROR, code, where, message, "", doc.file, doc.line_of(path)))
+        if len(findings) >= 2 * MAX_UNKNOWN_KEYS:
+            break
     return findings
 
 
@@ -375,7 +411,7 @@ def _load_part_files(spec: _Parts, doc: YamlDoc, base_dir: Path) -> tuple[Catalo
     for i, name in enumerate(spec.catalog):
         path = base_dir / name
         try:
-            part_doc = read_yaml(path, display=str(path))
+            part_doc = read_yaml(path, display=str(path), kind="part")
         except YamlReadError as exc:
             findings.append(
                 Finding(
@@ -388,6 +424,10 @@ def _load_part_files(spec: _Parts, doc: YamlDoc, base_dir: Path) -> tuple[Catalo
                     doc.line_of(("catalog", i)),
                 )
             )
+            continue
+        bad_text = text_findings(part_doc, "catalog-invalid")
+        if bad_text:
+            findings.extend(bad_text)
             continue
         try:
             extra = CatalogFile.model_validate(part_doc.data)
@@ -451,6 +491,9 @@ def _load_doc(doc: YamlDoc, base_dir: Path) -> Design:
             ],
             spec_invalid=True,
         )
+    bad_text = text_findings(doc, "spec-invalid")
+    if bad_text:
+        raise FabricError(bad_text, spec_invalid=True)
     spec: Spec | None = None
     findings: list[Finding] = []
     try:
@@ -466,4 +509,8 @@ def _load_doc(doc: YamlDoc, base_dir: Path) -> Design:
         findings.extend(locate(doc, f) for f in _cost_parts(spec, catalog))
     if spec is None or any(f.severity == Severity.ERROR for f in findings):
         raise FabricError(findings, spec_invalid=True)
-    return Design(spec=spec, catalog=catalog, doc=doc, base_dir=base_dir, notes=tuple(findings))
+    too_large = [locate(doc, f) for f in size_findings(spec, catalog)]
+    if too_large:
+        raise FabricError([*findings, *too_large], spec_invalid=True)
+    inputs = read_inputs(spec, base_dir)
+    return Design(spec=spec, catalog=catalog, doc=doc, base_dir=base_dir, notes=tuple(findings), inputs=inputs)

@@ -26,14 +26,22 @@ def display_path(data: Any, path: PathKey) -> str:
             if isinstance(node, list) and 0 <= part < len(node) and isinstance(node[part], dict):
                 for key in _ITEM_KEYS:
                     value = node[part].get(key)
-                    if isinstance(value, str | int):
+                    if isinstance(value, str | int) and not isinstance(value, bool) and _shown(str(value)):
                         label = f"{key}={value}"
                         break
             out += f"[{label}]"
         else:
-            out += ("." if out else "") + str(part)
+            out += ("." if out else "") + (str(part) if _shown(str(part)) else "<key>")
         node = _child(node, part)
     return out
+
+
+def _shown(text: str) -> bool:
+    """Path parts are printed in findings: only plain ones, never a control character or a whole line."""
+    return bool(_PLAIN.fullmatch(text))
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._ -]{0,63}")
 
 
 def _child(node: Any, part: str | int) -> Any:

@@ -9,10 +9,12 @@ the catalog; this module checks only what one field or one object can tell on it
 
 from __future__ import annotations
 
+import contextlib
+import math
 import re
 import string
 from fractions import Fraction
-from ipaddress import IPv4Network, IPv6Network, ip_interface, ip_network
+from ipaddress import IPv4Network, IPv6Network, ip_address, ip_interface, ip_network
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
@@ -46,35 +48,102 @@ ROUTING_ENGINES = (
     "no_fallback",
 )
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# Names become file names, hostnames and config words: letters, digits, '.', '_', '-', at most 64, and `\Z`
+# (not `$`, which accepts a final newline).
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+NAME_RULE = "must start with a letter or digit and hold only letters, digits, '.', '_' and '-'"
+MAX_NAME = 64
+PORT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:-]{0,63}\Z")
+ENV_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
+HOST_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\Z")
+ABS_PATH_RE = re.compile(r"/[A-Za-z0-9._+@/-]{0,254}\Z")
+
+
+def is_name(value: str) -> bool:
+    return bool(NAME_RE.match(value)) and ".." not in value and len(value) <= MAX_NAME
 
 
 class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-def _check_name(value: str) -> str:
-    if not NAME_RE.match(value):
-        raise ValueError("must start with a letter or digit and hold only letters, digits, '.', '_' and '-'")
+def _not_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not true or false")
     return value
 
 
-def check_template(template: str, allowed: tuple[str, ...]) -> str:
-    """A name template is a Python format string whose fields are among `allowed`."""
+def _only_bool(value: Any) -> Any:
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
+# YAML `true` is not the number 1, and `1` or `"yes"` is not true.
+Int = Annotated[int, BeforeValidator(_not_bool)]
+Float = Annotated[float, BeforeValidator(_not_bool)]
+Bool = Annotated[bool, BeforeValidator(_only_bool)]
+
+
+def check_name(value: str) -> str:
+    if not NAME_RE.match(value):
+        raise ValueError(NAME_RULE)
+    if ".." in value:
+        raise ValueError("must not hold '..'")
+    if len(value) > MAX_NAME:
+        raise ValueError(f"is longer than {MAX_NAME} characters")
+    return value
+
+
+def check_port(value: str) -> str:
+    if not PORT_RE.match(value) or ".." in value:
+        raise ValueError("is not a port name (letters, digits, '.', '_', '/', ':' and '-', at most 64)")
+    return value
+
+
+def check_host(value: str) -> str:
+    """An IP address or an RFC 1123 hostname (a service a switch is pointed at)."""
+    with contextlib.suppress(ValueError):
+        ip_address(value)
+        return value
+    labels = value.split(".")
+    if len(value) > 253 or not all(HOST_LABEL.match(label) for label in labels) or labels[-1].isdigit():
+        raise ValueError("is neither an IP address nor a hostname (RFC 1123: letters, digits, '-' and '.')")
+    return value
+
+
+def check_template(template: str, allowed: tuple[str, ...], *, kind: str = "name") -> str:
+    """A name template is a Python format string whose fields are among `allowed`; what it expands to is a
+    valid name (`kind` name, port or part number), so no template can reach outside its directory or line."""
     try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+        fields = [(f, spec) for _, f, spec, _ in string.Formatter().parse(template) if f is not None]
     except ValueError as exc:
         raise ValueError(f"is not a valid name template ({exc})") from None
-    for name in fields:
+    for name, spec in fields:
         base = name.split(".")[0].split("[")[0]
-        if base not in allowed:
+        if base not in allowed or base != name:
             raise ValueError(f"uses {{{name}}}; a template may use {', '.join('{' + a + '}' for a in allowed)}")
+        if spec and not re.fullmatch(r"0?[0-9]{1,2}d?", spec):
+            raise ValueError(f"formats {{{name}}} with `{spec}`; only a zero-padded width such as `:03d` is allowed")
     probe = {a: 1 for a in allowed}
     try:
-        template.format(**probe)
+        expanded = template.format(**probe)
     except (ValueError, KeyError, IndexError) as exc:
         raise ValueError(f"is not a valid name template ({exc})") from None
+    pattern = {"name": NAME_RE, "port": PORT_RE, "part": PART_RE}[kind]
+    if not pattern.match(expanded) or ".." in expanded or len(expanded) > MAX_NAME:
+        raise ValueError(f"expands to `{expanded}`" if _printable(expanded) else "expands to an invalid name")
     return template
+
+
+PART_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]{0,63}\Z")
+
+
+def _printable(value: str) -> bool:
+    return value.isprintable() and len(value) <= 64
+
+
+MAX_RATIO = 100
 
 
 def parse_ratio(value: Any) -> Any:
@@ -82,15 +151,21 @@ def parse_ratio(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("must be a ratio like '1:1' or '4:3', or a number")
     if isinstance(value, int | float):
-        if value <= 0:
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        if not value > 0:
             raise ValueError("must be positive")
+        if value > MAX_RATIO or value < 1 / MAX_RATIO:
+            raise ValueError(f"must be between 1:{MAX_RATIO} and {MAX_RATIO}:1")
         return float(value)
     if isinstance(value, str):
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*", value)
+        match = re.fullmatch(r"\s*([0-9]{1,6}(?:\.[0-9]{1,6})?)\s*:\s*([0-9]{1,6}(?:\.[0-9]{1,6})?)\s*", value)
         if match:
             down, up = Fraction(match.group(1)), Fraction(match.group(2))
             if down <= 0 or up <= 0:
                 raise ValueError("both sides of a ratio must be positive")
+            if not 1 / MAX_RATIO <= down / up <= MAX_RATIO:
+                raise ValueError(f"must be between 1:{MAX_RATIO} and {MAX_RATIO}:1")
             return float(down / up)
     raise ValueError(f"{value!r} is not a ratio like '1:1' or '4:3'")
 
@@ -138,15 +213,20 @@ class RackLayout(StrictModel):
     """Where racks stand. Racks are named `<row><position>` (A01, A02, …) and filled row by row."""
 
     rows: list[str] = Field(default=["A"], min_length=1, description="Row names, front to back.")
-    per_row: int | None = Field(
-        default=None, ge=1, description="Racks per row. Default: as many as the design needs, spread over the rows."
+    per_row: Int | None = Field(
+        default=None,
+        ge=1,
+        le=10_000,
+        description="Racks per row. Default: as many as the design needs, spread over the rows.",
     )
-    rack_units: int = Field(default=48, ge=4, le=60, description="Usable rack units per rack.")
-    reserved_u: int = Field(default=0, ge=0, description="Units kept free at the top of every rack (patch panels).")
-    power_kw: float = Field(default=40.0, gt=0, description="Power budget per rack, kW.")
-    pitch_m: float = Field(default=0.6, gt=0, description="Rack width: distance between neighbouring racks, m.")
-    depth_m: float = Field(default=1.2, gt=0, description="Rack depth, m.")
-    row_gap_m: float = Field(default=1.8, ge=0, description="Aisle between rows, m.")
+    rack_units: Int = Field(default=48, ge=4, le=60, description="Usable rack units per rack.")
+    reserved_u: Int = Field(
+        default=0, ge=0, le=60, description="Units kept free at the top of every rack (patch panels)."
+    )
+    power_kw: Float = Field(default=40.0, gt=0, le=10_000, description="Power budget per rack, kW.")
+    pitch_m: Float = Field(default=0.6, gt=0, le=100, description="Rack width: distance between neighbouring racks, m.")
+    depth_m: Float = Field(default=1.2, gt=0, le=100, description="Rack depth, m.")
+    row_gap_m: Float = Field(default=1.8, ge=0, le=100, description="Aisle between rows, m.")
     layout: Literal["sequential", "superpod"] = Field(
         default="sequential",
         description="`sequential`: each node group, then each fabric's switches, in racks of their own, one after "
@@ -160,7 +240,7 @@ class RackLayout(StrictModel):
     @classmethod
     def _unique_rows(cls, rows: list[str]) -> list[str]:
         for row in rows:
-            _check_name(row)
+            check_name(row)
         if len(set(rows)) != len(rows):
             raise ValueError("row names must be unique")
         return rows
@@ -174,20 +254,20 @@ class NodeGroup(StrictModel):
 
     group: str = Field(description="Group name, referenced by `fabrics.<f>.attach[].group`.")
     type: str = Field(description="Node type from the catalog (e.g. `dgx-h100`).")
-    count: int = Field(ge=1, description="Number of nodes.")
-    per_rack: int | None = Field(
-        default=None, ge=1, description="Nodes per rack. Default: as many as fit by rack units and power."
+    count: Int = Field(ge=1, description="Number of nodes.")
+    per_rack: Int | None = Field(
+        default=None, ge=1, le=10_000, description="Nodes per rack. Default: as many as fit by rack units and power."
     )
     name: str = Field(
         default="{group}{index:03d}",
         description="Node name template; fields `{group}` and `{index}` (1-based, from `start`).",
     )
-    start: int = Field(default=1, ge=0, description="Index of the first node.")
+    start: Int = Field(default=1, ge=0, le=1_000_000_000, description="Index of the first node.")
 
     @field_validator("group")
     @classmethod
     def _group_name(cls, value: str) -> str:
-        return _check_name(value)
+        return check_name(value)
 
     @field_validator("name")
     @classmethod
@@ -208,14 +288,14 @@ class ClosTopology(StrictModel):
         default="auto",
         description="Switch tiers. `auto`: the fewest tiers that reach every endpoint at the target oversubscription.",
     )
-    rail_optimized: bool = Field(
+    rail_optimized: Bool = Field(
         default=False,
         description="Port i (GPU i) of every node in a scalable unit lands on that unit's rail-i leaf.",
     )
-    scalable_unit: int | None = Field(
-        default=None, ge=1, description="Nodes per scalable unit (SU). Required when `rail_optimized`."
+    scalable_unit: Int | None = Field(
+        default=None, ge=1, le=1_000_000, description="Nodes per scalable unit (SU). Required when `rail_optimized`."
     )
-    planes: int = Field(
+    planes: Int = Field(
         default=1,
         ge=1,
         le=8,
@@ -227,22 +307,29 @@ class ClosTopology(StrictModel):
         description="`full` (NVIDIA's rule): a partly filled SU still gets all its leaves and uplinks. "
         "`populated`: the last SU's leaves get only the uplinks their connected ports need.",
     )
-    leaves: int | None = Field(default=None, ge=1, description="At least this many leaves (per plane).")
-    spines: int | None = Field(
+    leaves: Int | None = Field(default=None, ge=1, le=100_000, description="At least this many leaves (per plane).")
+    spines: Int | None = Field(
         default=None,
         ge=1,
+        le=100_000,
         description="Spines (per plane; per pod in 3 tiers). Default: the fewest that fit, spread evenly.",
     )
-    cores: int | None = Field(
-        default=None, ge=1, description="Cores per core group (3 tiers). Default: the fewest that fit."
+    cores: Int | None = Field(
+        default=None, ge=1, le=100_000, description="Cores per core group (3 tiers). Default: the fewest that fit."
     )
-    downlinks: int | None = Field(
-        default=None, ge=1, description="Node-facing ports per leaf. Default: from the radix and oversubscription."
+    downlinks: Int | None = Field(
+        default=None,
+        ge=1,
+        le=4096,
+        description="Node-facing ports per leaf. Default: from the radix and oversubscription.",
     )
-    uplinks: int | None = Field(
-        default=None, ge=1, description="Spine-facing ports per leaf. Default: from the radix and oversubscription."
+    uplinks: Int | None = Field(
+        default=None,
+        ge=1,
+        le=4096,
+        description="Spine-facing ports per leaf. Default: from the radix and oversubscription.",
     )
-    spine_uplinks: int | None = Field(default=None, ge=1, description="Core-facing ports per spine (3 tiers).")
+    spine_uplinks: Int | None = Field(default=None, ge=1, le=4096, description="Core-facing ports per spine (3 tiers).")
 
     @model_validator(mode="after")
     def _su_needed(self) -> ClosTopology:
@@ -256,26 +343,37 @@ class ExplicitSwitch(StrictModel):
     model: str = Field(description="Switch model from the catalog.")
     layer: SwitchLayer = Field(description="Tier of the switch.")
     rack: str | None = Field(default=None, description="Rack name (e.g. `C03`); needed for cable lengths.")
-    u: int | None = Field(default=None, ge=1, description="Lowest rack unit the switch occupies.")
-    plane: int | None = Field(default=None, ge=1, description="Plane, when the fabric has several.")
+    u: Int | None = Field(default=None, ge=1, le=60, description="Lowest rack unit the switch occupies.")
+    plane: Int | None = Field(default=None, ge=1, le=8, description="Plane, when the fabric has several.")
 
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        return _check_name(value)
+        return check_name(value)
+
+    @field_validator("rack")
+    @classmethod
+    def _rack(cls, value: str | None) -> str | None:
+        return None if value is None else check_name(value)
 
 
 class ExplicitLink(StrictModel):
     a: str = Field(description="One end, `device:port`.")
     b: str = Field(description="Other end, `device:port`.")
     media: str | None = Field(default=None, description="Media part name; default: chosen by distance.")
-    length_m: float | None = Field(default=None, gt=0, description="Cable length; default: from rack positions.")
+    length_m: Float | None = Field(
+        default=None, gt=0, le=10_000, description="Cable length; default: from rack positions."
+    )
 
     @field_validator("a", "b")
     @classmethod
     def _end(cls, value: str) -> str:
-        if value.count(":") < 1 or not value.split(":", 1)[0] or not value.split(":", 1)[1]:
-            raise ValueError(f"{value!r} is not `device:port`")
+        device, _, port = value.partition(":")
+        if not device or not port:
+            raise ValueError("is not `device:port`")
+        if not is_name(device):
+            raise ValueError(f"device {NAME_RULE} (at most {MAX_NAME}, no '..')")
+        check_port(port)
         return value
 
 
@@ -285,7 +383,7 @@ class ExplicitTopology(StrictModel):
     kind: Literal["explicit"]
     switches: list[ExplicitSwitch] = Field(min_length=1)
     links: list[ExplicitLink] = Field(min_length=1)
-    rail_optimized: bool = Field(default=False, description="Check that every leaf carries the ports of one rail only.")
+    rail_optimized: Bool = Field(default=False, description="Check that every leaf carries the ports of one rail only.")
 
 
 class CsvTopology(StrictModel):
@@ -293,11 +391,18 @@ class CsvTopology(StrictModel):
 
     kind: Literal["cabling-csv"]
     file: str = Field(description="CSV path, relative to the spec file.")
-    rail_optimized: bool = Field(default=False, description="Check that every leaf carries the ports of one rail only.")
+    rail_optimized: Bool = Field(default=False, description="Check that every leaf carries the ports of one rail only.")
     models: dict[str, str] = Field(
         default_factory=dict,
         description="Switch model per device name; default: `fabrics.<f>.switches.<layer>` by the row's `tier`.",
     )
+
+    @field_validator("models")
+    @classmethod
+    def _devices(cls, value: dict[str, str]) -> dict[str, str]:
+        for device in value:
+            check_name(device)
+        return value
 
 
 Topology = Annotated[
@@ -359,11 +464,24 @@ class NodeAttach(StrictModel):
     group: str = Field(description="Node group (`nodes[].group`).")
     ports: str = Field(description="Port group of the node type (e.g. `compute`, `storage`, `inband`, `bmc`).")
 
+    @field_validator("group", "ports")
+    @classmethod
+    def _names(cls, value: str) -> str:
+        return check_name(value)
+
 
 class SwitchMgmtAttach(StrictModel):
     switch_mgmt: list[str] | Literal["all"] = Field(
         description="Attach the management ports of these fabrics' switches (`all`: every other fabric)."
     )
+
+    @field_validator("switch_mgmt")
+    @classmethod
+    def _fabrics(cls, value: list[str] | str) -> list[str] | str:
+        if isinstance(value, list):
+            for name in value:
+                check_name(name)
+        return value
 
 
 def _attach_tag(value: Any) -> str:
@@ -384,11 +502,15 @@ class CablingPolicy(StrictModel):
     media: list[MediaKind] | None = Field(
         default=None, description="Allowed media kinds, in order of preference. Default: any, catalog order."
     )
-    slack_pct: float | None = Field(
+    slack_pct: Float | None = Field(
         default=None, ge=0, le=100, description="Extra length on top of the route, %. Default 10."
     )
-    service_loop_m: float | None = Field(default=None, ge=0, description="Fixed extra per cable, m. Default 1.0.")
-    tray_height_m: float | None = Field(default=None, ge=0, description="Cable tray above the racks, m. Default 0.3.")
+    service_loop_m: Float | None = Field(
+        default=None, ge=0, le=1000, description="Fixed extra per cable, m. Default 1.0."
+    )
+    tray_height_m: Float | None = Field(
+        default=None, ge=0, le=100, description="Cable tray above the racks, m. Default 0.3."
+    )
 
 
 class Naming(StrictModel):
@@ -411,12 +533,26 @@ class Naming(StrictModel):
     def _template(cls, value: str | None) -> str | None:
         return None if value is None else check_template(value, ("plane", "su", "rail", "pod", "index"))
 
+    @field_validator("prefix")
+    @classmethod
+    def _prefix(cls, value: str | None) -> str | None:
+        if value is not None and value and not is_name(value + "x"):
+            raise ValueError(f"a prefix {NAME_RULE} (at most {MAX_NAME - 1}, no '..')")
+        return value
+
 
 class SecretRef(StrictModel):
     """A secret is never written in the spec: it names an environment variable or a file."""
 
     env: str | None = Field(default=None, description="Environment variable holding the secret.")
     file: str | None = Field(default=None, description="File holding the secret (relative to the spec).")
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: str | None) -> str | None:
+        if value is not None and not ENV_RE.match(value):
+            raise ValueError("is not an environment variable name (letters, digits and '_')")
+        return value
 
     @model_validator(mode="after")
     def _one(self) -> SecretRef:
@@ -427,7 +563,7 @@ class SecretRef(StrictModel):
 
 def _check_groups(value: list[str]) -> list[str]:
     for group in value:
-        _check_name(group)
+        check_name(group)
     if len(set(value)) != len(value):
         raise ValueError("lists a node group twice")
     return value
@@ -437,7 +573,7 @@ class Partition(StrictModel):
     """A P_Key partition (partitions.conf). Members are node groups; their ports in this fabric join it."""
 
     name: str = Field(description="Partition name (letters, digits, `.`, `_`, `-`).")
-    pkey: int = Field(ge=1, le=0x7FFF, description="P_Key, 15 bits (0x7fff is the default partition).")
+    pkey: Int = Field(ge=1, le=0x7FFF, description="P_Key, 15 bits (0x7fff is the default partition).")
     members: list[str] | Literal["all"] = Field(
         default="all",
         description="Node groups that are full members. `all`: every port (`ALL`, switches included, for the "
@@ -447,13 +583,14 @@ class Partition(StrictModel):
         default_factory=list,
         description="Node groups that are limited members: they talk to full members only, not to each other.",
     )
-    ipoib: bool = Field(default=True, description="Create the IPoIB broadcast group.")
+    ipoib: Bool = Field(default=True, description="Create the IPoIB broadcast group.")
     mtu: Literal[256, 512, 1024, 2048, 4096] | None = Field(
         default=None, description="MTU of the IPoIB broadcast group. Default: `infiniband.mtu`."
     )
-    rate_gbps: int | None = Field(
+    rate_gbps: Int | None = Field(
         default=None,
         ge=1,
+        le=100_000,
         description="Rate of the IPoIB broadcast group, Gb/s. Default: the slowest member port, so that every "
         "member can join.",
     )
@@ -461,7 +598,7 @@ class Partition(StrictModel):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        return _check_name(value)
+        return check_name(value)
 
     @field_validator("limited")
     @classmethod
@@ -489,7 +626,15 @@ class SubnetManager(StrictModel):
         description="Node names that run the SM, master first; each gets its own opensm.conf, bound to its first "
         "port in this fabric.",
     )
-    priority: int = Field(
+
+    @field_validator("hosts")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        for host in value:
+            check_name(host)
+        return value
+
+    priority: Int = Field(
         default=15, ge=0, le=15, description="SM priority of the master; standby i (1-based) gets `priority - i`."
     )
 
@@ -502,20 +647,20 @@ class IbQos(StrictModel):
     """
 
     max_vls: Literal[1, 2, 4, 8, 15] = Field(default=8, description="Data VLs the SM configures (`qos_max_vls`).")
-    high_limit: int = Field(
+    high_limit: Int = Field(
         default=0,
         ge=0,
         le=255,
         description="IBA HighLimit (`qos_high_limit`): high-priority data sent before a pending low-priority "
         "packet must go (0: one packet; 255: unlimited).",
     )
-    vlarb_high: dict[int, int] | None = Field(
+    vlarb_high: dict[Int, Int] | None = Field(
         default=None, description="High-priority arbitration, VL → weight (0–255). Default: VL0 weight 4."
     )
-    vlarb_low: dict[int, int] | None = Field(
+    vlarb_low: dict[Int, Int] | None = Field(
         default=None, description="Low-priority arbitration, VL → weight (0–255). Default: VL1 … weight 4 each."
     )
-    sl2vl: list[int] | None = Field(
+    sl2vl: list[Int] | None = Field(
         default=None,
         min_length=16,
         max_length=16,
@@ -538,7 +683,7 @@ class IbQos(StrictModel):
                 raise ValueError(f"sl2vl: SL {sl} maps to VL {vl}; data VLs are 0–{self.max_vls - 1}")
         return self
 
-    def tables(self) -> tuple[dict[int, int], dict[int, int], list[int]]:
+    def tables(self) -> tuple[dict[Int, Int], dict[Int, Int], list[Int]]:
         """High and low arbitration tables and the SL→VL map, defaults filled in."""
         high = self.vlarb_high if self.vlarb_high is not None else {0: 4}
         low = self.vlarb_low if self.vlarb_low is not None else {vl: 4 for vl in range(1, self.max_vls)} or {0: 4}
@@ -549,6 +694,8 @@ class IbQos(StrictModel):
 def _absolute(value: str) -> str:
     if not value.startswith("/"):
         raise ValueError(f"{value!r} must be an absolute path (OpenSM resolves nothing)")
+    if not ABS_PATH_RE.match(value) or "/../" in value + "/" or "/./" in value + "/":
+        raise ValueError("must be a plain absolute path (letters, digits, '.', '_', '+', '@', '-' and '/'; no '..')")
     return value
 
 
@@ -562,7 +709,7 @@ class InfinibandSettings(StrictModel):
         description="OpenSM routing engines in order. OpenSM tries each; fabric appends `no_fallback` (unless the "
         "list has `minhop` or `no_fallback`) so that a failing list never falls back to minhop silently.",
     )
-    lmc: int = Field(default=0, ge=0, le=7, description="LID mask control; ftree needs 0.")
+    lmc: Int = Field(default=0, ge=0, le=7, description="LID mask control; ftree needs 0.")
     mtu: Literal[256, 512, 1024, 2048, 4096] = Field(default=4096, description="IB MTU in bytes.")
     sm: SubnetManager = Field(default_factory=SubnetManager)
     partitions: list[Partition] = Field(
@@ -585,12 +732,13 @@ class InfinibandSettings(StrictModel):
         default_factory=list,
         description="Node groups listed as ftree I/O nodes (`io_guid_file`), e.g. storage or UFM hosts.",
     )
-    max_reverse_hops: int = Field(
+    max_reverse_hops: Int = Field(
         default=0, ge=0, le=8, description="Wrong-way hops I/O nodes may take (`max_reverse_hops`)."
     )
-    sweep_interval_s: int = Field(
+    sweep_interval_s: Int = Field(
         default=10,
         ge=0,
+        le=1_000_000,
         description="Seconds between light sweeps; 0 disables periodic sweeps (traps still trigger heavy ones).",
     )
     qos: IbQos | None = Field(default=None, description="QoS and SL-to-VL mapping; `null` leaves QoS off.")
@@ -598,14 +746,14 @@ class InfinibandSettings(StrictModel):
         default="/etc/opensm", description="Where the generated files are installed; opensm.conf names them there."
     )
     log_file: str = Field(default="/var/log/opensm.log", description="OpenSM's log file.")
-    log_max_size_mb: int = Field(
-        default=0, ge=0, description="Restart the log when it grows past this many MB (0: unlimited)."
+    log_max_size_mb: Int = Field(
+        default=0, ge=0, le=1_000_000, description="Restart the log when it grows past this many MB (0: unlimited)."
     )
     dump_dir: str = Field(default="/var/log", description="Where OpenSM dumps its tables (`dump_files_dir`).")
-    sharp: bool = Field(
+    sharp: Bool = Field(
         default=False, description="Enable SHARP aggregation. Not supported yet: a `not-supported` warning, no effect."
     )
-    adaptive_routing: bool = Field(
+    adaptive_routing: Bool = Field(
         default=False,
         description="Use adaptive routing (NVIDIA OpenSM, UFM). Not supported yet: a `not-supported` warning.",
     )
@@ -658,8 +806,8 @@ class InfinibandSettings(StrictModel):
 class RoutingSettings(StrictModel):
     """Ethernet underlay routing (eBGP per RFC 7938)."""
 
-    bgp_unnumbered: bool = Field(default=False, description="BGP over IPv6 link-local (RFC 5549) instead of /31 links.")
-    bfd: bool = Field(default=False, description="BFD on fabric links.")
+    bgp_unnumbered: Bool = Field(default=False, description="BGP over IPv6 link-local (RFC 5549) instead of /31 links.")
+    bfd: Bool = Field(default=False, description="BFD on fabric links.")
     bgp_password: SecretRef | None = Field(
         default=None, description="TCP MD5 password of every fabric BGP session (a secret reference)."
     )
@@ -669,14 +817,14 @@ class QosSettings(StrictModel):
     """RoCEv2 lossless profile (rendered into switch configs). Defaults as NVIDIA's RoCE profile."""
 
     profile: Literal["roce-lossless", "none"] = Field(default="roce-lossless")
-    roce_dscp: int = Field(default=26, ge=0, le=63)
-    roce_priority: int = Field(default=3, ge=0, le=7, description="Traffic class and PFC priority of RoCE.")
-    cnp_dscp: int = Field(default=48, ge=0, le=63)
-    cnp_priority: int = Field(default=6, ge=0, le=7, description="Strict-priority class of CNPs.")
-    ecn_min_kb: int = Field(default=150, ge=1)
-    ecn_max_kb: int = Field(default=1500, ge=1)
-    ecn_probability: int = Field(default=100, ge=1, le=100)
-    pfc_watchdog: bool = Field(default=True)
+    roce_dscp: Int = Field(default=26, ge=0, le=63)
+    roce_priority: Int = Field(default=3, ge=0, le=7, description="Traffic class and PFC priority of RoCE.")
+    cnp_dscp: Int = Field(default=48, ge=0, le=63)
+    cnp_priority: Int = Field(default=6, ge=0, le=7, description="Strict-priority class of CNPs.")
+    ecn_min_kb: Int = Field(default=150, ge=1, le=1_000_000)
+    ecn_max_kb: Int = Field(default=1500, ge=1, le=1_000_000)
+    ecn_probability: Int = Field(default=100, ge=1, le=100)
+    pfc_watchdog: Bool = Field(default=True)
 
     @model_validator(mode="after")
     def _order(self) -> QosSettings:
@@ -700,14 +848,18 @@ class AsnPlan(StrictModel):
         description="`rfc7938`: the top tier shares one ASN, each pod's spines share one, every leaf has its own. "
         "`unique`: every switch has its own (needs multipath-relax).",
     )
-    core: int = Field(default=64900, ge=1, le=4294967294, description="3 tiers: cores' ASN (`unique`: first core's).")
-    spine: int = Field(
+    core: Int = Field(default=64900, ge=1, le=4294967294, description="3 tiers: cores' ASN (`unique`: first core's).")
+    spine: Int = Field(
         default=65000,
         ge=1,
         le=4294967294,
         description="Spines' ASN in 2 tiers; pod p's spines get `spine + p - 1` in 3 tiers (`unique`: first spine's).",
     )
-    leaf_start: int = Field(default=65100, ge=1, le=4294967294, description="First leaf ASN; leaves count up.")
+    leaf_start: Int = Field(default=65100, ge=1, le=4294967294, description="First leaf ASN; leaves count up.")
+
+
+_RESERVED_V4 = tuple(IPv4Network(n) for n in ("0.0.0.0/8", "127.0.0.0/8", "224.0.0.0/3"))
+_RESERVED_V6 = tuple(IPv6Network(n) for n in ("::/8", "fe80::/10", "ff00::/8"))
 
 
 class Addressing(StrictModel):
@@ -716,7 +868,7 @@ class Addressing(StrictModel):
     loopback: Network4 = Field(default=IPv4Network("10.0.0.0/16"), description="One /32 per Ethernet switch.")
     p2p: Network4 = Field(default=IPv4Network("10.1.0.0/16"), description="One /31 per switch-to-switch link.")
     servers: Network4 = Field(default=IPv4Network("10.2.0.0/15"), description="One subnet per leaf for its node ports.")
-    server_prefix: int | None = Field(
+    server_prefix: Int | None = Field(
         default=None,
         ge=8,
         le=30,
@@ -735,6 +887,15 @@ class Addressing(StrictModel):
     def _v6_size(cls, value: IPv6Network | None) -> IPv6Network | None:
         if value is not None and value.prefixlen > 56:
             raise ValueError("the IPv6 pool must be a /56 or larger")
+        if value is not None and (value.prefixlen < 16 or any(value.overlaps(r) for r in _RESERVED_V6)):
+            raise ValueError("the IPv6 pool must be a /16 to /56 outside ::/8, fe80::/10 and ff00::/8")
+        return value
+
+    @field_validator("loopback", "p2p", "servers", "mgmt")
+    @classmethod
+    def _v4_sane(cls, value: IPv4Network) -> IPv4Network:
+        if value.prefixlen < 8 or any(value.overlaps(r) for r in _RESERVED_V4):
+            raise ValueError("an IPv4 pool must be a /8 or smaller, outside 0.0.0.0/8, 127.0.0.0/8 and 224.0.0.0/3")
         return value
 
 
@@ -748,6 +909,40 @@ class Management(StrictModel):
     snmp_community: SecretRef | None = Field(default=None, description="SNMP read community (a secret reference).")
     snmp_location: str | None = Field(default=None)
     gateway: str | None = Field(default=None, description="Default gateway of the management network.")
+
+    @field_validator("ntp", "syslog", "dns")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        for host in value:
+            check_host(host)
+        return value
+
+    @field_validator("domain")
+    @classmethod
+    def _domain(cls, value: str | None) -> str | None:
+        if value is not None:
+            check_host(value)
+            with contextlib.suppress(ValueError):
+                ip_address(value)
+                raise ValueError("is an address, not a DNS domain")
+        return value
+
+    @field_validator("gateway")
+    @classmethod
+    def _gateway(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ip_address(value)
+            except ValueError:
+                raise ValueError("is not an IP address") from None
+        return value
+
+    @field_validator("snmp_location")
+    @classmethod
+    def _location(cls, value: str | None) -> str | None:
+        if value is not None and len(value) > 255:
+            raise ValueError("is longer than 255 characters")
+        return value
 
 
 DURATION_RE = re.compile(r"^[1-9][0-9]*(ms|s|m|h|d)$")
@@ -829,7 +1024,7 @@ class MonitoringSettings(StrictModel):
     @field_validator("exporter_host", "snmp_module")
     @classmethod
     def _plain(cls, value: str) -> str:
-        return _check_name(value)
+        return check_name(value)
 
     @field_validator("runbook_url")
     @classmethod
@@ -854,9 +1049,10 @@ class Fabric(StrictModel):
         "Checked per switch and per tier.",
     )
     attach: list[Attach] = Field(default_factory=list, description="What connects to the leaves.")
-    speed_gbps: int | None = Field(
+    speed_gbps: Int | None = Field(
         default=None,
         ge=1,
+        le=100_000,
         description="Switch port speed; cages break out to reach it. Default: the fastest node port attached.",
     )
     cabling: CablingPolicy | None = None
@@ -868,7 +1064,7 @@ class Fabric(StrictModel):
         description="Ethernet fabrics only. Default: the RoCE lossless profile on compute and storage fabrics, "
         "none on in-band and out-of-band ones (`profile: none` turns it off).",
     )
-    mtu: int | None = Field(default=None, ge=1500, le=9216, description="Ethernet switch MTU. Default 9216.")
+    mtu: Int | None = Field(default=None, ge=1500, le=9216, description="Ethernet switch MTU. Default 9216.")
     platform: PlatformName | None = Field(
         default=None,
         description="Network OS of every switch of this Ethernet fabric (a layer's `switches.<layer>.platform` "
@@ -1053,7 +1249,7 @@ class Spec(StrictModel):
     """A cluster design: racks, node groups and fabrics."""
 
     name: str = Field(description="Design name; outputs go to `output/<name>/`.")
-    description: str = Field(default="", description="Free text.")
+    description: str = Field(default="", max_length=1024, description="Free text (one line).")
     catalog: list[str] = Field(
         default_factory=list, description="Extra part files (relative to the spec), merged over the built-in catalog."
     )
@@ -1072,13 +1268,13 @@ class Spec(StrictModel):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        return _check_name(value)
+        return check_name(value)
 
     @field_validator("fabrics")
     @classmethod
     def _fabric_keys(cls, value: dict[str, Fabric]) -> dict[str, Fabric]:
         for key in value:
-            _check_name(key)
+            check_name(key)
         return value
 
     def fabric_role(self, key: str) -> Role:

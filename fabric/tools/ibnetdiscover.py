@@ -41,11 +41,22 @@ class Discovered:
     findings: tuple[Finding, ...]
 
 
-_HEADER = re.compile(r'^(Switch|Ca|Hca|Rt)\s+(\d+)\s+"([^"]*)"\s*(?:#\s*"([^"]*)")?(.*)$')
-_PORT = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-F]+)\))?\s+"([^"]*)"\[(\d+)\](?:\(([0-9a-fA-F]+)\))?(.*)$')
-_GUID_LINE = re.compile(r"^(switchguid|caguid|hcaguids|rtguid)\s*=\s*(0x[0-9a-fA-F]+|\d+)")
+# Numbers are ASCII and short (`\d` also matches other scripts' digits, and a 5,000-digit one would not parse).
+_HEADER = re.compile(r'^(Switch|Ca|Hca|Rt)\s+([0-9]{1,4})\s+"([^"]*)"\s*(?:#\s*"([^"]*)")?(.*)\Z')
+_PORT = re.compile(
+    r'^\[([0-9]{1,4})\](?:\(([0-9a-fA-F]{1,16})\))?\s+"([^"]*)"\[([0-9]{1,4})\](?:\(([0-9a-fA-F]{1,16})\))?(.*)\Z'
+)
+_GUID_LINE = re.compile(r"^(switchguid|caguid|hcaguids|rtguid)\s*=\s*(0x[0-9a-fA-F]{1,16}|[0-9]{1,20})\b")
 _SETTING = re.compile(r"^(vendid|devid|sysimgguid|width|speed|extspeed|module|pdebug)\s*=")
-_NODEID = re.compile(r"^[SHR]-([0-9a-fA-F]{1,16})$")
+_NODEID = re.compile(r"^[SHR]-([0-9a-fA-F]{1,16})\Z")
+_SHOWN = re.compile(r"[A-Za-z0-9_.:/ -]{1,64}")
+
+
+def _shown(text: str) -> str:
+    """A node id from the file, quoted when plain, else described: findings never echo arbitrary bytes."""
+    return repr(text) if _SHOWN.fullmatch(text) else "(an id with unusual characters)"
+
+
 _RATE = re.compile(r"\b(\d{1,2}x(?:SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR))\b")
 _KINDS = {"Switch": "switch", "Ca": "ca", "Hca": "ca", "Rt": "router"}
 MAX_FORMAT_FINDINGS = 5
@@ -82,7 +93,8 @@ def parse_ibnetdiscover(text: str, source: str, where: str = "--ibnetdiscover") 
             continue
         match = _GUID_LINE.match(line)
         if match:
-            pending_guid = int(match.group(2), 0)
+            value = match.group(2)
+            pending_guid = int(value, 16) if value.startswith("0x") else int(value)
             current = None
             continue
         match = _HEADER.match(line)
@@ -92,11 +104,11 @@ def parse_ibnetdiscover(text: str, source: str, where: str = "--ibnetdiscover") 
             guid = pending_guid if pending_guid is not None else (int(found.group(1), 16) if found else None)
             pending_guid = None
             if guid is None:
-                bad(number, f"node {nodeid!r} has no GUID (no `S-`/`H-` id and no guid line before it)")
+                bad(number, f"node {_shown(nodeid)} has no GUID (no `S-`/`H-` id and no guid line before it)")
                 current = None
                 continue
             if nodeid in ids or guid in nodes:
-                bad(number, f"node {nodeid!r} (GUID 0x{guid:016x}) is listed twice")
+                bad(number, f"node {_shown(nodeid)} (GUID 0x{guid:016x}) is listed twice")
                 current = None
                 continue
             ids[nodeid] = guid
@@ -110,13 +122,12 @@ def parse_ibnetdiscover(text: str, source: str, where: str = "--ibnetdiscover") 
                 continue
             port, remote, remote_port = int(match.group(1)), match.group(3), int(match.group(4))
             if not 0 <= port <= current_ports:
-                bad(number, f"port {port} of {current!r}, which has {current_ports} ports")
+                bad(number, f"port {port} of {_shown(current)}, which has {current_ports} ports")
                 continue
             speed = _RATE.search(match.group(6) or "")
             raw_ports.append((current, port, remote, remote_port, speed.group(1) if speed else None, number))
             continue
-        shown = line if len(line) <= 60 else line[:57] + "..."
-        bad(number, f"not an ibnetdiscover line: {shown!r}")
+        bad(number, "not an ibnetdiscover line (neither a node, a port nor a GUID line)")
     if not nodes and not findings:
         bad(1, "no InfiniBand nodes (no `Switch` or `Ca` lines)")
     links: dict[tuple[int, int, int, int], DiscoveredLink] = {}
@@ -126,7 +137,7 @@ def parse_ibnetdiscover(text: str, source: str, where: str = "--ibnetdiscover") 
         if there is None:
             remote_id = _NODEID.match(remote)
             if remote_id is None:
-                bad(number, f"remote node {remote!r} is not in the file")
+                bad(number, f"remote node {_shown(remote)} is not in the file")
                 continue
             there = int(remote_id.group(1), 16)
             kind = {"S": "switch", "H": "ca", "R": "router"}[remote[0]]

@@ -22,6 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from fabric.model.findings import Finding, Severity
+from fabric.spec.inventory import describe_header, numbered
+from fabric.spec.jsonio import JsonLimitError, load_json
+from fabric.spec.reading import read_tree
+from fabric.spec.schema import PORT_RE
+from fabric.spec.text import text_problem
 
 CSV_COLUMNS = ("local_device", "local_port", "remote_device", "remote_port")
 WHERE = "--lldp"
@@ -59,28 +64,17 @@ def _bad(source: str, message: str, line: int = 0) -> Finding:
 
 
 def read_lldp(paths: list[Path]) -> LldpData:
+    """Files and directories of LLDP data, read by the bounded reader (regular files, at most 16 MiB each)."""
     files: list[Path] = []
     findings: list[Finding] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix in (".json", ".csv"))
-            if not found:
-                findings.append(_bad(str(path), "the directory holds no .json or .csv file"))
-            files.extend(found)
-        else:
-            files.append(path)
     neighbours: list[Neighbour] = []
     devices: list[str] = []
-    for file in files:
-        try:
-            text = file.read_text(encoding="utf-8-sig")
-        except FileNotFoundError:
-            findings.append(_bad(str(file), "no such file"))
+    for path, text, problem in read_tree(paths, "lldp", (".json", ".csv")):
+        if text is None:
+            findings.append(_bad(str(path), problem))
             continue
-        except (OSError, UnicodeDecodeError) as exc:
-            findings.append(_bad(str(file), f"cannot be read ({exc})"))
-            continue
-        got, devs, problems = parse_lldp_text(text, str(file), file.stem)
+        files.append(path)
+        got, devs, problems = parse_lldp_text(text, str(path), path.stem)
         neighbours.extend(got)
         devices.extend(devs)
         findings.extend(problems)
@@ -93,9 +87,11 @@ def parse_lldp_text(text: str, source: str, device: str) -> tuple[list[Neighbour
         return [], [], [_bad(source, "the file is empty")]
     if stripped[0] in "{[":
         try:
-            data = json.loads(text)
+            data = load_json(text)
         except json.JSONDecodeError as exc:
             return [], [], [_bad(source, f"not valid JSON ({exc.msg} at line {exc.lineno})", exc.lineno)]
+        except JsonLimitError as exc:
+            return [], [], [_bad(source, f"not accepted as JSON ({exc})")]
         if isinstance(data, dict) and "lldp" in data:
             return _lldpctl(data["lldp"], source, device)
         if isinstance(data, dict) and data and all(isinstance(v, dict) and "lldp" in v for v in data.values()):
@@ -131,10 +127,15 @@ def _lldpctl(lldp: Any, source: str, device: str) -> tuple[list[Neighbour], list
     for local_port, body in interfaces:
         remote, port = _neighbour(body)
         if not local_port or remote is None or port is None:
-            findings.append(_bad(source, f"interface {local_port or '?'}: no neighbour chassis name or port"))
+            findings.append(_bad(source, f"interface {_shown(local_port)}: no neighbour chassis name or port"))
             continue
         out.append(Neighbour(device, local_port, remote, port, source))
     return out, [device], findings
+
+
+def _shown(name: str) -> str:
+    """An interface name from the file, when it is a plain one; findings never echo arbitrary bytes."""
+    return name if PORT_RE.match(name) else "(unnamed or unusual name)"
 
 
 def _first(value: Any) -> Any:
@@ -172,21 +173,37 @@ def _value(value: Any) -> str | None:
 
 
 def _csv(text: str, source: str) -> tuple[list[Neighbour], list[str], list[Finding]]:
+    try:
+        return _csv_rows(text, source)
+    except csv.Error as exc:
+        line = int(getattr(exc, "fabric_line", 0))
+        return [], [], [_bad(source, "not valid CSV (a field longer than the CSV field limit, or malformed)", line)]
+
+
+def _csv_rows(text: str, source: str) -> tuple[list[Neighbour], list[str], list[Finding]]:
     reader = csv.reader(io.StringIO(text))
-    header = [h.strip().lower() for h in next(reader, [])]
+    rows = numbered(reader)
+    try:
+        header = [h.strip().lower() for h in next(reader, [])]
+    except csv.Error as exc:
+        exc.fabric_line = 1  # type: ignore[attr-defined]
+        raise
     missing = [c for c in CSV_COLUMNS if c not in header]
     if missing:
-        return [], [], [_bad(source, f"no column {', '.join(missing)} (header: {','.join(header)})", 1)]
+        return [], [], [_bad(source, f"no column {', '.join(missing)} ({describe_header(header, CSV_COLUMNS)})", 1)]
     index = {c: header.index(c) for c in CSV_COLUMNS}
     out: list[Neighbour] = []
     devices: list[str] = []
     findings: list[Finding] = []
-    for number, row in enumerate(reader, start=2):
+    for number, row in rows:
         if not row or all(not c.strip() for c in row):
             continue
         cells = [row[index[c]].strip() if index[c] < len(row) else "" for c in CSV_COLUMNS]
         if not all(cells):
             findings.append(_bad(source, f"line {number} leaves a column empty", number))
+            continue
+        if any(text_problem(c, 256) for c in cells):
+            findings.append(_bad(source, f"line {number} holds a control character or an overlong cell", number))
             continue
         out.append(Neighbour(cells[0], cells[1], cells[2], cells[3], source, number))
         devices.append(cells[0])

@@ -7,6 +7,7 @@ there). Edges are keyed by the link's index and carry `link` (the Link).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -18,7 +19,7 @@ from fabric.model.kinds import Layer
 from fabric.model.topology import Device, FabricTopology, Link, Topology
 from fabric.spec.loader import Design, suggest
 from fabric.spec.paths import locate
-from fabric.spec.schema import ClosTopology, CsvTopology, ExplicitTopology
+from fabric.spec.schema import MAX_NAME, NAME_RULE, ClosTopology, CsvTopology, ExplicitTopology, is_name
 from fabric.topology.attach import NodeEntry, attachments, expand_nodes, mgmt_dependencies
 from fabric.topology.clos import generate_clos
 from fabric.topology.explicit import Pin, build_explicit, build_from_csv, locate_csv_rows
@@ -65,6 +66,8 @@ def build_topology(design: Design) -> Topology:
     drafts: dict[str, FabricDraft] = {}
     pins: dict[str, Pin] = {}
     switch_lists: dict[str, list[tuple[str, str, str | None]]] = {}
+    owners = {n.name: n.group for n in nodes}
+    findings.extend(_node_names(nodes))
     for key in order:
         fabric = spec.fabrics[key]
         attached = attachments(spec, key, catalog, nodes, switch_lists)
@@ -76,9 +79,13 @@ def build_topology(design: Design) -> Topology:
             pins.update(fabric_pins)
         else:
             assert isinstance(fabric.topology, CsvTopology)
-            result = build_from_csv(key, fabric, catalog, nodes, attached, design.base_dir)
+            result = build_from_csv(key, fabric, catalog, nodes, attached, design.inputs.csv[key])
             draft, fabric_pins = result.draft, result.pins
             pins.update(fabric_pins)
+        clashes = _draft_names(key, draft, owners)
+        if clashes:  # a graph cannot hold two devices of one name: this fabric is left empty
+            findings.extend(clashes)
+            draft = FabricDraft(tiers=draft.tiers, findings=draft.findings)
         drafts[key] = draft
         findings.extend(draft.findings)
         switch_lists[key] = [(s.name, s.model, s.platform) for s in draft.switches]
@@ -128,13 +135,72 @@ def build_topology(design: Design) -> Topology:
             )
 
     fabrics = {key: _fabric_topology(design, key, drafts[key], devices) for key in spec.fabrics}
-    csv_files = {
-        f"fabrics.{key}.topology.file": str(design.base_dir / fabric.topology.file)
-        for key, fabric in spec.fabrics.items()
-        if isinstance(fabric.topology, CsvTopology)
-    }
+    csv_files = {f"fabrics.{key}.topology.file": table.file for key, table in design.inputs.csv.items()}
     located = tuple(locate(design.doc, f) for f in locate_csv_rows(findings, csv_files))
     return Topology(spec.name, devices, fabrics, placement.racks, located)
+
+
+def _shown(names: Sequence[str]) -> str:
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+
+
+def _node_names(nodes: Sequence[NodeEntry]) -> list[Finding]:
+    """Expanded node names are names too (a long group name plus a wide index can pass 64 characters)."""
+    bad: dict[str, list[str]] = {}
+    for node in nodes:
+        if not is_name(node.name):
+            bad.setdefault(node.group, []).append(node.name)
+    return [
+        error(
+            "invalid-name",
+            f"nodes[group={group}].name",
+            f"{len(names)} node name(s) of group `{group}` are not valid names: {_shown(names)}",
+            NAME_RULE + f", at most {MAX_NAME} characters",
+        )
+        for group, names in bad.items()
+    ]
+
+
+def _draft_names(key: str, draft: FabricDraft, owners: dict[str, str]) -> list[Finding]:
+    """A fabric's expanded switch names: valid names, each given once, none a node's."""
+    names = [s.name for s in draft.switches]
+    findings = []
+    invalid = [n for n in names if not is_name(n)]
+    if invalid:
+        findings.append(
+            error(
+                "invalid-name",
+                f"fabrics.{key}.naming",
+                f"{len(invalid)} switch name(s) of fabric `{key}` are not valid names: {_shown(invalid)}",
+                NAME_RULE + f", at most {MAX_NAME} characters (prefix included)",
+            )
+        )
+    repeated = sorted(name for name, count in Counter(names).items() if count > 1)
+    if repeated:
+        findings.append(
+            error(
+                "duplicate-name",
+                f"fabrics.{key}.naming",
+                f"{len(repeated)} switch name(s) of fabric `{key}` are given to more than one switch: "
+                f"{_shown(repeated)}",
+                "put {index} (or {su}, {rail}, {pod}, {plane}) in the naming templates so that every switch gets "
+                "its own name",
+            )
+        )
+    taken = sorted({n for n in names if n in owners})
+    groups = sorted({owners[n] for n in taken})
+    for group in groups:
+        mine = [n for n in taken if owners[n] == group]
+        findings.append(
+            error(
+                "duplicate-name",
+                f"fabrics.{key}.naming",
+                f"{len(mine)} switch name(s) of fabric `{key}` are already used by node group `{group}`: "
+                f"{_shown(mine)}",
+                "set fabrics.<name>.naming.prefix so that the fabrics' switch names differ",
+            )
+        )
+    return findings
 
 
 def _unique_names(nodes: Sequence[NodeEntry], drafts: dict[str, FabricDraft]) -> list[Finding]:

@@ -7,18 +7,17 @@ node port left unconnected) is a finding, not an exception.
 
 from __future__ import annotations
 
-import csv
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from fabric.model.draft import FabricDraft, SwitchDraft
 from fabric.model.findings import Finding, error, warning
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, TIER_OF_LAYER, Link
 from fabric.spec.catalog import Catalog, SwitchPort, port_candidates
+from fabric.spec.inputs import CsvInput
 from fabric.spec.loader import suggest
 from fabric.spec.schema import CsvTopology, ExplicitLink, ExplicitSwitch, ExplicitTopology, Fabric
 from fabric.topology.attach import Attachment, NodeEntry
@@ -358,22 +357,19 @@ def build_from_csv(
     catalog: Catalog,
     nodes: Sequence[NodeEntry],
     attached: Sequence[Attachment],
-    base_dir: Path,
+    table: CsvInput,
 ) -> ExplicitResult:
     topo = fabric.topology
     assert isinstance(topo, CsvTopology)
     builder = _Builder(key, fabric, catalog, nodes)
     path = f"fabrics.{key}.topology.file"
-    file = base_dir / topo.file
-    try:
-        with file.open(newline="", encoding="utf-8") as handle:
-            rows = list(csv.DictReader(handle))
-            columns = rows[0].keys() if rows else []
-    except (OSError, UnicodeDecodeError) as exc:
-        builder.draft.findings.append(
-            error("csv-unreadable", path, f"cannot read {topo.file}: {exc}", "paths are relative to the spec")
-        )
+    if table.problem:
+        builder.draft.findings.append(error("csv-unreadable", path, table.problem, "paths are relative to the spec"))
         return ExplicitResult(builder.draft, {})
+    builder.draft.findings.extend(table.findings)
+    rows = [row.cells for row in table.rows]
+    lines = [row.line for row in table.rows]
+    columns = table.columns if rows else ()
     missing = [c for c in CSV_REQUIRED if c not in columns]
     if not rows or missing:
         builder.draft.findings.append(
@@ -388,13 +384,12 @@ def build_from_csv(
     layers = _csv_layers(rows, builder.nodes)
     models = dict(topo.models)
     first_row: dict[str, int] = {}
-    for line, row in enumerate(rows, start=2):
+    for i, row in enumerate(rows):
         for side in ("a", "b"):
-            first_row.setdefault(row.get(f"{side}_device", ""), line)
+            first_row.setdefault(row.get(f"{side}_device", ""), i)
     for device, layer in layers.items():
         model = models.get(device) or fabric.switches.for_layer(layer).model
-        line = first_row[device]
-        row = rows[line - 2]
+        row, line = rows[first_row[device]], lines[first_row[device]]
         side = "a" if row.get("a_device") == device else "b"
         rack = row.get(f"{side}_rack") or None
         u_text = row.get(f"{side}_u") or ""
@@ -403,11 +398,11 @@ def build_from_csv(
             model=model,
             layer=layer,
             rack=rack,
-            u=int(u_text) if u_text.isdigit() and int(u_text) > 0 else None,
-            plane=int(row["plane"]) if row.get("plane", "").isdigit() and int(row["plane"]) > 0 else None,
+            u=_small_int(u_text, 60),
+            plane=_small_int(row.get("plane", ""), 8),
         )
         builder.add_switch(sw, f"{path}:{line}")
-    for line, row in enumerate(rows, start=2):
+    for line, row in zip(lines, rows, strict=True):
         where = f"{path}:{line}"
         if row.get("tier") not in CSV_LAYERS:
             builder.draft.findings.append(
@@ -421,8 +416,10 @@ def build_from_csv(
             continue
         length = row.get("length_m") or ""
         try:
-            length_m = float(length) if length else None
+            length_m = float(length) if length and len(length) <= 16 else None
         except ValueError:
+            length_m = None
+        if length_m is not None and not 0 < length_m <= 10_000:  # NaN and inf too
             length_m = None
         link = ExplicitLink(
             a=f"{row['a_device']}:{row['a_port']}",
@@ -431,6 +428,11 @@ def build_from_csv(
         )
         builder.add_link(link, where, csv_row=True, kind=row.get("media") or None)
     return builder.finish(attached)
+
+
+def _small_int(text: str, most: int) -> int | None:
+    """A positive ASCII integer up to `most` (a rack unit, a plane), else None: `²` is a digit to str.isdigit."""
+    return int(text) if re.fullmatch(r"[0-9]{1,4}", text) and 0 < int(text) <= most else None
 
 
 _CSV_ROW = re.compile(r"^(fabrics\.[^:]+\.topology\.file):(\d+)(?:\..*)?$")

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from fabric.allocation.allocate import Plan
-from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids, read_inventory
+from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids
 from fabric.intent.infiniband.ports import (
     MTU_CODES,
     RATE_CODES,
@@ -239,18 +238,9 @@ def _drafts(design: Design, topology: Topology, plan: Plan) -> list[_Draft]:
 
 
 def _inventories(design: Design) -> tuple[list[Inventory], list[Finding]]:
-    seen: dict[Path, Inventory] = {}
-    findings: list[Finding] = []
-    for key, fabric in design.spec.fabrics.items():
-        if fabric.technology != "infiniband" or fabric.infiniband is None or fabric.infiniband.inventory is None:
-            continue
-        path = design.base_dir / fabric.infiniband.inventory
-        resolved = path.resolve()
-        if resolved not in seen:
-            inventory = read_inventory(path, str(path), f"fabrics.{key}.infiniband.inventory")
-            seen[resolved] = inventory
-            findings.extend(inventory.findings)
-    return list(seen.values()), findings
+    """The inventories the loader read (each file once), with the findings about them."""
+    inventories = list(design.inputs.inventories.values())
+    return inventories, [f for inv in inventories for f in inv.findings]
 
 
 def _merged(inventories: Sequence[Inventory]) -> Inventory | None:
