@@ -262,3 +262,18 @@ def test_plan_helpers_find_the_subnet_manager_host() -> None:
     jobs = plan.targets(built("lab-ib"))
     assert [t.address for t in jobs["infiniband"]] == ["ufm001:9683"]
     assert "snmp" not in jobs and "frr" not in jobs
+
+
+@pytest.mark.parametrize("design", ["lab", "lab-ib"])
+def test_the_design_report_lists_every_alert_with_its_runbook_section(design: str) -> None:
+    files = render_all(built(design))
+    rules = [yaml.safe_load(v) for k, v in files.items() if k.startswith("monitoring/rules/")]
+    names = [r["alert"] for doc in rules for g in doc["groups"] for r in g["rules"] if "alert" in r]
+    runbook = files["monitoring/runbook.md"].decode()
+    assert len(names) >= 5
+    for report in ("report.md", "report.html"):
+        text = files[report].decode()
+        linked = re.findall(r"monitoring/runbook\.md#(fabric[a-z]+)", text)
+        assert sorted(linked) == sorted(n.lower() for n in names), report  # every alert once
+    for name in names:
+        assert f'<a id="{name.lower()}"></a>' in runbook  # the link lands on the alert's section

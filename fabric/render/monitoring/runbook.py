@@ -148,10 +148,14 @@ def _section(build: Build, rule: Rule) -> dict[str, Any]:
     }
 
 
+def alerts(build: Build) -> list[dict[str, Any]]:
+    """Every alert of the plan's rules with its runbook section (also the design report's monitoring table)."""
+    return [_section(build, r) for g in groups(build) for r in g.rules if r.alert]
+
+
 def runbook(build: Build) -> str:
-    alerts = [_section(build, r) for g in groups(build) for r in g.rules if r.alert]
     exporters = ", ".join(f"{e.program} (job `{e.job}`)" for e in EXPORTERS)
-    return render("monitoring/runbook.md.j2", design=build.name, alerts=alerts, exporters=exporters)
+    return render("monitoring/runbook.md.j2", design=build.name, alerts=alerts(build), exporters=exporters)
 
 
 def _outputs(build: Build) -> dict[str, str]:

@@ -14,6 +14,8 @@ from typing import Any
 from fabric.pipeline import Build
 from fabric.render.bom.costing import PLACEHOLDER_NOTE, costing, money
 from fabric.render.diagrams.outputs import Drawn, drawn
+from fabric.render.monitoring.plan import settings as monitoring_settings
+from fabric.render.monitoring.runbook import alerts
 from fabric.render.summary import spec_relative, summary
 from fabric.render.tables import CABLING_COLUMNS, IP_PLAN_COLUMNS
 from fabric.spec.schema import format_ratio
@@ -184,6 +186,18 @@ def report_content(build: Build, items: list[Drawn] | None = None) -> dict[str, 
             for f in build.findings
         ],
         "pictures": pictures,
+        "alerts": [
+            {
+                "name": a["name"],
+                "anchor": a["anchor"],
+                "severity": a["severity"],
+                "duration": a["duration"] or "at once",
+                "metrics": a["metrics"],
+                "meaning": a["meaning"],
+                "text": {k: a[k].replace("`", "") for k in ("metrics", "meaning")},  # HTML shows them plain
+            }
+            for a in (alerts(build) if monitoring_settings(build).enabled else [])
+        ],
         "cable_columns": CABLE_COLUMNS,
         "cables_json": script_json(cables),
         "cable_count": len(cables),
