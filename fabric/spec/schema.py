@@ -960,14 +960,14 @@ Duration = Annotated[str, BeforeValidator(lambda v: _duration(v) if isinstance(v
 class ExporterPorts(StrictModel):
     """TCP ports of the exporters Prometheus scrapes (each exporter's documented default)."""
 
-    node: int = Field(default=9100, ge=1, le=65535, description="node_exporter on every node and the exporter host.")
-    dcgm: int = Field(default=9400, ge=1, le=65535, description="NVIDIA dcgm-exporter on every GPU node.")
-    snmp: int = Field(default=9116, ge=1, le=65535, description="snmp_exporter on the exporter host (switches).")
-    infiniband: int = Field(
+    node: Int = Field(default=9100, ge=1, le=65535, description="node_exporter on every node and the exporter host.")
+    dcgm: Int = Field(default=9400, ge=1, le=65535, description="NVIDIA dcgm-exporter on every GPU node.")
+    snmp: Int = Field(default=9116, ge=1, le=65535, description="snmp_exporter on the exporter host (switches).")
+    infiniband: Int = Field(
         default=9683, ge=1, le=65535, description="infiniband-exporter (ibqueryerrors) on each subnet-manager host."
     )
-    frr: int = Field(default=9342, ge=1, le=65535, description="frr_exporter on every FRR-based switch (BGP sessions).")
-    ipmi: int = Field(default=9290, ge=1, le=65535, description="ipmi_exporter on the exporter host (BMC power).")
+    frr: Int = Field(default=9342, ge=1, le=65535, description="frr_exporter on every FRR-based switch (BGP sessions).")
+    ipmi: Int = Field(default=9290, ge=1, le=65535, description="ipmi_exporter on the exporter host (BMC power).")
 
 
 class AlertThresholds(StrictModel):
@@ -975,29 +975,29 @@ class AlertThresholds(StrictModel):
 
     link_down_for: Duration = Field(default="2m", description="A planned link must be down this long to alert.")
     flap_window: Duration = Field(default="10m", description="Window in which link state changes are counted.")
-    flaps: int = Field(default=3, ge=1, description="Link state changes (IB: link-downed events) in `flap_window`.")
-    port_errors_per_min: float = Field(
+    flaps: Int = Field(default=3, ge=1, description="Link state changes (IB: link-downed events) in `flap_window`.")
+    port_errors_per_min: Float = Field(
         default=10.0,
         gt=0,
         description="Symbol errors (InfiniBand) or input errors (Ethernet: FCS/CRC, IF-MIB ifInErrors) per minute "
         "over `flap_window`.",
     )
-    pfc_pause_per_s: float = Field(
+    pfc_pause_per_s: Float = Field(
         default=1000.0, gt=0, description="PFC pause frames per second on the lossless priority, sustained 5 minutes."
     )
-    ecn_marked_per_s: float = Field(
+    ecn_marked_per_s: Float = Field(
         default=10000.0, gt=0, description="ECN-marked RoCE packets received per second by a NIC, sustained 5 minutes."
     )
-    gpu_temp_c: int | None = Field(
+    gpu_temp_c: Int | None = Field(
         default=None, ge=1, le=150, description="GPU temperature limit, °C. Default: the node type's `gpu_temp_max_c`."
     )
-    gpu_power_pct: float = Field(
+    gpu_power_pct: Float = Field(
         default=100.0, gt=0, le=200, description="Alert when a GPU draws more than this % of its `gpu_power_w`."
     )
-    gpu_idle: bool = Field(default=False, description="Alert on GPUs idle while a job holds them (off by default).")
-    gpu_idle_util_pct: float = Field(default=10.0, ge=0, le=100, description="`gpu_idle`: utilisation below this %.")
+    gpu_idle: Bool = Field(default=False, description="Alert on GPUs idle while a job holds them (off by default).")
+    gpu_idle_util_pct: Float = Field(default=10.0, ge=0, le=100, description="`gpu_idle`: utilisation below this %.")
     gpu_idle_for: Duration = Field(default="30m", description="`gpu_idle`: for this long.")
-    rack_power_pct: float = Field(
+    rack_power_pct: Float = Field(
         default=100.0, gt=0, le=200, description="Alert when a rack draws more than this % of `racks.power_kw`."
     )
 
@@ -1005,7 +1005,7 @@ class AlertThresholds(StrictModel):
 class MonitoringSettings(StrictModel):
     """Prometheus scrape targets, alert rules, runbook and Grafana dashboards under `monitoring/`."""
 
-    enabled: bool = Field(default=True, description="Write `monitoring/`.")
+    enabled: Bool = Field(default=True, description="Write `monitoring/`.")
     scrape_interval: Duration = Field(default="30s")
     evaluation_interval: Duration = Field(default="30s")
     exporter_host: str = Field(
@@ -1114,7 +1114,7 @@ class SlurmSettings(StrictModel):
         description="Node groups that are scheduler nodes. Default: the groups attached to that fabric whose node "
         "type has GPUs (all attached groups when none has).",
     )
-    link_speed: bool = Field(
+    link_speed: Bool = Field(
         default=True, description="Write `LinkSpeed=<Gb/s>` (the links below each switch) into topology.conf."
     )
 
@@ -1207,26 +1207,26 @@ class Costs(StrictModel):
     × 12; support is `support_pct_per_year` of the capital cost every year.
     """
 
-    years: int = Field(default=5, ge=1, le=10, description="Years of the total cost of ownership (3–5 is usual).")
-    energy_usd_per_kwh: float = Field(default=0.10, ge=0, description="Price of energy, USD per kWh (placeholder).")
-    pue: float = Field(
+    years: Int = Field(default=5, ge=1, le=10, description="Years of the total cost of ownership (3–5 is usual).")
+    energy_usd_per_kwh: Float = Field(default=0.10, ge=0, description="Price of energy, USD per kWh (placeholder).")
+    pue: Float = Field(
         default=1.3, ge=1, le=3, description="Power usage effectiveness of the datacenter (placeholder)."
     )
-    load_pct: float = Field(
+    load_pct: Float = Field(
         default=80,
         gt=0,
         le=100,
         description="Average draw as a percentage of the catalog's maximum power (placeholder).",
     )
-    space_usd_per_rack_month: float = Field(
+    space_usd_per_rack_month: Float = Field(
         default=1500, ge=0, description="Datacenter space and cooling per rack and month, USD (placeholder)."
     )
-    support_pct_per_year: float = Field(
+    support_pct_per_year: Float = Field(
         default=8, ge=0, le=100, description="Hardware support per year, percent of the capital cost (placeholder)."
     )
     rack: str = Field(default="rack-48u", description="Rack enclosure from the catalog's `racks`, one per rack used.")
     pdu: str = Field(default="pdu-3ph-17kw", description="Rack PDU from the catalog's `pdus`.")
-    pdus_per_rack: int | None = Field(
+    pdus_per_rack: Int | None = Field(
         default=None,
         ge=0,
         description="PDUs per rack. Default: enough PDUs to carry the rack's power budget (`racks.power_kw`), "
@@ -1242,7 +1242,7 @@ class Diagrams(StrictModel):
         description="Topology diagrams: `detailed` draws every switch, `aggregated` one box per scalable unit, pod "
         "or tier group; `auto` aggregates a fabric of more than `aggregate_above` switches.",
     )
-    aggregate_above: int = Field(default=32, ge=1, description="`auto`: switches above which a fabric is aggregated.")
+    aggregate_above: Int = Field(default=32, ge=1, description="`auto`: switches above which a fabric is aggregated.")
 
 
 class Spec(StrictModel):
