@@ -6,14 +6,36 @@
 {'leaf': 8, 'spine': 4, 'core': 0}
 >>> sorted(render_all(build))[:2]
 ['asn-plan.csv', 'cabling.csv']
+
+The names are imported when first used (PEP 562), so that `fabric --help` does not load the pipeline.
 """
 
-from fabric.model.findings import FabricError, Finding, Severity
-from fabric.model.rendered import Rendered
-from fabric.pipeline import Build, build_fabric
-from fabric.render import render_all
-from fabric.spec.loader import Design, load_spec, load_spec_text
-from fabric.write.atomic import write_outputs
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fabric.model.findings import FabricError, Finding, Severity
+    from fabric.model.rendered import Rendered
+    from fabric.pipeline import Build, build_fabric
+    from fabric.render import render_all
+    from fabric.spec.loader import Design, load_spec, load_spec_text
+    from fabric.write.atomic import write_outputs
+
+_HOME = {
+    "Build": "fabric.pipeline",
+    "Design": "fabric.spec.loader",
+    "FabricError": "fabric.model.findings",
+    "Finding": "fabric.model.findings",
+    "Rendered": "fabric.model.rendered",
+    "Severity": "fabric.model.findings",
+    "build_fabric": "fabric.pipeline",
+    "load_spec": "fabric.spec.loader",
+    "load_spec_text": "fabric.spec.loader",
+    "render_all": "fabric.render",
+    "write_outputs": "fabric.write.atomic",
+}
 
 __all__ = [
     "Build",
@@ -28,3 +50,17 @@ __all__ = [
     "render_all",
     "write_outputs",
 ]
+assert sorted(_HOME) == __all__
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'fabric' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -25,9 +25,10 @@ from typer.core import TyperGroup
 from fabric.model.findings import FabricError, Finding, Severity, sort_findings
 from fabric.model.kinds import Tier
 from fabric.model.text import printable
-from fabric.pipeline import Build, build_fabric
 from fabric.spec.resources import default_spec
-from fabric.spec.schema import format_ratio
+
+if TYPE_CHECKING:  # the pipeline loads when a command runs, not for `--help`
+    from fabric.pipeline import Build
 
 
 def _click_exception() -> type[Exception] | None:
@@ -142,6 +143,8 @@ def _print_findings(findings: list[Finding]) -> None:
 
 def _run(spec: Path | None, strict: bool, as_json: bool = False) -> Build:
     """Build, or print why not and exit 2. Strict mode escalates warnings."""
+    from fabric.pipeline import build_fabric
+
     path = spec or default_spec()
     try:
         build = build_fabric(path)
@@ -290,6 +293,7 @@ def diagram(
 def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     """Print a summary of every fabric: switches, links, oversubscription, bisection, ECMP, failures, cables."""
     from fabric.render.summary import cables_by_media, summary
+    from fabric.spec.schema import format_ratio
 
     result = _run(spec, strict)
     data = summary(result)

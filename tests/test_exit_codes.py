@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import fabric.cli
+import fabric.pipeline
 import fabric.render
 import fabric.tools.verify
 from fabric.cli import INTERNAL_ERROR, app
@@ -31,8 +32,8 @@ def _raise(exc: BaseException) -> Any:
 @pytest.mark.parametrize(
     ("target", "name", "command"),
     [
-        (fabric.cli, "build_fabric", ["validate", LAB]),
-        (fabric.cli, "build_fabric", ["show", LAB]),
+        (fabric.pipeline, "build_fabric", ["validate", LAB]),
+        (fabric.pipeline, "build_fabric", ["show", LAB]),
         (fabric.render, "render_all", ["build", LAB, "-o", "{tmp}/out"]),
         (fabric.tools.verify, "verify_lldp", ["verify", LAB, "--lldp", "{tmp}/n.csv"]),
     ],
@@ -54,7 +55,7 @@ def test_an_unexpected_exception_is_an_internal_error(
 
 def test_the_traceback_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FABRIC_TRACEBACK", "1")
-    monkeypatch.setattr(fabric.cli, "build_fabric", _raise(RecursionError("deep")))
+    monkeypatch.setattr(fabric.pipeline, "build_fabric", _raise(RecursionError("deep")))
     result = runner.invoke(app, ["validate", LAB])
     assert result.exit_code == 3
     assert "internal error: RecursionError" in result.output and "Traceback (most recent call last)" in result.output
@@ -68,7 +69,10 @@ def test_usage_errors_and_design_exits_are_not_internal_errors(tmp_path: Path) -
 
 
 def test_the_installed_command_exits_3(tmp_path: Path) -> None:
-    code = "import fabric.cli as c\ndef boom(*a, **k): raise ZeroDivisionError('x')\nc.build_fabric = boom\nc.main()\n"
+    code = (
+        "import fabric.cli as c, fabric.pipeline as p\ndef boom(*a, **k): raise ZeroDivisionError('x')\n"
+        "p.build_fabric = boom\nc.main()\n"
+    )
     result = subprocess.run(
         [sys.executable, "-c", code, "validate", LAB], cwd=REPO, capture_output=True, text=True, check=False
     )

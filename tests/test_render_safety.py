@@ -12,7 +12,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-import fabric.cli
+import fabric.pipeline
 from fabric import Build, render_all
 from fabric.cli import app
 from fabric.intent.ethernet import DeviceIntent
@@ -194,7 +194,7 @@ def test_a_secret_file_with_a_trailing_newline_is_fine(tmp_path: Path) -> None:
 def test_build_refuses_to_write_and_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     build = on_platform("lab", "eos")
     hostile = _with_intent(build, "leaf2", ntp=(INJECTED,))
-    monkeypatch.setattr(fabric.cli, "build_fabric", lambda path: hostile)
+    monkeypatch.setattr(fabric.pipeline, "build_fabric", lambda path: hostile)
     result = CliRunner().invoke(app, ["build", str(DESIGNS / "lab.yaml"), "-o", str(tmp_path / "out")])
     assert result.exit_code == 1
     assert "render-unsafe-value switch['leaf2'].ntp[0]" in result.output
