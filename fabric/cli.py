@@ -377,12 +377,12 @@ def schema(
 ) -> None:
     """Print the spec's JSON schema (or, with --markdown, the spec reference)."""
     from fabric.render.spec_reference import spec_reference
-    from fabric.spec.schema import Spec
+    from fabric.spec.schema import json_schema
 
     if markdown:
         sys.stdout.write(spec_reference())
     else:
-        print(json.dumps(Spec.model_json_schema(), indent=2))
+        print(json.dumps(json_schema(), indent=2))
 
 
 @app.command()

@@ -54,3 +54,15 @@ def test_schema_rejects_what_the_spec_rejects() -> None:
     bad_ratio["fabrics"]["compute"]["oversubscription"] = "four to one"
     assert len(list(validator.iter_errors(bad_key))) == 1
     assert len(list(validator.iter_errors(bad_ratio))) >= 1
+
+
+def test_optional_bounds_use_json_schemas_own_keywords() -> None:
+    """An optional bounded number (`spines: Int | None = Field(ge=1, …)`) is bounded for editors too."""
+    text = SCHEMA.read_text(encoding="utf-8")
+    assert '"ge"' not in text and '"le"' not in text
+    validator = jsonschema.Draft202012Validator(json.loads(text))
+    data = json.loads(json.dumps(read_yaml(DESIGNS / "lab.yaml").data))
+    data["fabrics"]["compute"]["topology"]["spines"] = 0
+    errors = list(validator.iter_errors(data))
+    assert len(errors) == 1  # the topology matches none of its kinds, and for its own kind because of spines:
+    assert "0 is less than the minimum of 1" in [c.message for c in errors[0].context or ()]

@@ -1282,3 +1282,22 @@ class Spec(StrictModel):
         if fabric.role:
             return fabric.role
         return next((r for r in get_args(Role) if r == key), "compute")
+
+
+# pydantic leaves the bounds of an optional constrained number (`Int | None = Field(ge=1)`) as its own
+# keywords in the JSON schema; editors know JSON Schema's names
+_JSON_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+
+
+def _json_bounds(node: Any) -> Any:
+    if isinstance(node, dict):
+        number = node.get("type") in ("integer", "number")
+        return {(_JSON_BOUNDS.get(k, k) if number else k): _json_bounds(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_json_bounds(v) for v in node]
+    return node
+
+
+def json_schema() -> dict[str, Any]:
+    """The spec's JSON schema (`fabric schema`, docs/fabric.schema.json) for editors."""
+    return dict(_json_bounds(Spec.model_json_schema()))
