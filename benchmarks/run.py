@@ -68,7 +68,7 @@ fabrics:
     attach:
       - {{group: gpu, ports: compute}}
 addressing: {{loopback: 10.0.0.0/18, p2p: 10.16.0.0/12, servers: 10.32.0.0/12, mgmt: 10.128.0.0/14}}
-asn: {{scheme: rfc7938, spine: 65000, leaf_start: 65100}}
+asn: {{scheme: rfc7938, spine: 4200000000, leaf_start: 4200100000}}  # 4-byte private: 1,568 leaves at 100k
 """
 
 
