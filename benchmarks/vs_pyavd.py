@@ -144,7 +144,7 @@ def avd_inputs() -> dict[str, dict[str, Any]]:
             "nodes": leaf_nodes,
         },
     }
-    devices = {s["name"]: "spine" for s in spine_nodes} | {n["name"]: "l3leaf" for n in leaf_nodes}
+    devices = {str(s["name"]): "spine" for s in spine_nodes} | {str(n["name"]): "l3leaf" for n in leaf_nodes}
     return {name: {**group_vars, "type": kind} for name, kind in devices.items()}
 
 
