@@ -1,7 +1,13 @@
 """Scale benchmark: generate designs of 1k, 8k, 32k and 100k GPUs and time every stage.
 
-    .venv/bin/python benchmarks/run.py            # all sizes
-    .venv/bin/python benchmarks/run.py 8k 32k     # some sizes
+    .venv/bin/python benchmarks/run.py                 # all sizes
+    .venv/bin/python benchmarks/run.py 8k 32k          # some sizes
+    .venv/bin/python benchmarks/run.py roce-100k       # RoCE Ethernet on SONiC
+
+`1k` … `100k` are InfiniBand (DGX H100, QM9700); `roce-1k` … `roce-100k` the same GPU counts on RoCEv2 Ethernet:
+HGX 8-GPU servers, rail-optimized, SN5600 with 2 x 400G breakouts (128 ports; 3 tiers from 32k), SONiC configs
+for every switch. Each row gives seconds per stage, peak memory and µs per link (the whole run over the links of
+the compute fabric, both planes).
 
 Each size runs in a child process so that its peak memory (ru_maxrss) is its own. The figures are
 printed, never asserted: speed goals live here, not in the tests.
@@ -20,6 +26,8 @@ from pathlib import Path
 # GPUs → (DGX H100 nodes, planes). 100k GPUs need 3 tiers and 2 planes of QM9700 (k³/4 = 65,536
 # endpoints per plane at 1:1).
 SIZES = {"1k": (128, 1), "8k": (1024, 1), "32k": (4096, 1), "100k": (12500, 2)}
+# GPUs → HGX 8-GPU nodes on RoCE. SN5600 at 2 x 400G: 2 tiers reach k²/2 = 8,192 endpoints, 3 tiers k³/4 = 524,288.
+ROCE = {"roce-1k": 128, "roce-8k": 1024, "roce-32k": 4096, "roce-100k": 12500}
 
 
 def spec_text(name: str, nodes: int, planes: int) -> str:
@@ -41,21 +49,57 @@ addressing: {{mgmt: 10.128.0.0/14}}
 """
 
 
+def roce_spec_text(name: str, nodes: int) -> str:
+    return f"""\
+name: bench-{name}
+racks: {{rows: [A, B, C, D, E, F, G, H], rack_units: 48, power_kw: 45}}
+nodes:
+  - {{group: gpu, type: hgx-8gpu, count: {nodes}, per_rack: 4, name: "gpu{{index:05d}}"}}
+fabrics:
+  compute:
+    technology: ethernet
+    platform: sonic
+    topology: {{kind: spine-leaf, rail_optimized: true, scalable_unit: 64, tiers: auto}}
+    switches: {{leaf: sn5600, spine: sn5600, core: sn5600}}
+    speed_gbps: 400
+    oversubscription: "1:1"
+    qos: {{profile: roce-lossless}}
+    mtu: 9216
+    attach:
+      - {{group: gpu, ports: compute}}
+addressing: {{loopback: 10.0.0.0/18, p2p: 10.16.0.0/12, servers: 10.32.0.0/12, mgmt: 10.128.0.0/14}}
+asn: {{scheme: rfc7938, spine: 4200000000, leaf_start: 4200100000}}  # 4-byte private: 1,568 leaves at 100k
+"""
+
+
+def case_spec(name: str) -> tuple[int, str]:
+    """GPUs and spec text of a size."""
+    if name in ROCE:
+        return ROCE[name] * 8, roce_spec_text(name, ROCE[name])
+    nodes, planes = SIZES[name]
+    return nodes * 8, spec_text(name, nodes, planes)
+
+
 def run_one(name: str) -> dict[str, object]:
     from fabric.allocation.allocate import allocate
     from fabric.allocation.checks import PlanContext, run_plan_checks
     from fabric.analysis.checks import Context, run_checks
     from fabric.analysis.figures import fabric_figures
+    from fabric.intent.checks import run_intent_checks
+    from fabric.intent.context import IntentContext
+    from fabric.intent.ethernet import build_intents
+    from fabric.intent.infiniband import build_infiniband
+    from fabric.pipeline import Build
     from fabric.render import render_all
     from fabric.spec.loader import load_spec
     from fabric.topology.build import build_topology
     from fabric.write.atomic import write_outputs
 
-    nodes, planes = SIZES[name]
+    gpus, text = case_spec(name)
     times: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{name}.yaml"
-        path.write_text(spec_text(name, nodes, planes))
+        path.write_text(text)
         start = last = time.perf_counter()
 
         def lap(stage: str) -> None:
@@ -75,24 +119,32 @@ def run_one(name: str) -> dict[str, object]:
         plan = allocate(design, topology)
         findings += run_plan_checks(PlanContext(design, topology, figures, plan))
         lap("allocation")
-        from fabric.intent.infiniband import build_infiniband
-        from fabric.pipeline import Build
-
+        intents = build_intents(design, topology, plan)
+        findings += intents.findings
+        lap("ethernet")
         infiniband = build_infiniband(design, topology, plan)
+        findings += infiniband.findings
         lap("infiniband")
-        build = Build(design, topology, figures, plan, tuple(findings + list(plan.findings)), infiniband=infiniband)
+        findings += run_intent_checks(
+            IntentContext(design, topology, figures, plan, intents.devices, infiniband.subnets)
+        )
+        lap("intent-checks")
+        findings += plan.findings
+        build = Build(design, topology, figures, plan, tuple(findings), intents.devices, infiniband=infiniband)
         files = render_all(build)
         lap("render")
         write_outputs(files, Path(tmp) / "out", design.spec.name)
         lap("write")
         total = time.perf_counter() - start
     fig = figures["compute"]
+    links = sum(fig.links.values())
     return {
         "size": name,
-        "gpus": nodes * 8,
+        "tech": "ethernet" if name in ROCE else "infiniband",
+        "gpus": gpus,
         "tiers": fig.tiers,
         "switches": sum(fig.switches.values()),
-        "links": sum(fig.links.values()),
+        "links": links,
         "bisection_pct": round(fig.bisection_pct, 2),
         "worst_failure_pct": round(fig.worst_failure_pct or 0, 2),
         "min_ecmp": fig.min_ecmp_width,
@@ -100,6 +152,7 @@ def run_one(name: str) -> dict[str, object]:
         "errors": sum(1 for f in build.findings if f.severity.name == "ERROR"),
         "seconds": times,
         "total_s": round(total, 2),
+        "us_per_link": round(total * 1e6 / links, 1),
         "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
 
@@ -108,18 +161,21 @@ def main(argv: list[str]) -> None:
     if len(argv) == 2 and argv[0] == "--child":
         print(json.dumps(run_one(argv[1])))
         return
-    sizes = argv or list(SIZES)
+    sizes = argv or [*SIZES, *ROCE]
     print(
-        f"{'size':>5} {'GPUs':>7} {'tiers':>5} {'switches':>8} {'links':>7} {'total s':>8} {'peak MiB':>8}  stages (s)"
+        f"{'size':>9} {'GPUs':>7} {'tiers':>5} {'switches':>8} {'links':>7} {'total s':>8} {'peak MiB':>8} "
+        f"{'µs/link':>7}  stages (s)"
     )
     for name in sizes:
         out = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True, check=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
         stages = " ".join(f"{k}={v}" for k, v in r["seconds"].items())
         print(
-            f"{r['size']:>5} {r['gpus']:>7,} {r['tiers']:>5} {r['switches']:>8,} {r['links']:>7,} {r['total_s']:>8} "
-            f"{r['peak_mib']:>8}  {stages}  | bisection {r['bisection_pct']}% worst failure {r['worst_failure_pct']}% "
-            f"ECMP {r['min_ecmp']} graph {r['reduced_graph']} errors {r['errors']}"
+            f"{r['size']:>9} {r['gpus']:>7,} {r['tiers']:>5} {r['switches']:>8,} {r['links']:>7,} {r['total_s']:>8} "
+            f"{r['peak_mib']:>8} {r['us_per_link']:>7}  {stages}  | bisection {r['bisection_pct']}% "
+            f"worst failure {r['worst_failure_pct']}% ECMP {r['min_ecmp']} graph {r['reduced_graph']} "
+            f"errors {r['errors']}",
+            flush=True,
         )
 
 
