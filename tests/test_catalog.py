@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from fabric import FabricError, load_spec_text
 from fabric.spec.catalog import builtin_catalog, radix, switch_ports
 from fabric.spec.schema import CablingPolicy
 from fabric.topology.media import CablingRules, MediaChooser, length_code
@@ -176,3 +179,16 @@ def test_an_sfp28_cage_is_one_lane_so_eos_names_it_ethernet_n() -> None:
         ("Ethernet1/1", "400g-4"),
         ("Ethernet1/5", "400g-4"),
     ]
+
+
+def test_vendor_and_gpu_model_are_names(tmp_path: Path) -> None:
+    """They become a NetBox device-type directory and a Slurm `Gres=` token: no `..`, `/` or space."""
+    (tmp_path / "parts.yaml").write_text(
+        "nodes:\n  n1:\n    description: x\n    vendor: ../../etc\n    gpus: 8\n    gpu_model: h100 Feature=x\n"
+        "    u: 2\n    power_w: 100\n    ports:\n      data: {count: 1, name: 'eth{n}', speed_gbps: 100}\n"
+    )
+    spec = "name: t\ncatalog: [parts.yaml]\nnodes:\n  - {group: g, type: n1, count: 1}\nfabrics: {}\n"
+    with pytest.raises(FabricError) as caught:
+        load_spec_text(spec, base_dir=tmp_path)
+    bad = sorted(f.path for f in caught.value.findings if f.code == "catalog-invalid")
+    assert bad == ["nodes.n1.gpu_model", "nodes.n1.vendor"]

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from itertools import pairwise
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from fabric.model.kinds import MEDIA_KINDS, MediaKind
 from fabric.spec.platforms import check_platform, platform_names, port_name
@@ -112,9 +112,17 @@ def lanes_of(connector: str) -> int:
     return 4
 
 
+def _optional_name(value: str) -> str:
+    return check_name(value) if value else value
+
+
+# a vendor or GPU model is a name (or empty): it becomes a NetBox directory and a Slurm Gres token
+OptionalName = Annotated[str, AfterValidator(_optional_name)]
+
+
 class SwitchModel(StrictModel):
     description: str
-    vendor: str = ""
+    vendor: OptionalName = ""
     technology: Literal["infiniband", "ethernet"]
     u: Int = Field(ge=1, le=60)
     power_w: Int = Field(ge=0, le=1_000_000, description="Maximum power with optics, W.")
@@ -207,9 +215,9 @@ class NodePortGroup(StrictModel):
 
 class NodeType(StrictModel):
     description: str
-    vendor: str = Field(default="", description="Manufacturer (NetBox device types); empty: `Generic`.")
+    vendor: OptionalName = Field(default="", description="Manufacturer (NetBox device types); empty: `Generic`.")
     gpus: Int = Field(default=0, ge=0, le=1024)
-    gpu_model: str | None = Field(
+    gpu_model: OptionalName | None = Field(
         default=None, description="GPU type for Slurm's `Gres=gpu:<type>:<count>` (e.g. `h100`); none: untyped."
     )
     gpu_power_w: Int | None = Field(
