@@ -192,3 +192,43 @@ def test_vendor_and_gpu_model_are_names(tmp_path: Path) -> None:
         load_spec_text(spec, base_dir=tmp_path)
     bad = sorted(f.path for f in caught.value.findings if f.code == "catalog-invalid")
     assert bad == ["nodes.n1.gpu_model", "nodes.n1.vendor"]
+
+
+_MEDIA = {
+    "kind": "dac",
+    "description": "x",
+    "technologies": ["ethernet"],
+    "speeds_gbps": [400],
+    "reach_m": 3,
+    "lengths_m": [1, 2],
+    "part": "P{code}",
+}
+
+
+@pytest.mark.parametrize(
+    ("part", "base", "key", "bad"),
+    [
+        ("media", _MEDIA, "speeds_gbps", [True]),
+        ("media", _MEDIA, "speeds_gbps", [10**9]),
+        ("media", _MEDIA, "lengths_m", [-1]),
+        ("media", _MEDIA, "lengths_m", [1e9]),
+        (
+            "transceivers",
+            {"description": "x", "connector": "osfp", "media_kinds": ["mmf"], "speeds_gbps": [400]},
+            "power_w",
+            True,
+        ),
+        ("racks", {"description": "x"}, "u", 1000),
+        ("pdus", {"description": "x", "kw": 10}, "kw", 1e12),
+    ],
+)
+def test_part_numbers_are_strict_and_bounded(part: str, base: dict[str, object], key: str, bad: object) -> None:
+    """Every number in a part file is a number (not a bool) in range, list entries too."""
+    from pydantic import ValidationError
+
+    from fabric.spec.catalog import CatalogFile
+
+    CatalogFile.model_validate({part: {"p1": base}})
+    with pytest.raises(ValidationError) as caught:
+        CatalogFile.model_validate({part: {"p1": {**base, key: bad}}})
+    assert caught.value.error_count() == 1

@@ -34,6 +34,11 @@ UNVERIFIED_DOC = (
 )
 
 
+# A list entry's bounds live on its type, so `[400, true, 1e12]` is refused entry by entry.
+SpeedGbps = Annotated[Int, Field(ge=1, le=100_000)]
+LengthM = Annotated[Float, Field(gt=0, le=100_000)]
+
+
 def check_unverified(model: type[StrictModel], value: tuple[str, ...]) -> tuple[str, ...]:
     """Each entry names a field of the part (`field` or `field: note`)."""
     for entry in value:
@@ -72,7 +77,7 @@ class SwitchPortGroup(StrictModel):
         "SFP and RJ45, 8 for OSFP and QSFP-DD, else 4.",
     )
     modes: tuple[PortMode, ...] = Field(min_length=1, description="Ways to run the cages; the first is the default.")
-    lane_map: tuple[int, ...] | None = Field(
+    lane_map: tuple[Annotated[Int, Field(ge=0, le=65_535)], ...] | None = Field(
         default=None,
         description="First ASIC (SerDes) lane of each cage, in cage order, as the platform's SONiC port_config.ini "
         "gives them (SONiC `PORT.lanes`); a cage's lanes follow on from its first. Default: lanes counted from 0 in "
@@ -246,9 +251,9 @@ class Media(StrictModel):
     kind: MediaKind
     description: str
     technologies: list[Literal["infiniband", "ethernet"]]
-    speeds_gbps: list[Int] = Field(min_length=1)
+    speeds_gbps: list[SpeedGbps] = Field(min_length=1, max_length=64)
     reach_m: Float = Field(gt=0, le=100_000)
-    lengths_m: list[Float] = Field(min_length=1, description="Orderable lengths, ascending.")
+    lengths_m: list[LengthM] = Field(min_length=1, max_length=256, description="Orderable lengths, ascending.")
     part: str = Field(
         description="Part number template; `{code}` is the LinkX length code (`030` = 30 m, `01A` = 1.5 m), "
         "`{length}` the length in metres."
@@ -281,7 +286,7 @@ class Media(StrictModel):
 
     @field_validator("lengths_m")
     @classmethod
-    def _ascending(cls, value: list[Float]) -> list[Float]:
+    def _ascending(cls, value: list[float]) -> list[float]:
         if value != sorted(value):
             raise ValueError("lengths must be ascending")
         return value
@@ -293,23 +298,25 @@ class Transceiver(StrictModel):
     description: str
     connector: str = Field(description="Cage type it plugs into (osfp, qsfp112, qsfp56, qsfp28).")
     media_kinds: list[Literal["mmf", "smf"]] = Field(min_length=1)
-    speeds_gbps: list[int] = Field(min_length=1, description="Link speeds it carries (per logical port).")
-    links: int = Field(default=1, ge=1, description="Logical links one transceiver serves (twin-port OSFP: 2).")
+    speeds_gbps: list[SpeedGbps] = Field(
+        min_length=1, max_length=64, description="Link speeds it carries (per logical port)."
+    )
+    links: Int = Field(default=1, ge=1, le=8, description="Logical links one transceiver serves (twin-port OSFP: 2).")
     part: str = ""
-    power_w: float = Field(default=0, ge=0)
-    price_usd: float = Field(default=0, ge=0, description="Placeholder price: override with your quote.")
+    power_w: Float = Field(default=0, ge=0, le=10_000)
+    price_usd: Float = Field(default=0, ge=0, le=1e9, description="Placeholder price: override with your quote.")
 
 
 class RackPart(StrictModel):
     description: str
-    u: int = Field(default=48, ge=1)
-    price_usd: float = Field(default=0, ge=0, description="Placeholder price: override with your quote.")
+    u: Int = Field(default=48, ge=1, le=60)
+    price_usd: Float = Field(default=0, ge=0, le=1e9, description="Placeholder price: override with your quote.")
 
 
 class PduPart(StrictModel):
     description: str
-    kw: float = Field(gt=0, description="Power it can deliver, kW.")
-    price_usd: float = Field(default=0, ge=0, description="Placeholder price: override with your quote.")
+    kw: Float = Field(gt=0, le=10_000, description="Power it can deliver, kW.")
+    price_usd: Float = Field(default=0, ge=0, le=1e9, description="Placeholder price: override with your quote.")
 
 
 class CatalogFile(StrictModel):
