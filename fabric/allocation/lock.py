@@ -14,6 +14,7 @@ that changed (an error; a warning with --allow-moves).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from dataclasses import replace
@@ -191,28 +192,43 @@ def _pools(design: Design) -> dict[tuple[str, int], tuple[Network, int, int]]:
 
 
 class _Space:
-    """Taken addresses per IP version; finds the next free unit of a pool."""
+    """Taken addresses (points) and reserved subnets (blocks, a leaf's) per IP version; finds free units."""
 
     def __init__(self) -> None:
-        self.taken: set[tuple[int, int]] = set()
+        self.points: dict[int, list[int]] = {4: [], 6: []}  # sorted
+        self.seen: set[tuple[int, int]] = set()
+        self.blocks: list[tuple[int, int, int]] = []  # version, first, last
         self.cursor: dict[tuple[str, int, int], int] = {}
 
-    def take(self, version: int, first: int, size: int = 1) -> None:
-        self.taken.update((version, a) for a in range(first, first + size))
+    def take(self, version: int, address: int) -> None:
+        if (version, address) not in self.seen:
+            self.seen.add((version, address))
+            bisect.insort(self.points[version], address)
+
+    def reserve(self, version: int, first: int, size: int) -> None:
+        self.blocks.append((version, first, first + size - 1))
 
     def free(self, version: int, first: int, size: int) -> bool:
-        return not any((version, a) in self.taken for a in range(first, first + size))
+        """No taken address and no reserved subnet in [first, first + size)."""
+        points = self.points[version]
+        i = bisect.bisect_left(points, first)
+        if i < len(points) and points[i] < first + size:
+            return False
+        last = first + size - 1
+        return not any(v == version and lo <= last and first <= hi for v, lo, hi in self.blocks)
 
-    def next_free(self, network: Network, prefixlen: int, start: int) -> int | None:
-        """The first address of the next free /prefixlen block of `network` (after `start` blocks)."""
+    def next_free(self, network: Network, prefixlen: int, start: int, inside: bool = False) -> int | None:
+        """The first address of the next free /prefixlen unit of `network` (from unit `start`); `inside` a
+        reserved subnet, only taken addresses count."""
         size = 2 ** (network.max_prefixlen - prefixlen)
         base, count = int(network.network_address), network.num_addresses // size
         key = (str(network), prefixlen, start)
         i = self.cursor.get(key, start)
-        while i < count:
-            if self.free(network.version, base + i * size, size):
+        while i < count - (1 if inside else 0):  # inside a subnet the last address is its broadcast
+            first = base + i * size
+            if ((network.version, first) not in self.seen) if inside else self.free(network.version, first, size):
                 self.cursor[key] = i + 1
-                return base + i * size
+                return first
             i += 1
         return None
 
@@ -274,6 +290,8 @@ def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _M
         for i in final
         if rows[i].purpose.endswith("gateway")
     }
+    for (_, version), net in gateways.items():
+        space.reserve(version, int(net.network_address), net.num_addresses)
     # 2. new subnets (a new leaf's) where they are free, else the next free block; the leaf's rows move along
     shift: dict[tuple[str, int], int] = {}
     for i, row in enumerate(rows):
@@ -282,19 +300,17 @@ def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _M
         version, net = row.address.version, row.address.network
         size = net.num_addresses
         start = int(net.network_address)
-        taken_blocks = [g for (d, v), g in gateways.items() if v == version]
-        if not space.free(version, start, size) or any(net.overlaps(g) for g in taken_blocks):  # type: ignore[arg-type]
+        if not space.free(version, start, size):
             pool, _, first = pools[(row.purpose, version)]
             found = space.next_free(pool, net.prefixlen, first)
-            while found is not None and any(ip_network((found, net.prefixlen)).overlaps(g) for g in taken_blocks):  # type: ignore[arg-type]
-                found = space.next_free(pool, net.prefixlen, first)
             if found is None:
                 continue  # no room: the row keeps its fresh value; the plan checks see the clash
             shift[(row.device, version)] = found - start
             start = found
         final[i] = _iface(int(row.address.ip) + shift.get((row.device, version), 0), net.prefixlen, version)
         gateways[(row.device, version)] = ip_network((start, net.prefixlen))
-        space.take(version, start, size)
+        space.reserve(version, start, size)
+        space.take(version, int(final[i].ip))
     # 3. the rest: in its leaf's subnet when it has one, else the next free unit of its pool
     for i, row in enumerate(rows):
         if i in final:
@@ -303,8 +319,8 @@ def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _M
         subnet = gateways.get((row.peer_device, version)) if row.purpose in ("server", "mgmt") else None
         fresh = int(row.address.ip) + shift.get((row.peer_device, version), 0)
         if subnet is not None:
-            if ip_interface((fresh, subnet.prefixlen)).ip not in subnet or not space.free(version, fresh, 1):
-                spot = space.next_free(subnet, subnet.max_prefixlen, 2)
+            if ip_interface((fresh, subnet.prefixlen)).ip not in subnet or (version, fresh) in space.seen:
+                spot = space.next_free(subnet, subnet.max_prefixlen, 2, inside=True)
                 fresh = spot if spot is not None else fresh
             final[i] = _iface(fresh, subnet.prefixlen, version)
             space.take(version, fresh)
