@@ -269,22 +269,22 @@ def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _M
     rows = list(plan.addresses)
     final: dict[int, Interface] = {}  # row index → address
     space = _Space()
+    moved: list[tuple[int, LockedAddress]] = []
     # 1. what the lock holds and the pools still hold is kept
     for i, row in enumerate(rows):
         hit = locked.get(_key(row))
         if hit is None:
             continue
         pool = _home(design, hit.purpose, row.address.version)
-        if hit.purpose == row.purpose and _inside(hit.address, pool):
+        same_link = row.purpose != "p2p" or (hit.peer_device, hit.peer_interface) == (
+            row.peer_device,
+            row.peer_interface,
+        )
+        if hit.purpose == row.purpose and same_link and _inside(hit.address, pool):
             final[i] = ip_interface(hit.address)
             space.take(final[i].version, int(final[i].ip))
-        elif str(row.address) != hit.address:
-            moves.add(
-                "addressing",
-                f"address {hit.address} of {row.device} {row.interface} would become {row.address}",
-                "addressing",
-                row.fabric,
-            )
+        else:
+            moved.append((i, hit))
     gateways = {
         (rows[i].device, rows[i].address.version): final[i].network
         for i in final
@@ -353,6 +353,15 @@ def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _M
         for m in members:
             final.setdefault(m, rows[m].address)
             space.take(version, int(final[m].ip))
+    for i, hit in moved:
+        now = final.get(i, rows[i].address)
+        if str(now) != hit.address:
+            moves.add(
+                "addressing",
+                f"address {hit.address} of {rows[i].device} {rows[i].interface} would become {now}",
+                "addressing",
+                rows[i].fabric,
+            )
     return [replace(row, address=final.get(i, row.address)) for i, row in enumerate(rows)]
 
 

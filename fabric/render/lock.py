@@ -45,6 +45,8 @@ def lock_data(build: Build) -> dict[str, Any]:
             "address": str(r.address),
             "purpose": r.purpose,
             "fabric": r.fabric,
+            "peer_device": r.peer_device,
+            "peer_interface": r.peer_interface,
         }
         for r in plan.addresses
     ]

@@ -8,7 +8,7 @@ Format (keys are a contract: added to, never renamed; a new meaning is a new `ve
               "addressing": {pool: prefix}},       # the facts a move is explained by
      "devices": [{"name", "layer", "model", "fabric", "rack", "u"}],
      "cables": [{"id", "fabric", "a_device", "a_port", "b_device", "b_port"}],
-     "addresses": [{"device", "interface", "address", "purpose", "fabric"}],
+     "addresses": [{"device", "interface", "address", "purpose", "fabric", "peer_device", "peer_interface"}],
      "asns": [{"device", "fabric", "asn", "router_id"}],
      "guids": [{"node", "guid"}]}       # InfiniBand node GUIDs by NodeDescription (placeholders unless inventoried)
 
@@ -119,6 +119,8 @@ class LockedAddress(StrictModel):
     address: Address
     purpose: Literal["loopback", "p2p", "server-gateway", "server", "mgmt-gateway", "mgmt"]
     fabric: OptName = ""
+    peer_device: OptName = ""
+    peer_interface: Annotated[StrictStr, AfterValidator(_port)] = ""
 
 
 class LockedAsn(StrictModel):

@@ -229,7 +229,7 @@ class Diff:
         section("Cables to add (a end first: rack, U, device, port)", (_line(x) for x in self.cables_add))
         section(
             "Cables to move (re-plug the end that changes)",
-            (f"{m['cable_id']}: {_line(m['from'])}  ⇒  {_line(m['to'])}" for m in self.cables_move),
+            (f"{_line(m['from'])}  ⇒  {_line(m['to'])}" for m in self.cables_move),
         )
         section("Cables to remove", (_line(x) for x in self.cables_remove))
         section("Cables to relabel", (f"{r['from']} → {r['to']}: {r['ends']}" for r in self.cables_relabel))
