@@ -214,3 +214,62 @@ def test_diff_of_two_specs_and_its_errors(tmp_path: Path) -> None:
         app, ["build", str(REPO / "designs/lab.yaml"), "--lock", str(bad), "-o", str(tmp_path / "o")]
     )
     assert invalid.exit_code == 2 and "lock-invalid" in invalid.stdout
+
+
+# --------------------------------------------------------------------------------------------- diff, by hand
+
+
+HEADER = "cable_id,fabric,a_rack,a_u,a_device,a_port,b_rack,b_u,b_device,b_port,a_label,b_label\n"
+
+
+def _out(name: str, cables: list[str], ips: list[str], asns: list[str], config: str) -> Outputs:
+    return Outputs(
+        name,
+        {
+            "cabling.csv": HEADER + "".join(c + "\n" for c in cables),
+            "inventory.csv": "device,layer,model,rack,u\nleaf1,leaf,m,A01,1\nspine1,spine,m,A01,2\n",
+            "ip-plan.csv": "device,interface,address\n" + "".join(r + "\n" for r in ips),
+            "asn-plan.csv": "device,asn\n" + "".join(r + "\n" for r in asns),
+            "configs/leaf1/frr.conf": config,
+        },
+    )
+
+
+def test_diff_sorts_cables_into_add_move_remove_and_relabel() -> None:
+    old = _out(
+        "old",
+        [
+            "c-1,c,A01,1,leaf1,p1,A01,2,spine1,p1,l1,l2",  # kept
+            "c-2,c,A01,1,leaf1,p2,A01,2,spine1,p2,l1,l2",  # re-plugged at the spine
+            "c-3,c,A01,1,leaf1,p3,A01,2,spine1,p3,l1,l2",  # removed
+            "c-4,c,A01,1,leaf1,p4,A01,2,spine1,p4,l1,l2",  # renumbered
+        ],
+        ["leaf1,lo,10.0.0.1/32", "leaf1,p1,10.1.0.1/31"],
+        ["leaf1,65100"],
+        "hostname leaf1\nrouter bgp 65100\n",
+    )
+    new = _out(
+        "new",
+        [
+            "c-1,c,A01,1,leaf1,p1,A01,2,spine1,p1,l1,l2",
+            "c-5,c,A01,1,leaf1,p2,A01,2,spine1,p9,l1,l2",
+            "c-6,c,A01,1,leaf1,p4,A01,2,spine1,p4,l1,l2",
+            "c-7,c,A01,1,leaf1,p7,A01,2,spine1,p7,l1,l2",
+        ],
+        ["leaf1,lo,10.0.0.9/32", "leaf1,p1,10.1.0.1/31", "leaf1,p7,10.1.0.7/31"],
+        ["leaf1,65101"],
+        "hostname leaf1\nrouter bgp 65101\n",
+    )
+    diff = diff_outputs(old, new)
+    assert [c["cable_id"] for c in diff.cables_add] == ["c-7"]
+    assert [(m["from"]["b_port"], m["to"]["b_port"]) for m in diff.cables_move] == [("p2", "p9")]
+    assert [c["cable_id"] for c in diff.cables_remove] == ["c-3"]
+    assert diff.cables_relabel == [{"from": "c-4", "to": "c-6", "ends": "leaf1:p4 — spine1:p4"}]
+    assert diff.addresses_change == [
+        {"device": "leaf1", "interface": "lo", "family": "ipv4", "from": "10.0.0.1/32", "to": "10.0.0.9/32"}
+    ]
+    assert len(diff.addresses_add) == 1 and diff.asns_change == [{"device": "leaf1", "from": "65100", "to": "65101"}]
+    assert list(diff.configs) == ["configs/leaf1/frr.conf"]
+    assert "-router bgp 65100\n+router bgp 65101\n" in diff.configs["configs/leaf1/frr.conf"]
+    assert diff.exit_code == 1 and diff_outputs(old, old).exit_code == 0
+    assert diff_outputs(old, old).counts() == dict.fromkeys(diff.counts(), 0)

@@ -375,7 +375,8 @@ def _asns(
     or any under `unique`) is taken by a locked one gets the next ASN above all of them."""
     locked = {a.device: a for a in lock.asns}
     same_plan = {k for k, f in lock.spec.fabrics.items() if k in now["fabrics"] and f.asn == now["fabrics"][k]["asn"]}
-    taken = {a.asn for a in lock.asns if a.device in loopbacks or a.device in {r.device for r in plan.asns}}
+    present = {r.device for r in plan.asns}
+    taken = {a.asn for a in lock.asns if a.device in present}
     top = max([*taken, *(r.asn for r in plan.asns)], default=0)
     out: list[AsnRow] = []
     for row in plan.asns:

@@ -273,7 +273,7 @@ def _cables(old: Outputs, new: Outputs, diff: Diff) -> None:
                 {
                     "from": before[k]["cable_id"],
                     "to": after[k]["cable_id"],
-                    "ends": " — ".join(k[:2]) + " — " + " ".join(k[2:]),
+                    "ends": f"{k[0]}:{k[1]} — {k[2]}:{k[3]}",
                 }
             )
     by_end: dict[tuple[str, str], dict[str, str]] = {}
