@@ -169,6 +169,12 @@ def test_a_lock_with_a_hostile_name_is_refused_without_quoting_it() -> None:
         parse_lock(json.dumps(data), "x.json")
     assert [f.path for f in caught.value.findings] == ["lock.devices.0.name"]
     assert "passwd" not in caught.value.findings[0].format()
+    data = lock_data(built("lab"))
+    data["spec"]["nodes"]["\x1b[2J evil"] = 1
+    with pytest.raises(FabricError) as caught:
+        parse_lock(json.dumps(data), "x.json")
+    assert [f.path for f in caught.value.findings] == ["lock.spec.nodes.<key>.<key>"]
+    assert "evil" not in caught.value.findings[0].format()
 
 
 def test_a_lock_is_read_bounded(tmp_path: Path) -> None:

@@ -184,7 +184,8 @@ def parse_lock(text: str, file: str) -> Lock:
     except ValidationError as exc:
         findings = []
         for err in exc.errors(include_url=False)[:MAX_LOCK_FINDINGS]:
-            where = ".".join(str(p) for p in err["loc"])
+            # a key of the file is shown only when it is a name: the path never quotes hostile text
+            where = ".".join(str(p) if isinstance(p, int) or is_name(p) else "<key>" for p in err["loc"])
             message = "missing" if err["type"] == "missing" else str(err["msg"]).removeprefix("Value error, ")
             findings.append(_invalid(file, f"not a valid lock: {message}", f"lock.{where}" if where else "lock"))
         raise FabricError(findings, spec_invalid=True) from None
