@@ -279,3 +279,11 @@ def test_diff_sorts_cables_into_add_move_remove_and_relabel() -> None:
     assert "-router bgp 65100\n+router bgp 65101\n" in diff.configs["configs/leaf1/frr.conf"]
     assert diff.exit_code == 1 and diff_outputs(old, old).exit_code == 0
     assert diff_outputs(old, old).counts() == dict.fromkeys(diff.counts(), 0)
+
+
+def test_a_build_with_its_own_lock_renders_the_same_outputs() -> None:
+    build = built("lab")
+    again = grow(build, REPO / "designs" / "lab.yaml")
+    assert again.findings == build.findings
+    assert outputs_of(again, "again").files == outputs_of(build, "lab").files
+    assert lock_json(again) == lock_json(build)
