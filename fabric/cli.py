@@ -13,6 +13,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -29,6 +30,7 @@ from fabric.spec.resources import default_spec
 
 if TYPE_CHECKING:  # the pipeline loads when a command runs, not for `--help`
     from fabric.pipeline import Build
+    from fabric.spec.loader import Design
 
 
 def _click_exception() -> type[Exception] | None:
@@ -141,13 +143,46 @@ def _print_findings(findings: list[Finding]) -> None:
                 print("\n".join("  " + printable(line) for line in finding.format().split("\n")))
 
 
-def _run(spec: Path | None, strict: bool, as_json: bool = False) -> Build:
+@dataclass(frozen=True)
+class _LockChoice:
+    file: Path | None  # --lock FILE
+    ignore: bool  # --no-lock
+    allow_moves: bool
+    out: Path | None  # where the build writes (its previous lock is read when no --lock is given)
+
+
+def _with_lock(design: Design, choice: _LockChoice) -> Design:
+    """The design with the lock to keep: --lock FILE, else the output directory's previous one of this design."""
+    from dataclasses import replace
+
+    from fabric.spec.lock import LOCK_FILE, LockInput, read_lock
+
+    if choice.ignore:
+        return design
+    path = choice.file
+    if path is None:
+        previous = (choice.out or Path("output") / design.spec.name) / LOCK_FILE
+        if not previous.is_file():
+            return design
+        path = previous
+    lock = read_lock(path)
+    if choice.file is None and lock.design != design.spec.name:
+        print(f"note: {printable(str(path))} is the lock of another design; not kept", file=sys.stderr)
+        return design
+    return replace(design, lock=LockInput(lock, str(path), choice.allow_moves))
+
+
+def _run(spec: Path | None, strict: bool, as_json: bool = False, lock: _LockChoice | None = None) -> Build:
     """Build, or print why not and exit 2. Strict mode escalates warnings."""
     from fabric.pipeline import build_fabric
+    from fabric.spec.loader import load_spec
 
     path = spec or default_spec()
     try:
-        build = build_fabric(path)
+        design = load_spec(path)
+        if lock is not None:
+            design = _with_lock(design, lock)
+        build = build_fabric(design)
     except FabricError as exc:
         if as_json:
             print(
@@ -210,14 +245,34 @@ def build(
     ] = None,
     strict: StrictOpt = False,
     quiet: QuietOpt = False,
+    lock: Annotated[
+        Path | None,
+        typer.Option(
+            "--lock",
+            help="Keep the assignments of this allocations.lock.json. Default: the output directory's, if any.",
+            metavar="FILE",
+        ),
+    ] = None,
+    no_lock: Annotated[bool, typer.Option("--no-lock", help="Keep no earlier build's assignments.")] = False,
+    allow_moves: Annotated[
+        bool,
+        typer.Option("--allow-moves", help="Write even if the change moves locked cables, addresses, ASNs or names."),
+    ] = False,
 ) -> None:
-    """Validate, then write every output into the output directory (atomically), diagrams under diagrams/."""
+    """Validate, then write every output into the output directory (atomically), diagrams under diagrams/.
+
+    allocations.lock.json records every assignment; the next build into the same directory (or one given
+    --lock) keeps them: a grown spec only adds, and what it would move is an error (lock-move) per item.
+    """
     from fabric.render import outputs, render_all
     from fabric.write.atomic import OutputError, write_outputs
 
+    if lock is not None and no_lock:
+        print("error: give --lock FILE or --no-lock, not both", file=sys.stderr)
+        raise typer.Exit(2)
     refused: FabricError | None = None
     with _stages(quiet, len(outputs()) + 2) as step:
-        result = _run(spec, strict)
+        result = _run(spec, strict, lock=_LockChoice(lock, no_lock, allow_moves, out))
         step("rendering")
         if not result.errors:
             try:
@@ -537,6 +592,56 @@ def verify(
     else:
         sys.stdout.write(report.text())
     raise typer.Exit(report.exit_code)
+
+
+@app.command()
+def diff(
+    old: Annotated[Path, typer.Argument(help="The earlier build: an output directory, or a spec.", show_default=False)],
+    new: Annotated[Path, typer.Argument(help="The later build: an output directory, or a spec.", show_default=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the work order as JSON.")] = False,
+) -> None:
+    """The floor's work order from OLD to NEW: cables to add, move and remove (rack, U, device, port, labels),
+    devices and racks to add, addresses and ASNs that change, a unified diff per switch config.
+
+    Two specs are built, NEW keeping OLD's assignments as `fabric build --lock` would. Exit 0 when NEW only
+    adds to OLD, 1 when it moves, removes or renumbers something, 2 when OLD or NEW cannot be read or built.
+    """
+    from fabric.tools.diff import DiffError, diff_outputs, grown, outputs_of, read_output_dir
+
+    if old.is_dir() != new.is_dir():
+        print("error: give two output directories or two specs", file=sys.stderr)
+        raise typer.Exit(2)
+    try:
+        if old.is_dir():
+            before, after = read_output_dir(old), read_output_dir(new)
+        else:
+            from fabric.pipeline import build_fabric
+            from fabric.spec.loader import load_spec
+
+            first = _run(old, False)
+            if first.errors:
+                _print_findings(first.errors)
+                print(f"{old}: the design has errors", file=sys.stderr)
+                raise typer.Exit(2)
+            try:
+                second = build_fabric(grown(first, load_spec(new)))
+            except FabricError as exc:
+                _print_findings(exc.findings)
+                raise typer.Exit(2) from None
+            if second.errors:
+                _print_findings(second.errors)
+                print(f"{new}: the design has errors", file=sys.stderr)
+                raise typer.Exit(2)
+            before, after = outputs_of(first, str(old)), outputs_of(second, str(new))
+    except DiffError as exc:
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    result = diff_outputs(before, after)
+    if as_json:
+        print(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(result.text())
+    raise typer.Exit(result.exit_code)
 
 
 lab_app = typer.Typer(

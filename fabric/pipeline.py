@@ -16,6 +16,7 @@ from pathlib import Path
 
 from fabric.allocation.allocate import Plan, allocate
 from fabric.allocation.checks import PlanContext, run_plan_checks
+from fabric.allocation.lock import keep_locked
 from fabric.analysis.checks import Context, run_checks
 from fabric.analysis.figures import FabricFigures, fabric_figures
 from fabric.intent.checks import run_intent_checks
@@ -56,7 +57,7 @@ def build_fabric(spec: Design | str | Path) -> Build:
     topology = build_topology(design)
     figures = {key: fabric_figures(ft) for key, ft in topology.fabrics.items()}
     graph_findings = run_checks(Context(design, topology, figures))
-    plan = allocate(design, topology)
+    plan = keep_locked(design, topology, allocate(design, topology))  # a lock's assignments kept
     plan_findings = run_plan_checks(PlanContext(design, topology, figures, plan))
     intents = build_intents(design, topology, plan)
     infiniband = build_infiniband(design, topology, plan)

@@ -56,10 +56,28 @@ def _render_unsafe_value() -> Iterator[Finding]:
     yield from unsafe_values(dataclasses.replace(build, intents={**build.intents, name: hostile}))
 
 
+def _lock_invalid() -> Iterator[Finding]:
+    from fabric.spec.lock import parse_lock
+
+    try:
+        parse_lock('{"format": "fabric-allocations-lock", "version": 2}', "allocations.lock.json")
+    except FabricError as exc:
+        yield from exc.findings
+
+
+def _lock_move() -> Iterator[Finding]:
+    """A change that moves locked cables (the growth goldens, tests/golden/growth, show it in full)."""
+    from tests.test_growth import GROWTH, grow
+
+    yield from (f for f in grow(built("lab"), GROWTH / "lab-4-spines.yaml").findings if f.code == "lock-move")
+
+
 # codes no golden case can show, each raised by a case here
 EXTRA = {
     "bisection-mismatch": _bisection_mismatch,
     "discovered-format": _discovered_format,
+    "lock-invalid": _lock_invalid,
+    "lock-move": _lock_move,
     "render-unsafe-value": _render_unsafe_value,
 }
 

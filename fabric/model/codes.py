@@ -200,6 +200,21 @@ CODES: tuple[Code, ...] = (
         "a secret from `env` or `file` is one word of printable text",
         "fix the secret: it goes into one config word",
     ),
+    # ---- growth: the allocations lock of an earlier build
+    _c(
+        "lock-invalid",
+        "error",
+        "spec",
+        "a lock given to a build (allocations.lock.json) can be read and is a valid lock",
+        "give the lock a build wrote, or build with --no-lock",
+    ),
+    _c(
+        "lock-move",
+        "error warning",
+        "allocation",
+        "a build with a lock keeps every locked cable, address, ASN, name and rack position",
+        "the change would move what runs: grow so that it only adds, or accept with --allow-moves",
+    ),
     # ---- render (defence in depth: the loader should have refused the value)
     _c(
         "render-unsafe-value",

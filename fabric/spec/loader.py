@@ -21,6 +21,7 @@ from fabric.model.findings import FabricError, Finding, Severity, error, warning
 from fabric.spec.catalog import Catalog, CatalogFile, builtin_catalog
 from fabric.spec.inputs import Inputs, read_inputs
 from fabric.spec.limits import size_findings
+from fabric.spec.lock import LockInput
 from fabric.spec.paths import display_path, locate
 from fabric.spec.schema import FABRIC_ROLES, Fabric, NodeAttach, NodeGroup, SlurmSettings, Spec, SwitchMgmtAttach
 from fabric.spec.text import text_problems
@@ -39,6 +40,7 @@ class Design:
     base_dir: Path
     notes: tuple[Finding, ...] = ()  # non-error findings from loading (catalog overrides)
     inputs: Inputs = field(default_factory=Inputs)  # the CSV, inventory and secrets the spec names, read
+    lock: LockInput | None = None  # the allocations of an earlier build to keep (`fabric build --lock`)
 
 
 # --------------------------------------------------------------------------------------------- pydantic errors

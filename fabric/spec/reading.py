@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import Literal
 
-Kind = Literal["spec", "part", "csv", "inventory", "secret", "ibnetdiscover", "lldp"]
+Kind = Literal["spec", "part", "csv", "inventory", "secret", "ibnetdiscover", "lldp", "lock", "output"]
 
 MIB = 1024 * 1024
 # Sizes per kind: far above any real design (the bundled 4-SU SuperPOD spec is 3 KB; a 4,000-node
@@ -27,6 +27,8 @@ LIMITS: dict[Kind, int] = {
     "secret": 4096,
     "ibnetdiscover": 64 * MIB,
     "lldp": 16 * MIB,
+    "lock": 256 * MIB,  # a 100k-GPU lock is ~150 MB
+    "output": 64 * MIB,  # one file of a build's outputs (a switch config), read back by `fabric diff`
 }
 WHAT: dict[Kind, str] = {
     "spec": "a YAML file",
@@ -36,6 +38,8 @@ WHAT: dict[Kind, str] = {
     "secret": "a secret file",
     "ibnetdiscover": "an ibnetdiscover file",
     "lldp": "an LLDP file",
+    "lock": "an allocations lock",
+    "output": "an output file",
 }
 
 

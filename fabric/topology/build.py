@@ -23,7 +23,7 @@ from fabric.spec.schema import MAX_NAME, NAME_RULE, ClosTopology, CsvTopology, E
 from fabric.topology.attach import NodeEntry, attachments, expand_nodes, mgmt_dependencies
 from fabric.topology.clos import generate_clos
 from fabric.topology.explicit import Pin, build_explicit, build_from_csv, locate_csv_rows
-from fabric.topology.racks import Placeable, place
+from fabric.topology.racks import Placeable, parse_rack, place
 
 
 def _fabric_order(design: Design) -> tuple[list[str], list[Finding]]:
@@ -92,7 +92,7 @@ def build_topology(design: Design) -> Topology:
 
     findings.extend(_unique_names(nodes, drafts))
     findings.extend(_sm_hosts(design, nodes))
-    placement = place(_placeables(design, nodes, drafts, pins), spec.racks)
+    placement = place(_locked_positions(design, _placeables(design, nodes, drafts, pins)), spec.racks)
     findings.extend(placement.findings)
 
     devices: dict[str, Device] = {}
@@ -279,6 +279,21 @@ def _placeables(
     if spec.racks.layout == "superpod":
         return _superpod_order(items, drafts, switch_su)
     return items
+
+
+def _locked_positions(design: Design, items: list[Placeable]) -> list[Placeable]:
+    """A device of an earlier build (the design's lock) stays in its rack and U, unless the spec pins it or its
+    rack's row is gone; new devices go to racks of their own (place() fills no pinned rack)."""
+    if design.lock is None:
+        return items
+    where = {d.name: (d.rack, d.u) for d in design.lock.lock.devices if d.rack and d.u}
+    layout = design.spec.racks
+    return [
+        replace(item, rack=where[item.name][0], u=where[item.name][1])
+        if item.rack is None and item.name in where and parse_rack(layout, where[item.name][0]) is not None
+        else item
+        for item in items
+    ]
 
 
 def _superpod_order(

@@ -1,0 +1,422 @@
+"""Keep what an earlier build assigned (the design's lock): growth adds, it does not renumber.
+
+The allocator is index-based, so a grown spec (one more SU, more nodes, a new fabric) shifts what comes after
+the growth: the switches' management addresses after the nodes' BMCs, a later fabric's loopbacks and leaf
+ASNs, cable numbers. With a lock, every cable (by its two ends), address (by device, interface and family) and
+ASN (by device) that is still there keeps its locked value; what is new keeps its fresh value when that is
+free, else takes the next free one of its pool (a new leaf's subnet moves as a whole). Rack positions are kept
+by the topology stage (racks.py places locked devices where they were).
+
+What cannot be kept — a cable whose ends changed (the generator re-spread the uplinks over more spines), an
+address outside a changed pool, a device gone — is a `lock-move` finding per item, naming it and the spec facts
+that changed (an error; a warning with --allow-moves).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import Counter
+from dataclasses import replace
+from ipaddress import IPv4Address, IPv4Interface, IPv6Address, IPv6Interface, IPv6Network, ip_interface, ip_network
+from typing import Any
+
+from fabric.allocation.allocate import AddressRow, AsnRow, Interface, Network, Plan
+from fabric.model.cable import Cable
+from fabric.model.findings import Finding, Severity
+from fabric.model.kinds import Layer
+from fabric.model.topology import Topology
+from fabric.spec.loader import Design
+from fabric.spec.lock import Lock, LockedAddress
+
+Key = tuple[str, str, int]  # device, interface, IP version
+_NUMBER = re.compile(r"(.*)-(\d+)\Z")
+
+
+def spec_facts(design: Design, topo: Topology) -> dict[str, Any]:
+    """What a move is explained by: node counts per group, switches per layer and the ASN plan per fabric,
+    the address pools (the lock's `spec`)."""
+    spec = design.spec
+    fabrics: dict[str, Any] = {}
+    for key, ft in topo.fabrics.items():
+        layers = Counter(topo.devices[s].layer for s in ft.switches if topo.devices[s].fabric == key)
+        plan = spec.fabrics[key].asn or spec.asn
+        asn = f"{plan.scheme} core {plan.core} spine {plan.spine} leaf {plan.leaf_start}"
+        fabrics[key] = {
+            "technology": ft.technology,
+            "leaf": layers[Layer.LEAF],
+            "spine": layers[Layer.SPINE],
+            "core": layers[Layer.CORE],
+            "asn": asn if ft.technology == "ethernet" else "",
+        }
+    pools = spec.addressing
+    addressing = {
+        name: str(getattr(pools, name))
+        for name in ("loopback", "p2p", "servers", "server_prefix", "mgmt", "ipv6")
+        if getattr(pools, name) is not None
+    }
+    return {"nodes": {g.group: g.count for g in spec.nodes}, "fabrics": fabrics, "addressing": addressing}
+
+
+def spec_changes(lock: Lock, now: dict[str, Any]) -> list[tuple[str, str]]:
+    """(scope, change) for every spec fact that differs from the lock's: scope is a fabric key, `nodes` or
+    `addressing`."""
+    was = lock.spec
+    out: list[tuple[str, str]] = []
+    for group in sorted(set(was.nodes) | set(now["nodes"])):
+        a, b = was.nodes.get(group), now["nodes"].get(group)
+        if a != b:
+            out.append(("nodes", f"node group {group}: {a if a is not None else 'none'} → {b or 'none'} nodes"))
+    for key in [*was.fabrics, *(k for k in now["fabrics"] if k not in was.fabrics)]:
+        old, new = was.fabrics.get(key), now["fabrics"].get(key)
+        if old is None:
+            out.append((key, f"fabric {key} added"))
+        elif new is None:
+            out.append((key, f"fabric {key} removed"))
+        else:
+            for layer in ("leaf", "spine", "core"):
+                if getattr(old, layer) != new[layer]:
+                    out.append((key, f"fabric {key}: {getattr(old, layer)} → {new[layer]} {layer} switches"))
+            if old.asn != new["asn"]:
+                out.append((key, f"fabric {key}: ASN plan {old.asn} → {new['asn']}"))
+    for pool in sorted(set(was.addressing) | set(now["addressing"])):
+        before, after = was.addressing.get(pool), now["addressing"].get(pool)
+        if before != after:
+            out.append(("addressing", f"addressing.{pool}: {before or 'unset'} → {after or 'unset'}"))
+    return out
+
+
+class _Moves:
+    """Collects lock-move findings, each with the spec changes that explain it."""
+
+    def __init__(self, design: Design, changes: list[tuple[str, str]]) -> None:
+        assert design.lock is not None
+        self.changes = changes
+        self.severity = Severity.WARNING if design.lock.allow_moves else Severity.ERROR
+        self.findings: list[Finding] = []
+
+    def cause(self, *scopes: str) -> str:
+        relevant = [c for s, c in self.changes if s in scopes] or [c for _, c in self.changes]
+        return "; ".join(relevant) if relevant else "no counted spec fact changed (a generator or placement rule)"
+
+    def add(self, path: str, what: str, *scopes: str) -> None:
+        self.findings.append(
+            Finding(
+                self.severity,
+                "lock-move",
+                path,
+                f"{what} (the lock keeps it; spec changes: {self.cause(*scopes)})",
+                "grow so that the change only adds (e.g. size the spines for the final build with "
+                "topology.spines), or accept the moves with --allow-moves; `fabric diff` lists the floor work",
+            )
+        )
+
+
+# --------------------------------------------------------------------------------------------- cables
+
+
+def _ends(a: str, a_port: str, b: str, b_port: str) -> tuple[str, str, str, str]:
+    return (a, a_port, b, b_port)
+
+
+def _cables(plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[Cable]:
+    locked = {_ends(c.a_device, c.a_port, c.b_device, c.b_port): c for c in lock.cables}
+    used = {c.id for c in lock.cables}
+    top: dict[str, int] = {}
+    width: dict[str, int] = {}
+    for c in lock.cables:
+        match = _NUMBER.match(c.id)
+        if match and match.group(1) == c.fabric:
+            top[c.fabric] = max(top.get(c.fabric, 0), int(match.group(2)))
+            width[c.fabric] = max(width.get(c.fabric, 0), len(match.group(2)))
+    out: list[Cable] = []
+    kept: set[str] = set()
+    for cable in plan.cables:
+        link = cable.link
+        hit = locked.get(_ends(link.a, link.a_port, link.b, link.b_port))
+        if hit is not None:
+            out.append(replace(cable, cable_id=hit.id))
+            kept.add(hit.id)
+        elif link.fabric in top:  # new cables number on after the lock's last in their fabric
+            top[link.fabric] += 1
+            number = top[link.fabric]
+            cable_id = f"{link.fabric}-{number:0{max(width[link.fabric], len(str(number)))}d}"
+            while cable_id in used:
+                top[link.fabric] += 1
+                cable_id = f"{link.fabric}-{top[link.fabric]:0{width[link.fabric]}d}"
+            out.append(replace(cable, cable_id=cable_id))
+        else:
+            out.append(cable)
+    by_end = {}
+    for cable in out:
+        by_end[(cable.link.a, cable.link.a_port)] = cable
+        by_end[(cable.link.b, cable.link.b_port)] = cable
+    for c in lock.cables:
+        if c.id in kept or c.a_device not in topo.devices or c.b_device not in topo.devices:
+            continue  # a device that is gone is one finding of its own
+        now = by_end.get((c.a_device, c.a_port)) or by_end.get((c.b_device, c.b_port))
+        where = (
+            f"would become {now.link.a}:{now.link.a_port} — {now.link.b}:{now.link.b_port}"
+            if now is not None
+            else "would be removed"
+        )
+        moves.add(
+            f"fabrics.{c.fabric}",
+            f"cable {c.id} {c.a_device}:{c.a_port} — {c.b_device}:{c.b_port} {where}",
+            c.fabric,
+            "nodes",
+        )
+    return out
+
+
+# --------------------------------------------------------------------------------------------- addresses
+
+
+def _pools(design: Design) -> dict[tuple[str, int], tuple[Network, int, int]]:
+    """(purpose, version) → (network, prefix length of one unit, first unit): where a new row takes the next
+    free unit, as allocate.py lays the pools out."""
+    pools = design.spec.addressing
+    out: dict[tuple[str, int], tuple[Network, int, int]] = {
+        ("loopback", 4): (pools.loopback, 32, 1),
+        ("p2p", 4): (pools.p2p, 31, 0),
+        ("server-gateway", 4): (pools.servers, 0, 0),
+        ("mgmt-gateway", 4): (pools.mgmt, 0, 0),
+        ("mgmt", 4): (pools.mgmt, 32, 2),
+    }
+    if pools.ipv6 is not None:
+        base = int(pools.ipv6.network_address)
+        out[("loopback", 6)] = (IPv6Network((base, 64)), 128, 1)
+        out[("p2p", 6)] = (IPv6Network((base + 2**64, 64)), 127, 0)
+        out[("server-gateway", 6)] = (pools.ipv6, 64, 2)
+    return out
+
+
+class _Space:
+    """Taken addresses (points) and reserved subnets (blocks, a leaf's) per IP version; finds free units."""
+
+    def __init__(self) -> None:
+        self.points: dict[int, list[int]] = {4: [], 6: []}  # sorted
+        self.seen: set[tuple[int, int]] = set()
+        self.blocks: list[tuple[int, int, int]] = []  # version, first, last
+        self.cursor: dict[tuple[str, int, int], int] = {}
+
+    def take(self, version: int, address: int) -> None:
+        if (version, address) not in self.seen:
+            self.seen.add((version, address))
+            bisect.insort(self.points[version], address)
+
+    def reserve(self, version: int, first: int, size: int) -> None:
+        self.blocks.append((version, first, first + size - 1))
+
+    def free(self, version: int, first: int, size: int) -> bool:
+        """No taken address and no reserved subnet in [first, first + size)."""
+        points = self.points[version]
+        i = bisect.bisect_left(points, first)
+        if i < len(points) and points[i] < first + size:
+            return False
+        last = first + size - 1
+        return not any(v == version and lo <= last and first <= hi for v, lo, hi in self.blocks)
+
+    def next_free(self, network: Network, prefixlen: int, start: int, inside: bool = False) -> int | None:
+        """The first address of the next free /prefixlen unit of `network` (from unit `start`); `inside` a
+        reserved subnet, only taken addresses count."""
+        size = 2 ** (network.max_prefixlen - prefixlen)
+        base, count = int(network.network_address), network.num_addresses // size
+        key = (str(network), prefixlen, start)
+        i = self.cursor.get(key, start)
+        while i < count - (1 if inside else 0):  # inside a subnet the last address is its broadcast
+            first = base + i * size
+            if ((network.version, first) not in self.seen) if inside else self.free(network.version, first, size):
+                self.cursor[key] = i + 1
+                return first
+            i += 1
+        return None
+
+
+def _iface(value: int, prefixlen: int, version: int) -> Interface:
+    if version == 6:
+        return IPv6Interface((IPv6Address(value), prefixlen))
+    return IPv4Interface((IPv4Address(value), prefixlen))
+
+
+def _key(row: AddressRow) -> Key:
+    return (row.device, row.interface, row.address.version)
+
+
+def _home(design: Design, purpose: str, version: int) -> Network | None:
+    """The pool an address of this purpose comes from (None: no such pool)."""
+    pools = design.spec.addressing
+    if version == 6:
+        if pools.ipv6 is None:
+            return None
+        base = int(pools.ipv6.network_address)
+        blocks = {"loopback": IPv6Network((base, 64)), "p2p": IPv6Network((base + 2**64, 64))}
+        return blocks.get(purpose, pools.ipv6)
+    return {"loopback": pools.loopback, "p2p": pools.p2p, "server": pools.servers, "server-gateway": pools.servers}.get(
+        purpose, pools.mgmt
+    )
+
+
+def _inside(address: str, pool: Network | None) -> bool:
+    return pool is not None and ip_interface(address).ip in pool
+
+
+def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[AddressRow]:
+    pools = _pools(design)
+    locked: dict[Key, LockedAddress] = {}
+    for a in lock.addresses:
+        locked[(a.device, a.interface, ip_interface(a.address).version)] = a
+    rows = list(plan.addresses)
+    final: dict[int, Interface] = {}  # row index → address
+    space = _Space()
+    moved: list[tuple[int, LockedAddress]] = []
+    # 1. what the lock holds and the pools still hold is kept
+    for i, row in enumerate(rows):
+        hit = locked.get(_key(row))
+        if hit is None:
+            continue
+        pool = _home(design, hit.purpose, row.address.version)
+        same_link = row.purpose != "p2p" or (hit.peer_device, hit.peer_interface) == (
+            row.peer_device,
+            row.peer_interface,
+        )
+        if hit.purpose == row.purpose and same_link and _inside(hit.address, pool):
+            final[i] = ip_interface(hit.address)
+            space.take(final[i].version, int(final[i].ip))
+        else:
+            moved.append((i, hit))
+    gateways = {
+        (rows[i].device, rows[i].address.version): final[i].network
+        for i in final
+        if rows[i].purpose.endswith("gateway")
+    }
+    for (_, version), net in gateways.items():
+        space.reserve(version, int(net.network_address), net.num_addresses)
+    # 2. new subnets (a new leaf's) where they are free, else the next free block; the leaf's rows move along
+    shift: dict[tuple[str, int], int] = {}
+    for i, row in enumerate(rows):
+        if i in final or not row.purpose.endswith("gateway"):
+            continue
+        version, net = row.address.version, row.address.network
+        size = net.num_addresses
+        start = int(net.network_address)
+        if not space.free(version, start, size):
+            pool, _, first = pools[(row.purpose, version)]
+            found = space.next_free(pool, net.prefixlen, first)
+            if found is None:
+                continue  # no room: the row keeps its fresh value; the plan checks see the clash
+            shift[(row.device, version)] = found - start
+            start = found
+        final[i] = _iface(int(row.address.ip) + shift.get((row.device, version), 0), net.prefixlen, version)
+        gateways[(row.device, version)] = ip_network((start, net.prefixlen))
+        space.reserve(version, start, size)
+        space.take(version, int(final[i].ip))
+    # 3. the rest: in its leaf's subnet when it has one, else the next free unit of its pool
+    for i, row in enumerate(rows):
+        if i in final:
+            continue
+        version = row.address.version
+        subnet = gateways.get((row.peer_device, version)) if row.purpose in ("server", "mgmt") else None
+        fresh = int(row.address.ip) + shift.get((row.peer_device, version), 0)
+        if subnet is not None:
+            if ip_interface((fresh, subnet.prefixlen)).ip not in subnet or (version, fresh) in space.seen:
+                spot = space.next_free(subnet, subnet.max_prefixlen, 2, inside=True)
+                fresh = spot if spot is not None else fresh
+            final[i] = _iface(fresh, subnet.prefixlen, version)
+            space.take(version, fresh)
+            continue
+        pool, unit, first = pools.get((row.purpose, version), (None, 0, 0))
+        if row.purpose == "p2p":
+            continue  # pairs, below
+        if space.free(version, fresh, 1) or pool is None:
+            final[i] = row.address
+        else:
+            spot = space.next_free(pool, unit, first)
+            final[i] = _iface(spot, row.address.network.prefixlen, version) if spot is not None else row.address
+        space.take(version, int(final[i].ip))
+    # 4. new point-to-point links: both ends in one free /31 (/127)
+    pairs: dict[tuple[str, str, str, str, int], list[int]] = {}
+    for i, row in enumerate(rows):
+        if i not in final and row.purpose == "p2p":
+            ends = sorted([(row.device, row.interface), (row.peer_device, row.peer_interface)])
+            pairs.setdefault((*ends[0], *ends[1], row.address.version), []).append(i)
+    for members in pairs.values():
+        version = rows[members[0]].address.version
+        low = min(int(rows[m].address.network.network_address) for m in members)
+        if not space.free(version, low, 2):
+            pool, unit, first = pools[("p2p", version)]
+            spot = space.next_free(pool, unit, first)
+            if spot is not None:
+                for m in members:
+                    offset = int(rows[m].address.ip) - int(rows[m].address.network.network_address)
+                    final[m] = _iface(spot + offset, unit, version)
+        for m in members:
+            final.setdefault(m, rows[m].address)
+            space.take(version, int(final[m].ip))
+    for i, hit in moved:
+        now = final.get(i, rows[i].address)
+        if str(now) != hit.address:
+            moves.add(
+                "addressing",
+                f"address {hit.address} of {rows[i].device} {rows[i].interface} would become {now}",
+                "addressing",
+                rows[i].fabric,
+            )
+    return [replace(row, address=final.get(i, row.address)) for i, row in enumerate(rows)]
+
+
+# --------------------------------------------------------------------------------------------- ASNs, devices
+
+
+def _asns(
+    design: Design, plan: Plan, lock: Lock, now: dict[str, Any], loopbacks: dict[str, str], moves: _Moves
+) -> list[AsnRow]:
+    """Locked ASNs are kept while their fabric's ASN plan is the lock's; a new switch whose own ASN (a leaf's,
+    or any under `unique`) is taken by a locked one gets the next ASN above all of them."""
+    locked = {a.device: a for a in lock.asns}
+    same_plan = {k for k, f in lock.spec.fabrics.items() if k in now["fabrics"] and f.asn == now["fabrics"][k]["asn"]}
+    present = {r.device for r in plan.asns}
+    taken = {a.asn for a in lock.asns if a.device in present}
+    top = max([*taken, *(r.asn for r in plan.asns)], default=0)
+    out: list[AsnRow] = []
+    for row in plan.asns:
+        hit = locked.get(row.device)
+        asn = row.asn
+        own = row.layer == Layer.LEAF or (design.spec.fabrics[row.fabric].asn or design.spec.asn).scheme == "unique"
+        if hit is not None and hit.fabric == row.fabric and hit.fabric in same_plan:
+            asn = hit.asn
+        elif hit is not None and hit.asn != row.asn:
+            moves.add(f"fabrics.{row.fabric}.asn", f"ASN {hit.asn} of {row.device} would become {row.asn}", row.fabric)
+        elif hit is None and own and asn in taken:
+            top += 1
+            asn = top
+        out.append(AsnRow(row.device, row.fabric, row.layer, asn, loopbacks.get(row.device, row.router_id)))
+    return out
+
+
+def _devices(lock: Lock, topo: Topology, moves: _Moves) -> None:
+    for d in lock.devices:
+        dev = topo.devices.get(d.name)
+        scope = d.fabric or "nodes"
+        path = "nodes" if d.layer == Layer.NODE else f"fabrics.{d.fabric}"
+        if dev is None:
+            moves.add(path, f"device {d.name} would be removed", scope)
+        elif dev.model != d.model or dev.layer != d.layer:
+            moves.add(path, f"device {d.name} would change from {d.layer} {d.model} to {dev.layer} {dev.model}", scope)
+        elif d.rack and ((dev.rack or ""), (dev.u or 0)) != (d.rack, d.u):
+            moves.add("racks", f"device {d.name} would move from {d.rack} U{d.u} to {dev.rack or '?'} U{dev.u}", scope)
+
+
+def keep_locked(design: Design, topo: Topology, plan: Plan) -> Plan:
+    """The plan with the lock's assignments kept for what is still there; `lock-move` findings for the rest."""
+    if design.lock is None:
+        return plan
+    lock = design.lock.lock
+    now = spec_facts(design, topo)
+    moves = _Moves(design, spec_changes(lock, now))
+    _devices(lock, topo, moves)
+    cables = _cables(plan, lock, topo, moves)
+    addresses = _addresses(design, plan, lock, topo, moves)
+    loopbacks = {r.device: str(r.address.ip) for r in addresses if r.purpose == "loopback" and r.address.version == 4}
+    asns = _asns(design, plan, lock, now, loopbacks, moves)
+    return Plan(tuple(cables), tuple(addresses), tuple(asns), (*plan.findings, *moves.findings))

@@ -1,0 +1,362 @@
+"""`fabric diff OLD NEW`: the floor's work order from one build to the next.
+
+OLD and NEW are two output directories (read through the bounded reader), or two specs (built here; NEW with
+OLD's assignments kept, as `fabric build --lock` would, and its moves allowed so that they are listed, not
+refused). Compared are the outputs the floor works from — cabling.csv, inventory.csv, ip-plan.csv,
+asn-plan.csv and configs/ — never the lock:
+
+- cables by their two ends: to add; to move (a new cable that shares one end, device and port, with an old
+  one that is gone: re-plug the other end); to remove; to relabel (same ends, another id);
+- devices and racks to add and remove, devices that move (rack, U);
+- addresses (by device, interface and family) and ASNs (by device) that change, are added or are removed;
+- a unified diff per switch config that changes.
+
+Exit codes: 0 NEW only adds to OLD (or equals it); 1 NEW moves, removes or renumbers something of OLD;
+2 OLD or NEW cannot be read or built.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from fabric.model.text import printable
+from fabric.pipeline import Build
+from fabric.render import outputs
+from fabric.render.lock import lock_data
+from fabric.spec.loader import Design
+from fabric.spec.lock import Lock, LockInput
+from fabric.spec.reading import ReadError, read_text
+
+TABLES = ("cabling.csv", "inventory.csv", "ip-plan.csv", "asn-plan.csv")
+CONFIGS = "configs"
+MAX_CONFIG_FILES = 100_000
+CABLE_END = ("rack", "u", "device", "port")
+
+
+class DiffError(Exception):
+    """OLD or NEW cannot be read (the message names the file and what is wrong, never its contents)."""
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """The outputs of one build that a diff compares: relative path → text."""
+
+    name: str
+    files: Mapping[str, str]
+
+    def rows(self, table: str) -> list[dict[str, str]]:
+        text = self.files.get(table)
+        return list(csv.DictReader(io.StringIO(text))) if text else []
+
+    def configs(self) -> dict[str, str]:
+        return {p: t for p, t in self.files.items() if p.startswith(CONFIGS + "/")}
+
+
+def read_output_dir(path: Path) -> Outputs:
+    """The tables and configs of an output directory; DiffError when it is not one."""
+    if not path.is_dir():
+        raise DiffError(f"{path}: not a directory")
+    files: dict[str, str] = {}
+    try:
+        for table in TABLES:
+            if (path / table).exists():
+                files[table] = read_text(path / table, "csv")
+        if "cabling.csv" not in files:
+            raise DiffError(f"{path}: no cabling.csv (not an output directory of `fabric build`)")
+        configs = path / CONFIGS
+        found = sorted(p for p in configs.rglob("*") if p.is_file()) if configs.is_dir() else []
+        if len(found) > MAX_CONFIG_FILES:
+            raise DiffError(f"{configs}: more than {MAX_CONFIG_FILES:,} files")
+        for file in found:
+            files[file.relative_to(path).as_posix()] = read_text(file, "output")
+    except ReadError as exc:
+        raise DiffError(str(exc)) from None
+    except OSError as exc:
+        raise DiffError(f"{path}: cannot be read ({exc.strerror or 'error'})") from None
+    return Outputs(str(path), files)
+
+
+RENDERED = ("cabling", "inventory", "ip-plan", "asn-plan", "configs")  # the outputs that write TABLES and CONFIGS
+
+
+def outputs_of(build: Build, name: str) -> Outputs:
+    """The compared files of a build, rendered in memory (the other outputs are not rendered)."""
+    files: dict[str, str] = {}
+    for output in outputs():
+        if output.name in RENDERED:
+            for path, value in output.render(build).items():
+                files[path] = value.decode() if isinstance(value, bytes) else value
+    return Outputs(name, files)
+
+
+def grown(old: Build, new: Design) -> Design:
+    """NEW with OLD's assignments kept, as `fabric build --lock` keeps them, its moves allowed (to be listed)."""
+    lock = Lock.model_validate(lock_data(old))
+    return replace(new, lock=LockInput(lock, old.name, allow_moves=True))
+
+
+# --------------------------------------------------------------------------------------------- the diff
+
+
+def _ends(row: Mapping[str, str]) -> tuple[str, str, str, str]:
+    return (row["a_device"], row["a_port"], row["b_device"], row["b_port"])
+
+
+def _cable(row: Mapping[str, str]) -> dict[str, str]:
+    """A cable as the work order shows it: id, both ends as rack, U, device, port, and its labels."""
+    out = {"cable_id": row["cable_id"], "fabric": row["fabric"]}
+    for side in ("a", "b"):
+        for key in CABLE_END:
+            out[f"{side}_{key}"] = row.get(f"{side}_{key}", "")
+        out[f"{side}_label"] = row.get(f"{side}_label", "")
+    out["media"], out["part"], out["length_m"] = row.get("media", ""), row.get("part", ""), row.get("length_m", "")
+    return out
+
+
+def _position(cable: Mapping[str, str]) -> tuple[str, int, str, str]:
+    u = cable.get("a_u", "")
+    return (cable["a_rack"], int(u) if u.isdigit() else 0, cable["a_device"], cable["a_port"])
+
+
+@dataclass(frozen=True)
+class Diff:
+    old: str
+    new: str
+    cables_add: list[dict[str, str]] = field(default_factory=list)
+    cables_move: list[dict[str, Any]] = field(default_factory=list)  # {"cable_id", "from": cable, "to": cable}
+    cables_remove: list[dict[str, str]] = field(default_factory=list)
+    cables_relabel: list[dict[str, str]] = field(default_factory=list)
+    devices_add: list[dict[str, str]] = field(default_factory=list)
+    devices_remove: list[dict[str, str]] = field(default_factory=list)
+    devices_move: list[dict[str, str]] = field(default_factory=list)
+    racks_add: list[str] = field(default_factory=list)
+    racks_remove: list[str] = field(default_factory=list)
+    addresses_change: list[dict[str, str]] = field(default_factory=list)
+    addresses_add: list[dict[str, str]] = field(default_factory=list)
+    addresses_remove: list[dict[str, str]] = field(default_factory=list)
+    asns_change: list[dict[str, str]] = field(default_factory=list)
+    asns_add: list[dict[str, str]] = field(default_factory=list)
+    asns_remove: list[dict[str, str]] = field(default_factory=list)
+    configs: dict[str, str] = field(default_factory=dict)  # path → unified diff
+
+    @property
+    def disruptive(self) -> bool:
+        """Does NEW change anything of OLD (rather than only add)?"""
+        return any(
+            (
+                self.cables_move,
+                self.cables_remove,
+                self.cables_relabel,
+                self.devices_remove,
+                self.devices_move,
+                self.racks_remove,
+                self.addresses_change,
+                self.addresses_remove,
+                self.asns_change,
+                self.asns_remove,
+            )
+        )
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.disruptive else 0
+
+    def counts(self) -> dict[str, int]:
+        return {
+            name: len(getattr(self, name))
+            for name in (
+                "cables_add",
+                "cables_move",
+                "cables_remove",
+                "cables_relabel",
+                "devices_add",
+                "devices_remove",
+                "devices_move",
+                "racks_add",
+                "racks_remove",
+                "addresses_change",
+                "addresses_add",
+                "addresses_remove",
+                "asns_change",
+                "asns_add",
+                "asns_remove",
+                "configs",
+            )
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "old": self.old,
+            "new": self.new,
+            "only_adds": not self.disruptive,
+            "counts": self.counts(),
+            **{name: getattr(self, name) for name in self.counts()},
+        }
+
+    def text(self) -> str:
+        c = self.counts()
+        switches = sum(1 for d in self.devices_add if d["layer"] != "node")
+        lines = [
+            f"{printable(self.old)} → {printable(self.new)}: "
+            + ("only adds" if not self.disruptive else "CHANGES WHAT EXISTS")
+            + f"; cables: {c['cables_add']} to add, {c['cables_move']} to move, {c['cables_remove']} to remove"
+            + (f", {c['cables_relabel']} to relabel" if c["cables_relabel"] else "")
+            + f"; {switches} switch(es), {c['devices_add'] - switches} node(s) and {c['racks_add']} rack(s) to add"
+            + f"; {c['addresses_change']} address(es) and {c['asns_change']} ASN(s) change"
+            + f"; {c['configs']} switch config(s) change"
+        ]
+
+        def section(title: str, items: Iterable[str]) -> None:
+            body = [printable(i) for i in items]
+            if body:
+                lines.append(f"\n{title} ({len(body)}):")
+                lines.extend("  " + line for line in body)
+
+        section("Racks to add", self.racks_add)
+        section("Racks to remove", self.racks_remove)
+        section("Devices to add", (f"{d['device']} ({d['layer']}, {d['model']}) in {_at(d)}" for d in self.devices_add))
+        section(
+            "Devices to remove",
+            (f"{d['device']} ({d['layer']}, {d['model']}) from {_at(d)}" for d in self.devices_remove),
+        )
+        section("Devices to move", (f"{d['device']}: {d['from']} → {d['to']}" for d in self.devices_move))
+        section("Cables to add (a end first: rack, U, device, port)", (_line(x) for x in self.cables_add))
+        section(
+            "Cables to move (re-plug the end that changes)",
+            (f"{_line(m['from'])}  ⇒  {_line(m['to'])}" for m in self.cables_move),
+        )
+        section("Cables to remove", (_line(x) for x in self.cables_remove))
+        section("Cables to relabel", (f"{r['from']} → {r['to']}: {r['ends']}" for r in self.cables_relabel))
+        section(
+            "Addresses that change",
+            (f"{a['device']} {a['interface']}: {a['from']} → {a['to']}" for a in self.addresses_change),
+        )
+        section("Addresses removed", (f"{a['device']} {a['interface']}: {a['address']}" for a in self.addresses_remove))
+        section("ASNs that change", (f"{a['device']}: {a['from']} → {a['to']}" for a in self.asns_change))
+        section("ASNs removed", (f"{a['device']}: {a['asn']}" for a in self.asns_remove))
+        out = "\n".join(lines) + "\n"
+        for text in self.configs.values():
+            out += "\n" + "".join(printable(line) + "\n" for line in text.splitlines())
+        return out
+
+
+def _at(d: Mapping[str, str]) -> str:
+    return f"{d.get('rack') or '?'} U{d.get('u') or '?'}"
+
+
+def _end(cable: Mapping[str, str], side: str) -> str:
+    u = cable.get(f"{side}_u", "")
+    where = f"{cable.get(f'{side}_rack') or '?'}-U{int(u):02d}" if u.isdigit() else cable.get(f"{side}_rack") or "?"
+    return f"{where} {cable[f'{side}_device']} {cable[f'{side}_port']}"
+
+
+def _line(cable: Mapping[str, str]) -> str:
+    return f"{cable['cable_id']} {_end(cable, 'a')} > {_end(cable, 'b')}" + (
+        f" [{cable['media']} {cable['part']} {cable['length_m']} m]" if cable.get("part") else ""
+    )
+
+
+def _cables(old: Outputs, new: Outputs, diff: Diff) -> None:
+    before = {_ends(r): r for r in old.rows("cabling.csv")}
+    after = {_ends(r): r for r in new.rows("cabling.csv")}
+    gone = [before[k] for k in before if k not in after]
+    added = [after[k] for k in after if k not in before]
+    for k in before.keys() & after.keys():
+        if before[k]["cable_id"] != after[k]["cable_id"]:
+            diff.cables_relabel.append(
+                {
+                    "from": before[k]["cable_id"],
+                    "to": after[k]["cable_id"],
+                    "ends": f"{k[0]}:{k[1]} — {k[2]}:{k[3]}",
+                }
+            )
+    by_end: dict[tuple[str, str], dict[str, str]] = {}
+    for row in added:
+        by_end.setdefault((row["a_device"], row["a_port"]), row)
+        by_end.setdefault((row["b_device"], row["b_port"]), row)
+    used: set[int] = set()
+    for row in gone:
+        to = by_end.get((row["a_device"], row["a_port"])) or by_end.get((row["b_device"], row["b_port"]))
+        if to is not None and id(to) not in used:
+            used.add(id(to))
+            diff.cables_move.append({"cable_id": row["cable_id"], "from": _cable(row), "to": _cable(to)})
+        else:
+            diff.cables_remove.append(_cable(row))
+    diff.cables_add.extend(_cable(r) for r in added if id(r) not in used)
+    diff.cables_add.sort(key=_position)
+    diff.cables_remove.sort(key=_position)
+    diff.cables_move.sort(key=lambda m: _position(m["from"]))
+    diff.cables_relabel.sort(key=lambda r: r["from"])
+
+
+def _devices(old: Outputs, new: Outputs, diff: Diff) -> None:
+    before = {r["device"]: r for r in old.rows("inventory.csv")}
+    after = {r["device"]: r for r in new.rows("inventory.csv")}
+    keep = ("device", "layer", "model", "fabric", "rack", "u")
+    diff.devices_add.extend({k: r.get(k, "") for k in keep} for name, r in after.items() if name not in before)
+    diff.devices_remove.extend({k: r.get(k, "") for k in keep} for name, r in before.items() if name not in after)
+    for name, r in before.items():
+        if name in after and (r.get("rack"), r.get("u")) != (after[name].get("rack"), after[name].get("u")):
+            diff.devices_move.append({"device": name, "from": _at(r), "to": _at(after[name])})
+    racks_before = {r.get("rack") for r in before.values()} - {"", None}
+    racks_after = {r.get("rack") for r in after.values()} - {"", None}
+    diff.racks_add.extend(sorted(str(r) for r in racks_after - racks_before))
+    diff.racks_remove.extend(sorted(str(r) for r in racks_before - racks_after))
+
+
+def _family(address: str) -> str:
+    return "ipv6" if ":" in address else "ipv4"
+
+
+def _addresses(old: Outputs, new: Outputs, diff: Diff) -> None:
+    def table(out: Outputs) -> dict[tuple[str, str, str], str]:
+        return {(r["device"], r["interface"], _family(r["address"])): r["address"] for r in out.rows("ip-plan.csv")}
+
+    before, after = table(old), table(new)
+    for key, address in before.items():
+        row = {"device": key[0], "interface": key[1], "family": key[2]}
+        if key not in after:
+            diff.addresses_remove.append({**row, "address": address})
+        elif after[key] != address:
+            diff.addresses_change.append({**row, "from": address, "to": after[key]})
+    diff.addresses_add.extend(
+        {"device": k[0], "interface": k[1], "family": k[2], "address": a} for k, a in after.items() if k not in before
+    )
+
+
+def _asns(old: Outputs, new: Outputs, diff: Diff) -> None:
+    before = {r["device"]: r["asn"] for r in old.rows("asn-plan.csv")}
+    after = {r["device"]: r["asn"] for r in new.rows("asn-plan.csv")}
+    for device, asn in before.items():
+        if device not in after:
+            diff.asns_remove.append({"device": device, "asn": asn})
+        elif after[device] != asn:
+            diff.asns_change.append({"device": device, "from": asn, "to": after[device]})
+    diff.asns_add.extend({"device": d, "asn": a} for d, a in after.items() if d not in before)
+
+
+def _configs(old: Outputs, new: Outputs, diff: Diff) -> None:
+    before, after = old.configs(), new.configs()
+    for path in sorted(before.keys() | after.keys()):
+        a, b = before.get(path, ""), after.get(path, "")
+        if a != b:
+            lines = difflib.unified_diff(
+                a.splitlines(keepends=True), b.splitlines(keepends=True), f"old/{path}", f"new/{path}"
+            )
+            diff.configs[path] = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def diff_outputs(old: Outputs, new: Outputs) -> Diff:
+    diff = Diff(old.name, new.name)
+    _cables(old, new, diff)
+    _devices(old, new, diff)
+    _addresses(old, new, diff)
+    _asns(old, new, diff)
+    _configs(old, new, diff)
+    return diff
