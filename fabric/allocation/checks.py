@@ -27,7 +27,7 @@ def check_unique_asns(ctx: PlanContext) -> Iterator[Finding]:
     """Within a fabric, only switches that share a tier (and pod) may share an ASN."""
     by_fabric: dict[str, dict[int, set[tuple[str, str]]]] = defaultdict(lambda: defaultdict(set))
     for row in ctx.plan.asns:
-        group = "leaf:" + row.device if row.layer == Layer.LEAF else row.layer
+        group = row.device if row.layer in (Layer.LEAF, Layer.NODE) else row.layer  # each leaf, each routed node
         by_fabric[row.fabric][row.asn].add((group, row.device))
     for fabric, asns in by_fabric.items():
         for asn, owners in sorted(asns.items()):
