@@ -152,3 +152,15 @@ def test_dual_homing_is_for_ethernet_fabrics() -> None:
     with pytest.raises(FabricError) as raised:
         variant("lab-ib", on_ib)
     assert any("`dual_homing` applies to Ethernet fabrics only" in f.message for f in raised.value.findings)
+
+
+def test_an_out_of_band_fabric_does_not_route_on_the_host() -> None:
+    def on_oob(data: dict[str, Any]) -> None:
+        data["fabrics"]["compute"]["role"] = "oob"
+        data["fabrics"]["compute"]["dual_homing"] = "host_routing"
+
+    with pytest.raises(FabricError) as raised:
+        variant("lab-dual", on_oob)
+    [finding] = raised.value.findings
+    assert finding.code == "spec-invalid" and finding.path == "fabrics.compute.dual_homing"
+    assert "out-of-band" in finding.message

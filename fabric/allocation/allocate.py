@@ -186,7 +186,7 @@ def _routed_links(design: Design, topo: Topology) -> list[tuple[str, Link]]:
         for ft in _ethernet(topo)
         if design.spec.dual_homing(ft.name) == "host_routing"
         for link in ft.links
-        if link.tier == Tier.NODE_LEAF
+        if link.tier == Tier.NODE_LEAF and topo.devices[link.a].layer == Layer.NODE  # not a switch's management port
     ]
 
 

@@ -309,7 +309,7 @@ class _IntentBuilder:
             mine_a = link.a == name
             peer_device, peer_port = (link.b, link.b_port) if mine_a else (link.a, link.a_port)
             purpose = "p2p"
-            if link.tier == Tier.NODE_LEAF and routed_nodes:
+            if link.tier == Tier.NODE_LEAF and routed_nodes and self.topology.devices[link.a].layer == Layer.NODE:
                 role, purpose = "downlink", "host-p2p"  # a routed link with a BGP session to the node
             elif link.tier == Tier.NODE_LEAF:
                 role = "server"
@@ -414,7 +414,7 @@ class _IntentBuilder:
             return None  # the plan failed (its findings say why)
         neighbors = []
         for link in links:
-            if link.tier == Tier.NODE_LEAF and not routed_nodes:
+            if link.tier == Tier.NODE_LEAF and not (routed_nodes and self.topology.devices[link.a].layer == Layer.NODE):
                 continue
             purpose = "host-p2p" if link.tier == Tier.NODE_LEAF else "p2p"
             mine, peer, peer_port = (

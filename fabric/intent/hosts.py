@@ -14,7 +14,7 @@ from ipaddress import IPv4Address, IPv6Address
 
 from fabric.allocation.allocate import AddressRow, Interface, Plan
 from fabric.intent.ethernet import Neighbor
-from fabric.model.kinds import Tier
+from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import Link, Topology
 from fabric.spec.loader import Design
 
@@ -78,7 +78,7 @@ def build_hosts(design: Design, topology: Topology, plan: Plan) -> dict[str, Hos
         if spec.dual_homing(key) != "host_routing":
             continue
         for link in ft.links:
-            if link.tier == Tier.NODE_LEAF:
+            if link.tier == Tier.NODE_LEAF and topology.devices[link.a].layer == Layer.NODE:
                 links[link.a].append((key, link))
     out: dict[str, HostIntent] = {}
     for asn_row in plan.asns:
