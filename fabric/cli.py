@@ -597,7 +597,8 @@ def lab_up(
     for device, ns in sorted(plan.switches.items()):
         print(f"  ip netns exec {ns} bash    |  vtysh --vty_socket {lab.switch_dir(device)}")
     for device, ns in sorted(plan.hosts.items()):
-        print(f"  ip netns exec {ns} bash    # server {device}")
+        routing = f"  |  vtysh --vty_socket {lab.switch_dir(device)}" if device in plan.bgp_hosts else ""
+        print(f"  ip netns exec {ns} bash    # server {device}{routing}")
     print("`fabric lab status` shows sessions and ECMP width; `fabric lab down` removes it all.")
 
 
