@@ -192,3 +192,23 @@ def test_the_lab_plans_routing_servers_from_their_generated_files() -> None:
     # the plain lab is planned as before: bridged servers with a default gateway
     lab = plan_lab(built("lab"), prefix="x-")
     assert not lab.bgp_hosts and len(lab.bridges) == 4 and lab.host_routes["x-h-srv1"]
+
+
+def test_server_asns_must_not_meet_another_fabrics_switches() -> None:
+    def storage(data: dict[str, Any]) -> None:
+        fabric = dict(data["fabrics"]["compute"])
+        fabric.pop("dual_homing")
+        fabric["role"] = "storage"
+        fabric["naming"] = {"leaf": "sleaf{index}", "spine": "sspine{index}"}
+        fabric["asn"] = {"spine": 64600, "leaf_start": 4210000002}  # srv3's ASN
+        data["fabrics"]["store"] = fabric
+
+    build = variant("lab-dual", storage)
+    found = [f for f in build.errors if f.code == "duplicate-asn"]
+    assert [(f.path, f.message) for f in found] == [
+        (
+            "asn.host_start",
+            "2 nodes that route on the host share their ASN with switches of another fabric: "
+            "srv3 and store-sleaf1 (4210000002), srv4 and store-sleaf2 (4210000003)",
+        )
+    ]
