@@ -665,7 +665,8 @@ def lab_up(
     prefix: PrefixOpt = "fab-",
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for convergence (0: do not wait).")] = 90,
 ) -> None:
-    """Boot the fabric: a namespace per switch and server, veth pairs as cabled, zebra and bgpd per switch."""
+    """Boot the fabric: a namespace per switch and server, veth pairs as cabled, zebra and bgpd per switch (and per
+    server that routes on the host)."""
     from fabric.tools.lab import Lab, LabError, plan_lab, preflight, running_labs
 
     result = _run(spec, False)
@@ -676,7 +677,7 @@ def lab_up(
     try:
         plan = plan_lab(result, fabric, prefix)
         links = sum(1 for w in plan.wires if w.a_ns in plan.switches.values())
-        preflight(len(plan.switches), links)
+        preflight(len(plan.switches) + len(plan.bgp_hosts), links)  # a routing server runs FRR as a switch does
         if result.name in running_labs():
             raise LabError(f"a lab of {result.name} is running already: `fabric lab down {spec or ''}`".rstrip())
         lab = Lab(plan, _lab_dir(result.name))
@@ -701,7 +702,8 @@ def lab_up(
     for device, ns in sorted(plan.switches.items()):
         print(f"  ip netns exec {ns} bash    |  vtysh --vty_socket {lab.switch_dir(device)}")
     for device, ns in sorted(plan.hosts.items()):
-        print(f"  ip netns exec {ns} bash    # server {device}")
+        routing = f"  |  vtysh --vty_socket {lab.switch_dir(device)}" if device in plan.bgp_hosts else ""
+        print(f"  ip netns exec {ns} bash    # server {device}{routing}")
     print("`fabric lab status` shows sessions and ECMP width; `fabric lab down` removes it all.")
 
 

@@ -22,6 +22,7 @@ from fabric.analysis.figures import FabricFigures, fabric_figures
 from fabric.intent.checks import run_intent_checks
 from fabric.intent.context import IntentContext
 from fabric.intent.ethernet import DeviceIntent, build_intents
+from fabric.intent.hosts import HostIntent, build_hosts
 from fabric.intent.infiniband import IbPlan, build_infiniband
 from fabric.model.findings import Finding, Severity, sort_findings
 from fabric.model.topology import Topology
@@ -41,6 +42,7 @@ class Build:
     infiniband: IbPlan = field(
         default_factory=IbPlan
     )  # per InfiniBand subnet: GUIDs, ftree roles, SM hosts, partitions
+    hosts: Mapping[str, HostIntent] = field(default_factory=dict)  # per node that routes on the host
 
     @property
     def name(self) -> str:
@@ -75,5 +77,12 @@ def build_fabric(spec: Design | str | Path) -> Build:
         *(locate(design.doc, f) for f in intent_findings),
     ]
     return Build(
-        design, topology, figures, plan, tuple(sort_findings(findings)), intents.devices, infiniband=infiniband
+        design,
+        topology,
+        figures,
+        plan,
+        tuple(sort_findings(findings)),
+        intents.devices,
+        infiniband=infiniband,
+        hosts=build_hosts(design, topology, plan),
     )

@@ -125,7 +125,8 @@ def test_generated_configs_bring_the_fabric_up(booted: tuple[Lab, float], record
 
 
 def _frr_configs() -> list[tuple[str, bytes]]:
-    """Every frr.conf of every design whose Ethernet switches run FRR (FRR on Linux, SONiC), both BGP styles."""
+    """Every frr.conf of every design whose Ethernet switches run FRR (FRR on Linux, SONiC), both BGP styles, and
+    lab-dual's servers' hosts/<node>/frr.conf."""
     out = []
     for design in ETHERNET_DESIGNS:
         for platform in ("frr", "sonic"):
@@ -133,6 +134,10 @@ def _frr_configs() -> list[tuple[str, bytes]]:
                 for path, data in render_all(on_platform(design, platform, unnumbered)).items():
                     if path.endswith("/frr.conf"):
                         out.append((f"{design}/{platform}/{'unnumbered' if unnumbered else 'numbered'}/{path}", data))
+    for unnumbered in (False, True):  # servers that route on the host, and their leaves
+        for path, data in render_all(on_platform("lab-dual", "frr", unnumbered)).items():
+            if path.endswith("/frr.conf"):
+                out.append((f"lab-dual/frr/{'unnumbered' if unnumbered else 'numbered'}/{path}", data))
     return out
 
 

@@ -46,6 +46,10 @@ NOT_GOLDEN = (".svg", ".png", ".xlsx", "report.html")
 LAB_FILES = sorted(n for n in render_all(built("lab")) if not n.endswith(NOT_GOLDEN))
 
 
+LAB_DUAL = render_all(built("lab-dual"))  # servers routing on the host: hosts/<node>/… and routed leaf ports
+LAB_DUAL_FILES = sorted(n for n in LAB_DUAL if not n.endswith(NOT_GOLDEN))
+
+
 LAB_IB = render_all(built("lab-ib"))  # summary.json names the spec by its file name, wherever the build ran
 LAB_IB_FILES = sorted(n for n in LAB_IB if not n.endswith(NOT_GOLDEN))
 
@@ -53,6 +57,11 @@ LAB_IB_FILES = sorted(n for n in LAB_IB if not n.endswith(NOT_GOLDEN))
 @pytest.mark.parametrize("name", LAB_FILES)
 def test_lab_outputs_golden(name: str, golden) -> None:  # type: ignore[no-untyped-def]
     golden(GOLDEN / "lab" / name, render_all(built("lab"))[name].decode())
+
+
+@pytest.mark.parametrize("name", LAB_DUAL_FILES)
+def test_lab_dual_outputs_golden(name: str, golden) -> None:  # type: ignore[no-untyped-def]
+    golden(GOLDEN / "lab-dual" / name, LAB_DUAL[name].decode())
 
 
 @pytest.mark.parametrize("name", LAB_IB_FILES)
@@ -64,6 +73,8 @@ def test_every_golden_output_is_still_rendered(golden_set) -> None:  # type: ign
     assert len(LAB_FILES) >= 18 and len(LAB_IB_FILES) >= 14  # what the lab designs render today, at least
     golden_set(GOLDEN / "lab", LAB_FILES)
     golden_set(GOLDEN / "lab-ib", LAB_IB_FILES)
+    assert len([n for n in LAB_DUAL_FILES if n.startswith("hosts/")]) == 8  # frr.conf and netplan.yaml per server
+    golden_set(GOLDEN / "lab-dual", LAB_DUAL_FILES)
 
 
 def test_lab_ib_writes_the_subnet_manager_files() -> None:

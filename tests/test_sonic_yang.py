@@ -40,9 +40,9 @@ def _config_dbs(design: str, unnumbered: bool) -> dict[str, dict[str, Any]]:
     }
 
 
-# and the Tomahawk 5 design, on its own platform (SONiC), with its HwSKU and lane map
+# and the Tomahawk 5 design, on its own platform (SONiC), with its HwSKU and lane map; and servers routing on the host
 @pytest.mark.parametrize("unnumbered", [False, True], ids=["numbered", "unnumbered"])
-@pytest.mark.parametrize("design", (*ETHERNET_DESIGNS, "sonic-th5-512"))
+@pytest.mark.parametrize("design", (*ETHERNET_DESIGNS, "sonic-th5-512", "lab-dual"))
 def test_every_rendered_config_db_validates(models: tuple[Path, str], design: str, unnumbered: bool) -> None:
     directory, yanglint = models
     dbs = _config_dbs(design, unnumbered)

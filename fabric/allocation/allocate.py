@@ -7,7 +7,10 @@ Addresses (Ethernet fabrics only; InfiniBand fabrics get management addresses on
 - one subnet per leaf sized for all its down ports plus a gateway (`.1`, interface `servers`),
   node ports numbered from `.2` in port order; one /64 per leaf in IPv6; out-of-band leaves take theirs
   from the management pool, and what they connect (BMCs, switch management ports) its address there;
-- a management address for every other switch management port and BMC (`.1` of the pool is the gateway).
+- a management address for every other switch management port and BMC (`.1` of the pool is the gateway);
+- fabrics with `dual_homing: host_routing`: no server subnets; each node port is a routed link (a /31 and /127
+  from the link pools after the switch links, the leaf taking the even address; none when unnumbered), and each
+  such node a /32 (and /128) loopback after the switches' and a private ASN from `asn.host_start`.
 A pool that is too small is a finding that says how much is needed and how much the pool has.
 """
 
@@ -42,7 +45,7 @@ class AddressRow:
     address: Interface  # address and prefix length
     peer_device: str
     peer_interface: str
-    purpose: str  # loopback | p2p | server-gateway | server | mgmt
+    purpose: str  # loopback | p2p | server-gateway | server | mgmt | host-loopback | host-p2p
     fabric: str
 
 
@@ -163,7 +166,36 @@ def _allocate_asns(design: Design, topo: Topology) -> tuple[list[AsnRow], list[F
             next_leaf = leaf_asn
         findings.extend(_asn_findings(key, fabric_rows))
         rows.extend(fabric_rows)
+    host_rows: list[AsnRow] = []
+    next_host: dict[int, int] = {}  # host_start → next ASN of the plan that starts there
+    for key, node in _routed_nodes(design, topo):
+        plan = spec.fabrics[key].asn or spec.asn
+        asn = next_host.get(plan.host_start, plan.host_start)
+        next_host[plan.host_start] = asn + 1
+        host_rows.append(AsnRow(node, key, Layer.NODE, asn, ""))
+    for key in dict.fromkeys(r.fabric for r in host_rows):
+        findings.extend(_asn_findings(key, [r for r in host_rows if r.fabric == key]))
+    rows.extend(host_rows)
     return rows, findings
+
+
+def _routed_links(design: Design, topo: Topology) -> list[tuple[str, Link]]:
+    """(fabric, node-leaf link) of every fabric whose nodes route on the host, in fabric and link order."""
+    return [
+        (ft.name, link)
+        for ft in _ethernet(topo)
+        if design.spec.dual_homing(ft.name) == "host_routing"
+        for link in ft.links
+        if link.tier == Tier.NODE_LEAF and topo.devices[link.a].layer == Layer.NODE  # not a switch's management port
+    ]
+
+
+def _routed_nodes(design: Design, topo: Topology) -> list[tuple[str, str]]:
+    """(first fabric, node) of every node that routes on the host, in order of its first link."""
+    first: dict[str, str] = {}
+    for fabric, link in _routed_links(design, topo):
+        first.setdefault(link.a, fabric)
+    return [(fabric, node) for node, fabric in first.items()]
 
 
 def _ethernet(topo: Topology) -> list[FabricTopology]:
@@ -182,16 +214,25 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
     ethernet = _ethernet(topo)
     # loopbacks
     switches = [(ft.name, s) for ft in ethernet for s in _layer_order(ft, topo.devices)]
+    routed_nodes = _routed_nodes(design, topo)
     lo_pool = Pool(pools.loopback, 32, first=1)
-    if len(switches) > lo_pool.capacity:
+    if len(switches) + len(routed_nodes) > lo_pool.capacity:
         findings.append(
-            _short("loopback", lo_pool.network, "loopback addresses", lo_pool.capacity, len(switches), spare=1)
+            _short(
+                "loopback",
+                lo_pool.network,
+                "loopback addresses",
+                lo_pool.capacity,
+                len(switches) + len(routed_nodes),
+                spare=1,
+            )
         )
     else:
-        for i, (fabric, name) in enumerate(switches):
+        for i, (fabric, name) in enumerate([*switches, *routed_nodes]):
             address = lo_pool.block(i)
             loopbacks[name] = str(address.network_address)
-            rows.append(AddressRow(name, "lo", _iface(_first(address), 32, 4), "", "", "loopback", fabric))
+            purpose = "loopback" if i < len(switches) else "host-loopback"
+            rows.append(AddressRow(name, "lo", _iface(_first(address), 32, 4), "", "", purpose, fabric))
             if v6_blocks is not None:
                 rows.append(
                     AddressRow(
@@ -200,7 +241,7 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
                         _iface(_first(v6_blocks.block(0)) + i + 1, 128, 6),
                         "",
                         "",
-                        "loopback",
+                        purpose,
                         fabric,
                     )
                 )
@@ -212,24 +253,29 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
         for link in ft.links
         if link.tier != Tier.NODE_LEAF
     ]
+    # then the routed node links (the leaf is `b`, the upper end, and takes the even address)
+    switch_links = len(numbered)
+    numbered += [(f, link) for f, link in _routed_links(design, topo) if not _unnumbered(design, f)]
     p2p_pool = Pool(pools.p2p, 31)
     if len(numbered) > p2p_pool.capacity:
         findings.append(_short("p2p", p2p_pool.network, "/31 links", p2p_pool.capacity, len(numbered), 2))
     else:
         for i, (fabric, link) in enumerate(numbered):
+            purpose = "p2p" if i < switch_links else "host-p2p"
             block = p2p_pool.block(i)
             upper, lower = _iface(_first(block), 31, 4), _iface(_first(block) + 1, 31, 4)
-            rows.append(AddressRow(link.b, link.b_port, upper, link.a, link.a_port, "p2p", fabric))
-            rows.append(AddressRow(link.a, link.a_port, lower, link.b, link.b_port, "p2p", fabric))
+            rows.append(AddressRow(link.b, link.b_port, upper, link.a, link.a_port, purpose, fabric))
+            rows.append(AddressRow(link.a, link.a_port, lower, link.b, link.b_port, purpose, fabric))
             if v6_blocks is not None:
                 base = _first(v6_blocks.block(1)) + 2 * i
-                rows.append(AddressRow(link.b, link.b_port, _iface(base, 127, 6), link.a, link.a_port, "p2p", fabric))
+                rows.append(AddressRow(link.b, link.b_port, _iface(base, 127, 6), link.a, link.a_port, purpose, fabric))
                 rows.append(
-                    AddressRow(link.a, link.a_port, _iface(base + 1, 127, 6), link.b, link.b_port, "p2p", fabric)
+                    AddressRow(link.a, link.a_port, _iface(base + 1, 127, 6), link.b, link.b_port, purpose, fabric)
                 )
     # server subnets; an out-of-band fabric's leaves get theirs from the management pool, and its endpoints
     # (BMCs, switch management ports) their management address in them
-    data_leaves = _leaf_ports(topo, [ft for ft in ethernet if ft.role != "oob"])
+    bridged = [ft for ft in ethernet if ft.role != "oob" and design.spec.dual_homing(ft.name) == "none"]
+    data_leaves = _leaf_ports(topo, bridged)
     oob_leaves = _leaf_ports(topo, [ft for ft in ethernet if ft.role == "oob"])
     if data_leaves:
         prefix = pools.server_prefix or _subnet_prefix(data_leaves, ethernet)

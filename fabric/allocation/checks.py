@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from fabric.allocation.allocate import Plan
+from fabric.allocation.allocate import AsnRow, Plan
 from fabric.analysis.checks import Context
 from fabric.model.findings import Finding, error
 from fabric.model.kinds import Layer
@@ -27,7 +27,7 @@ def check_unique_asns(ctx: PlanContext) -> Iterator[Finding]:
     """Within a fabric, only switches that share a tier (and pod) may share an ASN."""
     by_fabric: dict[str, dict[int, set[tuple[str, str]]]] = defaultdict(lambda: defaultdict(set))
     for row in ctx.plan.asns:
-        group = "leaf:" + row.device if row.layer == Layer.LEAF else row.layer
+        group = row.device if row.layer in (Layer.LEAF, Layer.NODE) else row.layer  # each leaf, each routed node
         by_fabric[row.fabric][row.asn].add((group, row.device))
     for fabric, asns in by_fabric.items():
         for asn, owners in sorted(asns.items()):
@@ -40,6 +40,23 @@ def check_unique_asns(ctx: PlanContext) -> Iterator[Finding]:
                     f"ASN {asn} is given to switches of different tiers or leaves: {_list(devices)}",
                     "move leaf_start, spine or core so the ranges do not overlap",
                 )
+    # a node that routes on the host may peer with leaves of any fabric: its ASN must be its alone
+    holders: dict[int, list[AsnRow]] = defaultdict(list)
+    for row in ctx.plan.asns:
+        holders[row.asn].append(row)
+    clashes = [
+        f"{row.device} and {_list(sorted(r.device for r in holders[row.asn] if r is not row))} ({row.asn})"
+        for row in ctx.plan.asns
+        if row.layer == Layer.NODE and len({r.fabric for r in holders[row.asn]}) > 1  # one fabric: reported above
+    ]
+    if clashes:
+        yield error(
+            "duplicate-asn",
+            "asn.host_start",
+            f"{len(clashes)} nodes that route on the host share their ASN with switches of another fabric: "
+            f"{_list(clashes, 3)}",
+            "move host_start (or that fabric's leaf_start) so the ranges do not overlap",
+        )
     seen: dict[int, str] = {}
     for row in ctx.plan.asns:
         if row.layer == Layer.LEAF:

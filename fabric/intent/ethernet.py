@@ -38,7 +38,7 @@ class PortIntent:
     lanes: tuple[int, ...]  # electrical lanes (SONiC PORT.lanes)
     mtu: int
     admin_up: bool
-    role: str  # uplink | downlink | server | unused
+    role: str  # uplink | downlink (also a routed node port, `dual_homing: host_routing`) | server | unused
     peer_device: str = ""
     peer_port: str = ""
     ipv4: Interface | None = None  # address and prefix of a numbered switch link
@@ -239,6 +239,12 @@ class _IntentBuilder:
         for r in plan.addresses:
             if r.purpose in ("server-gateway", "mgmt-gateway") and r.address.version == 4:
                 self.subnet_prefix.setdefault(r.fabric, r.address.network.prefixlen)
+        # fabric → the most links one routed node has in it (the paths to its loopback)
+        self.routed_width: dict[str, int] = {}
+        for key, ft in topology.fabrics.items():
+            if design.spec.dual_homing(key) == "host_routing":
+                per_node = Counter(link.a for link in ft.links if link.tier == Tier.NODE_LEAF)
+                self.routed_width[key] = max(per_node.values(), default=0)
         self.cable_m: dict[tuple[str, str], float | None] = {}
         for cable in plan.cables:
             self.cable_m[(cable.link.a, cable.link.a_port)] = cable.length_m
@@ -290,6 +296,7 @@ class _IntentBuilder:
         used = {(link.a_port if link.a == name else link.b_port): link.speed_gbps for link in links}
         peers: dict[str, Link] = {(link.a_port if link.a == name else link.b_port): link for link in links}
         unnumbered = fabric.routing is not None and fabric.routing.bgp_unnumbered
+        routed_nodes = spec.dual_homing(key) == "host_routing"
         ports = []
         server_members = []
         for port, cage, sub, breakout, speed, lane, lanes in _layout(model, platform, used):
@@ -301,7 +308,10 @@ class _IntentBuilder:
                 continue
             mine_a = link.a == name
             peer_device, peer_port = (link.b, link.b_port) if mine_a else (link.a, link.a_port)
-            if link.tier == Tier.NODE_LEAF:
+            purpose = "p2p"
+            if link.tier == Tier.NODE_LEAF and routed_nodes and self.topology.devices[link.a].layer == Layer.NODE:
+                role, purpose = "downlink", "host-p2p"  # a routed link with a BGP session to the node
+            elif link.tier == Tier.NODE_LEAF:
                 role = "server"
                 server_members.append(port)
             else:
@@ -319,8 +329,8 @@ class _IntentBuilder:
                     role,
                     peer_device,
                     peer_port,
-                    None if unnumbered or role == "server" else self._address(name, port, "p2p", 4),
-                    None if unnumbered or role == "server" else self._address(name, port, "p2p", 6),
+                    None if unnumbered or role == "server" else self._address(name, port, purpose, 4),
+                    None if unnumbered or role == "server" else self._address(name, port, purpose, 6),
                     self.cable_m.get((name, port)),
                 )
             )
@@ -356,7 +366,7 @@ class _IntentBuilder:
             loopback_v6=loopback_v6,
             ports=tuple(ports),
             servers=servers,
-            bgp=self._bgp(key, ft, name, links, loopback_v4, loopback_v6, servers, unnumbered),
+            bgp=self._bgp(key, ft, name, links, loopback_v4, loopback_v6, servers, unnumbered, routed_nodes),
             mtu=mtu,
             lldp=True,
             ntp=tuple(spec.management.ntp),
@@ -397,22 +407,24 @@ class _IntentBuilder:
         loopback_v6: Interface | None,
         servers: ServerSubnet | None,
         unnumbered: bool,
+        routed_nodes: bool = False,
     ) -> BgpIntent | None:
         asn = self.asn.get(name)
         if asn is None or loopback_v4 is None:
             return None  # the plan failed (its findings say why)
         neighbors = []
         for link in links:
-            if link.tier == Tier.NODE_LEAF:
+            if link.tier == Tier.NODE_LEAF and not (routed_nodes and self.topology.devices[link.a].layer == Layer.NODE):
                 continue
+            purpose = "host-p2p" if link.tier == Tier.NODE_LEAF else "p2p"
             mine, peer, peer_port = (
                 (link.a_port, link.b, link.b_port) if link.a == name else (link.b_port, link.a, link.a_port)
             )
             if unnumbered:
                 neighbors.append(Neighbor(mine, mine, self.asn.get(peer), peer, peer_port))
                 continue
-            peer_ip = self._address(peer, peer_port, "p2p", 4)
-            local_ip = self._address(name, mine, "p2p", 4)
+            peer_ip = self._address(peer, peer_port, purpose, 4)
+            local_ip = self._address(name, mine, purpose, 4)
             if peer_ip is None:
                 continue
             neighbors.append(
@@ -442,13 +454,14 @@ class _IntentBuilder:
             allowed_v6 = (PrefixRule(IPv6Network((v6.network_address, 64)), 128, None), PrefixRule(v6, 64, 64))
         networks = tuple(a.network for a in (loopback_v4, servers.gateway_v4 if servers else None) if a)
         networks_v6 = tuple(a.network for a in (loopback_v6, servers.gateway_v6 if servers else None) if a)
+        # routed nodes: a node's loopback is reached over each of its leaves, whose AS paths differ
         return BgpIntent(
             asn=asn,
             router_id=loopback_v4.ip,
             unnumbered=unnumbered,
             neighbors=tuple(neighbors),
-            multipath_relax=len(remote_up) > 1 or self._scheme(key) == "unique",
-            maximum_paths=_maximum_paths(name, links),
+            multipath_relax=len(remote_up) > 1 or self._scheme(key) == "unique" or routed_nodes,
+            maximum_paths=max(_maximum_paths(name, links), self.routed_width.get(key, 0) if routed_nodes else 0),
             networks=networks,
             networks_v6=networks_v6,
             allowed=allowed,

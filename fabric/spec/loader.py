@@ -271,6 +271,13 @@ def _cross_references(spec: _Parts, catalog: Catalog) -> Iterator[Finding]:
             )
     for key, fabric in spec.fabrics.items():
         fpath = f"fabrics.{key}"
+        if fabric.dual_homing not in (None, "none") and (fabric.role or key) == "oob":
+            yield error(
+                "spec-invalid",
+                f"{fpath}.dual_homing",
+                f"fabric `{key}` is out-of-band: its ports are management addresses, they do not route",
+                "drop `dual_homing` here; set it on the in-band, compute or storage fabric",
+            )
         if fabric.role is None and key not in FABRIC_ROLES:
             yield error(
                 "spec-missing",

@@ -856,6 +856,13 @@ class AsnPlan(StrictModel):
         description="Spines' ASN in 2 tiers; pod p's spines get `spine + p - 1` in 3 tiers (`unique`: first spine's).",
     )
     leaf_start: Int = Field(default=65100, ge=1, le=4294967294, description="First leaf ASN; leaves count up.")
+    host_start: Int = Field(
+        default=4210000000,
+        ge=1,
+        le=4294967294,
+        description="`dual_homing: host_routing`: the first server's ASN; every routed server has its own, counting "
+        "up across fabrics in attach order.",
+    )
 
 
 _RESERVED_V4 = tuple(IPv4Network(n) for n in ("0.0.0.0/8", "127.0.0.0/8", "224.0.0.0/3"))
@@ -1071,11 +1078,19 @@ class Fabric(StrictModel):
         "wins). Default: the catalog model's platform.",
     )
     asn: AsnPlan | None = Field(default=None, description="Per-fabric ASN plan; default: the design's `asn`.")
+    dual_homing: Literal["none", "host_routing"] | None = Field(
+        default=None,
+        description="How a node's ports on this Ethernet fabric work together. `none`: each port is an address in "
+        "its leaf's server subnet (one default gateway per port, no failover). `host_routing`: each port is a "
+        "routed link (a /31, or unnumbered) with its own eBGP session to its leaf; the node gets a loopback and a "
+        "private ASN and advertises the loopback, so it stays reachable while any one link is up (fabric writes "
+        "`hosts/<node>/frr.conf` and `netplan.yaml`). Default: `none` on every role.",
+    )
 
     @model_validator(mode="after")
     def _technology_fields(self) -> Fabric:
         if self.technology == "infiniband":
-            for name in ("routing", "qos", "mtu", "asn", "platform"):
+            for name in ("routing", "qos", "mtu", "asn", "platform", "dual_homing"):
                 if getattr(self, name) is not None:
                     raise ValueError(f"`{name}` applies to Ethernet fabrics only")
         elif self.infiniband is not None:
@@ -1282,6 +1297,14 @@ class Spec(StrictModel):
         if fabric.role:
             return fabric.role
         return next((r for r in get_args(Role) if r == key), "compute")
+
+    def dual_homing(self, key: str) -> str:
+        """How the nodes of fabric `key` use their ports: `none` or `host_routing` (default `none`; an
+        out-of-band fabric's ports are management addresses, so it is always `none`)."""
+        fabric = self.fabrics[key]
+        if fabric.technology != "ethernet" or self.fabric_role(key) == "oob":
+            return "none"
+        return fabric.dual_homing or "none"
 
 
 # pydantic leaves the bounds of an optional constrained number (`Int | None = Field(ge=1)`) as its own

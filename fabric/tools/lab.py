@@ -1,10 +1,11 @@
 """A live digital twin: boot a fabric's generated FRR configs in Linux network namespaces.
 
 One namespace per switch and per server, veth pairs wired exactly as the cabling plan says, zebra and
-bgpd per switch loading the switch's generated frr.conf. Everything a lab creates is written to its
-state file first, so `down` (or a test's teardown) removes exactly that, also after a failure. Only
-addresses inside the lab's own namespaces are used. Facts on running FRR this way:
-shared/reference/frr-netns.md.
+bgpd per switch loading the switch's generated frr.conf; a server that routes on the host (`dual_homing:
+host_routing`) gets the addresses of its generated netplan.yaml and runs zebra and bgpd on its frr.conf.
+Everything a lab creates is written to its state file first, so `down` (or a test's teardown) removes
+exactly that, also after a failure. Only addresses inside the lab's own namespaces are used. Facts on
+running FRR this way: shared/reference/frr-netns.md.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from ipaddress import ip_interface
 from pathlib import Path
+
+import yaml
 
 from fabric.model.kinds import Layer, Tier
 from fabric.pipeline import Build
@@ -140,6 +143,8 @@ class LabPlan:
     switch_addresses: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # for platforms whose
     # frr.conf does not carry addresses (SONiC): the lab applies the plan's, as SONiC's intfmgrd would
     configs: dict[str, bytes] = field(default_factory=dict)  # device → frr.conf
+    bgp_hosts: dict[str, str] = field(default_factory=dict)  # servers that route on the host → namespace
+    host_prefixes: dict[str, list[str]] = field(default_factory=dict)  # routing server → its loopback
     leaves: list[str] = field(default_factory=list)
     spines: list[str] = field(default_factory=list)
     expected_peers: dict[str, int] = field(default_factory=dict)
@@ -171,13 +176,21 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
         if link.tier == Tier.NODE_LEAF:
             lab.hosts.setdefault(link.a, prefix + "h-" + link.a)
             lab.wires.append(Wire(lab.hosts[link.a], link.a_port, lab.switches[link.b], link.b_port, 9000))
-            lab.bridges.setdefault(lab.switches[link.b], []).append(link.b_port)
+            routed = f"hosts/{link.a}/frr.conf" in files
+            if routed and link.a not in lab.bgp_hosts:
+                lab.bgp_hosts[link.a] = lab.hosts[link.a]
+                lab.configs[link.a] = files[f"hosts/{link.a}/frr.conf"]
+                lab.host_addresses[lab.hosts[link.a]] = _netplan_addresses(files[f"hosts/{link.a}/netplan.yaml"])
+                lab.expected_peers[link.a] = len(build.hosts[link.a].neighbors)
+                lab.host_prefixes[link.a] = [str(build.hosts[link.a].loopback_v4.network)]
+            elif not routed:
+                lab.bridges.setdefault(lab.switches[link.b], []).append(link.b_port)
         else:
             lab.wires.append(Wire(lab.switches[link.a], link.a_port, lab.switches[link.b], link.b_port, 9216))
     for row in build.plan.addresses:
         if row.fabric != fabric:
             continue
-        if row.purpose == "server" and row.device in lab.hosts:
+        if row.purpose == "server" and row.device in lab.hosts and row.device not in lab.bgp_hosts:
             lab.host_addresses.setdefault(lab.hosts[row.device], []).append((row.interface, str(row.address)))
         elif row.device in lab.switches and intents[row.device].platform != "frr" and row.purpose != "mgmt":
             interface = "lo" if row.interface == "lo" else row.interface
@@ -204,6 +217,16 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
     return lab
 
 
+def _netplan_addresses(text: bytes) -> list[tuple[str, str]]:
+    """(interface, CIDR) of every address a generated netplan file gives, as `netplan apply` would set them."""
+    data = yaml.safe_load(text)
+    return [
+        (name, str(address))
+        for name, entry in data["network"]["ethernets"].items()
+        for address in entry.get("addresses", ())
+    ]
+
+
 # --------------------------------------------------------------------------------------------- running
 
 
@@ -225,6 +248,8 @@ class Lab:
             "namespaces": self.created_ns,
             "switches": self.plan.switches,
             "hosts": self.plan.hosts,
+            "bgp_hosts": self.plan.bgp_hosts,
+            "host_prefixes": self.plan.host_prefixes,
             "leaves": self.plan.leaves,
             "expected_peers": self.plan.expected_peers,
             "leaf_prefixes": self.plan.leaf_prefixes,
@@ -287,9 +312,10 @@ class Lab:
             for gateway in gateways:
                 family = "-6" if ":" in gateway else "-4"
                 run("ip", "-n", ns, family, "route", "add", "default", "via", gateway)
-        for device, ns in self.plan.switches.items():
+        routers = {**self.plan.switches, **self.plan.bgp_hosts}
+        for device, ns in routers.items():
             self._start_frr(device, ns)
-        for device, ns in self.plan.switches.items():
+        for device, ns in routers.items():
             d = self.switch_dir(device)
             run("ip", "netns", "exec", ns, "vtysh", "--vty_socket", str(d), "--config_dir", str(d), "-b", timeout=60)
         return time.monotonic() - start
@@ -350,9 +376,12 @@ class Lab:
 
 @dataclass
 class LabStatus:
-    sessions: dict[str, tuple[int, int]]  # switch → (established, expected)
+    sessions: dict[str, tuple[int, int]]  # switch (and routing server) → (established, expected)
     ecmp: dict[str, dict[str, int]]  # leaf → remote prefix → installed next hops
     widths: dict[str, int]  # leaf → its uplinks (the width every remote prefix should have)
+    # routing servers: server → another server's loopback → installed next hops (full width: one per leaf)
+    host_ecmp: dict[str, dict[str, int]] = field(default_factory=dict)
+    host_widths: dict[str, int] = field(default_factory=dict)
 
     @property
     def converged(self) -> bool:
@@ -360,7 +389,7 @@ class LabStatus:
             return False
         return all(
             all(w == self.widths[leaf] for w in routes.values()) and routes for leaf, routes in self.ecmp.items()
-        )
+        ) and all(all(w == self.host_widths[host] for w in routes.values()) for host, routes in self.host_ecmp.items())
 
     def describe(self) -> str:
         lines = ["switch      sessions", *(f"{s:<11} {up}/{want}" for s, (up, want) in sorted(self.sessions.items()))]
@@ -368,13 +397,18 @@ class LabStatus:
         for leaf, routes in sorted(self.ecmp.items()):
             for prefix, width in sorted(routes.items()):
                 lines.append(f"{leaf:<11} {prefix:<27} {width}/{self.widths[leaf]}")
+        if self.host_ecmp:
+            lines.append("server      loopback                    ECMP width")
+        for host, routes in sorted(self.host_ecmp.items()):
+            for prefix, width in sorted(routes.items()):
+                lines.append(f"{host:<11} {prefix:<27} {width}/{self.host_widths[host]}")
         return "\n".join(lines)
 
 
 def lab_status(state_dir: Path) -> LabStatus:
     state = json.loads((state_dir / "state.json").read_text())
     sessions: dict[str, tuple[int, int]] = {}
-    for device in state["switches"]:
+    for device in [*state["switches"], *state.get("bgp_hosts", {})]:
         try:
             summary = json.loads(vty(state_dir / device / "bgpd.vty", "show bgp ipv4 unicast summary json") or "{}")
         except (OSError, json.JSONDecodeError):
@@ -384,19 +418,35 @@ def lab_status(state_dir: Path) -> LabStatus:
         sessions[device] = (up, state["expected_peers"][device])
     ecmp: dict[str, dict[str, int]] = defaultdict(dict)
     for leaf in state["leaves"]:
-        try:
-            routes = json.loads(vty(state_dir / leaf / "zebra.vty", "show ip route bgp json") or "{}")
-        except (OSError, json.JSONDecodeError):
-            routes = {}
-        for other, prefixes in state["leaf_prefixes"].items():
-            if other == leaf:
-                continue
-            for prefix in prefixes:
-                entries = routes.get(prefix, [])
-                installed = [e for e in entries if e.get("selected") and e.get("installed")]
-                hops = [h for e in installed for h in e.get("nexthops", []) if h.get("fib") and h.get("active")]
-                ecmp[leaf][prefix] = len(hops)
-    return LabStatus(sessions, dict(ecmp), {leaf: state["uplinks"][leaf] for leaf in state["leaves"]})
+        ecmp[leaf] = _installed(state_dir / leaf, state["leaf_prefixes"], leaf)
+    host_ecmp = {
+        host: _installed(state_dir / host, state["host_prefixes"], host) for host in state.get("bgp_hosts", {})
+    }
+    return LabStatus(
+        sessions,
+        dict(ecmp),
+        {leaf: state["uplinks"][leaf] for leaf in state["leaves"]},
+        host_ecmp,
+        {host: state["expected_peers"][host] for host in host_ecmp},
+    )
+
+
+def _installed(device_dir: Path, prefixes: Mapping[str, list[str]], me: str) -> dict[str, int]:
+    """Every other device's prefixes → the next hops `me` has installed for it (0: none)."""
+    try:
+        routes = json.loads(vty(device_dir / "zebra.vty", "show ip route bgp json") or "{}")
+    except (OSError, json.JSONDecodeError):
+        routes = {}
+    out: dict[str, int] = {}
+    for other, theirs in prefixes.items():
+        if other == me:
+            continue
+        for prefix in theirs:
+            entries = routes.get(prefix, [])
+            installed = [e for e in entries if e.get("selected") and e.get("installed")]
+            hops = [h for e in installed for h in e.get("nexthops", []) if h.get("fib") and h.get("active")]
+            out[prefix] = len(hops)
+    return out
 
 
 def alive(pid: int) -> bool:

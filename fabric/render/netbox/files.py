@@ -340,7 +340,7 @@ def _addresses(build: Build) -> Iterable[dict[str, object]]:
         yield {
             "address": row.address,
             "status": status,
-            "role": "loopback" if row.purpose == "loopback" else "",
+            "role": "loopback" if row.purpose in ("loopback", "host-loopback") else "",
             "device": row.device,
             "interface": row.interface,
             "description": f"{row.fabric} {row.purpose}",

@@ -1,0 +1,137 @@
+"""Per-node intent of nodes that route on the host (`dual_homing: host_routing`).
+
+Such a node has a loopback (/32, and /128) and a private ASN; each of its ports is a routed link with its own
+eBGP session to the leaf at the other end, and it advertises its loopback and nothing else, so it is reachable
+while any one of its links is up and never carries transit traffic. What the node's files say (FRR and
+netplan) is here, ready to print; the leaves' side of the same sessions is in their switch intent.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from ipaddress import IPv4Address, IPv6Address
+
+from fabric.allocation.allocate import AddressRow, Interface, Plan
+from fabric.intent.ethernet import Neighbor
+from fabric.model.kinds import Layer, Tier
+from fabric.model.topology import Link, Topology
+from fabric.spec.loader import Design
+
+HOST_MTU = 9000  # the jumbo frame servers use, under the switches' 9216 (room for the leaf's headers)
+PEER_GROUP = "FABRIC"
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    name: str
+    fabric: str
+    leaf: str
+    leaf_port: str
+    speed_gbps: int
+    mtu: int
+    ipv4: Interface | None  # numbered: the node's end of the /31 (the leaf has the even address)
+    ipv6: Interface | None
+
+    @property
+    def description(self) -> str:
+        return f"{self.leaf}:{self.leaf_port}"
+
+
+@dataclass(frozen=True)
+class HostIntent:
+    hostname: str
+    asn: int
+    router_id: IPv4Address | IPv6Address
+    loopback_v4: Interface
+    loopback_v6: Interface | None
+    ports: tuple[HostPort, ...]
+    neighbors: tuple[Neighbor, ...]  # one per port; unnumbered sessions are named by the port
+    unnumbered: bool  # every session runs over IPv6 link-local (then IPv6 unicast is exchanged too)
+    maximum_paths: int  # ECMP over all its leaves
+    password: str | None
+    design: str
+
+    @property
+    def has_secrets(self) -> bool:
+        return self.password is not None
+
+
+def build_hosts(design: Design, topology: Topology, plan: Plan) -> dict[str, HostIntent]:
+    """Every node that routes on the host, in the order of the plan's ASNs."""
+    spec = design.spec
+    passwords: dict[str, str | None] = {}  # fabric → its BGP password (a problem with it is the switches' finding)
+    for key, fabric in spec.fabrics.items():
+        if fabric.routing is not None and fabric.routing.bgp_password is not None:
+            passwords[key] = design.inputs.secrets[f"fabrics.{key}.routing.bgp_password"].value
+    asn = {r.device: r.asn for r in plan.asns}
+    addresses: dict[tuple[str, str, str], list[AddressRow]] = defaultdict(list)
+    for row in plan.addresses:
+        if row.purpose in ("host-loopback", "host-p2p"):
+            addresses[(row.device, row.interface, row.purpose)].append(row)
+
+    def address(device: str, interface: str, purpose: str, version: int) -> Interface | None:
+        return next((r.address for r in addresses[(device, interface, purpose)] if r.address.version == version), None)
+
+    links: dict[str, list[tuple[str, Link]]] = defaultdict(list)
+    for key, ft in topology.fabrics.items():
+        if spec.dual_homing(key) != "host_routing":
+            continue
+        for link in ft.links:
+            if link.tier == Tier.NODE_LEAF and topology.devices[link.a].layer == Layer.NODE:
+                links[link.a].append((key, link))
+    out: dict[str, HostIntent] = {}
+    for asn_row in plan.asns:
+        if asn_row.device not in links or asn_row.device in out:
+            continue
+        node = asn_row.device
+        loopback_v4 = address(node, "lo", "host-loopback", 4)
+        if loopback_v4 is None:
+            continue  # the plan failed (its findings say why)
+        ports: list[HostPort] = []
+        neighbors: list[Neighbor] = []
+        unnumbered = True
+        password: str | None = None
+        for key, link in links[node]:
+            fabric = spec.fabrics[key]
+            numbered = not (fabric.routing is not None and fabric.routing.bgp_unnumbered)
+            unnumbered = unnumbered and not numbered
+            password = password or passwords.get(key)
+            mine = address(node, link.a_port, "host-p2p", 4) if numbered else None
+            ports.append(
+                HostPort(
+                    link.a_port,
+                    key,
+                    link.b,
+                    link.b_port,
+                    link.speed_gbps,
+                    min(HOST_MTU, fabric.mtu or HOST_MTU),
+                    mine,
+                    address(node, link.a_port, "host-p2p", 6) if numbered else None,
+                )
+            )
+            if numbered:
+                leaf_ip = address(link.b, link.b_port, "host-p2p", 4)
+                if leaf_ip is None:
+                    continue
+                neighbors.append(
+                    Neighbor(
+                        str(leaf_ip.ip), link.a_port, asn.get(link.b), link.b, link.b_port, mine.ip if mine else None
+                    )
+                )
+            else:
+                neighbors.append(Neighbor(link.a_port, link.a_port, asn.get(link.b), link.b, link.b_port))
+        out[node] = HostIntent(
+            hostname=node,
+            asn=asn[node],
+            router_id=loopback_v4.ip,
+            loopback_v4=loopback_v4,
+            loopback_v6=address(node, "lo", "host-loopback", 6),
+            ports=tuple(ports),
+            neighbors=tuple(neighbors),
+            unnumbered=unnumbered,
+            maximum_paths=max(1, len({p.leaf for p in ports})),
+            password=password,
+            design=spec.name,
+        )
+    return out
