@@ -363,12 +363,32 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
         + f", power {cost['power_kw']:,.1f} kW (heat {cost['heat_kw']:,.1f} kW), TCO ${cost['tco_usd']:,.0f}"
         + (f" = ${cost['tco_per_gpu_hour_usd']:.2f} per GPU-hour" if cost["tco_per_gpu_hour_usd"] is not None else "")
     )
+    if data["job_bandwidth"] is not None:
+        console.print(_job_table(data["job_bandwidth"]))
     counts = _counts(result.findings)
     console.print(
         f"{counts['errors']} error(s), {counts['warnings']} warning(s), {counts['infos']} note(s)"
         + (" — run `fabric validate` for details" if len(result.findings) else "")
     )
     raise typer.Exit(1 if result.errors else 0)
+
+
+def _job_table(jobs: Mapping[str, Any]) -> Table:
+    title = f"Job bandwidth on {_shown(jobs['fabric'])}: Gb/s per GPU across a compact job's worst bisection"
+    table = Table(title=title)
+    for column in ("nodes", "GPUs", "within", "NIC", "intact", "worst failure"):
+        table.add_column(column, justify="left" if column == "within" else "right")
+    for job in jobs["jobs"]:
+        element = job["worst_single_failure"]
+        table.add_row(
+            f"{job['nodes']:,}",
+            f"{job['gpus']:,}",
+            _shown(job["span"] or "-"),
+            f"{job['nic_gbps_per_gpu']:g}",
+            f"{job['intact_gbps_per_gpu']:g} ({job['intact_pct']:g}%)",
+            f"{job['worst_single_failure_gbps_per_gpu']:g}" + (f" ({_shown(element)})" if element else ""),
+        )
+    return table
 
 
 @app.command()
