@@ -14,6 +14,8 @@ from functools import partial
 from fabric.plan.candidates import Candidate
 from fabric.plan.evaluate import Outcome, evaluate
 
+CONNECT_TIMEOUT_S = 30
+
 
 class SchedulerError(Exception):
     """The Dask scheduler cannot be used (distributed missing or unreachable)."""
@@ -49,7 +51,7 @@ def _dask(candidates: Sequence[Candidate], gpus: int, grow_to: int | None, addre
     except ImportError as exc:
         raise SchedulerError("--scheduler needs Dask: pip install 'fabric-netcompiler[dask]'") from exc
     try:
-        client = Client(address, timeout=30, set_as_default=False)
+        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise SchedulerError(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
     try:
