@@ -434,10 +434,7 @@ def _plan_table(data: Mapping[str, Any]) -> Table:
         table.add_column(column, justify="left" if column in ("design",) else "right", overflow="fold")
     for row in data["candidates"]:
         first = [str(row["rank"]), str(row["candidate"]), _shown(row["label"])]
-        if row["status"] == "fails":
-            table.add_row(
-                *first, f"[red]fails: {_shown(row['ruling_finding'] or '')}[/red]", *[""] * (len(columns) - 4)
-            )
+        if row["status"] == "fails":  # listed under the table with the finding that rules them out
             continue
         whole = row["job_bandwidth"][-1] if row["job_bandwidth"] else None
         cells = [
@@ -542,7 +539,16 @@ def plan(
     if as_json:
         print(json.dumps(data, indent=2))
     else:  # a wide table: print it whole rather than fold every cell into a narrow terminal
-        Console(soft_wrap=False, width=max(console.width, 200)).print(_plan_table(data))
+        wide = Console(soft_wrap=False, width=max(console.width, 200))
+        wide.print(_plan_table(data))
+        failing = [row for row in data["candidates"] if row["status"] == "fails"]
+        if failing:
+            wide.print(f"Ruled out ({len(failing)}):")
+            for row in failing:
+                wide.print(
+                    f"  #{row['rank']} candidate {row['candidate']} {_shown(row['label'])}: "
+                    f"{_shown(row['ruling_finding'] or 'invalid spec')}"
+                )
     passing = [r for r in ranked if r.status == "ok"]
     if write is not None:
         chosen = next((r for r in ranked if r.outcome.candidate.index + 1 == pick), None) if pick else None

@@ -174,3 +174,12 @@ def test_cli_plan_refuses_unknown_parts() -> None:
     result = runner.invoke(app, ["plan", "--gpus", "64", "--node", "dgx-z900", "--oversubscription", "x:1"])
     assert result.exit_code == 2
     assert "unknown node type 'dgx-z900'" in result.output and "--oversubscription 'x:1'" in result.output
+
+
+def test_cli_plan_table_lists_what_is_ruled_out_and_why() -> None:
+    args = ["plan", "--gpus", "4096", "--node", "dgx-h100", "--technology", "infiniband", "--switch", "qm9700"]
+    result = runner.invoke(app, [*args, "--rail", "yes", "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert "dgx-h100 / qm9700 / 3T rail SU32 / 1:1 @400G │ 4,096 │      128/128/64" in result.output
+    ruled_out = result.output.split("Ruled out (1):\n", 1)[1]
+    assert ruled_out.startswith("  #2 candidate 1 dgx-h100 / qm9700 / 2T rail SU32 / 1:1 @400G: radix: 2 tiers")
