@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fabric.plan.evaluate import Outcome
+from fabric.render.bom.costing import PLACEHOLDER_NOTE
 
 OK, OVER_BUDGET, GROWTH_FAILS, FAILS = "ok", "over budget", "grown design fails", "fails"
 
@@ -134,6 +135,6 @@ def as_data(ranked: Sequence[Ranked], gpus: int, grow_to: int | None, budget: fl
         "gpus": gpus,
         "grow_to": grow_to,
         "budget_usd": budget,
-        "note": "prices and rates are placeholders: override them (catalog part files, `costs:`)",
+        "note": PLACEHOLDER_NOTE,
         "candidates": rows,
     }
