@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures
 from fabric.analysis.figures import _failures, _Split, _split_flow, _switch_graph, _SwitchGraph
 from fabric.analysis.locality import Locality, locality
 from fabric.model.kinds import Tier
@@ -85,6 +86,7 @@ def job_bandwidth(
     for link in ft.links:
         if link.tier == Tier.NODE_LEAF and link.a in ports:
             ports[link.a].append((index[link.b], link.speed_gbps))
+    # per GPU; a scheduler node without GPUs counts as one (its figure is then per node)
     gpus = {n: design.catalog.nodes[topology.devices[n].model].gpus or 1 for n in nodes}
     rows = []
     for k in sizes or job_sizes(len(nodes)):
