@@ -418,12 +418,229 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
         + f", power {cost['power_kw']:,.1f} kW (heat {cost['heat_kw']:,.1f} kW), TCO ${cost['tco_usd']:,.0f}"
         + (f" = ${cost['tco_per_gpu_hour_usd']:.2f} per GPU-hour" if cost["tco_per_gpu_hour_usd"] is not None else "")
     )
+    if data["job_bandwidth"] is not None:
+        console.print(_job_table(data["job_bandwidth"]))
     counts = _counts(result.findings)
     console.print(
         f"{counts['errors']} error(s), {counts['warnings']} warning(s), {counts['infos']} note(s)"
         + (" — run `fabric validate` for details" if len(result.findings) else "")
     )
     raise typer.Exit(1 if result.errors else 0)
+
+
+def _plan_request(
+    gpus: int,
+    nodes: list[str],
+    technology: str,
+    switches: list[str],
+    ratios: list[str],
+    tiers: list[int],
+    rail: str,
+    planes: list[int],
+    sus: list[int],
+) -> Any:
+    """The plan's request from the options, or an error message and exit 2."""
+    from fabric.plan.candidates import TECHNOLOGIES, Request
+    from fabric.spec.catalog import builtin_catalog
+    from fabric.spec.schema import parse_ratio
+
+    catalog = builtin_catalog()
+    problems = [f"unknown node type {printable(n)!r}" for n in nodes if n not in catalog.nodes]
+    problems += [f"{printable(n)!r} has no GPUs" for n in nodes if n in catalog.nodes and not catalog.nodes[n].gpus]
+    problems += [f"unknown switch model {printable(m)!r}" for m in switches if m not in catalog.switches]
+    if technology not in (*TECHNOLOGIES, "both"):
+        problems.append("--technology must be infiniband, ethernet or both")
+    if rail not in ("yes", "no", "both"):
+        problems.append("--rail must be yes, no or both")
+    problems += [f"--tiers {t}: 2 or 3" for t in tiers if t not in (2, 3)]
+    problems += [f"--planes {p}: 1 to 8" for p in planes if not 1 <= p <= 8]
+    problems += [f"--su {n}: at least 1" for n in sus if n < 1]
+    parsed: list[float] = []
+    for text in ratios:
+        try:
+            parsed.append(parse_ratio(text))
+        except ValueError as exc:
+            problems.append(f"--oversubscription {printable(text)!r}: {exc}")
+    if problems:
+        for problem in problems:
+            print(f"error: {problem}", file=sys.stderr)
+        raise typer.Exit(2)
+    return Request(
+        gpus=gpus,
+        nodes=tuple(dict.fromkeys(nodes)),
+        technologies=TECHNOLOGIES if technology == "both" else (technology,),
+        switches=tuple(dict.fromkeys(switches)),
+        tiers=tuple(dict.fromkeys(tiers)) or (2, 3),
+        rail_optimized={"yes": (True,), "no": (False,), "both": (True, False)}[rail],
+        planes=tuple(dict.fromkeys(planes)) or (1,),
+        scalable_units=tuple(dict.fromkeys(sus)),
+        oversubscription=tuple(dict.fromkeys(parsed)) or (1.0,),
+    )
+
+
+def _plan_table(data: Mapping[str, Any]) -> Table:
+    grow = data["grow_to"]
+    title = f"fabric plan: {data['gpus']:,} GPUs" + (f", grown to {grow:,}" if grow else "") + f" ({data['note']})"
+    table = Table(title=title)
+    columns = ["#", "cand.", "design", "GPUs", "leaf/spine/core", "optics", "cables", "capital", "$/GPU", "kW"]
+    columns += ["TCO", "bisect.", "worst fail.", "ECMP", "headroom", "job GB/s/GPU"]
+    columns += ["later", "re-cabled"] if grow else []
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("design",) else "right", overflow="fold")
+    for row in data["candidates"]:
+        first = [str(row["rank"]), str(row["candidate"]), _shown(row["label"])]
+        if row["status"] == "fails":  # listed under the table with the finding that rules them out
+            continue
+        whole = row["job_bandwidth"][-1] if row["job_bandwidth"] else None
+        cells = [
+            f"{row['gpus']:,}",
+            "/".join(str(row["switches"][k]) for k in ("leaf", "spine", "core")),
+            f"{row['optics']:,}",
+            f"{row['cables']:,}",
+            f"${row['capital_usd'] / 1e6:,.2f}M",
+            f"${row['capital_per_gpu_usd']:,.0f}",
+            f"{row['power_kw']:,.0f}",
+            f"${row['tco_usd'] / 1e6:,.1f}M",
+            f"{row['bisection_pct']:g}%",
+            f"{row['worst_single_failure_pct']:g}%" if row["worst_single_failure_pct"] is not None else "-",
+            str(row["min_ecmp_width"] if row["min_ecmp_width"] is not None else "-"),
+            f"{row['headroom_gpus']:,}" if row["headroom_gpus"] is not None else "-",
+            f"{whole['intact_gbps_per_gpu'] / 8:g}/{whole['worst_single_failure_gbps_per_gpu'] / 8:g}"
+            if whole
+            else "-",
+        ]
+        if grow:
+            g = row.get("growth") or {}
+            cells += (
+                [f"${g['later_usd'] / 1e6:,.2f}M", f"{g['recabled']:,}"]
+                if g.get("ok")
+                else [f"fails: {_shown(g.get('ruling_finding') or '')}", ""]
+            )
+        if row["status"] != "ok":
+            cells[0] = f"[yellow]{row['status']}[/yellow] {cells[0]}"
+        table.add_row(*first, *cells)
+    return table
+
+
+@app.command()
+def plan(
+    gpus: Annotated[
+        int, typer.Option("--gpus", min=1, max=1_000_000, help="GPUs to plan for (rounded up to whole nodes).")
+    ],
+    node: Annotated[
+        list[str] | None, typer.Option("--node", help="Node type (repeatable). Default: every GPU node type.")
+    ] = None,
+    technology: Annotated[str, typer.Option("--technology", help="infiniband, ethernet or both.")] = "both",
+    switch: Annotated[
+        list[str] | None, typer.Option("--switch", help="Switch model (repeatable). Default: every one that fits.")
+    ] = None,
+    oversubscription: Annotated[
+        list[str] | None, typer.Option("--oversubscription", help='Leaf down:up target, e.g. "2:1" (repeatable).')
+    ] = None,
+    tiers: Annotated[list[int] | None, typer.Option("--tiers", help="2 or 3 (repeatable). Default: both.")] = None,
+    rail: Annotated[str, typer.Option("--rail", help="Rail-optimized: yes, no or both.")] = "both",
+    planes: Annotated[list[int] | None, typer.Option("--planes", help="Planes (repeatable). Default: 1.")] = None,
+    su: Annotated[
+        list[int] | None, typer.Option("--su", help="Nodes per SU (repeatable). Default: as many as fill a leaf.")
+    ] = None,
+    budget: Annotated[
+        float | None, typer.Option("--budget", min=0, help="Capital budget, USD: candidates above it rank after.")
+    ] = None,
+    grow_to: Annotated[
+        int | None, typer.Option("--grow-to", min=1, help="Rank by the cost of growing to this many GPUs.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the ranked candidates as JSON.")] = False,
+    write: Annotated[
+        Path | None, typer.Option("--write", help="Write the chosen candidate's spec into this directory.")
+    ] = None,
+    pick: Annotated[
+        int | None, typer.Option("--pick", min=1, help="With --write: the candidate number (default: rank 1).")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Processes for the sweep. Default: the machine's cores.")
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="Run the sweep on a Dask distributed scheduler (tcp://host:8786)."),
+    ] = None,
+) -> None:
+    """Rank candidate designs for a GPU count: each candidate from the catalog built through the pipeline."""
+    from fabric.model.rendered import Rendered
+    from fabric.plan.candidates import enumerate_candidates
+    from fabric.plan.document import spec_yaml
+    from fabric.plan.rank import as_data, rank
+    from fabric.plan.sweep import SchedulerError, sweep
+    from fabric.spec.catalog import builtin_catalog
+    from fabric.write.atomic import OutputError, write_outputs
+
+    if grow_to is not None and grow_to < gpus:
+        print("error: --grow-to must be at least --gpus", file=sys.stderr)
+        raise typer.Exit(2)
+    request = _plan_request(
+        gpus, node or [], technology, switch or [], oversubscription or [], tiers or [], rail, planes or [], su or []
+    )
+    catalog = builtin_catalog()
+    candidates = enumerate_candidates(catalog, request)
+    if not candidates:
+        print("error: no candidate: no switch of the catalog serves these node types and options", file=sys.stderr)
+        raise typer.Exit(2)
+    try:
+        outcomes = sweep(candidates, gpus, grow_to, workers=workers, scheduler=scheduler)
+    except SchedulerError as exc:
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    ranked = rank(outcomes, budget, grow_to)
+    data = as_data(ranked, gpus, grow_to, budget)
+    if as_json:
+        print(json.dumps(data, indent=2))
+    else:  # a wide table: print it whole rather than fold every cell into a narrow terminal
+        wide = Console(soft_wrap=False, width=max(console.width, 200))
+        wide.print(_plan_table(data))
+        failing = [row for row in data["candidates"] if row["status"] == "fails"]
+        if failing:
+            wide.print(f"Ruled out ({len(failing)}):")
+            for row in failing:
+                wide.print(
+                    f"  #{row['rank']} candidate {row['candidate']} {_shown(row['label'])}: "
+                    f"{_shown(row['ruling_finding'] or 'invalid spec')}"
+                )
+    passing = [r for r in ranked if r.status == "ok"]
+    if write is not None:
+        chosen = next((r for r in ranked if r.outcome.candidate.index + 1 == pick), None) if pick else None
+        chosen = chosen or (passing[0] if passing else None)
+        if chosen is None or not chosen.outcome.ok:
+            print("error: no candidate that builds to write", file=sys.stderr)
+            raise typer.Exit(1)
+        c = chosen.outcome.candidate
+        why = f"Rank {chosen.rank} of {len(ranked)}" + (f" for growth to {grow_to} GPUs" if grow_to else "") + "."
+        text = spec_yaml(c, gpus, catalog, why)
+        try:
+            written = write_outputs(
+                Rendered({f"{chosen.outcome.name}.yaml": text.encode()}, private=()), write, chosen.outcome.name
+            )
+        except (OutputError, OSError) as exc:
+            print(f"error: {printable(str(exc))}", file=sys.stderr)
+            raise typer.Exit(2) from None
+        print(f"wrote {written / (chosen.outcome.name + '.yaml')}", file=sys.stderr)
+    raise typer.Exit(0 if passing else 1)
+
+
+def _job_table(jobs: Mapping[str, Any]) -> Table:
+    title = f"Job bandwidth on {_shown(jobs['fabric'])}: Gb/s per GPU across a compact job's worst bisection"
+    table = Table(title=title)
+    for column in ("nodes", "GPUs", "within", "NIC", "intact", "worst failure"):
+        table.add_column(column, justify="left" if column == "within" else "right")
+    for job in jobs["jobs"]:
+        element = job["worst_single_failure"]
+        table.add_row(
+            f"{job['nodes']:,}",
+            f"{job['gpus']:,}",
+            _shown(job["span"] or "-"),
+            f"{job['nic_gbps_per_gpu']:g}",
+            f"{job['intact_gbps_per_gpu']:g} ({job['intact_pct']:g}%)",
+            f"{job['worst_single_failure_gbps_per_gpu']:g}" + (f" ({_shown(element)})" if element else ""),
+        )
+    return table
 
 
 @app.command()

@@ -11,9 +11,11 @@ import networkx as nx
 from tests.conftest import REPO
 
 PACKAGE = REPO / "fabric"
-# Stage order. `pipeline` glues model … intent into a Build, which render, write and tools consume; the
+# Stage order. `pipeline` glues model … intent into a Build, which render, plan, write and tools consume; the
 # package root (`fabric`, `fabric.cli`, `fabric.__main__`) may import anything.
-ORDER = ("model", "spec", "topology", "analysis", "allocation", "intent", "pipeline", "render", "write", "tools")
+ORDER = (
+    "model", "spec", "topology", "analysis", "allocation", "intent", "pipeline", "render", "plan", "write", "tools"
+)  # fmt: skip
 ROOT = {"fabric", "fabric.cli", "fabric.__main__"}
 
 

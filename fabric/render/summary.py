@@ -8,9 +8,11 @@ from pathlib import PurePath
 from typing import Any
 
 from fabric.analysis.figures import LAYERS
+from fabric.analysis.jobs import JobTable, job_bandwidth
 from fabric.model.kinds import TIERS, Layer
 from fabric.pipeline import Build
 from fabric.render.bom.costing import PLACEHOLDER_NOTE, costing
+from fabric.render.memo import per_build
 
 
 def _ratio(value: float | None, digits: int = 4) -> float | None:
@@ -76,6 +78,36 @@ def summary(build: Build) -> dict[str, Any]:
         "cables_by_media": cables_by_media(build),
         "findings": [f.as_dict() | {"file": spec_relative(build, f.file)} for f in build.findings],
         "cost": cost_summary(build),
+        "job_bandwidth": job_summary(job_table(build)),
+    }
+
+
+@per_build
+def job_table(build: Build) -> JobTable | None:
+    return job_bandwidth(build.design, build.topology)
+
+
+def job_summary(table: JobTable | None) -> dict[str, Any] | None:
+    """Per-GPU bandwidth guaranteed across a compactly placed job's worst bisection (analysis/jobs.py)."""
+    if table is None:
+        return None
+    return {
+        "fabric": table.fabric,
+        "placement": "compact, in the order of the scheduler topology (first SU first)",
+        "jobs": [
+            {
+                "nodes": r.nodes,
+                "gpus": r.gpus,
+                "span": r.span,
+                "nic_gbps_per_gpu": _gbps(r.nic_gbps_per_gpu),
+                "intact_gbps_per_gpu": _gbps(r.intact_gbps_per_gpu),
+                "intact_pct": _ratio(r.intact_pct, 2),
+                "worst_single_failure_gbps_per_gpu": _gbps(r.failure_gbps_per_gpu),
+                "worst_single_failure_pct": _ratio(r.failure_pct, 2),
+                "worst_single_failure": r.failure,
+            }
+            for r in table.rows
+        ],
     }
 
 

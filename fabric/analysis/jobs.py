@@ -1,0 +1,145 @@
+"""Job bandwidth: what the network guarantees one job, per GPU, for job sizes from one node to the cluster.
+
+A job of k nodes is placed compactly, as the generated Slurm topology places it: the first k scheduler
+nodes in the order of the logical switch tree (locality.py), so it fills one SU before the next. Its worst
+bisection is the smaller of two balanced cuts of its nodes — first half against second half in that order
+(on a tree this cuts at the highest level the job spans) and odd against even nodes. The figure is the
+maximum flow across the cut, computed on the switch graph with the same machinery and symmetry reduction as
+the fabric's bisection (figures.py), divided by the GPUs of the smaller side. After the worst single failure
+it is the same flow with each class of spine/core switch and switch-to-switch link removed in turn (the
+cut in halves; a leaf's failure takes its nodes' ports with it, as in figures.py).
+
+It is a bound from capacities, not a model of traffic: no congestion control, no NCCL algorithm (ring, tree,
+PXN), no ECMP hash collisions, no NVLink. A one-node job's figure is its NIC rate per GPU: its GPUs talk over
+NVLink and the network takes whatever the NICs send.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures
+from fabric.analysis.figures import _failures, _Split, _split_flow, _switch_graph, _SwitchGraph
+from fabric.analysis.locality import Locality, locality
+from fabric.model.kinds import Tier
+from fabric.model.topology import Topology
+from fabric.spec.loader import Design
+
+
+@dataclass(frozen=True, slots=True)
+class JobBandwidth:
+    nodes: int
+    gpus: int
+    span: str  # the lowest logical switch (locality.py) holding every node of the job; "" when none does
+    nic_gbps_per_gpu: float  # the job's NIC bandwidth on this fabric per GPU: the ceiling
+    intact_gbps_per_gpu: float
+    failure_gbps_per_gpu: float
+    failure: str | None  # the element whose loss costs this job most; None when no loss lowers it
+
+    @property
+    def intact_pct(self) -> float:
+        return 100.0 * self.intact_gbps_per_gpu / self.nic_gbps_per_gpu if self.nic_gbps_per_gpu else 0.0
+
+    @property
+    def failure_pct(self) -> float:
+        return 100.0 * self.failure_gbps_per_gpu / self.nic_gbps_per_gpu if self.nic_gbps_per_gpu else 0.0
+
+
+@dataclass(frozen=True)
+class JobTable:
+    fabric: str
+    rows: tuple[JobBandwidth, ...]
+
+
+def job_sizes(total: int) -> list[int]:
+    """1, 2, 4, … nodes below the cluster's size, then the whole cluster."""
+    sizes = []
+    k = 1
+    while k < total:
+        sizes.append(k)
+        k *= 2
+    return [*sizes, total] if total else []
+
+
+def placement(loc: Locality) -> list[str]:
+    """Scheduler nodes in the order compact placement fills them: block by block along the tree."""
+    order = dict.fromkeys(n for block in loc.blocks() for n in block.nodes)
+    return list(order)
+
+
+def job_bandwidth(
+    design: Design, topology: Topology, *, sizes: list[int] | None = None, failures: bool = True
+) -> JobTable | None:
+    """The job bandwidth table of the scheduler fabric; None when the design has none or it has no nodes."""
+    loc = locality(design, topology)
+    if loc is None:
+        return None
+    ft = topology.fabrics[loc.fabric]
+    nodes = placement(loc)
+    if not nodes:
+        return None
+    sg = _switch_graph(ft)
+    index = {name: i for i, name in enumerate(sg.names)}
+    ports: dict[str, list[tuple[int, int]]] = {n: [] for n in nodes}
+    for link in ft.links:
+        if link.tier == Tier.NODE_LEAF and link.a in ports:
+            ports[link.a].append((index[link.b], link.speed_gbps))
+    # per GPU; a scheduler node without GPUs counts as one (its figure is then per node)
+    gpus = {n: design.catalog.nodes[topology.devices[n].model].gpus or 1 for n in nodes}
+    rows = []
+    for k in sizes or job_sizes(len(nodes)):
+        job = nodes[: min(k, len(nodes))]
+        rows.append(_job(sg, loc, job, ports, gpus, failures))
+    return JobTable(loc.fabric, tuple(rows))
+
+
+def _span(loc: Locality, job: list[str]) -> str:
+    wanted = set(job)
+    for level in loc.levels:
+        for switch in level:
+            if wanted <= set(switch.nodes):
+                return switch.name
+    return ""
+
+
+def _side(sg: _SwitchGraph, members: list[str], ports: dict[str, list[tuple[int, int]]]) -> np.ndarray:
+    cap = np.zeros(len(sg.names), dtype=np.int64)
+    for node in members:
+        for leaf, gbps in ports[node]:
+            cap[leaf] += gbps
+    return cap
+
+
+def _job(
+    sg: _SwitchGraph,
+    loc: Locality,
+    job: list[str],
+    ports: dict[str, list[tuple[int, int]]],
+    gpus: dict[str, int],
+    failures: bool,
+) -> JobBandwidth:
+    n_gpus = sum(gpus[n] for n in job)
+    nic = sum(g for n in job for _, g in ports[n]) / n_gpus
+    if len(job) < 2:
+        return JobBandwidth(len(job), n_gpus, _span(loc, job), nic, nic, nic, None)
+    half = len(job) // 2
+    cuts = [(job[:half], job[half:]), (job[0::2], job[1::2])]
+    intact = float("inf")
+    worst = float("inf")
+    element: str | None = None
+    for i, (a, b) in enumerate(cuts):
+        split = _Split("job", _side(sg, a, ports), _side(sg, b, ports))
+        smaller = min(sum(gpus[n] for n in a), sum(gpus[n] for n in b))
+        flow, _ = _split_flow(sg, sg.pairs, split)
+        intact = min(intact, flow / smaller)
+        if failures and i == 0:
+            inside = np.ones(len(sg.names), dtype=bool)
+            for name, damaged, alive in _failures(sg, split, inside):
+                value, _ = _split_flow(sg, damaged, split, alive)
+                if value / smaller < worst:
+                    worst, element = value / smaller, name
+    if worst >= intact:  # no single loss lowers this job's figure
+        worst, element = intact, None
+    return JobBandwidth(len(job), n_gpus, _span(loc, job), nic, intact, worst, element)

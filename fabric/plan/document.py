@@ -1,0 +1,113 @@
+"""A candidate as a spec: plain data for the loader, and the same data as a commented YAML document.
+
+The YAML is serialized from the data (section by section, so each gets its comment) and parses back to
+exactly that data: `fabric plan --write` writes the text that was built.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from fabric.plan.candidates import Candidate, node_count
+from fabric.spec.catalog import Catalog
+from fabric.spec.schema import format_ratio
+
+# Pools large enough for 100k GPUs on Ethernet (the RoCE sizes of benchmarks/run.py); InfiniBand uses `mgmt` only.
+ADDRESSING = {
+    "loopback": "10.0.0.0/18",
+    "p2p": "10.16.0.0/12",
+    "servers": "10.32.0.0/12",
+    "mgmt": "10.128.0.0/14",
+}
+ASN = {"scheme": "rfc7938", "spine": 4200000000, "leaf_start": 4200100000}  # 4-byte private: any leaf count
+
+
+def spec_name(candidate: Candidate, gpus: int) -> str:
+    rail = "rail" if candidate.rail_optimized else "flat"
+    ratio = format_ratio(candidate.oversubscription).replace(":", "to").replace(".", "p")
+    planes = f"-{candidate.planes}p" if candidate.planes > 1 else ""
+    su = f"{candidate.scalable_unit}" if candidate.scalable_unit else ""
+    name = f"plan{gpus}-{candidate.node}-{candidate.switch}-{candidate.tiers}t-{rail}{su}{planes}-{ratio}"
+    return name[:64].rstrip("-._")
+
+
+def spec_data(candidate: Candidate, gpus: int, catalog: Catalog) -> dict[str, Any]:
+    """The spec of a candidate for `gpus` GPUs (rounded up to whole nodes)."""
+    node = catalog.nodes[candidate.node]
+    count = node_count(node, gpus)
+    topology: dict[str, Any] = {
+        "kind": "fat-tree" if candidate.technology == "infiniband" else "spine-leaf",
+        "tiers": candidate.tiers,
+        "rail_optimized": candidate.rail_optimized,
+    }
+    if candidate.scalable_unit:
+        topology["scalable_unit"] = candidate.scalable_unit
+    if candidate.planes > 1:
+        topology["planes"] = candidate.planes
+    fabric: dict[str, Any] = {
+        "technology": candidate.technology,
+        "topology": topology,
+        "switches": {"leaf": candidate.switch},
+        "oversubscription": format_ratio(candidate.oversubscription),
+        "attach": [{"group": "gpu", "ports": "compute"}],
+    }
+    if candidate.technology == "ethernet":
+        fabric["speed_gbps"] = candidate.speed_gbps
+    rack_kw = max(40.0, float(4 * node.power_w) / 1000)
+    data: dict[str, Any] = {
+        "name": spec_name(candidate, gpus),
+        "description": f"{count * node.gpus} GPUs: {candidate.label} (fabric plan)",
+        "racks": {"rows": ["A", "B", "C", "D", "E", "F", "G", "H"], "power_kw": round(rack_kw, 1)},
+        "nodes": [{"group": "gpu", "type": candidate.node, "count": count, "name": "gpu{index:05d}"}],
+        "fabrics": {"compute": fabric},
+        "addressing": dict(ADDRESSING),
+    }
+    if candidate.technology == "ethernet":
+        data["asn"] = dict(ASN)
+    return data
+
+
+def _dump(data: dict[str, Any], flow: bool | None = None) -> str:
+    """Block style at the top, flow style for the innermost mappings and lists (as the bundled designs)."""
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=flow, width=10_000, allow_unicode=True)
+
+
+def spec_yaml(candidate: Candidate, gpus: int, catalog: Catalog, why: str = "") -> str:
+    """The candidate's spec as a commented YAML document that builds as it is."""
+    data = spec_data(candidate, gpus, catalog)
+    node = catalog.nodes[candidate.node]
+    header = [
+        f"# Written by `fabric plan --gpus {gpus}`: candidate {candidate.index + 1}, {candidate.label}.",
+        *(f"# {line}" for line in why.splitlines() if line),
+        "# Edit freely: `fabric build` on this file builds exactly the design that was ranked.",
+    ]
+    sections = [
+        ("", {k: data[k] for k in ("name", "description")}),
+        (
+            "# Racks: eight rows; a rack's power budget fits four nodes (placeholder: set your own).",
+            {"racks": data["racks"]},
+        ),
+        (
+            f"# {data['nodes'][0]['count']} x {candidate.node} ({node.gpus} GPUs each): {node.description}.",
+            {"nodes": data["nodes"]},
+        ),
+        (
+            f"# Compute fabric: {candidate.tiers} tiers of {candidate.switch}, leaf oversubscription "
+            f"{format_ratio(candidate.oversubscription)}"
+            + (f", rail-optimized in SUs of {candidate.scalable_unit} nodes" if candidate.rail_optimized else "")
+            + (f", {candidate.planes} planes" if candidate.planes > 1 else "")
+            + ". Spine and core counts: the fewest that fit.",
+            {"fabrics": data["fabrics"]},
+        ),
+        (
+            "# Address pools sized for 100k GPUs; InfiniBand fabrics use only `mgmt`.",
+            {"addressing": data["addressing"]},
+        ),
+    ]
+    if "asn" in data:
+        sections.append(("# 4-byte private ASNs (RFC 7938 scheme): any number of leaves.", {"asn": data["asn"]}))
+    body = [("\n".join(header) + "\n" + _dump(sections[0][1], flow=False))]
+    body += [f"{comment}\n{_dump(part)}" for comment, part in sections[1:]]
+    return "".join(body)

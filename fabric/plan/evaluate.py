@@ -1,0 +1,149 @@
+"""One candidate, built through the pipeline: its spec text → `build_fabric` → figures, findings, BOM cost,
+headroom and job bandwidth. A module-level function of plain, picklable values, so a process pool or a Dask
+worker runs it as it is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from fabric.analysis.headroom import headroom
+from fabric.analysis.jobs import JobBandwidth, job_bandwidth
+from fabric.model.findings import FabricError, Finding, Severity
+from fabric.model.kinds import Layer
+from fabric.pipeline import Build, build_fabric
+from fabric.plan.candidates import Candidate
+from fabric.plan.document import spec_yaml
+from fabric.render.bom.costing import costing
+from fabric.spec.catalog import Catalog, builtin_catalog
+from fabric.spec.loader import load_spec_text
+
+FABRIC = "compute"
+
+
+@dataclass(frozen=True)
+class Growth:
+    """The path from the day-one design to `gpus`: the same candidate built for the target."""
+
+    gpus: int
+    ok: bool
+    ruling: str  # the first error of the grown build, when it fails
+    capital_usd: float
+    later_usd: float  # bought later: the grown BOM's cost minus the day-one one
+    switches_added: int
+    recabled: int  # day-one cables of the fabric that the grown design has no more (moved or removed)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    candidate: Candidate
+    name: str
+    ok: bool  # builds without an error
+    ruling: str  # "code: message" of the first error finding, when not ok
+    errors: int
+    warnings: int
+    gpus: int = 0
+    nodes: int = 0
+    tiers: int = 0
+    switches: tuple[int, int, int] = (0, 0, 0)  # leaf, spine, core
+    optics: int = 0  # transceivers over the BOM
+    cables: int = 0
+    capital_usd: float = 0.0
+    power_kw: float = 0.0
+    tco_usd: float = 0.0
+    tco_years: int = 0
+    bisection_pct: float = 0.0
+    worst_failure_pct: float | None = None
+    min_ecmp_width: int | None = None
+    headroom_gpus: int | None = None
+    two_tier_max_gpus: int | None = None
+    headroom_beyond: str = ""
+    jobs: tuple[JobBandwidth, ...] = ()
+    growth: Growth | None = None
+
+    @property
+    def capital_per_gpu_usd(self) -> float:
+        return self.capital_usd / self.gpus if self.gpus else 0.0
+
+    @property
+    def tco_per_gpu_usd(self) -> float:
+        return self.tco_usd / self.gpus if self.gpus else 0.0
+
+
+@cache
+def _catalog() -> Catalog:
+    return builtin_catalog()
+
+
+def _ruling(findings: tuple[Finding, ...] | list[Finding]) -> str:
+    errors = [f for f in findings if f.severity == Severity.ERROR]
+    return f"{errors[0].code}: {errors[0].message}" if errors else ""
+
+
+def _build(candidate: Candidate, gpus: int) -> tuple[str, Build | None, str, int]:
+    """(spec name, build or None, ruling, errors)."""
+    text = spec_yaml(candidate, gpus, _catalog())
+    try:
+        design = load_spec_text(text, f"candidate-{candidate.index + 1}.yaml")
+    except FabricError as exc:
+        return "", None, _ruling(exc.findings), sum(1 for f in exc.findings if f.severity == Severity.ERROR)
+    build = build_fabric(design)
+    return design.spec.name, build, _ruling(build.findings), len(build.errors)
+
+
+def _links(build: Build) -> set[tuple[str, str, str, str]]:
+    ft = build.topology.fabrics.get(FABRIC)
+    return {(x.a, x.a_port, x.b, x.b_port) for x in ft.links} if ft else set()
+
+
+def _switch_count(build: Build) -> int:
+    return sum(1 for d in build.topology.devices.values() if d.layer != Layer.NODE)
+
+
+def evaluate(candidate: Candidate, gpus: int, grow_to: int | None = None) -> Outcome:
+    """Build a candidate for `gpus` GPUs (and, with `grow_to`, for the target) and take its figures."""
+    name, build, ruling, errors = _build(candidate, gpus)
+    if build is None:
+        return Outcome(candidate, name, False, ruling, errors, 0)
+    warnings = sum(1 for f in build.findings if f.severity == Severity.WARNING)
+    cost = costing(build)
+    fig = build.figures.get(FABRIC)
+    room = headroom(build.design, build.topology, FABRIC)
+    jobs = job_bandwidth(build.design, build.topology)
+    node_gpus = _catalog().nodes[candidate.node].gpus
+    growth = _growth(candidate, build, cost.capital_usd, grow_to) if grow_to and not errors else None
+    return Outcome(
+        candidate,
+        name,
+        not errors,
+        ruling,
+        errors,
+        warnings,
+        gpus=cost.gpus,
+        nodes=cost.gpus // node_gpus if node_gpus else 0,
+        tiers=fig.tiers if fig else 0,
+        switches=(fig.switches["leaf"], fig.switches["spine"], fig.switches["core"]) if fig else (0, 0, 0),
+        optics=sum(line.count for line in cost.lines if line.category == "transceiver"),
+        cables=len(build.plan.cables),
+        capital_usd=cost.capital_usd,
+        power_kw=cost.power_w / 1000,
+        tco_usd=cost.tco_usd,
+        tco_years=len(cost.years),
+        bisection_pct=fig.bisection_pct if fig else 0.0,
+        worst_failure_pct=fig.worst_failure_pct if fig else None,
+        min_ecmp_width=fig.min_ecmp_width if fig else None,
+        headroom_gpus=room.gpus if room else None,
+        two_tier_max_gpus=room.two_tier_max_nodes * node_gpus if room and room.two_tier_max_nodes else None,
+        headroom_beyond=room.beyond if room else "",
+        jobs=jobs.rows if jobs else (),
+        growth=growth,
+    )
+
+
+def _growth(candidate: Candidate, day_one: Build, capital: float, target: int) -> Growth:
+    _, grown, ruling, errors = _build(candidate, target)
+    if grown is None or errors:
+        return Growth(target, False, ruling, 0.0, 0.0, 0, 0)
+    later = costing(grown).capital_usd
+    recabled = len(_links(day_one) - _links(grown))
+    return Growth(target, True, "", later, later - capital, _switch_count(grown) - _switch_count(day_one), recabled)

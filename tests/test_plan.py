@@ -1,0 +1,185 @@
+"""`fabric plan`: candidates built through the pipeline, checked against hand calculations.
+
+Reference cases (catalog: QM9700 64 x 400G at $30,000; Q3400 288 x 400G (72 cages x 4) at $150,000; DGX H100
+8 x 400G rails at $300,000):
+
+1. 512 GPUs, QM9700, 2 tiers, rail-optimized: 64 nodes = 2 SUs of 32 → 2 x 8 rail leaves of 32 down + 32 up;
+   16 x 32 = 512 uplinks over 64-port spines → 8 spines, full. Switches 24 x $30,000 = $720,000, nodes
+   64 x $300,000 = $19,200,000. Headroom 0 (no free spine port, both SUs full); 2 tiers reach 64 leaves =
+   8 SUs = 256 nodes = 2,048 GPUs.
+2. 512 GPUs, Q3400, 2 tiers, rail-optimized: one SU of 144 node slots (144 down + 144 up per leaf), 64 used →
+   8 rail leaves; 8 x 144 = 1,152 uplinks over 288-port spines → 4 spines, full. Switches 12 x $150,000 =
+   $1,800,000. Headroom: the SU's 80 free slots = 640 GPUs; so growing to 1,024 GPUs re-cables nothing.
+3. 4,096 GPUs, QM9700, 3 tiers, rail-optimized: 512 nodes = 16 SUs → 128 leaves of 32 up; a pod is 32 leaves
+   under 32 spines (one link each, 32 down + 32 up per spine) → 4 pods, 128 spines; 128 x 32 = 4,096 core ports
+   → 64 cores. Switches 320 x $30,000 = $9,600,000, nodes 512 x $300,000 = $153,600,000; headroom 0 (cores full).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from fabric import build_fabric, load_spec, load_spec_text
+from fabric.cli import app
+from fabric.plan.candidates import Candidate, Request, enumerate_candidates
+from fabric.plan.document import spec_data, spec_yaml
+from fabric.plan.evaluate import evaluate
+from fabric.plan.rank import as_data, rank
+from fabric.plan.sweep import sweep
+from fabric.render.bom.costing import costing
+from fabric.spec.catalog import builtin_catalog
+
+runner = CliRunner()
+CATALOG = builtin_catalog()
+
+
+def _candidate(switch: str, tiers: int, su: int) -> Candidate:
+    found = [
+        c
+        for c in enumerate_candidates(CATALOG, Request(0, nodes=("dgx-h100",), technologies=("infiniband",)))
+        if c.switch == switch and c.tiers == tiers and c.rail_optimized
+    ]
+    assert len(found) == 1 and found[0].scalable_unit == su
+    return found[0]
+
+
+def _bom(candidate: Candidate, gpus: int) -> dict[str, float]:
+    build = build_fabric(load_spec_text(spec_yaml(candidate, gpus, CATALOG)))
+    totals: dict[str, float] = {}
+    for line in costing(build).lines:
+        totals[line.category] = totals.get(line.category, 0.0) + line.total_usd
+    return totals
+
+
+@pytest.mark.parametrize(
+    ("switch", "tiers", "su", "gpus", "switches", "switch_usd", "node_usd", "headroom", "two_tier_max"),
+    [
+        ("qm9700", 2, 32, 512, (16, 8, 0), 720_000, 19_200_000, 0, 2048),
+        ("q3400", 2, 144, 512, (8, 4, 0), 1_800_000, 19_200_000, 640, None),
+        ("qm9700", 3, 32, 4096, (128, 128, 64), 9_600_000, 153_600_000, 0, None),
+    ],
+)
+def test_reference_cases_match_the_hand_calculation(
+    switch: str,
+    tiers: int,
+    su: int,
+    gpus: int,
+    switches: tuple[int, int, int],
+    switch_usd: int,
+    node_usd: int,
+    headroom: int,
+    two_tier_max: int | None,
+) -> None:
+    candidate = _candidate(switch, tiers, su)
+    outcome = evaluate(candidate, gpus)
+    assert outcome.ok and outcome.errors == 0, outcome.ruling
+    assert (outcome.gpus, outcome.nodes, outcome.tiers) == (gpus, gpus // 8, tiers)
+    assert outcome.switches == switches
+    bom = _bom(candidate, gpus)
+    assert bom["switch"] == switch_usd and bom["node"] == node_usd
+    assert outcome.capital_usd == pytest.approx(sum(bom.values()))
+    assert outcome.headroom_gpus == headroom
+    if two_tier_max is not None:
+        assert outcome.two_tier_max_gpus == two_tier_max
+    assert outcome.bisection_pct == 100.0
+    # every job of a non-blocking fabric gets the full 400G per GPU
+    assert outcome.jobs and all(j.intact_gbps_per_gpu == 400.0 for j in outcome.jobs)
+
+
+def test_growth_re_cables_nothing_within_the_headroom_and_something_beyond() -> None:
+    roomy = evaluate(_candidate("q3400", 2, 144), 512, grow_to=1024)  # 640 GPUs of headroom ≥ 512 more
+    full = evaluate(_candidate("qm9700", 2, 32), 512, grow_to=1024)  # no headroom: spines must be added
+    assert roomy.growth is not None and roomy.growth.ok and roomy.growth.recabled == 0
+    assert roomy.growth.later_usd == pytest.approx(roomy.growth.capital_usd - roomy.capital_usd)
+    assert full.growth is not None and full.growth.ok and full.growth.recabled > 0
+    assert full.growth.switches_added > 0
+    ranked = rank([full, roomy], grow_to=1024)
+    by_path = sorted([full, roomy], key=lambda o: o.growth.capital_usd if o.growth else 0)
+    assert [r.outcome for r in ranked] == by_path
+
+
+@pytest.mark.parametrize("gpus", [512, 4096, pytest.param(32768, marks=pytest.mark.slow)])
+def test_plan_ranks_candidates_at_each_scale(gpus: int) -> None:
+    request = Request(
+        gpus, nodes=("dgx-h100",), technologies=("infiniband",), switches=("qm9700",), rail_optimized=(True,)
+    )
+    candidates = enumerate_candidates(CATALOG, request)
+    assert [c.tiers for c in candidates] == [2, 3]
+    ranked = rank(sweep(candidates, gpus, workers=1))
+    assert [r.rank for r in ranked] == [1, 2]
+    two, three = (next(r for r in ranked if r.outcome.candidate.tiers == t) for t in (2, 3))
+    assert three.status == "ok" and three.outcome.gpus == gpus and three.outcome.switches[2] > 0
+    if gpus <= 2048:  # 2 tiers of 64-port spines reach 2,048 GPUs: cheaper, ranked first
+        assert two.status == "ok" and ranked[0] is two
+    else:  # beyond, 2 tiers are ruled out by the generator's finding and listed last
+        assert two.status == "fails" and two.outcome.ruling.startswith("radix:") and ranked[-1] is two
+
+
+def test_the_pool_gives_the_serial_result_in_candidate_order() -> None:
+    request = Request(512, nodes=("dgx-h100", "dgx-a100"), technologies=("infiniband",), tiers=(2,))
+    candidates = enumerate_candidates(CATALOG, request)
+    assert len(candidates) >= 4
+    serial = sweep(candidates, 512, workers=1)
+    pooled = sweep(candidates, 512, workers=2)
+    assert [o.candidate for o in pooled] == candidates
+    assert as_data(rank(pooled), 512, None, None) == as_data(rank(serial), 512, None, None)
+
+
+def test_a100_and_h200_are_candidates() -> None:
+    request = Request(
+        512, nodes=("dgx-a100", "dgx-h200"), technologies=("infiniband",), tiers=(2,), rail_optimized=(True,)
+    )
+    labels = {(c.node, c.switch, c.speed_gbps) for c in enumerate_candidates(CATALOG, request)}
+    assert ("dgx-a100", "qm8700", 200) in labels and ("dgx-a100", "qm9700", 200) in labels
+    assert ("dgx-h200", "qm9700", 400) in labels and ("dgx-h200", "qm8700", 200) not in labels
+
+
+def test_the_spec_text_is_the_spec_data() -> None:
+    candidate = _candidate("qm9700", 2, 32)
+    text = spec_yaml(candidate, 512, CATALOG, "Rank 1 of 2.")
+    assert yaml.safe_load(text) == spec_data(candidate, 512, CATALOG)
+    assert text.startswith("# Written by `fabric plan --gpus 512`") and "# Rank 1 of 2." in text
+
+
+def test_budget_ranks_what_it_cannot_buy_after() -> None:
+    cheap, dear = evaluate(_candidate("qm9700", 2, 32), 512), evaluate(_candidate("q3400", 2, 144), 512)
+    assert cheap.capital_usd < dear.capital_usd
+    ranked = rank([dear, cheap], budget=(cheap.capital_usd + dear.capital_usd) / 2)
+    assert [(r.outcome, r.status) for r in ranked] == [(cheap, "ok"), (dear, "over budget")]
+
+
+def test_cli_plan_json_and_write_builds_as_it_is(tmp_path: Path) -> None:
+    out = tmp_path / "chosen"
+    args = ["plan", "--gpus", "512", "--node", "dgx-h100", "--technology", "infiniband", "--switch", "qm9700"]
+    result = runner.invoke(app, [*args, "--tiers", "2", "--json", "--workers", "1", "--write", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [r["rank"] for r in data["candidates"]] == [1, 2]
+    first = data["candidates"][0]
+    assert first["status"] == "ok" and first["switches"] == {"leaf": 16, "spine": 8, "core": 0}
+    assert first["job_bandwidth"][-1]["nodes"] == 64
+    written = out / f"{first['spec_name']}.yaml"
+    build = build_fabric(load_spec(written))
+    assert not build.errors
+    assert costing(build).capital_usd == pytest.approx(first["capital_usd"])
+    assert build.figures["compute"].switches == first["switches"]
+
+
+def test_cli_plan_refuses_unknown_parts() -> None:
+    result = runner.invoke(app, ["plan", "--gpus", "64", "--node", "dgx-z900", "--oversubscription", "x:1"])
+    assert result.exit_code == 2
+    assert "unknown node type 'dgx-z900'" in result.output and "--oversubscription 'x:1'" in result.output
+
+
+def test_cli_plan_table_lists_what_is_ruled_out_and_why() -> None:
+    args = ["plan", "--gpus", "4096", "--node", "dgx-h100", "--technology", "infiniband", "--switch", "qm9700"]
+    result = runner.invoke(app, [*args, "--rail", "yes", "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert "dgx-h100 / qm9700 / 3T rail SU32 / 1:1 @400G │ 4,096 │      128/128/64" in result.output
+    ruled_out = result.output.split("Ruled out (1):\n", 1)[1]
+    assert ruled_out.startswith("  #2 candidate 1 dgx-h100 / qm9700 / 2T rail SU32 / 1:1 @400G: radix: 2 tiers")
