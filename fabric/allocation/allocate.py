@@ -385,23 +385,18 @@ def _mgmt(
     return rows
 
 
-# a slot's needed length, chosen medium and the Cable fields that follow from them (with the route)
+# a cable's needed length, chosen medium and the Cable fields that follow from them (with its route)
 _Slot = tuple[float | None, Choice | None, tuple[MediaKind | Literal[""], str, str, float | None, float | None]]
 
 
-def _slot(
-    layout: RackLayout,
-    racks: Mapping[str, Rack],
-    rules: CablingRules,
-    chooser: MediaChooser,
-    a: Device,
-    b: Device,
-    link: Link,
-) -> _Slot:
+def _route(layout: RackLayout, racks: Mapping[str, Rack], rules: CablingRules, a: Device, b: Device) -> float | None:
     ra, rb = racks.get(a.rack or ""), racks.get(b.rack or "")
-    route = None
     if ra is not None and rb is not None and a.u and b.u:
-        route = route_m(layout, ra, a.u, a.height_u, rb, b.u, b.height_u, rules.tray_height_m)
+        return route_m(layout, ra, a.u, a.height_u, rb, b.u, b.height_u, rules.tray_height_m)
+    return None
+
+
+def _slot(rules: CablingRules, chooser: MediaChooser, route: float | None, link: Link) -> _Slot:
     needed = link.length_m if link.length_m is not None else (rules.length_for(route) if route is not None else None)
     choice = chooser.choose(link.speed_gbps, needed, link.media) if needed is not None else None
     fields = (
@@ -424,14 +419,16 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
         chooser = MediaChooser(design.catalog.media, rules, ft.technology)
         width = max(4, len(str(len(ft.links))))
         too_long: list[tuple[float, Link]] = []
-        # many cables share their two positions (a rack pair) and speed: route and choose once per such slot
-        cache: dict[tuple[str, int, int, str, int, int, int, str | None], _Slot] = {}
+        # cables of one route length and speed (a rack pair, the same unit offsets) get the same medium and part:
+        # choose once per such slot
+        cache: dict[tuple[float | None, int, str | None], _Slot] = {}
         for n, link in enumerate(ft.links, start=1):
             a, b = devices[link.a], devices[link.b]
-            slot = (a.rack or "", a.u or 0, a.height_u, b.rack or "", b.u or 0, b.height_u, link.speed_gbps, link.media)
+            route = _route(spec.racks, racks, rules, a, b)
+            slot = (route, link.speed_gbps, link.media)
             hit = cache.get(slot) if link.length_m is None else None
             if hit is None:
-                hit = _slot(spec.racks, racks, rules, chooser, a, b, link)
+                hit = _slot(rules, chooser, route, link)
                 if link.length_m is None:
                     cache[slot] = hit
             needed, choice, fields = hit

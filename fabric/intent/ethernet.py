@@ -449,7 +449,7 @@ class _IntentBuilder:
         remote_up = {
             self.asn.get(n.peer_device)
             for n in neighbors
-            if LAYER_RANK[self.topology.devices[n.peer_device].layer] > LAYER_RANK[ft.graph.nodes[name]["layer"]]
+            if LAYER_RANK[self.topology.devices[n.peer_device].layer] > LAYER_RANK[self.topology.devices[name].layer]
         }
         pools = self.design.spec.addressing
         subnets = pools.mgmt if ft.role == "oob" else pools.servers
