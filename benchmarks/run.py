@@ -3,12 +3,13 @@
     .venv/bin/python benchmarks/run.py                 # all sizes
     .venv/bin/python benchmarks/run.py 8k 32k          # some sizes
     .venv/bin/python benchmarks/run.py roce-100k       # RoCE Ethernet on SONiC
+    .venv/bin/python benchmarks/run.py --core 100k     # the stages before rendering only
 
 `1k` … `100k` are InfiniBand (DGX H100, QM9700); `roce-1k` … `roce-100k` the same GPU counts on RoCEv2 Ethernet:
 HGX 8-GPU servers, rail-optimized, SN5600 with 2 x 400G breakouts (128 ports; 3 tiers from 32k), SONiC configs
 for every switch. Each row gives seconds per stage, peak memory and µs per link (the whole run over the links of
 the compute fabric, both planes); `core s` is the stages before rendering, which run with the cyclic garbage
-collector paused as in `build_fabric`.
+collector paused as in `build_fabric`; with `--core` the run stops there (µs per link then over those stages).
 
 Each size runs in a child process so that its peak memory (ru_maxrss) is its own. The figures are
 printed, never asserted: speed goals live here, not in the tests.
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 # GPUs → (DGX H100 nodes, planes). 100k GPUs need 3 tiers and 2 planes of QM9700 (k³/4 = 65,536
 # endpoints per plane at 1:1).
@@ -82,7 +84,7 @@ def case_spec(name: str) -> tuple[int, str]:
     return nodes * 8, spec_text(name, nodes, planes)
 
 
-def run_one(name: str) -> dict[str, object]:
+def run_one(name: str, core_only: bool = False) -> dict[str, object]:
     from fabric.allocation.allocate import allocate
     from fabric.allocation.checks import PlanContext, run_plan_checks
     from fabric.analysis.checks import Context, run_checks
@@ -136,6 +138,8 @@ def run_one(name: str) -> dict[str, object]:
             findings += plan.findings
             build = Build(design, topology, figures, plan, tuple(findings), intents.devices, infiniband=infiniband)
         core = time.perf_counter() - start
+        if core_only:
+            return _row(name, gpus, figures, build, times, core, core)
         if sum(len(ft.links) for ft in topology.fabrics.values()) > FREEZE_LINKS:  # as `fabric build` does
             gc.freeze()
         files = render_all(build)
@@ -143,6 +147,12 @@ def run_one(name: str) -> dict[str, object]:
         write_outputs(files, Path(tmp) / "out", design.spec.name)
         lap("write")
         total = time.perf_counter() - start
+    return _row(name, gpus, figures, build, times, core, total)
+
+
+def _row(
+    name: str, gpus: int, figures: dict[str, Any], build: Any, times: dict[str, float], core: float, total: float
+) -> dict[str, object]:
     fig = figures["compute"]
     links = sum(fig.links.values())
     return {
@@ -166,16 +176,18 @@ def run_one(name: str) -> dict[str, object]:
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) == 2 and argv[0] == "--child":
-        print(json.dumps(run_one(argv[1])))
+    if len(argv) >= 2 and argv[0] == "--child":
+        print(json.dumps(run_one(argv[1], core_only="--core" in argv)))
         return
-    sizes = argv or [*SIZES, *ROCE]
+    core_only = "--core" in argv
+    sizes = [a for a in argv if a != "--core"] or [*SIZES, *ROCE]
     print(
         f"{'size':>9} {'GPUs':>7} {'tiers':>5} {'switches':>8} {'links':>7} {'core s':>6} {'total s':>8} "
         f"{'peak MiB':>8} {'µs/link':>7}  stages (s)"
     )
     for name in sizes:
-        out = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True, check=True)
+        child = [sys.executable, __file__, "--child", name, *(["--core"] if core_only else [])]
+        out = subprocess.run(child, capture_output=True, text=True, check=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
         stages = " ".join(f"{k}={v}" for k, v in r["seconds"].items())
         print(

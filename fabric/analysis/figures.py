@@ -227,24 +227,24 @@ def _failures(sg: _SwitchGraph, split: _Split, inside: np.ndarray) -> list[tuple
     colors = _split_classes(sg, split)
     pairs = sg.pairs
     out: list[tuple[str, FlowGraph, np.ndarray | None]] = []
-    seen: set[int] = set()
-    for i in np.flatnonzero(inside):
-        if sg.rank[i] >= 2 and colors[i] not in seen:
-            seen.add(int(colors[i]))
-            keep = (pairs.src != i) & (pairs.dst != i)
-            alive = np.ones(len(sg.names), dtype=bool)
-            alive[i] = False
-            out.append(
-                (f"switch {sg.names[i]}", FlowGraph(pairs.n, pairs.src[keep], pairs.dst[keep], pairs.cap[keep]), alive)
-            )
-    seen_links: set[tuple[int, int, int]] = set()
-    for j in np.flatnonzero(inside[pairs.src]):
+    # the first switch of each class, in index order
+    upper = np.flatnonzero(inside & (sg.rank >= 2))
+    _, first = np.unique(colors[upper], return_index=True)
+    for i in upper[np.sort(first)].tolist():
+        keep = (pairs.src != i) & (pairs.dst != i)
+        alive = np.ones(len(sg.names), dtype=bool)
+        alive[i] = False
+        out.append(
+            (f"switch {sg.names[i]}", FlowGraph(pairs.n, pairs.src[keep], pairs.dst[keep], pairs.cap[keep]), alive)
+        )
+    # the first link of each class (the classes of its ends, either way round, and the capacity of one cable)
+    links = np.flatnonzero(inside[pairs.src])
+    ca, cb = colors[pairs.src[links]], colors[pairs.dst[links]]
+    per = pairs.cap[links] // sg.counts[links]
+    keys = np.stack([np.minimum(ca, cb), np.maximum(ca, cb), per], axis=1)
+    _, first = np.unique(keys, axis=0, return_index=True)
+    for j in links[np.sort(first)].tolist():
         a, b = int(pairs.src[j]), int(pairs.dst[j])
-        key = (int(colors[a]), int(colors[b]), int(pairs.cap[j] // sg.counts[j]))
-        key = key if key[0] <= key[1] else (key[1], key[0], key[2])
-        if key in seen_links:
-            continue
-        seen_links.add(key)
         cap = pairs.cap.copy()
         cap[j] -= pairs.cap[j] // sg.counts[j]
         lo, hi = (a, b) if sg.rank[a] <= sg.rank[b] else (b, a)
