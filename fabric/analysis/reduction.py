@@ -17,6 +17,7 @@ graph is used instead.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -61,6 +62,11 @@ class FlowGraph:
     cap: np.ndarray  # int64
 
     def directed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each edge both ways (src, dst, cap); made once per graph (refinement, its check and the flow use it)."""
+        return self._directed
+
+    @cached_property
+    def _directed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return (
             np.concatenate([self.src, self.dst]),
             np.concatenate([self.dst, self.src]),
