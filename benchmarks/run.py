@@ -3,11 +3,13 @@
     .venv/bin/python benchmarks/run.py                 # all sizes
     .venv/bin/python benchmarks/run.py 8k 32k          # some sizes
     .venv/bin/python benchmarks/run.py roce-100k       # RoCE Ethernet on SONiC
+    .venv/bin/python benchmarks/run.py --core 100k     # the stages before rendering only
 
 `1k` … `100k` are InfiniBand (DGX H100, QM9700); `roce-1k` … `roce-100k` the same GPU counts on RoCEv2 Ethernet:
 HGX 8-GPU servers, rail-optimized, SN5600 with 2 x 400G breakouts (128 ports; 3 tiers from 32k), SONiC configs
 for every switch. Each row gives seconds per stage, peak memory and µs per link (the whole run over the links of
-the compute fabric, both planes).
+the compute fabric, both planes); `core s` is the stages before rendering, which run with the cyclic garbage
+collector paused as in `build_fabric`; with `--core` the run stops there (µs per link then over those stages).
 
 Each size runs in a child process so that its peak memory (ru_maxrss) is its own. The figures are
 printed, never asserted: speed goals live here, not in the tests.
@@ -15,6 +17,7 @@ printed, never asserted: speed goals live here, not in the tests.
 
 from __future__ import annotations
 
+import gc
 import json
 import resource
 import subprocess
@@ -22,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 # GPUs → (DGX H100 nodes, planes). 100k GPUs need 3 tiers and 2 planes of QM9700 (k³/4 = 65,536
 # endpoints per plane at 1:1).
@@ -80,16 +84,17 @@ def case_spec(name: str) -> tuple[int, str]:
     return nodes * 8, spec_text(name, nodes, planes)
 
 
-def run_one(name: str) -> dict[str, object]:
+def run_one(name: str, core_only: bool = False) -> dict[str, object]:
     from fabric.allocation.allocate import allocate
     from fabric.allocation.checks import PlanContext, run_plan_checks
     from fabric.analysis.checks import Context, run_checks
     from fabric.analysis.figures import fabric_figures
+    from fabric.cli import FREEZE_LINKS
     from fabric.intent.checks import run_intent_checks
     from fabric.intent.context import IntentContext
     from fabric.intent.ethernet import build_intents
     from fabric.intent.infiniband import build_infiniband
-    from fabric.pipeline import Build
+    from fabric.pipeline import Build, gc_paused
     from fabric.render import render_all
     from fabric.spec.loader import load_spec
     from fabric.topology.build import build_topology
@@ -108,34 +113,46 @@ def run_one(name: str) -> dict[str, object]:
             times[stage] = round(now - last, 2)
             last = now
 
-        design = load_spec(path)
-        lap("load")
-        topology = build_topology(design)
-        lap("topology")
-        figures = {k: fabric_figures(ft) for k, ft in topology.fabrics.items()}
-        lap("figures")
-        findings = run_checks(Context(design, topology, figures))
-        lap("checks")
-        plan = allocate(design, topology)
-        findings += run_plan_checks(PlanContext(design, topology, figures, plan))
-        lap("allocation")
-        intents = build_intents(design, topology, plan)
-        findings += intents.findings
-        lap("ethernet")
-        infiniband = build_infiniband(design, topology, plan)
-        findings += infiniband.findings
-        lap("infiniband")
-        findings += run_intent_checks(
-            IntentContext(design, topology, figures, plan, intents.devices, infiniband.subnets)
-        )
-        lap("intent-checks")
-        findings += plan.findings
-        build = Build(design, topology, figures, plan, tuple(findings), intents.devices, infiniband=infiniband)
+        with gc_paused():  # as build_fabric does
+            design = load_spec(path)
+            lap("load")
+            topology = build_topology(design)
+            lap("topology")
+            figures = {k: fabric_figures(ft) for k, ft in topology.fabrics.items()}
+            lap("figures")
+            findings = run_checks(Context(design, topology, figures))
+            lap("checks")
+            plan = allocate(design, topology)
+            findings += run_plan_checks(PlanContext(design, topology, figures, plan))
+            lap("allocation")
+            intents = build_intents(design, topology, plan)
+            findings += intents.findings
+            lap("ethernet")
+            infiniband = build_infiniband(design, topology, plan)
+            findings += infiniband.findings
+            lap("infiniband")
+            findings += run_intent_checks(
+                IntentContext(design, topology, figures, plan, intents.devices, infiniband.subnets)
+            )
+            lap("intent-checks")
+            findings += plan.findings
+            build = Build(design, topology, figures, plan, tuple(findings), intents.devices, infiniband=infiniband)
+        core = time.perf_counter() - start
+        if core_only:
+            return _row(name, gpus, figures, build, times, core, core)
+        if sum(len(ft.links) for ft in topology.fabrics.values()) > FREEZE_LINKS:  # as `fabric build` does
+            gc.freeze()
         files = render_all(build)
         lap("render")
         write_outputs(files, Path(tmp) / "out", design.spec.name)
         lap("write")
         total = time.perf_counter() - start
+    return _row(name, gpus, figures, build, times, core, total)
+
+
+def _row(
+    name: str, gpus: int, figures: dict[str, Any], build: Any, times: dict[str, float], core: float, total: float
+) -> dict[str, object]:
     fig = figures["compute"]
     links = sum(fig.links.values())
     return {
@@ -151,6 +168,7 @@ def run_one(name: str) -> dict[str, object]:
         "reduced_graph": f"{fig.graph_vertices}->{fig.reduced_vertices}",
         "errors": sum(1 for f in build.findings if f.severity.name == "ERROR"),
         "seconds": times,
+        "core_s": round(core, 2),
         "total_s": round(total, 2),
         "us_per_link": round(total * 1e6 / links, 1),
         "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
@@ -158,21 +176,23 @@ def run_one(name: str) -> dict[str, object]:
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) == 2 and argv[0] == "--child":
-        print(json.dumps(run_one(argv[1])))
+    if len(argv) >= 2 and argv[0] == "--child":
+        print(json.dumps(run_one(argv[1], core_only="--core" in argv)))
         return
-    sizes = argv or [*SIZES, *ROCE]
+    core_only = "--core" in argv
+    sizes = [a for a in argv if a != "--core"] or [*SIZES, *ROCE]
     print(
-        f"{'size':>9} {'GPUs':>7} {'tiers':>5} {'switches':>8} {'links':>7} {'total s':>8} {'peak MiB':>8} "
-        f"{'µs/link':>7}  stages (s)"
+        f"{'size':>9} {'GPUs':>7} {'tiers':>5} {'switches':>8} {'links':>7} {'core s':>6} {'total s':>8} "
+        f"{'peak MiB':>8} {'µs/link':>7}  stages (s)"
     )
     for name in sizes:
-        out = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True, check=True)
+        child = [sys.executable, __file__, "--child", name, *(["--core"] if core_only else [])]
+        out = subprocess.run(child, capture_output=True, text=True, check=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
         stages = " ".join(f"{k}={v}" for k, v in r["seconds"].items())
         print(
-            f"{r['size']:>9} {r['gpus']:>7,} {r['tiers']:>5} {r['switches']:>8,} {r['links']:>7,} {r['total_s']:>8} "
-            f"{r['peak_mib']:>8} {r['us_per_link']:>7}  {stages}  | bisection {r['bisection_pct']}% "
+            f"{r['size']:>9} {r['gpus']:>7,} {r['tiers']:>5} {r['switches']:>8,} {r['links']:>7,} {r['core_s']:>6} "
+            f"{r['total_s']:>8} {r['peak_mib']:>8} {r['us_per_link']:>7}  {stages}  | bisection {r['bisection_pct']}% "
             f"worst failure {r['worst_failure_pct']}% ECMP {r['min_ecmp']} graph {r['reduced_graph']} "
             f"errors {r['errors']}",
             flush=True,

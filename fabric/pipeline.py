@@ -10,7 +10,9 @@ reports every problem; `build` refuses to write outputs while errors remain.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import gc
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,8 +55,27 @@ class Build:
         return [f for f in self.findings if f.severity == Severity.ERROR]
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside: the stages make millions of long-lived objects (a 100k-GPU
+    fabric: ~2.5 million) and next to no cyclic garbage; each automatic collection walks all of them again,
+    which cost ~40% of the build. Reference counting still frees everything as usual."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def build_fabric(spec: Design | str | Path) -> Build:
     """Everything but rendering. Raises FabricError only for an unreadable or invalid spec."""
+    with gc_paused():
+        return _build(spec)
+
+
+def _build(spec: Design | str | Path) -> Build:
     design = spec if isinstance(spec, Design) else load_spec(spec)
     topology = build_topology(design)
     figures = {key: fabric_figures(ft) for key, ft in topology.fabrics.items()}

@@ -3,13 +3,15 @@ feed, on the 1-SU SuperPOD, on small hand-written fabrics (intact and damaged) a
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Collection
 from pathlib import Path
 
 import pytest
 
 from fabric import Build, Severity, build_fabric, load_spec_text
-from fabric.analysis.figures import FabricFigures
+from fabric.analysis.figures import FabricFigures, fabric_figures
 from tests.conftest import built
 
 
@@ -369,3 +371,53 @@ def test_single_endpoint_fabric_has_no_bisection_error(tmp_path: Path) -> None:
     assert fig.bisection_gbps == fig.full_bisection_gbps == 200
     assert "bisection" not in codes(b, Severity.ERROR)
     assert "bisection-mismatch" not in codes(b, Severity.WARNING)
+
+
+# --------------------------------------------------------------------------------------------- engines
+
+
+def _engine_cases(tmp: Path) -> list[tuple[str, Build]]:
+    cases = [(d.stem, built(d.stem)) for d in sorted((Path(__file__).parent.parent / "designs").glob("*.yaml"))]
+    cases += [
+        ("missing link", build_explicit(drop={(1, 1, 0)})),
+        ("no uplinks", build_explicit(no_uplinks={2})),
+        ("ecmp short", build_explicit(links=1, hosts=2, drop={(1, 1, 0)})),
+        ("single spine", build_explicit(leaves=2, spines=1, links=2, hosts=2)),
+        ("three tier, lost core link", build_fabric(load_spec_text(three_tier_spec(drop_core_link=True)))),
+        ("two planes", build_planes(tmp, "dual400", 168, planes=2)),
+    ]
+    return cases
+
+
+def test_python_and_numpy_engines_give_the_same_figures(tmp_path: Path) -> None:
+    # small fabrics take the pure-Python path (no numpy/scipy import); both must give every figure alike
+    compared = 0
+    for name, b in _engine_cases(tmp_path):
+        for key, ft in b.topology.fabrics.items():
+            python = fabric_figures(ft, engine="python")
+            numpy = fabric_figures(ft, engine="numpy")
+            assert python == numpy, (name, key)
+            compared += 1
+    assert compared >= 18
+    damaged = fabric_figures(build_explicit(links=1, hosts=2, drop={(1, 1, 0)}).topology.fabrics["compute"])
+    assert damaged.ecmp_short and damaged.worst_failure is not None  # the comparison covered damage too
+
+
+def test_small_validate_loads_no_numpy_scipy_or_renderers() -> None:
+    # `fabric validate` of a small design answers without numpy, scipy, networkx or the templates (not timed)
+    code = (
+        "import sys\n"
+        "from fabric.cli import main\n"
+        "sys.argv = ['fabric', 'validate', sys.argv[1]]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy', 'jinja2', 'networkx')"
+        " or m.startswith('fabric.render'))\n"
+        "print('HEAVY', heavy)\n"
+    )
+    design = Path(__file__).parent.parent / "designs" / "lab.yaml"
+    out = subprocess.run([sys.executable, "-c", code, str(design)], capture_output=True, text=True, timeout=120)
+    assert "lab:" in out.stdout, out.stdout + out.stderr  # it validated
+    assert "HEAVY []" in out.stdout, out.stdout

@@ -19,15 +19,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from ipaddress import IPv4Address, IPv4Interface, IPv4Network, IPv6Address, IPv6Interface, IPv6Network
+from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
+from typing import Literal
 
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, error
-from fabric.model.kinds import Layer, Tier
-from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Topology
+from fabric.model.kinds import Layer, MediaKind, Tier
+from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Rack, Topology
 from fabric.spec.loader import Design
 from fabric.spec.platforms import mgmt_port
-from fabric.spec.schema import AsnPlan
+from fabric.spec.schema import AsnPlan, RackLayout
 from fabric.topology.media import CablingRules, Choice, MediaChooser
 from fabric.topology.racks import route_m
 
@@ -70,10 +71,11 @@ class Plan:
 
 
 def _iface(value: int, prefixlen: int, version: int) -> Interface:
-    """The address `value` (an integer) with a prefix length."""
+    """The address `value` (an integer) with a prefix length. Given an integer rather than an address
+    object, ipaddress skips a round trip through text (a third of the cost; a million of them at 100k GPUs)."""
     if version == 6:
-        return IPv6Interface((IPv6Address(value), prefixlen))
-    return IPv4Interface((IPv4Address(value), prefixlen))
+        return IPv6Interface((value, prefixlen))
+    return IPv4Interface((value, prefixlen))
 
 
 def _first(network: Network) -> int:
@@ -89,9 +91,14 @@ class Pool:
         self.size = 2 ** (network.max_prefixlen - prefixlen)
         self.first = first
         self.capacity = max(0, (network.num_addresses // self.size) - first)
+        self.base = _first(network)
+
+    def start(self, index: int) -> int:
+        """The first address of block `index`, as an integer."""
+        return self.base + (self.first + index) * self.size
 
     def block(self, index: int) -> Network:
-        start = _first(self.network) + (self.first + index) * self.size
+        start = self.start(index)
         if self.network.version == 6:
             return IPv6Network((start, self.prefixlen))
         return IPv4Network((start, self.prefixlen))
@@ -228,17 +235,18 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
             )
         )
     else:
+        v6_loopbacks = v6_blocks.start(0) if v6_blocks is not None else 0
         for i, (fabric, name) in enumerate([*switches, *routed_nodes]):
-            address = lo_pool.block(i)
-            loopbacks[name] = str(address.network_address)
+            address = _iface(lo_pool.start(i), 32, 4)
+            loopbacks[name] = str(address.ip)
             purpose = "loopback" if i < len(switches) else "host-loopback"
-            rows.append(AddressRow(name, "lo", _iface(_first(address), 32, 4), "", "", purpose, fabric))
+            rows.append(AddressRow(name, "lo", address, "", "", purpose, fabric))
             if v6_blocks is not None:
                 rows.append(
                     AddressRow(
                         name,
                         "lo",
-                        _iface(_first(v6_blocks.block(0)) + i + 1, 128, 6),
+                        _iface(v6_loopbacks + i + 1, 128, 6),
                         "",
                         "",
                         purpose,
@@ -260,14 +268,15 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
     if len(numbered) > p2p_pool.capacity:
         findings.append(_short("p2p", p2p_pool.network, "/31 links", p2p_pool.capacity, len(numbered), 2))
     else:
+        v6_links = v6_blocks.start(1) if v6_blocks is not None else 0
         for i, (fabric, link) in enumerate(numbered):
             purpose = "p2p" if i < switch_links else "host-p2p"
-            block = p2p_pool.block(i)
-            upper, lower = _iface(_first(block), 31, 4), _iface(_first(block) + 1, 31, 4)
+            block = p2p_pool.start(i)
+            upper, lower = _iface(block, 31, 4), _iface(block + 1, 31, 4)
             rows.append(AddressRow(link.b, link.b_port, upper, link.a, link.a_port, purpose, fabric))
             rows.append(AddressRow(link.a, link.a_port, lower, link.b, link.b_port, purpose, fabric))
             if v6_blocks is not None:
-                base = _first(v6_blocks.block(1)) + 2 * i
+                base = v6_links + 2 * i
                 rows.append(AddressRow(link.b, link.b_port, _iface(base, 127, 6), link.a, link.a_port, purpose, fabric))
                 rows.append(
                     AddressRow(link.a, link.a_port, _iface(base + 1, 127, 6), link.b, link.b_port, purpose, fabric)
@@ -335,35 +344,31 @@ def _leaf_subnets(
     rows = []
     prefix = pool.prefixlen
     for i, (leaf, (fabric, links)) in enumerate(leaves.items()):
-        subnet = pool.block(i)
-        if len(links) + 3 > subnet.num_addresses:
+        subnet = pool.start(i)
+        if len(links) + 3 > pool.size:
             findings.append(
                 error(
                     "address-pool",
                     "addressing.server_prefix",
-                    f"a /{prefix} holds {subnet.num_addresses - 3} hosts; leaf {leaf} has {len(links)}",
+                    f"a /{prefix} holds {pool.size - 3} hosts; leaf {leaf} has {len(links)}",
                     f"use server_prefix: {32 - math.ceil(math.log2(len(links) + 3))} or shorter",
                 )
             )
             break
         rows.append(
-            AddressRow(
-                leaf, SERVER_INTERFACE, _iface(_first(subnet) + 1, prefix, 4), "", "", f"{purpose}-gateway", fabric
-            )
+            AddressRow(leaf, SERVER_INTERFACE, _iface(subnet + 1, prefix, 4), "", "", f"{purpose}-gateway", fabric)
         )
-        v6_net = v6_blocks.block(2 + i) if v6_blocks is not None else None
+        v6_net = v6_blocks.start(2 + i) if v6_blocks is not None else None
         if v6_net is not None:
             rows.append(
-                AddressRow(
-                    leaf, SERVER_INTERFACE, _iface(_first(v6_net) + 1, 64, 6), "", "", f"{purpose}-gateway", fabric
-                )
+                AddressRow(leaf, SERVER_INTERFACE, _iface(v6_net + 1, 64, 6), "", "", f"{purpose}-gateway", fabric)
             )
         for j, link in enumerate(links):
             rows.append(
                 AddressRow(
                     link.a,
                     link.a_port,
-                    _iface(_first(subnet) + 2 + j, prefix, 4),
+                    _iface(subnet + 2 + j, prefix, 4),
                     link.b,
                     link.b_port,
                     purpose,
@@ -375,7 +380,7 @@ def _leaf_subnets(
                     AddressRow(
                         link.a,
                         link.a_port,
-                        _iface(_first(v6_net) + 2 + j, 64, 6),
+                        _iface(v6_net + 2 + j, 64, 6),
                         link.b,
                         link.b_port,
                         purpose,
@@ -421,11 +426,33 @@ def _mgmt(
     for i, (device, port) in enumerate(wanted):
         peer = peers.get((device, port), ("", "", ""))
         rows.append(
-            AddressRow(
-                device, port, _iface(_first(pool.block(i)), network.prefixlen, 4), peer[0], peer[1], "mgmt", peer[2]
-            )
+            AddressRow(device, port, _iface(pool.start(i), network.prefixlen, 4), peer[0], peer[1], "mgmt", peer[2])
         )
     return rows
+
+
+# a cable's needed length, chosen medium and the Cable fields that follow from them (with its route)
+_Slot = tuple[float | None, Choice | None, tuple[MediaKind | Literal[""], str, str, float | None, float | None]]
+
+
+def _route(layout: RackLayout, racks: Mapping[str, Rack], rules: CablingRules, a: Device, b: Device) -> float | None:
+    ra, rb = racks.get(a.rack or ""), racks.get(b.rack or "")
+    if ra is not None and rb is not None and a.u and b.u:
+        return route_m(layout, ra, a.u, a.height_u, rb, b.u, b.height_u, rules.tray_height_m)
+    return None
+
+
+def _slot(rules: CablingRules, chooser: MediaChooser, route: float | None, link: Link) -> _Slot:
+    needed = link.length_m if link.length_m is not None else (rules.length_for(route) if route is not None else None)
+    choice = chooser.choose(link.speed_gbps, needed, link.media) if needed is not None else None
+    fields = (
+        choice.media.kind if choice else "",
+        choice.key if choice else "",
+        choice.part if choice else "",
+        choice.length_m if choice else (round(needed, 1) if needed else None),
+        round(route, 2) if route is not None else None,
+    )
+    return needed, choice, fields
 
 
 def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[Finding]]:
@@ -438,41 +465,22 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
         chooser = MediaChooser(design.catalog.media, rules, ft.technology)
         width = max(4, len(str(len(ft.links))))
         too_long: list[tuple[float, Link]] = []
-        cache: dict[tuple[str, int, int, str, int, int, int, str | None], tuple[float | None, Choice | None]] = {}
+        # cables of one route length and speed (a rack pair, the same unit offsets) get the same medium and part:
+        # choose once per such slot
+        cache: dict[tuple[float | None, int, str | None], _Slot] = {}
         for n, link in enumerate(ft.links, start=1):
             a, b = devices[link.a], devices[link.b]
-            ra, rb = racks.get(a.rack or ""), racks.get(b.rack or "")
-            route = None
-            if ra is not None and rb is not None and a.u and b.u:
-                route = route_m(spec.racks, ra, a.u, a.height_u, rb, b.u, b.height_u, rules.tray_height_m)
-            needed = (
-                link.length_m if link.length_m is not None else (rules.length_for(route) if route is not None else None)
-            )
-            # many cables share their two positions (a rack pair): choose once per position pair
-            slot = (a.rack or "", a.u or 0, a.height_u, b.rack or "", b.u or 0, b.height_u, link.speed_gbps, link.media)
+            route = _route(spec.racks, racks, rules, a, b)
+            slot = (route, link.speed_gbps, link.media)
             hit = cache.get(slot) if link.length_m is None else None
             if hit is None:
-                hit = (needed, chooser.choose(link.speed_gbps, needed, link.media) if needed is not None else None)
+                hit = _slot(rules, chooser, route, link)
                 if link.length_m is None:
                     cache[slot] = hit
-            choice = hit[1]
+            needed, choice, fields = hit
             if needed is not None and choice is None:
                 too_long.append((needed, link))
-            cables.append(
-                Cable(
-                    f"{key}-{n:0{width}d}",
-                    link,
-                    a.rack or "",
-                    a.u,
-                    b.rack or "",
-                    b.u,
-                    choice.media.kind if choice else "",
-                    choice.key if choice else "",
-                    choice.part if choice else "",
-                    choice.length_m if choice else (round(needed, 1) if needed else None),
-                    round(route, 2) if route is not None else None,
-                )
-            )
+            cables.append(Cable(f"{key}-{n:0{width}d}", link, a.rack or "", a.u, b.rack or "", b.u, *fields))
         if too_long:
             needed, worst = max(too_long, key=lambda t: t[0])
             kinds = ", ".join(rules.kinds) if rules.kinds else "any"

@@ -71,13 +71,13 @@ def check_unique_asns(ctx: PlanContext) -> Iterator[Finding]:
 
 
 def check_unique_addresses(ctx: PlanContext) -> Iterator[Finding]:
-    seen: dict[str, tuple[str, str]] = {}
+    seen: dict[tuple[int, int], tuple[str, str]] = {}
     dupes: list[str] = []
     for row in ctx.plan.addresses:
-        ip = str(row.address.ip)
-        first = seen.setdefault(ip, (row.device, row.interface))
+        address = row.address
+        first = seen.setdefault((address.version, int(address)), (row.device, row.interface))  # no text per row
         if first != (row.device, row.interface):
-            dupes.append(f"{ip} ({first[0]}:{first[1]} and {row.device}:{row.interface})")
+            dupes.append(f"{address.ip} ({first[0]}:{first[1]} and {row.device}:{row.interface})")
     if dupes:
         yield error(
             "duplicate-address",

@@ -10,14 +10,20 @@ for an irregular graph it is an upper bound of it. Planes are separate fabrics: 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
-
-from fabric.analysis.reduction import FlowGraph, reduced_max_flow, refine, row_ids
+from fabric.analysis.small import GraphFigures, SwitchGraph, graph_figures, switch_lists
 from fabric.model.kinds import TIERS, Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology
+
+if TYPE_CHECKING:  # numpy and scipy load only for a fabric larger than SMALL_SWITCHES
+    import numpy as np
+
+    from fabric.analysis.reduction import FlowGraph
+
+# Up to this many switches the graph figures are computed in pure Python (fabric/analysis/small.py, the same
+# numbers): loading numpy and scipy takes longer than such a fabric's whole build.
+SMALL_SWITCHES = 128
 
 LAYERS = (Layer.LEAF, Layer.SPINE, Layer.CORE)
 
@@ -105,32 +111,30 @@ class _SwitchGraph:
     endpoints: list[tuple[int, int]]  # (leaf index, Gb/s) per endpoint link, in link order
 
 
-def _switch_graph(ft: FabricTopology) -> _SwitchGraph:
-    graph = ft.graph
-    names = [n for n in graph.nodes if graph.nodes[n]["layer"] != Layer.NODE]
-    index = {n: i for i, n in enumerate(names)}
-    rank = np.array([LAYER_RANK[graph.nodes[n]["layer"]] for n in names], dtype=np.int64)
-    plane = np.array([graph.nodes[n]["device"].plane or 0 for n in names], dtype=np.int64)
-    endpoints: list[tuple[int, int]] = []
-    agg: dict[tuple[int, int], list[int]] = {}
-    for _, _, link in graph.edges(data="link"):
-        if link.tier == Tier.NODE_LEAF:
-            endpoints.append((index[link.b], link.speed_gbps))
-        else:
-            a, b = index[link.a], index[link.b]
-            key = (a, b) if a < b else (b, a)
-            entry = agg.setdefault(key, [0, 0])
-            entry[0] += link.speed_gbps
-            entry[1] += 1
-    keys = sorted(agg)
-    src = np.array([k[0] for k in keys], dtype=np.int64)
-    dst = np.array([k[1] for k in keys], dtype=np.int64)
-    cap = np.array([agg[k][0] for k in keys], dtype=np.int64)
-    counts = np.array([agg[k][1] for k in keys], dtype=np.int64)
-    return _SwitchGraph(names, rank, plane, FlowGraph(len(names), src, dst, cap), counts, endpoints)
+def _switch_graph(lists: SwitchGraph) -> _SwitchGraph:
+    import numpy as np
+
+    from fabric.analysis.reduction import FlowGraph
+
+    def array(values: list[int]) -> np.ndarray:
+        return np.array(values, dtype=np.int64)
+
+    pairs = lists.pairs
+    return _SwitchGraph(
+        lists.names,
+        array(lists.rank),
+        array(lists.plane),
+        FlowGraph(pairs.n, array(pairs.src), array(pairs.dst), array(pairs.cap)),
+        array(lists.counts),
+        lists.endpoints,
+    )
 
 
 def _components(sg: _SwitchGraph) -> np.ndarray:
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
     n = len(sg.names)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -151,6 +155,8 @@ class _Split:
 
 def _splits(sg: _SwitchGraph, members: np.ndarray) -> list[_Split]:
     """Balanced splits of the endpoints on the leaves in `members` (one plane)."""
+    import numpy as np
+
     n = len(sg.names)
     inside = set(members.tolist())
     eps = [(leaf, gbps) for leaf, gbps in sg.endpoints if leaf in inside]
@@ -181,6 +187,10 @@ def _splits(sg: _SwitchGraph, members: np.ndarray) -> list[_Split]:
 
 def _split_flow(sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.ndarray | None = None) -> tuple[int, int]:
     """Max flow from side A's endpoints to side B's, on the switch graph plus a source and a sink."""
+    import numpy as np
+
+    from fabric.analysis.reduction import FlowGraph, reduced_max_flow, row_ids
+
     n = len(sg.names)
     source, sink = n, n + 1
     s_cap, t_cap = split.s_cap, split.t_cap
@@ -202,33 +212,39 @@ def _split_flow(sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.nda
 
 
 def _split_classes(sg: _SwitchGraph, split: _Split) -> np.ndarray:
+    from fabric.analysis.reduction import refine, row_ids
+
     return refine(sg.pairs, row_ids(sg.rank, split.s_cap, split.t_cap))
 
 
 def _failures(sg: _SwitchGraph, split: _Split, inside: np.ndarray) -> list[tuple[str, FlowGraph, np.ndarray | None]]:
     """One damaged graph per class of spine/core switch and per class of switch-to-switch link
     (`inside`: the switches of the plane under study)."""
+    import numpy as np
+
+    from fabric.analysis.reduction import FlowGraph
+
     colors = _split_classes(sg, split)
     pairs = sg.pairs
     out: list[tuple[str, FlowGraph, np.ndarray | None]] = []
-    seen: set[int] = set()
-    for i in np.flatnonzero(inside):
-        if sg.rank[i] >= 2 and colors[i] not in seen:
-            seen.add(int(colors[i]))
-            keep = (pairs.src != i) & (pairs.dst != i)
-            alive = np.ones(len(sg.names), dtype=bool)
-            alive[i] = False
-            out.append(
-                (f"switch {sg.names[i]}", FlowGraph(pairs.n, pairs.src[keep], pairs.dst[keep], pairs.cap[keep]), alive)
-            )
-    seen_links: set[tuple[int, int, int]] = set()
-    for j in np.flatnonzero(inside[pairs.src]):
+    # the first switch of each class, in index order
+    upper = np.flatnonzero(inside & (sg.rank >= 2))
+    _, first = np.unique(colors[upper], return_index=True)
+    for i in upper[np.sort(first)].tolist():
+        keep = (pairs.src != i) & (pairs.dst != i)
+        alive = np.ones(len(sg.names), dtype=bool)
+        alive[i] = False
+        out.append(
+            (f"switch {sg.names[i]}", FlowGraph(pairs.n, pairs.src[keep], pairs.dst[keep], pairs.cap[keep]), alive)
+        )
+    # the first link of each class (the classes of its ends, either way round, and the capacity of one cable)
+    links = np.flatnonzero(inside[pairs.src])
+    ca, cb = colors[pairs.src[links]], colors[pairs.dst[links]]
+    per = pairs.cap[links] // sg.counts[links]
+    keys = np.stack([np.minimum(ca, cb), np.maximum(ca, cb), per], axis=1)
+    _, first = np.unique(keys, axis=0, return_index=True)
+    for j in links[np.sort(first)].tolist():
         a, b = int(pairs.src[j]), int(pairs.dst[j])
-        key = (int(colors[a]), int(colors[b]), int(pairs.cap[j] // sg.counts[j]))
-        key = key if key[0] <= key[1] else (key[1], key[0], key[2])
-        if key in seen_links:
-            continue
-        seen_links.add(key)
         cap = pairs.cap.copy()
         cap[j] -= pairs.cap[j] // sg.counts[j]
         lo, hi = (a, b) if sg.rank[a] <= sg.rank[b] else (b, a)
@@ -244,6 +260,9 @@ def _ecmp(
 ) -> tuple[int | None, tuple[str, str] | None, list[tuple[str, str, int, int]]]:
     """Min over leaf pairs of one plane of the uplinks of the first on a shortest up-down path to the second
     (0 where there is none)."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+
     leaves = np.flatnonzero(sg.rank == 1)
     spines = np.flatnonzero(sg.rank == 2)
     cores = np.flatnonzero(sg.rank == 3)
@@ -321,26 +340,26 @@ def _ecmp(
 
 
 def _loads(ft: FabricTopology) -> tuple[SwitchLoad, ...]:
-    graph = ft.graph
     down: dict[str, list[int]] = {s: [0, 0] for s in ft.switches}
     upl: dict[str, list[int]] = {s: [0, 0] for s in ft.switches}
-    for _, _, link in graph.edges(data="link"):
+    for link in ft.links:
         if link.b in down:
             down[link.b][0] += link.speed_gbps
             down[link.b][1] += 1
         if link.tier != Tier.NODE_LEAF and link.a in upl:
             upl[link.a][0] += link.speed_gbps
             upl[link.a][1] += 1
-    top = max((LAYER_RANK[graph.nodes[s]["layer"]] for s in ft.switches), default=1)
+    layer = {s: ft.devices[s].layer for s in ft.switches}
+    top = max((LAYER_RANK[layer[s]] for s in ft.switches), default=1)
     return tuple(
         SwitchLoad(
             s,
-            graph.nodes[s]["layer"],
+            layer[s],
             down[s][0],
             upl[s][0],
             down[s][1],
             upl[s][1],
-            LAYER_RANK[graph.nodes[s]["layer"]] == top and top > 1,
+            LAYER_RANK[layer[s]] == top and top > 1,
             max(down[s][0], ft.provisioned_down.get(s, 0)),
         )
         for s in ft.switches
@@ -359,14 +378,17 @@ def _analytic(ft: FabricTopology, endpoint_gbps: int) -> float | None:
     return endpoint_gbps / 2 * factor
 
 
-def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigures:
-    sg = _switch_graph(ft)
+def fabric_figures(
+    ft: FabricTopology, *, failures: bool = True, engine: Literal["auto", "python", "numpy"] = "auto"
+) -> FabricFigures:
+    """`engine`: numpy/scipy or pure Python for the graph figures (same results); auto picks by size."""
+    lists = switch_lists(ft)
     loads = _loads(ft)
     switches = {layer: sum(1 for ld in loads if ld.layer == layer) for layer in LAYERS}
     links: dict[str, int] = dict.fromkeys(TIERS, 0)
     for link in ft.links:
         links[link.tier] += 1
-    endpoint_gbps = sum(g for _, g in sg.endpoints)
+    endpoint_gbps = sum(g for _, g in lists.endpoints)
     over: dict[str, float] = {}
     over_connected: dict[str, float] = {}
     over_tier: dict[str, float] = {}
@@ -377,11 +399,45 @@ def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigure
             over_connected[layer] = max(ld.ratio or 0.0 for ld in rated)
             up = sum(ld.up_gbps for ld in rated)
             over_tier[layer] = sum(ld.down_gbps for ld in rated) / up if up else float("inf")
+    if engine == "python" or (engine == "auto" and len(lists.names) <= SMALL_SWITCHES):
+        graph = graph_figures(ft, lists, failures)
+    else:
+        graph = _graph_figures(ft, _switch_graph(lists), failures)
+    return FabricFigures(
+        name=ft.name,
+        technology=ft.technology,
+        role=ft.role,
+        tiers=ft.tiers,
+        planes=max(ft.planes, 1),
+        switches=switches,
+        links=links,
+        endpoints=len(lists.endpoints),
+        endpoint_gbps=endpoint_gbps,
+        loads=loads,
+        oversubscription=over,
+        oversubscription_connected=over_connected,
+        oversubscription_tier=over_tier,
+        full_bisection_gbps=endpoint_gbps / 2,
+        bisection_gbps=graph.bisection_gbps,
+        bisection_analytic_gbps=_analytic(ft, endpoint_gbps),
+        components=graph.components,
+        min_ecmp_width=graph.min_ecmp_width,
+        ecmp_worst_pair=graph.ecmp_worst_pair,
+        ecmp_short=graph.ecmp_short,
+        worst_failure=Failure(*graph.worst) if graph.worst else None,
+        reduced_vertices=graph.reduced_vertices,
+        graph_vertices=len(lists.names) + 2,
+        notes=graph.notes,
+    )
+
+
+def _graph_figures(ft: FabricTopology, sg: _SwitchGraph, failures: bool) -> GraphFigures:
+    """Components, bisection, worst failure and ECMP on arrays (small.graph_figures is the same on lists)."""
+    import numpy as np
 
     labels = _components(sg)
     leaves = np.flatnonzero(sg.rank == 1)
     planes = sorted(set(labels[leaves].tolist())) if len(leaves) else []
-    full = endpoint_gbps / 2
     bisection = 0.0
     reduced = 0
     worst: Failure | None = None
@@ -425,29 +481,13 @@ def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigure
     else:
         notes.append("the switch graph falls apart into more islands than planes")
     ecmp, pair, short = _ecmp(sg, sg.plane)
-    return FabricFigures(
-        name=ft.name,
-        technology=ft.technology,
-        role=ft.role,
-        tiers=ft.tiers,
-        planes=max(ft.planes, 1),
-        switches=switches,
-        links=links,
-        endpoints=len(sg.endpoints),
-        endpoint_gbps=endpoint_gbps,
-        loads=loads,
-        oversubscription=over,
-        oversubscription_connected=over_connected,
-        oversubscription_tier=over_tier,
-        full_bisection_gbps=full,
-        bisection_gbps=bisection,
-        bisection_analytic_gbps=_analytic(ft, endpoint_gbps),
-        components=len(set(labels.tolist())),
-        min_ecmp_width=ecmp,
-        ecmp_worst_pair=pair,
-        ecmp_short=tuple(short),
-        worst_failure=worst,
-        reduced_vertices=reduced,
-        graph_vertices=len(sg.names) + 2,
-        notes=tuple(notes),
+    return GraphFigures(
+        len(set(labels.tolist())),
+        bisection,
+        reduced,
+        (worst.element, worst.bisection_gbps) if worst else None,
+        tuple(notes),
+        ecmp,
+        pair,
+        tuple(short),
     )

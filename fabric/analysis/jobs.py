@@ -23,6 +23,7 @@ import numpy as np
 # the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures
 from fabric.analysis.figures import _failures, _Split, _split_flow, _switch_graph, _SwitchGraph
 from fabric.analysis.locality import Locality, locality
+from fabric.analysis.small import switch_lists
 from fabric.model.kinds import Tier
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design
@@ -80,7 +81,7 @@ def job_bandwidth(
     nodes = placement(loc)
     if not nodes:
         return None
-    sg = _switch_graph(ft)
+    sg = _switch_graph(switch_lists(ft))
     index = {name: i for i, name in enumerate(sg.names)}
     ports: dict[str, list[tuple[int, int]]] = {n: [] for n in nodes}
     for link in ft.links:

@@ -17,6 +17,7 @@ graph is used instead.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -61,6 +62,11 @@ class FlowGraph:
     cap: np.ndarray  # int64
 
     def directed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each edge both ways (src, dst, cap); made once per graph (refinement, its check and the flow use it)."""
+        return self._directed
+
+    @cached_property
+    def _directed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return (
             np.concatenate([self.src, self.dst]),
             np.concatenate([self.dst, self.src]),
@@ -76,11 +82,8 @@ def refine(graph: FlowGraph, initial: np.ndarray) -> np.ndarray:
     split a class more finely (still equitable, so flows stay exact)."""
     colors = row_ids(initial.astype(np.int64))
     e_src, e_dst, e_cap = graph.directed()
-    order = np.argsort(e_src, kind="stable")
-    e_src, e_dst, e_cap = e_src[order], e_dst[order], e_cap[order]
-    starts = np.flatnonzero(np.r_[True, e_src[1:] != e_src[:-1]]) if len(e_src) else np.array([], dtype=np.int64)
-    owners = e_src[starts] if len(e_src) else np.array([], dtype=np.int64)
     weights = e_cap.astype(np.float64)
+    by_source: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # the sparse path's order
     count = int(colors.max()) + 1 if len(colors) else 0
     while True:
         signature = np.zeros(graph.n, dtype=np.uint64)
@@ -91,8 +94,14 @@ def refine(graph: FlowGraph, initial: np.ndarray) -> np.ndarray:
                 hashed = _mix(cells % count, totals[cells].astype(np.int64))
             np.add.at(signature, cells // count, hashed)
         elif len(e_src):
+            if by_source is None:
+                order = np.argsort(e_src, kind="stable")
+                s_src = e_src[order]
+                starts = np.flatnonzero(np.r_[True, s_src[1:] != s_src[:-1]])
+                by_source = (s_src[starts], starts, e_dst[order], e_cap[order])
+            owners, starts, s_dst, s_cap = by_source
             with np.errstate(over="ignore"):
-                signature[owners] = np.add.reduceat(_mix(colors[e_dst], e_cap), starts)
+                signature[owners] = np.add.reduceat(_mix(colors[s_dst], s_cap), starts)
         new = row_ids(colors, signature)
         new_count = int(new.max()) + 1 if len(new) else 0
         colors = new

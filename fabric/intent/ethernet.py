@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from ipaddress import IPv4Address, IPv6Address, IPv6Network, ip_interface
 
-from fabric.allocation.allocate import SERVER_INTERFACE, AddressRow, Interface, Network, Plan
+from fabric.allocation.allocate import SERVER_INTERFACE, Interface, Network, Plan
 from fabric.model.findings import Finding
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology, Link, Topology
@@ -206,6 +207,15 @@ def _layout(
     return rows
 
 
+_Port = tuple[str, int, int, int, int, tuple[int, ...]]  # name, cage, sub, breakout, speed, lanes
+
+
+@cache
+def _lanes(first: int, count: int) -> tuple[int, ...]:
+    """A port's electrical lanes; one tuple per distinct value, shared by every switch that has it."""
+    return tuple(range(first, first + count))
+
+
 def _maximum_paths(name: str, links: Sequence[Link]) -> int:
     """Equal-cost paths to allow: a switch's uplinks, or the most parallel links to one neighbour."""
     up = 0
@@ -230,9 +240,13 @@ class _IntentBuilder:
         self.topology = topology
         self.plan = plan
         self.findings: list[Finding] = []
-        self.addresses: dict[tuple[str, str], list[AddressRow]] = defaultdict(list)
+        # (device, interface, purpose, IP version) → the first such address; node ports' rows (half the plan)
+        # are not looked up
+        self.addresses: dict[tuple[str, str, str, int], Interface] = {}
         for row in plan.addresses:
-            self.addresses[(row.device, row.interface)].append(row)
+            if row.purpose != "server":
+                self.addresses.setdefault((row.device, row.interface, row.purpose, row.address.version), row.address)
+        self.layouts: dict[tuple[str, str, tuple[tuple[str, int], ...]], list[_Port]] = {}
         self.asn = {row.device: row.asn for row in plan.asns}
         # each fabric's leaf subnets: out-of-band leaves hold management subnets, the others server subnets
         self.subnet_prefix: dict[str, int] = {}
@@ -266,10 +280,19 @@ class _IntentBuilder:
                     self.findings.append(problem)
 
     def _address(self, device: str, interface: str, purpose: str, version: int) -> Interface | None:
-        for row in self.addresses.get((device, interface), ()):
-            if row.purpose == purpose and row.address.version == version:
-                return row.address
-        return None
+        return self.addresses.get((device, interface, purpose, version))
+
+    def _layout(self, model_key: str, platform: str, used: dict[str, int]) -> list[_Port]:
+        """`_layout`, once per model, platform and cabled ports in order: the leaves of a fabric share a few."""
+        key = (model_key, platform, tuple(used.items()))
+        rows = self.layouts.get(key)
+        if rows is None:
+            model = self.design.catalog.switches[model_key]
+            rows = self.layouts[key] = [
+                (port, cage, sub, breakout, speed, _lanes(lane, lanes))
+                for port, cage, sub, breakout, speed, lane, lanes in _layout(model, platform, used)
+            ]
+        return rows
 
     def build(self) -> dict[str, DeviceIntent]:
         out: dict[str, DeviceIntent] = {}
@@ -299,12 +322,10 @@ class _IntentBuilder:
         routed_nodes = spec.dual_homing(key) == "host_routing"
         ports = []
         server_members = []
-        for port, cage, sub, breakout, speed, lane, lanes in _layout(model, platform, used):
+        for port, cage, sub, breakout, speed, lanes in self._layout(device.model, platform, used):
             link = peers.get(port)
             if link is None:
-                ports.append(
-                    PortIntent(port, cage, sub, breakout, speed, tuple(range(lane, lane + lanes)), mtu, False, "unused")
-                )
+                ports.append(PortIntent(port, cage, sub, breakout, speed, lanes, mtu, False, "unused"))
                 continue
             mine_a = link.a == name
             peer_device, peer_port = (link.b, link.b_port) if mine_a else (link.a, link.a_port)
@@ -323,7 +344,7 @@ class _IntentBuilder:
                     sub,
                     breakout,
                     link.speed_gbps,
-                    tuple(range(lane, lane + lanes)),
+                    lanes,
                     mtu,
                     True,
                     role,
@@ -440,7 +461,7 @@ class _IntentBuilder:
         remote_up = {
             self.asn.get(n.peer_device)
             for n in neighbors
-            if LAYER_RANK[self.topology.devices[n.peer_device].layer] > LAYER_RANK[ft.graph.nodes[name]["layer"]]
+            if LAYER_RANK[self.topology.devices[n.peer_device].layer] > LAYER_RANK[self.topology.devices[name].layer]
         }
         pools = self.design.spec.addressing
         subnets = pools.mgmt if ft.role == "oob" else pools.servers

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-
-import networkx as nx
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from fabric.model.findings import Finding
 from fabric.model.kinds import Layer, LayerName, Role, Technology, Tier, TierName
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 LAYER_RANK: Mapping[str, int] = {Layer.NODE: 0, Layer.LEAF: 1, Layer.SPINE: 2, Layer.CORE: 3}
 TIER_OF_LAYER: Mapping[str, TierName] = {
@@ -85,12 +88,31 @@ class FabricTopology:
     planes: int
     switches: tuple[str, ...]  # in generation order: per plane leaves, spines, cores
     links: tuple[Link, ...]
-    graph: nx.MultiGraph  # frozen; nodes carry `device`, edges carry `link`
     target_leaf: float  # oversubscription targets (down:up)
     target_spine: float
     params: ClosParams | None = None  # generated fabrics only
     rail_optimized: bool = False
     provisioned_down: Mapping[str, int] = field(default_factory=dict)  # generated: down-port Gb/s per switch
+    devices: Mapping[str, Device] = field(default_factory=dict, repr=False, compare=False)  # the topology's
+
+    @cached_property
+    def graph(self) -> nx.MultiGraph:
+        """The fabric as a frozen networkx MultiGraph, made on first use (the pipeline's stages work on `links`;
+        100k GPUs make 300,000 edges). Nodes are device names with attributes `device` (the Device) and `layer`
+        (its layer *in this fabric*: another fabric's switch whose management port attaches here is a `node`);
+        edges are keyed by the link's index and carry `link`."""
+        import networkx as nx
+
+        graph: nx.MultiGraph = nx.MultiGraph(fabric=self.name)
+        own = set(self.switches)
+        for name in self.switches:
+            graph.add_node(name, device=self.devices[name], layer=self.devices[name].layer)
+        for link in self.links:
+            if link.a not in own and link.a not in graph:
+                graph.add_node(link.a, device=self.devices[link.a], layer=Layer.NODE)
+        graph.add_edges_from((link.a, link.b, i, {"link": link}) for i, link in enumerate(self.links))
+        nx.freeze(graph)
+        return graph
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,11 @@
-"""Expand a validated design into devices, racks and one graph per fabric.
-
-Graph nodes are device names with attributes `device` (the Device) and `layer` (its layer *in
-this fabric*: a compute leaf whose management port joins the out-of-band fabric is a `node`
-there). Edges are keyed by the link's index and carry `link` (the Link).
-"""
+"""Expand a validated design into devices, racks and one topology per fabric: its switches and links (and,
+on first use, its networkx graph: see FabricTopology.graph)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
-
-import networkx as nx
 
 from fabric.model.draft import FabricDraft
 from fabric.model.findings import Finding, error
@@ -327,17 +321,8 @@ def _superpod_order(
 def _fabric_topology(design: Design, key: str, draft: FabricDraft, devices: dict[str, Device]) -> FabricTopology:
     spec = design.spec
     fabric = spec.fabrics[key]
-    graph: nx.MultiGraph = nx.MultiGraph(fabric=key)
     switches = tuple(s.name for s in draft.switches)
-    own = set(switches)
-    for name in switches:
-        graph.add_node(name, device=devices[name], layer=devices[name].layer)
     links: tuple[Link, ...] = tuple(draft.links)
-    for link in links:
-        if link.a not in own and link.a not in graph:
-            graph.add_node(link.a, device=devices[link.a], layer=Layer.NODE)
-    graph.add_edges_from((link.a, link.b, i, {"link": link}) for i, link in enumerate(links))
-    nx.freeze(graph)
     topo = fabric.topology
     return FabricTopology(
         name=key,
@@ -350,10 +335,10 @@ def _fabric_topology(design: Design, key: str, draft: FabricDraft, devices: dict
         else max([d.plane or 1 for d in (devices[s] for s in switches)] or [1]),
         switches=switches,
         links=links,
-        graph=graph,
         target_leaf=fabric.oversubscription.leaf,
         target_spine=fabric.oversubscription.spine,
         params=draft.params,
         provisioned_down=dict(draft.provisioned_down),
         rail_optimized=topo.rail_optimized,
+        devices=devices,
     )

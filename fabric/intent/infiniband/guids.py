@@ -64,9 +64,9 @@ class Guids:
 
 def assign_guids(needs: Iterable[GuidNeed], inventory: Inventory | None) -> tuple[dict[str, Guids], list[InventoryRow]]:
     """GUIDs for every node (by key); the inventory rows that matched nothing."""
-    wanted = sorted(needs, key=lambda n: n.key)
-    by_key = {n.key: n for n in wanted}
-    by_port = {(n.device, p): n for n in wanted if n.hca is not None for p in n.ports}
+    keyed = sorted(((n.key, n) for n in needs), key=lambda kn: kn[0])  # each key formatted once
+    by_key = dict(keyed)
+    by_port = {(n.device, p): n for _, n in keyed if n.hca is not None for p in n.ports}
     found: dict[str, list[InventoryRow]] = {}
     unused: list[InventoryRow] = []
     for row in inventory.rows if inventory else ():
@@ -87,18 +87,18 @@ def assign_guids(needs: Iterable[GuidNeed], inventory: Inventory | None) -> tupl
                 ports[number - 1] = row.port_guid
         out[key] = Guids(node, tuple(ports), False, rows[0].line)
         taken.update((node, *ports))
-    for need in wanted:
-        if need.key in out:
+    for key, need in keyed:
+        if key in out:
             continue
         attempt = 0
         while True:
-            guid = placeholder_guid(need.key, attempt)
+            guid = placeholder_guid(key, attempt)
             span = {guid, *(guid + p for p in range(1, len(need.ports) + 1))}
             if not span & taken:
                 break
             attempt += 1
         taken.update(span)
-        out[need.key] = Guids(guid, tuple(guid + p for p in range(1, len(need.ports) + 1)), True)
+        out[key] = Guids(guid, tuple(guid + p for p in range(1, len(need.ports) + 1)), True)
     return out, unused
 
 

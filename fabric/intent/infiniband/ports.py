@@ -74,6 +74,7 @@ class Rate:
 
 
 @cache
+@cache
 def plan_rate(speed_gbps: int) -> Rate | None:
     """The rate a planned link of `speed_gbps` comes up at: 4 lanes of the fastest lane speed that gives it
     (400G → 4xNDR, 200G → 4xHDR); else 2 or 1 lanes; None if no IB rate gives it."""
@@ -151,6 +152,7 @@ class Numberings:
     def __init__(self) -> None:
         self._names: dict[str, Mapping[str, tuple[SwitchPort, ...]]] = {}
         self._made: dict[tuple[str, int], SwitchNumbering] = {}
+        self._breakouts: dict[tuple[str, str, int], int] = {}  # (model, port, speed) → its breakout (0: no port)
 
     def of(self, key: str, model: SwitchModel, used: Iterable[tuple[str, int]]) -> SwitchNumbering:
         """The numbering of a switch of model `key` from the ports its links use: (port name, link speed)."""
@@ -159,10 +161,12 @@ class Numberings:
             names = self._names[key] = port_candidates(model)
         widest = 0
         for port, speed in used:
-            candidates = names.get(port, ())
-            if candidates:
-                chosen = next((c for c in candidates if c.speed_gbps == speed), candidates[0])
-                widest = max(widest, chosen.breakout)
+            breakout = self._breakouts.get((key, port, speed))
+            if breakout is None:
+                candidates = names.get(port, ())
+                chosen = next((c for c in candidates if c.speed_gbps == speed), candidates[0]) if candidates else None
+                breakout = self._breakouts[(key, port, speed)] = chosen.breakout if chosen else 0
+            widest = max(widest, breakout)
         per_cage = widest or max(group.modes[0].ports for group in model.ports)
         made = self._made.get((key, per_cage))
         if made is None:

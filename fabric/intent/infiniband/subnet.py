@@ -334,21 +334,20 @@ def _subnet(design: Design, topology: Topology, draft: _Draft, guids: Mapping[st
         g = guids[key]
         nodes.append(IbNode(key, device, hca, False, nports, g.node, g.placeholder, Layer.NODE, dev.group, dev.model))
     by_key = {n.key: n for n in nodes}
-    ca_of: dict[tuple[str, str], str] = {}
+    ca_end: dict[tuple[str, str], tuple[str, int, int]] = {}  # (device, port) → CA key, IB port, port GUID
     for key, (device, _hca, ports, _) in draft.cas.items():
-        for port in ports:
-            ca_of[(device, port)] = key
+        port_guids = guids[key].ports
+        for number, port in enumerate(ports, start=1):
+            ca_end[(device, port)] = (key, number, port_guids[number - 1])
 
-    numbers = {s: n.numbers for s, n in draft.numbering.items()}
+    numbers = {s: (n.numbers, by_key[s].guid) for s, n in draft.numbering.items()}
 
     def end(device: str, port: str) -> IbEnd:
-        table = numbers.get(device)
-        if table is not None:
-            return IbEnd(device, table.get(port, 0), by_key[device].guid, device, port)
-        key = ca_of[(device, port)]
-        ports = draft.cas[key][2]
-        number = ports.index(port) + 1
-        return IbEnd(key, number, guids[key].ports[number - 1], device, port)
+        switch = numbers.get(device)
+        if switch is not None:
+            return IbEnd(device, switch[0].get(port, 0), switch[1], device, port)
+        key, number, guid = ca_end[(device, port)]
+        return IbEnd(key, number, guid, device, port)
 
     links = tuple(
         IbLink(c, end(c.link.a, c.link.a_port), end(c.link.b, c.link.b_port), plan_rate(c.link.speed_gbps))

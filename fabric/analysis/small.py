@@ -1,0 +1,390 @@
+"""The graph figures of a small fabric in pure Python: the same numbers as the numpy/scipy path of figures.py,
+without loading numpy and scipy (a quarter of a second, more than a small design's whole build).
+
+Each function mirrors its namesake in figures.py or reduction.py step by step, on lists. Colour refinement
+compares exact signatures (a class and the capacity into it) instead of hashing them, which gives the
+partition the hashed version gives when nothing collides; flows are exact integers either way.
+tests/test_figures.py checks both paths against each other on every bundled design.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from fabric.model.kinds import Tier
+from fabric.model.topology import LAYER_RANK, FabricTopology
+
+
+@dataclass
+class Pairs:
+    """An undirected capacitated graph: each pair (src < dst) once."""
+
+    n: int
+    src: list[int]
+    dst: list[int]
+    cap: list[int]
+
+
+@dataclass
+class SwitchGraph:
+    names: list[str]
+    rank: list[int]
+    plane: list[int]
+    pairs: Pairs
+    counts: list[int]
+    endpoints: list[tuple[int, int]]  # (leaf index, Gb/s) per endpoint link, by leaf
+
+
+@dataclass
+class Split:
+    name: str
+    s_cap: list[int]
+    t_cap: list[int]
+
+
+@dataclass(frozen=True)
+class GraphFigures:
+    components: int
+    bisection_gbps: float
+    reduced_vertices: int
+    worst: tuple[str, float] | None  # element, bisection without it
+    notes: tuple[str, ...]
+    min_ecmp_width: int | None
+    ecmp_worst_pair: tuple[str, str] | None
+    ecmp_short: tuple[tuple[str, str, int, int], ...]
+
+
+def switch_lists(ft: FabricTopology) -> SwitchGraph:
+    """The switch graph, from the fabric's links (its networkx graph is not needed)."""
+    names = list(ft.switches)
+    index = {n: i for i, n in enumerate(names)}
+    rank = [LAYER_RANK[ft.devices[n].layer] for n in names]
+    plane = [ft.devices[n].plane or 0 for n in names]
+    # a switch's endpoint links grouped by endpoint in order of first appearance, as FabricTopology.graph
+    # yields them: the balanced splits take endpoints in this order
+    below: dict[int, dict[str, list[int]]] = {}
+    agg: dict[tuple[int, int], list[int]] = {}
+    for link in ft.links:
+        if link.tier == Tier.NODE_LEAF:
+            below.setdefault(index[link.b], {}).setdefault(link.a, []).append(link.speed_gbps)
+        else:
+            a, b = index[link.a], index[link.b]
+            key = (a, b) if a < b else (b, a)
+            entry = agg.setdefault(key, [0, 0])
+            entry[0] += link.speed_gbps
+            entry[1] += 1
+    endpoints = [(leaf, gbps) for leaf in sorted(below) for speeds in below[leaf].values() for gbps in speeds]
+    keys = sorted(agg)
+    pairs = Pairs(len(names), [k[0] for k in keys], [k[1] for k in keys], [agg[k][0] for k in keys])
+    return SwitchGraph(names, rank, plane, pairs, [agg[k][1] for k in keys], endpoints)
+
+
+# --------------------------------------------------------------------------------------------- primitives
+
+
+def row_ids(*columns: list[int] | list[tuple[tuple[int, int], ...]]) -> list[int]:
+    """Dense ids (0..k-1, in sorted order) of the distinct rows of equal-length columns."""
+    rows = list(zip(*columns, strict=True))
+    ids = {row: i for i, row in enumerate(sorted(set(rows)))}
+    return [ids[row] for row in rows]
+
+
+def _neighbours(pairs: Pairs) -> list[list[tuple[int, int]]]:
+    out: list[list[tuple[int, int]]] = [[] for _ in range(pairs.n)]
+    for a, b, c in zip(pairs.src, pairs.dst, pairs.cap, strict=True):
+        out[a].append((b, c))
+        out[b].append((a, c))
+    return out
+
+
+def refine(pairs: Pairs, initial: list[int]) -> list[int]:
+    """The coarsest equitable refinement of `initial` (see reduction.refine)."""
+    colors = row_ids(initial)
+    count = len(set(colors))
+    adjacent = _neighbours(pairs)
+    while True:
+        signatures: list[tuple[tuple[int, int], ...]] = []
+        for edges in adjacent:
+            totals: dict[int, int] = {}
+            for b, c in edges:
+                totals[colors[b]] = totals.get(colors[b], 0) + c
+            signatures.append(tuple(sorted((k, v) for k, v in totals.items() if v)))
+        colors = row_ids(colors, signatures)
+        new_count = len(set(colors))
+        if new_count == count:
+            return colors
+        count = new_count
+
+
+def max_flow(pairs: Pairs, source: int, sink: int) -> int:
+    """Maximum flow between two vertices of an undirected graph (Edmonds–Karp; each edge usable both ways)."""
+    if source == sink:
+        return 0
+    residual: list[dict[int, int]] = [{} for _ in range(pairs.n)]
+    for a, b, c in zip(pairs.src, pairs.dst, pairs.cap, strict=True):
+        if c > 0:
+            residual[a][b] = residual[a].get(b, 0) + c
+            residual[b][a] = residual[b].get(a, 0) + c
+    flow = 0
+    while True:
+        parent = {source: source}
+        queue = deque([source])
+        while queue and sink not in parent:
+            v = queue.popleft()
+            for w, c in residual[v].items():
+                if c > 0 and w not in parent:
+                    parent[w] = v
+                    queue.append(w)
+        if sink not in parent:
+            return flow
+        push, w = None, sink
+        while w != source:
+            v = parent[w]
+            push = residual[v][w] if push is None else min(push, residual[v][w])
+            w = v
+        assert push is not None
+        w = sink
+        while w != source:
+            v = parent[w]
+            residual[v][w] -= push
+            residual[w][v] = residual[w].get(v, 0) + push
+            w = v
+        flow += push
+
+
+def quotient(pairs: Pairs, colors: list[int]) -> Pairs:
+    k = max(colors) + 1
+    cap: dict[tuple[int, int], int] = {}
+    for a, b, c in zip(pairs.src, pairs.dst, pairs.cap, strict=True):
+        ca, cb = colors[a], colors[b]
+        if ca != cb:
+            key = (min(ca, cb), max(ca, cb))
+            cap[key] = cap.get(key, 0) + c
+    keys = sorted(k_ for k_, c in cap.items() if c)
+    return Pairs(k, [a for a, _ in keys], [b for _, b in keys], [cap[key] for key in keys])
+
+
+def reduced_max_flow(pairs: Pairs, source: int, sink: int, initial: list[int]) -> tuple[int, int]:
+    colors = refine(pairs, initial)
+    if colors[source] == colors[sink]:
+        return max_flow(pairs, source, sink), pairs.n
+    small = quotient(pairs, colors)
+    return max_flow(small, colors[source], colors[sink]), small.n
+
+
+def components(sg: SwitchGraph) -> list[int]:
+    """Component labels, numbered in order of each component's first vertex (as scipy numbers them)."""
+    labels = [-1] * len(sg.names)
+    adjacent = _neighbours(sg.pairs)
+    label = 0
+    for start in range(len(labels)):
+        if labels[start] >= 0:
+            continue
+        labels[start] = label
+        stack = [start]
+        while stack:
+            v = stack.pop()
+            for w, _ in adjacent[v]:
+                if labels[w] < 0:
+                    labels[w] = label
+                    stack.append(w)
+        label += 1
+    return labels
+
+
+# --------------------------------------------------------------------------------------------- bisection
+
+
+def splits(sg: SwitchGraph, members: list[int]) -> list[Split]:
+    n = len(sg.names)
+    inside = set(members)
+    eps = [(leaf, gbps) for leaf, gbps in sg.endpoints if leaf in inside]
+    eps.sort(key=lambda e: e[0])
+    half = sum(g for _, g in eps) / 2
+    out = []
+    for name in ("halves", "alternate"):
+        s_cap, t_cap = [0] * n, [0] * n
+        a_sum = b_sum = 0
+        leaf_pos = {leaf: i for i, leaf in enumerate(dict.fromkeys(e[0] for e in eps))}
+        for leaf, gbps in eps:
+            if name == "halves":
+                to_a = a_sum < half
+            else:
+                want_a = leaf_pos[leaf] % 2 == 0
+                to_a = (want_a and a_sum < half) or (not want_a and b_sum >= half)
+            if to_a:
+                s_cap[leaf] += gbps
+                a_sum += gbps
+            else:
+                t_cap[leaf] += gbps
+                b_sum += gbps
+        out.append(Split(name, s_cap, t_cap))
+    return out
+
+
+def split_flow(sg: SwitchGraph, pairs: Pairs, split: Split, alive: list[bool] | None = None) -> tuple[int, int]:
+    n = len(sg.names)
+    source, sink = n, n + 1
+    s_cap, t_cap = split.s_cap, split.t_cap
+    if alive is not None:
+        s_cap = [c if ok else 0 for c, ok in zip(s_cap, alive, strict=True)]
+        t_cap = [c if ok else 0 for c, ok in zip(t_cap, alive, strict=True)]
+    s_nodes = [i for i, c in enumerate(s_cap) if c]
+    t_nodes = [i for i, c in enumerate(t_cap) if c]
+    src = [*pairs.src, *s_nodes, *t_nodes]
+    dst = [*pairs.dst, *([source] * len(s_nodes)), *([sink] * len(t_nodes))]
+    cap = [*pairs.cap, *(s_cap[i] for i in s_nodes), *(t_cap[i] for i in t_nodes)]
+    keep = [j for j, c in enumerate(cap) if c > 0]
+    graph = Pairs(n + 2, [src[j] for j in keep], [dst[j] for j in keep], [cap[j] for j in keep])
+    init = row_ids([*sg.rank, 10, 11], [*s_cap, 0, 0], [*t_cap, 0, 0])
+    return reduced_max_flow(graph, source, sink, init)
+
+
+def failures(sg: SwitchGraph, split: Split, inside: list[bool]) -> list[tuple[str, Pairs, list[bool] | None]]:
+    colors = refine(sg.pairs, row_ids(sg.rank, split.s_cap, split.t_cap))
+    pairs = sg.pairs
+    out: list[tuple[str, Pairs, list[bool] | None]] = []
+    seen: set[int] = set()
+    for i in (i for i, yes in enumerate(inside) if yes):
+        if sg.rank[i] >= 2 and colors[i] not in seen:
+            seen.add(colors[i])
+            keep = [j for j in range(len(pairs.src)) if pairs.src[j] != i and pairs.dst[j] != i]
+            alive = [True] * len(sg.names)
+            alive[i] = False
+            damaged = Pairs(
+                pairs.n, [pairs.src[j] for j in keep], [pairs.dst[j] for j in keep], [pairs.cap[j] for j in keep]
+            )
+            out.append((f"switch {sg.names[i]}", damaged, alive))
+    seen_links: set[tuple[int, int, int]] = set()
+    for j in (j for j, a in enumerate(pairs.src) if inside[a]):
+        a, b = pairs.src[j], pairs.dst[j]
+        key = (colors[a], colors[b], pairs.cap[j] // sg.counts[j])
+        key = key if key[0] <= key[1] else (key[1], key[0], key[2])
+        if key in seen_links:
+            continue
+        seen_links.add(key)
+        cap = list(pairs.cap)
+        cap[j] -= pairs.cap[j] // sg.counts[j]
+        lo, hi = (a, b) if sg.rank[a] <= sg.rank[b] else (b, a)
+        out.append((f"link {sg.names[lo]} — {sg.names[hi]}", Pairs(pairs.n, pairs.src, pairs.dst, cap), None))
+    return out
+
+
+# --------------------------------------------------------------------------------------------- ECMP
+
+
+def ecmp(sg: SwitchGraph) -> tuple[int | None, tuple[str, str] | None, list[tuple[str, str, int, int]]]:
+    """As figures._ecmp: per leaf, the width to every other leaf of its plane over shortest up-down paths."""
+    leaves = [i for i, r in enumerate(sg.rank) if r == 1]
+    if len(leaves) < 2:
+        return None, None, []
+    local = {v: i for i, v in enumerate(leaves)}
+    up: list[dict[int, int]] = [{} for _ in leaves]  # leaf → spine → links
+    below: dict[int, set[int]] = {}  # spine → its leaves
+    cores_of: dict[int, set[int]] = {}  # spine → its cores
+    for a, b, count in zip(sg.pairs.src, sg.pairs.dst, sg.counts, strict=True):
+        lo, hi = (a, b) if sg.rank[a] <= sg.rank[b] else (b, a)
+        if sg.rank[lo] == 1 and sg.rank[hi] == 2:
+            up[local[lo]][hi] = up[local[lo]].get(hi, 0) + count
+            below.setdefault(hi, set()).add(local[lo])
+        elif sg.rank[lo] == 2 and sg.rank[hi] == 3:
+            cores_of.setdefault(lo, set()).add(hi)
+    has_cores = any(r == 3 for r in sg.rank)
+    core_reach: dict[int, set[int]] = {}  # core → leaves below it
+    for spine, cores in cores_of.items():
+        for core in cores:
+            core_reach.setdefault(core, set()).update(below.get(spine, ()))
+    n = len(leaves)
+    leaf_plane = [sg.plane[v] for v in leaves]
+    best: int | None = None
+    worst_pair: tuple[str, str] | None = None
+    short: list[tuple[str, str, int, int]] = []
+    classes: set[tuple[tuple[int, int], ...]] = set()
+    for a in range(n):
+        row = tuple(sorted((s, c) for s, c in up[a].items() if c))
+        if row in classes:
+            continue
+        classes.add(row)
+        uplinks = sum(c for _, c in row)
+        w2 = [0] * n
+        for s, c in row:
+            for b in below.get(s, ()):
+                w2[b] += c
+        width = w2
+        if has_cores and row:
+            w3 = [0] * n
+            for s, c in row:
+                reach: set[int] = set()
+                for core in cores_of.get(s, ()):
+                    reach |= core_reach.get(core, set())
+                for b in reach:
+                    w3[b] += c
+            width = [x if x > 0 else y for x, y in zip(w2, w3, strict=True)]
+        same_plane = [p == leaf_plane[a] for p in leaf_plane]
+        same_plane[a] = False
+        if not any(same_plane):
+            continue
+        huge = 2**63 - 1
+        candidates = [w if ok else huge for w, ok in zip(width, same_plane, strict=True)]
+        b = candidates.index(min(candidates))
+        if best is None or candidates[b] < best:
+            best = candidates[b]
+            worst_pair = (sg.names[leaves[a]], sg.names[leaves[b]])
+        reachable = [w if ok and w > 0 else huge for w, ok in zip(width, same_plane, strict=True)]
+        c = reachable.index(min(reachable))
+        if reachable[c] < uplinks:
+            short.append((sg.names[leaves[a]], sg.names[leaves[c]], reachable[c], uplinks))
+    return best, worst_pair, short
+
+
+# --------------------------------------------------------------------------------------------- all
+
+
+def graph_figures(ft: FabricTopology, sg: SwitchGraph, failures_too: bool) -> GraphFigures:
+    """Components, bisection, worst failure and ECMP: figures.fabric_figures' loop, on lists."""
+    labels = components(sg)
+    leaves = [i for i, r in enumerate(sg.rank) if r == 1]
+    planes = sorted({labels[i] for i in leaves})
+    bisection = 0.0
+    reduced = 0
+    worst: tuple[str, float] | None = None
+    notes: list[str] = []
+    connected = len(set(labels)) <= max(ft.planes, 1) and len(sg.names) > 0
+    if connected:
+        per_plane_best: list[float] = []
+        per_plane_worst: list[float] = []
+        worst_names: list[str] = []
+        for plane in planes:
+            inside = [label == plane for label in labels]
+            members = [i for i, yes in enumerate(inside) if yes]
+            plane_full = 0.0
+            best: float | None = None
+            plane_worst: tuple[float, str] | None = None
+            for split in splits(sg, members):
+                plane_full = float(sum(split.s_cap) + sum(split.t_cap)) / 2
+                side = float(min(sum(split.s_cap), sum(split.t_cap)))
+                if not side:
+                    best = 1.0
+                    continue
+                flow, size = split_flow(sg, sg.pairs, split)
+                reduced = max(reduced, size)
+                best = min(best, flow / side) if best is not None else flow / side
+                if failures_too:
+                    for element, damaged, alive in failures(sg, split, inside):
+                        value, _ = split_flow(sg, damaged, split, alive)
+                        if plane_worst is None or value / side < plane_worst[0]:
+                            plane_worst = (value / side, element)
+            per_plane_best.append((best or 0.0) * plane_full)
+            if plane_worst is not None:
+                per_plane_worst.append(plane_worst[0] * plane_full)
+                worst_names.append(plane_worst[1])
+        bisection = sum(per_plane_best)
+        if failures_too and per_plane_worst:
+            drops = [b - w for b, w in zip(per_plane_best, per_plane_worst, strict=True)]
+            i = drops.index(max(drops))
+            worst = (worst_names[i], bisection - drops[i])
+    else:
+        notes.append("the switch graph falls apart into more islands than planes")
+    width, pair, short = ecmp(sg)
+    return GraphFigures(len(set(labels)), bisection, reduced, worst, tuple(notes), width, pair, tuple(short))
