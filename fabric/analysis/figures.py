@@ -365,7 +365,7 @@ def fabric_figures(ft: FabricTopology, *, failures: bool = True) -> FabricFigure
     switches = {layer: sum(1 for ld in loads if ld.layer == layer) for layer in LAYERS}
     links: dict[str, int] = dict.fromkeys(TIERS, 0)
     for link in ft.links:
-        links[link.tier] += 1
+        links[link.tier] = links.get(link.tier, 0) + 1  # leaf-leaf (MLAG peer links) only where there are any
     endpoint_gbps = sum(g for _, g in sg.endpoints)
     over: dict[str, float] = {}
     over_connected: dict[str, float] = {}

@@ -15,7 +15,7 @@ import networkx as nx
 
 from fabric.model.draft import FabricDraft
 from fabric.model.findings import Finding, error
-from fabric.model.kinds import Layer
+from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import Device, FabricTopology, Link, Topology
 from fabric.spec.loader import Design, suggest
 from fabric.spec.paths import locate
@@ -336,7 +336,8 @@ def _fabric_topology(design: Design, key: str, draft: FabricDraft, devices: dict
     for link in links:
         if link.a not in own and link.a not in graph:
             graph.add_node(link.a, device=devices[link.a], layer=Layer.NODE)
-    graph.add_edges_from((link.a, link.b, i, {"link": link}) for i, link in enumerate(links))
+    # an MLAG peer link is a cable, not a path of the Clos: it stays out of the graph (figures, ECMP, bisection)
+    graph.add_edges_from((link.a, link.b, i, {"link": link}) for i, link in enumerate(links) if link.tier != Tier.PEER)
     nx.freeze(graph)
     topo = fabric.topology
     return FabricTopology(
