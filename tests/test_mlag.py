@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fabric import render_all
+from fabric import load_spec_text, render_all
 from fabric.analysis.figures import fabric_figures
 from fabric.model.findings import FabricError
 from fabric.model.kinds import Tier
@@ -107,7 +107,7 @@ def test_pair_leaves_peer_over_the_peer_vlan_and_spines_multipath() -> None:
     assert len(bgp.neighbors) == 3 and bgp.maximum_paths == 2  # 2 spines + the peer; ECMP over the uplinks
     spine = intents["spine1"].bgp
     assert spine is not None and spine.multipath_relax  # a pair's subnet arrives from two leaf ASNs
-    assert len(spine.neighbors) == 4
+    assert len(spine.neighbors) == 4 and spine.maximum_paths == 2  # over both leaves of the pair
 
 
 def test_eos_startup_config_runs_mlag() -> None:
@@ -254,3 +254,24 @@ def test_a_bonded_design_rebuilt_with_its_own_lock_renders_the_same_outputs() ->
     assert again.findings == build.findings
     assert outputs_of(again, "again").files == outputs_of(build, "lab-mlag").files
     assert lock_json(again) == lock_json(build)
+
+
+def test_bond_is_refused_on_an_explicit_fabric() -> None:
+    spec = """\
+name: explicit-bond
+nodes: [{group: srv, type: linux-server-2p, count: 1, name: "srv{index}"}]
+fabrics:
+  compute:
+    technology: ethernet
+    topology:
+      kind: explicit
+      switches: [{name: leaf1, model: sn4600c, layer: leaf}, {name: leaf2, model: sn4600c, layer: leaf}]
+      links: [{a: srv1:eth1, b: leaf1:swp1}, {a: srv1:eth2, b: leaf2:swp1}]
+    switches: {leaf: sn4600c}
+    dual_homing: bond
+    attach: [{group: srv, ports: data}]
+"""
+    with pytest.raises(FabricError) as raised:
+        load_spec_text(spec, "explicit-bond.yaml")
+    [finding] = [f for f in raised.value.findings if f.path == "fabrics.compute.dual_homing"]
+    assert finding.code == "spec-invalid" and "fabric `compute` is explicit" in finding.message

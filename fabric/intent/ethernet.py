@@ -577,7 +577,12 @@ class _IntentBuilder:
             or self._scheme(key) == "unique"
             or routed_nodes
             or self.design.spec.dual_homing(key) == "bond",
-            maximum_paths=max(_maximum_paths(name, links), self.routed_width.get(key, 0) if routed_nodes else 0),
+            # a pair's subnet is reached over both its leaves
+            maximum_paths=max(
+                _maximum_paths(name, links),
+                self.routed_width.get(key, 0) if routed_nodes else 0,
+                2 if self.design.spec.dual_homing(key) == "bond" else 0,
+            ),
             networks=networks,
             networks_v6=networks_v6,
             allowed=allowed,
