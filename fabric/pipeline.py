@@ -24,7 +24,7 @@ from fabric.analysis.figures import FabricFigures, fabric_figures
 from fabric.intent.checks import run_intent_checks
 from fabric.intent.context import IntentContext
 from fabric.intent.ethernet import DeviceIntent, build_intents
-from fabric.intent.hosts import HostIntent, build_hosts
+from fabric.intent.hosts import BondedHost, HostIntent, build_bonded, build_hosts
 from fabric.intent.infiniband import IbPlan, build_infiniband
 from fabric.model.findings import Finding, Severity, sort_findings
 from fabric.model.topology import Topology
@@ -45,6 +45,7 @@ class Build:
         default_factory=IbPlan
     )  # per InfiniBand subnet: GUIDs, ftree roles, SM hosts, partitions
     hosts: Mapping[str, HostIntent] = field(default_factory=dict)  # per node that routes on the host
+    bonded: Mapping[str, BondedHost] = field(default_factory=dict)  # per node bonded to an MLAG leaf pair
 
     @property
     def name(self) -> str:
@@ -106,4 +107,5 @@ def _build(spec: Design | str | Path) -> Build:
         intents.devices,
         infiniband=infiniband,
         hosts=build_hosts(design, topology, plan),
+        bonded=build_bonded(design, topology, plan),
     )

@@ -140,6 +140,10 @@ def _cases(directory: Path) -> list[tuple[str, Build]]:
         cases.append(
             (f"lab-dual {'unnumbered' if unnumbered else 'numbered'}", on_platform("lab-dual", "eos", unnumbered))
         )
+    for unnumbered in (False, True):  # bonded servers on MLAG pairs: peer link, peer VLAN, virtual router, bonds
+        cases.append(
+            (f"lab-mlag {'unnumbered' if unnumbered else 'numbered'}", on_platform("lab-mlag", "eos", unnumbered))
+        )
     return cases
 
 
@@ -227,8 +231,8 @@ def test_pyavd_validates_renders_and_agrees_with_every_eos_startup_config(
     print("  normalized: BGP `password 7 <AVD type 7>` is decrypted to `password 0 <clear>` before comparing")
     assert not problems, "\n".join(problems[:60]) + (f"\n… and {len(problems) - 60} more" if len(problems) > 60 else "")
     # lab, roce-512, the 4-SU SuperPOD, eos-roce-1024 in both BGP styles; the lab with secrets twice; the 25G leaves;
-    # lab-dual in both BGP styles
-    assert switches == 2 * (6 + 12 + 17 + 48) + 2 * 6 + 4 + 2 * 6
+    # lab-dual and lab-mlag in both BGP styles
+    assert switches == 2 * (6 + 12 + 17 + 48) + 2 * 6 + 4 + 2 * 6 + 2 * 6
     assert [e for e in ALLOWED if not used[e]] == [], "allow-list entries no case needs: remove them"
 
 

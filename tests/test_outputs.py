@@ -50,6 +50,10 @@ LAB_DUAL = render_all(built("lab-dual"))  # servers routing on the host: hosts/<
 LAB_DUAL_FILES = sorted(n for n in LAB_DUAL if not n.endswith(NOT_GOLDEN))
 
 
+LAB_MLAG = render_all(built("lab-mlag"))  # bonds to MLAG pairs: peer-link cables, pair subnets, netplan bonds
+LAB_MLAG_FILES = sorted(n for n in LAB_MLAG if not n.endswith(NOT_GOLDEN))
+
+
 LAB_IB = render_all(built("lab-ib"))  # summary.json names the spec by its file name, wherever the build ran
 LAB_IB_FILES = sorted(n for n in LAB_IB if not n.endswith(NOT_GOLDEN))
 
@@ -64,6 +68,11 @@ def test_lab_dual_outputs_golden(name: str, golden) -> None:  # type: ignore[no-
     golden(GOLDEN / "lab-dual" / name, LAB_DUAL[name].decode())
 
 
+@pytest.mark.parametrize("name", LAB_MLAG_FILES)
+def test_lab_mlag_outputs_golden(name: str, golden) -> None:  # type: ignore[no-untyped-def]
+    golden(GOLDEN / "lab-mlag" / name, LAB_MLAG[name].decode())
+
+
 @pytest.mark.parametrize("name", LAB_IB_FILES)
 def test_lab_ib_outputs_golden(name: str, golden) -> None:  # type: ignore[no-untyped-def]
     golden(GOLDEN / "lab-ib" / name, LAB_IB[name].decode())
@@ -75,6 +84,8 @@ def test_every_golden_output_is_still_rendered(golden_set) -> None:  # type: ign
     golden_set(GOLDEN / "lab-ib", LAB_IB_FILES)
     assert len([n for n in LAB_DUAL_FILES if n.startswith("hosts/")]) == 8  # frr.conf and netplan.yaml per server
     golden_set(GOLDEN / "lab-dual", LAB_DUAL_FILES)
+    assert len([n for n in LAB_MLAG_FILES if n.startswith("hosts/")]) == 4  # netplan.yaml per server, no frr.conf
+    golden_set(GOLDEN / "lab-mlag", LAB_MLAG_FILES)
 
 
 def test_lab_ib_writes_the_subnet_manager_files() -> None:

@@ -10,7 +10,10 @@ Addresses (Ethernet fabrics only; InfiniBand fabrics get management addresses on
 - a management address for every other switch management port and BMC (`.1` of the pool is the gateway);
 - fabrics with `dual_homing: host_routing`: no server subnets; each node port is a routed link (a /31 and /127
   from the link pools after the switch links, the leaf taking the even address; none when unnumbered), and each
-  such node a /32 (and /128) loopback after the switches' and a private ASN from `asn.host_start`.
+  such node a /32 (and /128) loopback after the switches' and a private ASN from `asn.host_start`;
+- fabrics with `dual_homing: bond`: one server subnet per MLAG leaf pair (after the leaf subnets; one /64 in
+  IPv6): `.1` is the pair's virtual gateway (not a row: both leaves answer for it), the lower leaf's SVI `.2`,
+  the upper's `.3` (interface `servers`), then each node's bond (`bond0`) from `.4` in order of its first port.
 A pool that is too small is a finding that says how much is needed and how much the pool has.
 """
 
@@ -34,6 +37,7 @@ from fabric.topology.racks import route_m
 
 PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
 SERVER_INTERFACE = "servers"
+BOND_INTERFACE = "bond0"  # a bonded node's one interface (`dual_homing: bond`)
 
 Network = IPv4Network | IPv6Network
 Interface = IPv4Interface | IPv6Interface
@@ -259,7 +263,7 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
         for ft in ethernet
         if not _unnumbered(design, ft.name)
         for link in ft.links
-        if link.tier != Tier.NODE_LEAF
+        if link.tier not in (Tier.NODE_LEAF, Tier.PEER)  # a peer link is layer 2 (the pair's peer VLAN)
     ]
     # then the routed node links (the leaf is `b`, the upper end, and takes the even address)
     switch_links = len(numbered)
@@ -286,14 +290,20 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
     bridged = [ft for ft in ethernet if ft.role != "oob" and design.spec.dual_homing(ft.name) == "none"]
     data_leaves = _leaf_ports(topo, bridged)
     oob_leaves = _leaf_ports(topo, [ft for ft in ethernet if ft.role == "oob"])
-    if data_leaves:
-        prefix = pools.server_prefix or _subnet_prefix(data_leaves, ethernet)
-        if v6_blocks is not None and 2 + len(data_leaves) > v6_blocks.capacity:
-            findings.append(
-                _short("ipv6", v6_blocks.network, "/64 blocks", v6_blocks.capacity, 2 + len(data_leaves), 2**64)
-            )
+    pairs = [p for ft in ethernet if design.spec.dual_homing(ft.name) == "bond" for p in mlag_pairs(ft)]
+    if data_leaves or pairs:
+        prefix = pools.server_prefix or min(
+            _subnet_prefix(data_leaves, ethernet) if data_leaves else 32, _pair_prefix(pairs, ethernet)
+        )
+        blocks = 2 + len(data_leaves) + len(pairs)
+        if v6_blocks is not None and blocks > v6_blocks.capacity:
+            findings.append(_short("ipv6", v6_blocks.network, "/64 blocks", v6_blocks.capacity, blocks, 2**64))
             v6_blocks = None
-        rows.extend(_leaf_subnets("servers", Pool(pools.servers, prefix), data_leaves, v6_blocks, "server", findings))
+        server_pool = Pool(pools.servers, prefix)
+        if data_leaves:
+            rows.extend(_leaf_subnets("servers", server_pool, data_leaves, v6_blocks, "server", findings))
+        if pairs:
+            rows.extend(_pair_subnets(server_pool, len(data_leaves), pairs, v6_blocks, findings))
     mgmt_network = pools.mgmt
     oob_blocks = 0
     if oob_leaves:
@@ -317,6 +327,72 @@ def _leaf_ports(topo: Topology, fabrics: list[FabricTopology]) -> dict[str, tupl
             if link.tier == Tier.NODE_LEAF and link.b in leaves:
                 leaves[link.b][1].append(link)
     return leaves
+
+
+@dataclass(frozen=True)
+class MlagPair:
+    """Two leaves of a `dual_homing: bond` fabric joined by a peer link, and the nodes bonded to them."""
+
+    fabric: str
+    lower: str  # the odd leaf (end `a` of the peer link)
+    upper: str
+    nodes: tuple[str, ...]  # in order of their first port
+
+
+def mlag_pairs(ft: FabricTopology) -> list[MlagPair]:
+    """The MLAG pairs of a fabric, in leaf order (found from its peer links)."""
+    uppers = {link.a: link.b for link in ft.links if link.tier == Tier.PEER}
+    partner = {**uppers, **{b: a for a, b in uppers.items()}}
+    nodes: dict[str, dict[str, None]] = {a: {} for a in uppers}
+    for link in ft.links:
+        if link.tier == Tier.NODE_LEAF and link.b in partner:
+            nodes[link.b if link.b in uppers else partner[link.b]].setdefault(link.a)
+    return [MlagPair(ft.name, a, b, tuple(nodes[a])) for a, b in uppers.items()]
+
+
+def _pair_prefix(pairs: Sequence[MlagPair], fabrics: list[FabricTopology]) -> int:
+    """The smallest subnet for every node a pair can take (a leaf's designed down ports) plus network, virtual
+    gateway, two SVIs and broadcast."""
+    designed = [ft.params.downlinks for ft in fabrics if ft.params and any(p.fabric == ft.name for p in pairs)]
+    nodes = max([1, *designed, *(len(p.nodes) for p in pairs)])
+    return 32 - max(2, math.ceil(math.log2(nodes + 5)))
+
+
+def _pair_subnets(
+    pool: Pool, offset: int, pairs: Sequence[MlagPair], v6_blocks: Pool | None, findings: list[Finding]
+) -> list[AddressRow]:
+    """One subnet per MLAG pair, after the `offset` leaf subnets: `.1` virtual, the SVIs `.2` and `.3`, nodes."""
+    if offset + len(pairs) > pool.capacity:
+        need = offset + len(pairs)
+        findings.append(_short("servers", pool.network, f"/{pool.prefixlen} subnets", pool.capacity, need, pool.size))
+        return []
+    rows = []
+    for i, pair in enumerate(pairs):
+        subnet = pool.block(offset + i)
+        if len(pair.nodes) + 5 > subnet.num_addresses:
+            findings.append(
+                error(
+                    "address-pool",
+                    "addressing.server_prefix",
+                    f"a /{pool.prefixlen} holds {subnet.num_addresses - 5} bonded nodes; leaf pair "
+                    f"{pair.lower}/{pair.upper} has {len(pair.nodes)}",
+                    f"use server_prefix: {32 - math.ceil(math.log2(len(pair.nodes) + 5))} or shorter",
+                )
+            )
+            break
+        v6_net = v6_blocks.block(2 + offset + i) if v6_blocks is not None else None
+        nets: list[tuple[Network, int]] = [(subnet, pool.prefixlen)] + ([(v6_net, 64)] if v6_net else [])
+        for net, length in nets:
+            version = net.version
+            for k, leaf in enumerate((pair.lower, pair.upper)):
+                address = _iface(_first(net) + 2 + k, length, version)
+                rows.append(AddressRow(leaf, SERVER_INTERFACE, address, "", "", "server-gateway", pair.fabric))
+            for j, node in enumerate(pair.nodes):
+                address = _iface(_first(net) + 4 + j, length, version)
+                rows.append(
+                    AddressRow(node, BOND_INTERFACE, address, pair.lower, f"bond{j + 1}", "server", pair.fabric)
+                )
+    return rows
 
 
 def _subnet_prefix(leaves: dict[str, tuple[str, list[Link]]], fabrics: list[FabricTopology]) -> int:

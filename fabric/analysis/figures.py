@@ -343,6 +343,8 @@ def _loads(ft: FabricTopology) -> tuple[SwitchLoad, ...]:
     down: dict[str, list[int]] = {s: [0, 0] for s in ft.switches}
     upl: dict[str, list[int]] = {s: [0, 0] for s in ft.switches}
     for link in ft.links:
+        if link.tier == Tier.PEER:  # not a path of the Clos (as in the graph)
+            continue
         if link.b in down:
             down[link.b][0] += link.speed_gbps
             down[link.b][1] += 1
@@ -387,7 +389,7 @@ def fabric_figures(
     switches = {layer: sum(1 for ld in loads if ld.layer == layer) for layer in LAYERS}
     links: dict[str, int] = dict.fromkeys(TIERS, 0)
     for link in ft.links:
-        links[link.tier] += 1
+        links[link.tier] = links.get(link.tier, 0) + 1  # leaf-leaf (MLAG peer links) only where there are any
     endpoint_gbps = sum(g for _, g in lists.endpoints)
     over: dict[str, float] = {}
     over_connected: dict[str, float] = {}

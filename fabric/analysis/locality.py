@@ -112,7 +112,7 @@ def _levels(
     speed: dict[str, int] = dict.fromkeys(ft.switches, 0)
     for link in ft.links:
         upper, lower = (link.b, link.a)
-        if link.tier == "node-leaf" and lower not in wanted:
+        if link.tier == "leaf-leaf" or (link.tier == "node-leaf" and lower not in wanted):  # peer links: not up
             continue
         below[upper].add(lower)
         speed[upper] = max(speed[upper], link.speed_gbps)

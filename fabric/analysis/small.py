@@ -66,6 +66,8 @@ def switch_lists(ft: FabricTopology) -> SwitchGraph:
     below: dict[int, dict[str, list[int]]] = {}
     agg: dict[tuple[int, int], list[int]] = {}
     for link in ft.links:
+        if link.tier == Tier.PEER:  # an MLAG peer link is a cable, not a path of the Clos (as in the graph)
+            continue
         if link.tier == Tier.NODE_LEAF:
             below.setdefault(index[link.b], {}).setdefault(link.a, []).append(link.speed_gbps)
         else:

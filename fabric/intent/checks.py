@@ -23,6 +23,7 @@ def check_capabilities(ctx: IntentContext) -> Iterator[Finding]:
             "roce-lossless": intent.qos is not None,
             "pfc-watchdog": intent.qos is not None and intent.qos.pfc_watchdog,
             "breakout": any(p.breakout > 1 for p in intent.used_ports),
+            "mlag": intent.mlag is not None,
         }
         for feature, needed in wanted.items():
             if not needed or feature in platform.supports or (intent.fabric, intent.platform, feature) in seen:

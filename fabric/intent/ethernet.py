@@ -12,9 +12,9 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from ipaddress import IPv4Address, IPv6Address, IPv6Network, ip_interface
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_interface
 
-from fabric.allocation.allocate import SERVER_INTERFACE, Interface, Network, Plan
+from fabric.allocation.allocate import SERVER_INTERFACE, Interface, MlagPair, Network, Plan, mlag_pairs
 from fabric.model.findings import Finding
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology, Link, Topology
@@ -27,6 +27,11 @@ DEFAULT_MTU = 9216
 PEER_GROUP = "FABRIC"
 ROCE_ROLES = ("compute", "storage")
 SERVER_VLAN = 1000  # the VLAN (SONiC, Cumulus, EOS) of the bridge that holds a leaf's server gateway
+PEER_VLAN = 4094  # an MLAG pair's peer VLAN (`dual_homing: bond`), the one AVD and NVUE use
+PEER_CHANNEL = 1000  # the peer link's port-channel; a node's bond is its place in its pair's node list (1, 2, …)
+# the peer VLAN's /31 never leaves the pair, so every pair takes the same link-local one (as NVUE's
+# `peer-ip linklocal`): the lower leaf .0, the upper .1
+PEER_NET = IPv4Network("169.254.0.0/31")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +44,13 @@ class PortIntent:
     lanes: tuple[int, ...]  # electrical lanes (SONiC PORT.lanes)
     mtu: int
     admin_up: bool
-    role: str  # uplink | downlink (also a routed node port, `dual_homing: host_routing`) | server | unused
+    role: str  # uplink | downlink (also a routed node port, `dual_homing: host_routing`) | server | peer-link | unused
     peer_device: str = ""
     peer_port: str = ""
     ipv4: Interface | None = None  # address and prefix of a numbered switch link
     ipv6: Interface | None = None
     cable_m: float | None = None  # planned cable length
+    channel: int | None = None  # the port-channel (bond) it is a member of: a node's bond, or the peer link
 
     @property
     def description(self) -> str:
@@ -59,6 +65,7 @@ class Neighbor:
     peer_device: str
     peer_port: str
     local_address: IPv4Address | IPv6Address | None = None  # this side's /31 address (numbered)
+    mlag_peer: bool = False  # the session to the other leaf of an MLAG pair, over the peer VLAN
 
     @property
     def description(self) -> str:
@@ -96,6 +103,38 @@ class ServerSubnet:
     gateway_v4: Interface
     gateway_v6: Interface | None
     members: tuple[str, ...]
+    # `dual_homing: bond`: the address both leaves of the pair answer for (EOS virtual router, Cumulus VRR);
+    # the members are then the pair's bonds (DeviceIntent.mlag)
+    virtual_v4: Interface | None = None
+    virtual_v6: Interface | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Bond:
+    channel: int  # port-channel / bond number, the same on both leaves of the pair
+    node: str  # the bonded node ("" for the peer link)
+    members: tuple[str, ...]  # this leaf's ports in it
+
+
+@dataclass(frozen=True)
+class MlagIntent:
+    """One leaf's part of an MLAG pair: the peer, the peer link and VLAN, the nodes' bonds."""
+
+    domain: str  # the pair's MLAG domain id: `<lower leaf>-<upper leaf>`
+    index: int  # 1-based pair number within the fabric (the pair's system MAC)
+    peer: str  # the other leaf
+    primary: bool  # the lower leaf (lower role priority)
+    vlan: int
+    local_address: Interface  # on the peer VLAN's SVI
+    peer_address: IPv4Address | IPv6Address
+    peer_loopback: Interface | None  # the peer's loopback: NVUE's backup path to it (over the fabric)
+    peer_link: Bond
+    bonds: tuple[Bond, ...]
+
+    @property
+    def system_mac(self) -> str:
+        """The pair's shared MAC (NVUE `mlag mac-address`), from the range NVIDIA reserves for it."""
+        return f"44:38:39:ff:{self.index // 256:02x}:{self.index % 256:02x}"
 
 
 @dataclass(frozen=True)
@@ -152,6 +191,7 @@ class DeviceIntent:
     snmp_location: str | None
     qos: QosIntent | None
     design: str
+    mlag: MlagIntent | None = None
 
     @property
     def has_secrets(self) -> bool:
@@ -221,7 +261,7 @@ def _maximum_paths(name: str, links: Sequence[Link]) -> int:
     up = 0
     per_peer: Counter[str] = Counter()
     for link in links:
-        if link.tier == Tier.NODE_LEAF:
+        if link.tier in (Tier.NODE_LEAF, Tier.PEER):
             continue
         if link.a == name:
             up += 1
@@ -259,6 +299,12 @@ class _IntentBuilder:
             if design.spec.dual_homing(key) == "host_routing":
                 per_node = Counter(link.a for link in ft.links if link.tier == Tier.NODE_LEAF)
                 self.routed_width[key] = max(per_node.values(), default=0)
+        # leaf of a `dual_homing: bond` fabric → (its pair, the pair's number in the fabric)
+        self.pairs: dict[str, tuple[MlagPair, int]] = {}
+        for key, ft in topology.fabrics.items():
+            if design.spec.dual_homing(key) == "bond":
+                for i, pair in enumerate(mlag_pairs(ft), start=1):
+                    self.pairs[pair.lower] = self.pairs[pair.upper] = (pair, i)
         self.cable_m: dict[tuple[str, str], float | None] = {}
         for cable in plan.cables:
             self.cable_m[(cable.link.a, cable.link.a_port)] = cable.length_m
@@ -320,6 +366,8 @@ class _IntentBuilder:
         peers: dict[str, Link] = {(link.a_port if link.a == name else link.b_port): link for link in links}
         unnumbered = fabric.routing is not None and fabric.routing.bgp_unnumbered
         routed_nodes = spec.dual_homing(key) == "host_routing"
+        pair = self.pairs.get(name)
+        bonds: dict[int, list[str]] = defaultdict(list)  # channel → this leaf's member ports
         ports = []
         server_members = []
         for port, cage, sub, breakout, speed, lanes in self._layout(device.model, platform, used):
@@ -330,7 +378,13 @@ class _IntentBuilder:
             mine_a = link.a == name
             peer_device, peer_port = (link.b, link.b_port) if mine_a else (link.a, link.a_port)
             purpose = "p2p"
-            if link.tier == Tier.NODE_LEAF and routed_nodes and self.topology.devices[link.a].layer == Layer.NODE:
+            channel = None
+            if pair is not None and link.tier in (Tier.NODE_LEAF, Tier.PEER):
+                peer_link = link.tier == Tier.PEER
+                role = "peer-link" if peer_link else "server"
+                channel = PEER_CHANNEL if peer_link else pair[0].nodes.index(link.a) + 1
+                bonds[channel].append(port)
+            elif link.tier == Tier.NODE_LEAF and routed_nodes and self.topology.devices[link.a].layer == Layer.NODE:
                 role, purpose = "downlink", "host-p2p"  # a routed link with a BGP session to the node
             elif link.tier == Tier.NODE_LEAF:
                 role = "server"
@@ -350,15 +404,19 @@ class _IntentBuilder:
                     role,
                     peer_device,
                     peer_port,
-                    None if unnumbered or role == "server" else self._address(name, port, purpose, 4),
-                    None if unnumbered or role == "server" else self._address(name, port, purpose, 6),
+                    None if unnumbered or role in ("server", "peer-link") else self._address(name, port, purpose, 4),
+                    None if unnumbered or role in ("server", "peer-link") else self._address(name, port, purpose, 6),
                     self.cable_m.get((name, port)),
+                    channel,
                 )
             )
         loopback_v4 = self._address(name, "lo", "loopback", 4)
         loopback_v6 = self._address(name, "lo", "loopback", 6)
         servers = None
-        if device.layer == Layer.LEAF and server_members:
+        mlag = None
+        if pair is not None:
+            servers, mlag = self._mlag(name, pair[0], pair[1], bonds, platform)
+        elif device.layer == Layer.LEAF and server_members:
             purpose = "mgmt-gateway" if ft.role == "oob" else "server-gateway"
             gateway = self._address(name, "servers", purpose, 4)
             if gateway is not None:
@@ -387,7 +445,7 @@ class _IntentBuilder:
             loopback_v6=loopback_v6,
             ports=tuple(ports),
             servers=servers,
-            bgp=self._bgp(key, ft, name, links, loopback_v4, loopback_v6, servers, unnumbered, routed_nodes),
+            bgp=self._bgp(key, ft, name, links, loopback_v4, loopback_v6, servers, unnumbered, routed_nodes, mlag),
             mtu=mtu,
             lldp=True,
             ntp=tuple(spec.management.ntp),
@@ -398,7 +456,43 @@ class _IntentBuilder:
             snmp_location=spec.management.snmp_location,
             qos=qos,
             design=spec.name,
+            mlag=mlag,
         )
+
+    def _mlag(
+        self, name: str, pair: MlagPair, index: int, bonds: Mapping[int, list[str]], platform: str
+    ) -> tuple[ServerSubnet | None, MlagIntent]:
+        """The pair's server subnet as this leaf sees it (its SVI, the virtual gateway: the subnet's first
+        address) and its MLAG part."""
+        primary = name == pair.lower
+        hosts = list(PEER_NET)
+        local = ip_interface(f"{hosts[0 if primary else 1]}/{PEER_NET.prefixlen}")
+        mlag = MlagIntent(
+            domain=f"{pair.lower}-{pair.upper}",
+            index=index,
+            peer=pair.upper if primary else pair.lower,
+            primary=primary,
+            vlan=PEER_VLAN,
+            local_address=local,
+            peer_address=hosts[1 if primary else 0],
+            peer_loopback=self._address(pair.upper if primary else pair.lower, "lo", "loopback", 4),
+            peer_link=Bond(PEER_CHANNEL, "", tuple(bonds.get(PEER_CHANNEL, ()))),
+            bonds=tuple(Bond(i, node, tuple(bonds[i])) for i, node in enumerate(pair.nodes, start=1) if bonds.get(i)),
+        )
+        gateway = self._address(name, SERVER_INTERFACE, "server-gateway", 4)
+        if gateway is None:
+            return None, mlag  # the plan failed (its findings say why)
+        gateway_v6 = self._address(name, SERVER_INTERFACE, "server-gateway", 6)
+        servers = ServerSubnet(
+            SERVER_INTERFACE,
+            SERVER_VLAN,
+            gateway,
+            gateway_v6,
+            (),
+            _first_host(gateway),
+            _first_host(gateway_v6) if gateway_v6 else None,
+        )
+        return servers, mlag
 
     def _qos(self, key: str, ft: FabricTopology, ports: list[str]) -> QosIntent | None:
         settings = self.design.spec.fabrics[key].qos
@@ -429,13 +523,16 @@ class _IntentBuilder:
         servers: ServerSubnet | None,
         unnumbered: bool,
         routed_nodes: bool = False,
+        mlag: MlagIntent | None = None,
     ) -> BgpIntent | None:
         asn = self.asn.get(name)
         if asn is None or loopback_v4 is None:
             return None  # the plan failed (its findings say why)
         neighbors = []
         for link in links:
-            if link.tier == Tier.NODE_LEAF and not (routed_nodes and self.topology.devices[link.a].layer == Layer.NODE):
+            if link.tier == Tier.PEER or (
+                link.tier == Tier.NODE_LEAF and not (routed_nodes and self.topology.devices[link.a].layer == Layer.NODE)
+            ):
                 continue
             purpose = "host-p2p" if link.tier == Tier.NODE_LEAF else "p2p"
             mine, peer, peer_port = (
@@ -456,6 +553,21 @@ class _IntentBuilder:
                     peer,
                     peer_port,
                     local_ip.ip if local_ip else None,
+                )
+            )
+        if mlag is not None:
+            # eBGP to the other leaf over the peer VLAN: the way out when this leaf's uplinks are down
+            svi = self._peer_svi(ft, name)
+            interface_peer = unnumbered or self.topology.devices[name].platform == "cumulus"  # NVUE: link-local
+            neighbors.append(
+                Neighbor(
+                    svi if interface_peer else str(mlag.peer_address),
+                    svi,
+                    self.asn.get(mlag.peer),
+                    mlag.peer,
+                    svi,
+                    None if interface_peer else mlag.local_address.ip,
+                    mlag_peer=True,
                 )
             )
         remote_up = {
@@ -481,8 +593,17 @@ class _IntentBuilder:
             router_id=loopback_v4.ip,
             unnumbered=unnumbered,
             neighbors=tuple(neighbors),
-            multipath_relax=len(remote_up) > 1 or self._scheme(key) == "unique" or routed_nodes,
-            maximum_paths=max(_maximum_paths(name, links), self.routed_width.get(key, 0) if routed_nodes else 0),
+            # bonded nodes: a pair's subnet comes from both its leaves, whose AS paths differ
+            multipath_relax=len(remote_up) > 1
+            or self._scheme(key) == "unique"
+            or routed_nodes
+            or self.design.spec.dual_homing(key) == "bond",
+            # a pair's subnet is reached over both its leaves
+            maximum_paths=max(
+                _maximum_paths(name, links),
+                self.routed_width.get(key, 0) if routed_nodes else 0,
+                2 if self.design.spec.dual_homing(key) == "bond" else 0,
+            ),
             networks=networks,
             networks_v6=networks_v6,
             allowed=allowed,
@@ -491,9 +612,21 @@ class _IntentBuilder:
             password=self.bgp_password.get(key),
         )
 
+    def _peer_svi(self, ft: FabricTopology, name: str) -> str:
+        """The peer VLAN's interface as the platform names it (NVUE: the peer link's VLAN subinterface)."""
+        if self.topology.devices[name].platform == "cumulus":
+            return f"peerlink.{PEER_VLAN}"
+        return f"Vlan{PEER_VLAN}"
+
     def _scheme(self, key: str) -> str:
         plan = self.design.spec.fabrics[key].asn or self.design.spec.asn
         return plan.scheme
+
+
+def _first_host(address: Interface) -> Interface:
+    """The first address of an interface's subnet, with its prefix length."""
+    network = address.network
+    return ip_interface(f"{network.network_address + 1}/{network.prefixlen}")
 
 
 def build_intents(design: Design, topology: Topology, plan: Plan) -> Intents:

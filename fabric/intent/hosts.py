@@ -1,4 +1,6 @@
-"""Per-node intent of nodes that route on the host (`dual_homing: host_routing`).
+"""Per-node intent of nodes that route on the host (`dual_homing: host_routing`), and of bonded nodes
+(`dual_homing: bond`: one LACP bond over the node's ports to an MLAG leaf pair, one address, the pair's
+virtual gateway).
 
 Such a node has a loopback (/32, and /128) and a private ASN; each of its ports is a routed link with its own
 eBGP session to the leaf at the other end, and it advertises its loopback and nothing else, so it is reachable
@@ -10,9 +12,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from ipaddress import IPv4Address, IPv6Address
+from ipaddress import IPv4Address, IPv6Address, ip_interface
 
-from fabric.allocation.allocate import AddressRow, Interface, Plan
+from fabric.allocation.allocate import BOND_INTERFACE, AddressRow, Interface, Plan
 from fabric.intent.ethernet import Neighbor
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import Link, Topology
@@ -55,6 +57,61 @@ class HostIntent:
     @property
     def has_secrets(self) -> bool:
         return self.password is not None
+
+
+@dataclass(frozen=True)
+class BondedHost:
+    hostname: str
+    bond: str  # the bond's interface name
+    members: tuple[HostPort, ...]  # without addresses: the bond has them
+    address_v4: Interface
+    address_v6: Interface | None
+    gateway_v4: Interface  # the pair's virtual gateway (the subnet's first address)
+    gateway_v6: Interface | None
+    mtu: int
+    design: str
+
+
+def build_bonded(design: Design, topology: Topology, plan: Plan) -> dict[str, BondedHost]:
+    """Every node bonded to an MLAG pair, in the order of the plan's addresses."""
+    spec = design.spec
+    members: dict[str, list[HostPort]] = defaultdict(list)
+    for key, ft in topology.fabrics.items():
+        if spec.dual_homing(key) != "bond":
+            continue
+        mtu = min(HOST_MTU, spec.fabrics[key].mtu or HOST_MTU)
+        for link in ft.links:
+            if link.tier == Tier.NODE_LEAF and topology.devices[link.a].layer == Layer.NODE:
+                members[link.a].append(
+                    HostPort(link.a_port, key, link.b, link.b_port, link.speed_gbps, mtu, None, None)
+                )
+    rows: dict[str, dict[int, Interface]] = defaultdict(dict)
+    for row in plan.addresses:
+        if row.purpose == "server" and row.interface == BOND_INTERFACE and row.device in members:
+            rows[row.device].setdefault(row.address.version, row.address)
+    out: dict[str, BondedHost] = {}
+    for node, addresses in rows.items():
+        v4, v6 = addresses.get(4), addresses.get(6)
+        if v4 is None:
+            continue
+        out[node] = BondedHost(
+            node,
+            BOND_INTERFACE,
+            tuple(members[node]),
+            v4,
+            v6,
+            _first_host(v4),
+            _first_host(v6) if v6 else None,
+            min(p.mtu for p in members[node]),
+            spec.name,
+        )
+    return out
+
+
+def _first_host(address: Interface) -> Interface:
+    """The first address of the subnet (the virtual gateway), with its prefix length."""
+    network = address.network
+    return ip_interface(f"{network.network_address + 1}/{network.prefixlen}")
 
 
 def build_hosts(design: Design, topology: Topology, plan: Plan) -> dict[str, HostIntent]:

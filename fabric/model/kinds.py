@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Final, Literal, get_args
 
 LayerName = Literal["node", "leaf", "spine", "core"]
-TierName = Literal["node-leaf", "leaf-spine", "spine-core"]  # the layers a link joins, lower first
+TierName = Literal["node-leaf", "leaf-spine", "spine-core", "leaf-leaf"]  # the layers a link joins, lower first
+# (leaf-leaf: an MLAG peer link between the two leaves of a pair, `dual_homing: bond`; not a path up or down)
 SwitchLayer = Literal["leaf", "spine", "core"]
 Role = Literal["compute", "storage", "inband", "oob"]
 Technology = Literal["infiniband", "ethernet"]
@@ -28,10 +29,11 @@ class Tier:
     NODE_LEAF: Final = "node-leaf"
     LEAF_SPINE: Final = "leaf-spine"
     SPINE_CORE: Final = "spine-core"
+    PEER: Final = "leaf-leaf"
 
 
 LAYERS: tuple[LayerName, ...] = get_args(LayerName)
-TIERS: tuple[TierName, ...] = get_args(TierName)
+TIERS: tuple[TierName, ...] = ("node-leaf", "leaf-spine", "spine-core")  # the tiers of the Clos (peer links aside)
 SWITCH_LAYERS: tuple[SwitchLayer, ...] = get_args(SwitchLayer)
 ROLES: tuple[Role, ...] = get_args(Role)
 MEDIA_KINDS: tuple[MediaKind, ...] = get_args(MediaKind)

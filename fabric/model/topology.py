@@ -110,7 +110,10 @@ class FabricTopology:
         for link in self.links:
             if link.a not in own and link.a not in graph:
                 graph.add_node(link.a, device=self.devices[link.a], layer=Layer.NODE)
-        graph.add_edges_from((link.a, link.b, i, {"link": link}) for i, link in enumerate(self.links))
+        # an MLAG peer link is a cable, not a path of the Clos: it stays out of the graph (figures, ECMP, bisection)
+        graph.add_edges_from(
+            (link.a, link.b, i, {"link": link}) for i, link in enumerate(self.links) if link.tier != Tier.PEER
+        )
         nx.freeze(graph)
         return graph
 

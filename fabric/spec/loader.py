@@ -23,7 +23,16 @@ from fabric.spec.inputs import Inputs, read_inputs
 from fabric.spec.limits import size_findings
 from fabric.spec.lock import LockInput
 from fabric.spec.paths import display_path, locate
-from fabric.spec.schema import FABRIC_ROLES, Fabric, NodeAttach, NodeGroup, SlurmSettings, Spec, SwitchMgmtAttach
+from fabric.spec.schema import (
+    FABRIC_ROLES,
+    ClosTopology,
+    Fabric,
+    NodeAttach,
+    NodeGroup,
+    SlurmSettings,
+    Spec,
+    SwitchMgmtAttach,
+)
 from fabric.spec.text import text_problems
 from fabric.spec.yamlio import IDENTIFIER, PathKey, YamlDoc, YamlReadError, parse_yaml, read_yaml
 
@@ -277,6 +286,17 @@ def _cross_references(spec: _Parts, catalog: Catalog) -> Iterator[Finding]:
                 f"{fpath}.dual_homing",
                 f"fabric `{key}` is out-of-band: its ports are management addresses, they do not route",
                 "drop `dual_homing` here; set it on the in-band, compute or storage fabric",
+            )
+        topology = fabric.topology
+        if fabric.dual_homing == "bond" and (
+            not isinstance(topology, ClosTopology) or topology.rail_optimized or topology.planes != 1
+        ):
+            yield error(
+                "spec-invalid",
+                f"{fpath}.dual_homing",
+                f"`dual_homing: bond` pairs the leaves of a generated fabric; fabric `{key}` is "
+                + ("rail-optimized or has planes" if isinstance(topology, ClosTopology) else "explicit"),
+                "use a spine-leaf topology without rails or planes, or `dual_homing: host_routing`",
             )
         if fabric.role is None and key not in FABRIC_ROLES:
             yield error(

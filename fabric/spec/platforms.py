@@ -17,7 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from fabric.spec.resources import templates_dir
 
-Feature = Literal["bgp-unnumbered", "roce-lossless", "pfc-watchdog", "breakout"]
+Feature = Literal["bgp-unnumbered", "roce-lossless", "pfc-watchdog", "breakout", "mlag"]
 
 # feature → (severity when a platform lacks it, what the platform then cannot do)
 FEATURES: Mapping[Feature, tuple[Literal["error", "warning"], str]] = {
@@ -25,6 +25,7 @@ FEATURES: Mapping[Feature, tuple[Literal["error", "warning"], str]] = {
     "roce-lossless": ("error", "apply the RoCE lossless profile (DSCP maps, PFC, ECN)"),
     "pfc-watchdog": ("warning", "run a PFC watchdog: the lossless class runs without one"),
     "breakout": ("error", "break cages out into several ports"),
+    "mlag": ("error", "run MLAG on a leaf pair (`dual_homing: bond`): its bonds would have no peer"),
 }
 
 PORT_FIELDS = ("catalog", "cage", "sub", "sub0", "n", "lane", "cage_lane")

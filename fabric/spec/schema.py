@@ -1078,13 +1078,17 @@ class Fabric(StrictModel):
         "wins). Default: the catalog model's platform.",
     )
     asn: AsnPlan | None = Field(default=None, description="Per-fabric ASN plan; default: the design's `asn`.")
-    dual_homing: Literal["none", "host_routing"] | None = Field(
+    dual_homing: Literal["none", "host_routing", "bond"] | None = Field(
         default=None,
         description="How a node's ports on this Ethernet fabric work together. `none`: each port is an address in "
         "its leaf's server subnet (one default gateway per port, no failover). `host_routing`: each port is a "
         "routed link (a /31, or unnumbered) with its own eBGP session to its leaf; the node gets a loopback and a "
         "private ASN and advertises the loopback, so it stays reachable while any one link is up (fabric writes "
-        "`hosts/<node>/frr.conf` and `netplan.yaml`). Default: `none` on every role.",
+        "`hosts/<node>/frr.conf` and `netplan.yaml`). `bond`: leaves come in pairs (leaf 2k-1 and 2k) that run MLAG "
+        "over 2 peer-link cables each (planned cables; they take 2 down ports per leaf); a node's two ports are one "
+        "LACP bond in its pair's server subnet, behind a virtual gateway both leaves answer for (EOS, Cumulus; a "
+        "platform without MLAG is a finding; fabric writes `hosts/<node>/netplan.yaml`). Generated, "
+        "non-rail-optimized one-plane fabrics only. Default: `none` on every role.",
     )
 
     @model_validator(mode="after")
@@ -1299,7 +1303,7 @@ class Spec(StrictModel):
         return next((r for r in get_args(Role) if r == key), "compute")
 
     def dual_homing(self, key: str) -> str:
-        """How the nodes of fabric `key` use their ports: `none` or `host_routing` (default `none`; an
+        """How the nodes of fabric `key` use their ports: `none`, `host_routing` or `bond` (default `none`; an
         out-of-band fabric's ports are management addresses, so it is always `none`)."""
         fabric = self.fabrics[key]
         if fabric.technology != "ethernet" or self.fabric_role(key) == "oob":

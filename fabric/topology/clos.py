@@ -8,6 +8,8 @@ Sizing rules (each is the smallest design that meets them):
   each of its rail leaves. Other attachments fill the free down ports, most-free leaf first.
 - Not rail-optimized: leaves in groups as wide as the most ports a node brings, so a
   dual-homed node lands on two leaves; nodes are spread evenly over the leaves.
+- `dual_homing: bond`: the groups are MLAG pairs (leaf 2k-1 and 2k); the last PEER_LINKS down ports of each
+  leaf are the pair's peer link (leaf-leaf cables, port i to port i), so nodes get the others.
 - 2 tiers: the fewest spines m with m × spine radix ≥ all uplinks and uplinks divisible by m
   (every leaf has uplinks/m links to every spine).
 - 3 tiers: pods of leaves with one link to each of the pod's spines (uplinks spines per pod);
@@ -27,6 +29,8 @@ from fabric.model.topology import ClosParams, Link
 from fabric.spec.catalog import Catalog, SwitchPort, best_speed, switch_ports
 from fabric.spec.schema import ClosTopology, Fabric
 from fabric.topology.attach import Attachment, Endpoint
+
+PEER_LINKS = 2  # cables of an MLAG peer link (`dual_homing: bond`): one may fail
 
 
 @dataclass
@@ -109,6 +113,8 @@ class ClosGenerator:
         self.attachments = attachments
         self.path = f"fabrics.{key}"
         self.draft = FabricDraft()
+        self.bond = fabric.dual_homing == "bond"
+        self.peer_ports: list[SwitchPort] = []  # the down ports an MLAG pair's peer link takes
 
     # ----------------------------------------------------------------------------------------- helpers
 
@@ -172,6 +178,19 @@ class ClosGenerator:
                 "lower downlinks/uplinks or pick a larger switch",
             )
             return self.draft
+        if self.bond:
+            width = max(len(a.ports) for a in self.attachments)
+            if width != 2 or len(down_ports) <= PEER_LINKS:
+                self._fail(
+                    "port-budget",
+                    f"{self.path}.dual_homing",
+                    f"`dual_homing: bond` puts a node's 2 ports on a leaf pair and {PEER_LINKS} down ports per leaf "
+                    f"into its peer link; the attached nodes bring up to {width} ports, a leaf has "
+                    f"{len(down_ports)} down ports",
+                    "attach a port group of 2 ports per node, or a larger leaf",
+                )
+                return self.draft
+            down_ports, self.peer_ports = down_ports[:-PEER_LINKS], down_ports[-PEER_LINKS:]
         planes: list[list[_Leaf]] = []
         for plane in range(1, topo.planes + 1):
             attached = [
@@ -389,6 +408,21 @@ class ClosGenerator:
                         ep.rail,
                     )
                 )
+        if self.peer_ports:
+            for lower, upper in zip(leaves[::2], leaves[1::2], strict=True):
+                for port in self.peer_ports:
+                    self.draft.links.append(
+                        Link(
+                            self.key,
+                            Tier.PEER,
+                            lower.name,
+                            port.name,
+                            upper.name,
+                            port.name,
+                            port.speed_gbps,
+                            self._plane(plane),
+                        )
+                    )
 
     def _connect(
         self,

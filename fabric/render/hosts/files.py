@@ -1,4 +1,5 @@
-"""hosts/<node>/frr.conf and hosts/<node>/netplan.yaml for every node that routes on the host.
+"""hosts/<node>/frr.conf and hosts/<node>/netplan.yaml for every node that routes on the host; netplan.yaml
+alone (an 802.3ad bond, one address, the pair's virtual gateway) for every node bonded to an MLAG pair.
 
 frr.conf holds BGP only (one session per port, the loopback advertised); netplan.yaml holds the links and
 addresses. Netplan, because the servers of GPU clusters run Ubuntu (DGX OS among them), whose network
@@ -11,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from fabric.intent.hosts import PEER_GROUP, HostIntent
+from fabric.intent.hosts import PEER_GROUP, BondedHost, HostIntent
 from fabric.pipeline import Build
 from fabric.render.platforms.base import GENERATED
 from fabric.render.platforms.frrview import FrrNeighbor
@@ -69,6 +70,40 @@ def netplan(host: HostIntent) -> dict[str, Any]:
     return {"network": {"version": 2, "renderer": "networkd", "ethernets": ethernets}}
 
 
+BOND_HEADER = (
+    "# {hostname}: {banner}\n"
+    "# Netplan (/etc/netplan/60-fabric.yaml): one LACP bond over the node's ports to its MLAG leaf pair; the\n"
+    "# default route goes to the pair's virtual gateway, which either leaf answers for.\n"
+)
+# LACP as MLAG pairs expect it: fast LACPDUs, and flows hashed by L3/L4 so one node uses both leaves
+BOND_PARAMETERS = {
+    "mode": "802.3ad",
+    "lacp-rate": "fast",
+    "transmit-hash-policy": "layer3+4",
+    "mii-monitor-interval": 100,
+}
+
+
+def bond_netplan(host: BondedHost) -> dict[str, Any]:
+    ethernets = {p.name: {"mtu": p.mtu, "dhcp4": False, "dhcp6": False} for p in host.members}
+    bond: dict[str, Any] = {
+        "interfaces": [p.name for p in host.members],
+        "mtu": host.mtu,
+        "dhcp4": False,
+        "dhcp6": False,
+        "accept-ra": False,
+        "addresses": [str(a) for a in (host.address_v4, host.address_v6) if a],
+        "routes": [{"to": "default", "via": str(g.ip)} for g in (host.gateway_v4, host.gateway_v6) if g],
+        "parameters": BOND_PARAMETERS,
+    }
+    return {"network": {"version": 2, "renderer": "networkd", "ethernets": ethernets, "bonds": {host.bond: bond}}}
+
+
+def bond_netplan_text(host: BondedHost) -> str:
+    header = BOND_HEADER.format(hostname=one_line(host.hostname), banner=GENERATED.format(design=host.design))
+    return header + str(yaml.safe_dump(bond_netplan(host), sort_keys=False, default_flow_style=False, width=120))
+
+
 def netplan_text(host: HostIntent) -> str:
     header = NETPLAN_HEADER.format(hostname=one_line(host.hostname), banner=GENERATED.format(design=host.design))
     return header + str(yaml.safe_dump(netplan(host), sort_keys=False, default_flow_style=False, width=120))
@@ -79,6 +114,8 @@ def host_files(build: Build) -> dict[str, str]:
     for name, host in build.hosts.items():
         files[f"hosts/{name}/frr.conf"] = host_frr(host)
         files[f"hosts/{name}/netplan.yaml"] = netplan_text(host)
+    for name, bonded in build.bonded.items():
+        files[f"hosts/{name}/netplan.yaml"] = bond_netplan_text(bonded)
     return files
 
 

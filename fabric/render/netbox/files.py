@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from fabric.allocation.allocate import BOND_INTERFACE
 from fabric.pipeline import Build
 from fabric.render.registry import Output
 from fabric.spec.catalog import NodeType, SwitchModel, switch_ports
@@ -300,6 +301,8 @@ def _extra_interfaces(build: Build, models: _Models) -> Iterable[dict[str, objec
             continue
         if not speed:
             kind, description = "virtual", technology  # loopback, server-gateway, …
+            if name == BOND_INTERFACE and technology == "server":
+                kind = "lag"  # a bonded node's LACP bond (`dual_homing: bond`)
         else:
             switch = catalog.switches.get(model)
             connector = next((p.connector for p in switch_ports(switch, speed) if p.name == name), "") if switch else ""

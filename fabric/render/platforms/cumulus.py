@@ -42,6 +42,12 @@ def _watchdog(qos: QosIntent) -> dict[str, Any]:
     }
 
 
+# MLAG (`dual_homing: bond`): the VRR MAC of every pair's gateway (the first of the VRRP range NVIDIA's
+# examples use), and the role priority (the lower leaf of a pair is primary)
+VRR_MAC = "00:00:5e:00:01:00"
+MLAG_PRIORITY = {True: 1000, False: 2000}
+
+
 class Cumulus(Platform):
     name = "cumulus"
     files = ("startup.yaml",)
@@ -74,15 +80,22 @@ class Cumulus(Platform):
             addresses: dict[str, Any] = {str(a): {} for a in (p.ipv4, p.ipv6) if a}
             if addresses:
                 entry["ip"] = {"address": addresses}
-            if p.role == "server" and intent.servers:
+            if p.role == "server" and intent.servers and p.channel is None:
                 entry["bridge"] = {"domain": {"br_default": {"access": intent.servers.vlan}}}
             interfaces[p.name] = entry
+        if intent.mlag:
+            interfaces.update(self._mlag_interfaces(intent))
+            config["mlag"] = self._mlag(intent)
         if intent.servers:
             gateway: dict[str, Any] = {str(a): {} for a in (intent.servers.gateway_v4, intent.servers.gateway_v6) if a}
+            svi: dict[str, Any] = {"address": gateway}
+            virtual: dict[str, Any] = {str(a): {} for a in (intent.servers.virtual_v4, intent.servers.virtual_v6) if a}
+            if virtual:  # VRR: both leaves of the MLAG pair answer for the gateway
+                svi["vrr"] = {"address": virtual, "enable": "on", "mac-address": VRR_MAC, "state": {"up": {}}}
             interfaces[f"vlan{intent.servers.vlan}"] = {
                 "type": "svi",
                 "vlan": intent.servers.vlan,
-                "ip": {"address": gateway},
+                "ip": svi,
             }
             config["bridge"] = {"domain": {"br_default": {"vlan": {str(intent.servers.vlan): {}}}}}
         config["interface"] = interfaces
@@ -93,6 +106,32 @@ class Cumulus(Platform):
         if intent.qos:
             config["qos"] = self._qos(intent)
         return config
+
+    def _mlag_interfaces(self, intent: DeviceIntent) -> dict[str, Any]:
+        """The peer link (a `peerlink` bond and its VLAN subinterface) and one MLAG bond per node."""
+        mlag = intent.mlag
+        assert mlag is not None and intent.servers is not None
+        out: dict[str, Any] = {
+            "peerlink": {"type": "peerlink", "bond": {"member": {m: {} for m in mlag.peer_link.members}}},
+            f"peerlink.{mlag.vlan}": {"type": "sub", "base-interface": "peerlink", "vlan": mlag.vlan},
+        }
+        for bond in mlag.bonds:
+            out[f"bond{bond.channel}"] = {
+                "type": "bond",
+                "description": bond.node,
+                "bond": {"member": {m: {} for m in bond.members}, "mlag": {"enable": "on", "id": bond.channel}},
+                "bridge": {"domain": {"br_default": {"access": intent.servers.vlan}}},
+            }
+        return out
+
+    def _mlag(self, intent: DeviceIntent) -> dict[str, Any]:
+        mlag = intent.mlag
+        assert mlag is not None
+        out: dict[str, Any] = {"enable": "on", "mac-address": mlag.system_mac, "peer-ip": "linklocal"}
+        out["priority"] = MLAG_PRIORITY[mlag.primary]
+        if mlag.peer_loopback is not None:
+            out["backup"] = {str(mlag.peer_loopback.ip): {}}
+        return out
 
     def _router(self, intent: DeviceIntent) -> dict[str, Any]:
         bgp = intent.bgp
@@ -145,7 +184,14 @@ class Cumulus(Platform):
             }
         neighbors: dict[str, Any] = {}
         for n in bgp.neighbors:
-            if bgp.unnumbered:
+            if n.mlag_peer and not bgp.unnumbered:  # over the peer link's subinterface, link-local
+                neighbors[n.peer] = {
+                    "peer-group": bgp.peer_group,
+                    "type": "unnumbered",
+                    "remote-as": n.remote_as,
+                    "description": n.description,
+                }
+            elif bgp.unnumbered:
                 neighbors[n.peer] = {"peer-group": bgp.peer_group, "type": "unnumbered", "description": n.description}
             else:
                 neighbors[n.peer] = {

@@ -14,6 +14,23 @@ from fabric.render.templating import render
 
 # the RoCE lossless profile as one EOS `qos profile`, applied per port with `service-profile`
 QOS_PROFILE = "ROCE-LOSSLESS"
+# MLAG (`dual_homing: bond`): the peer VLAN's name and trunk group (AVD's defaults), and the virtual router's
+# MAC, one for every pair (it never leaves a server subnet; AVD's examples use the same)
+PEER_VLAN_NAME = "MLAG-PEER"
+TRUNK_GROUP = "MLAG"
+VIRTUAL_MAC = "00:1c:73:00:00:99"
+
+
+def channels(intent: DeviceIntent) -> list[dict[str, object]]:
+    """The port-channels of an MLAG leaf: the peer link, then one per bonded node (its `mlag` id is its own)."""
+    mlag = intent.mlag
+    if mlag is None:
+        return []
+    out: list[dict[str, object]] = [
+        {"id": mlag.peer_link.channel, "description": f"MLAG peer link to {mlag.peer}", "peer_link": True}
+    ]
+    out += [{"id": b.channel, "description": b.node, "peer_link": False} for b in mlag.bonds]
+    return out
 
 
 def _speed(speed_gbps: int, lanes: int) -> str:
@@ -53,6 +70,7 @@ class Eos(Platform):
                 "addresses": address_pairs(p.ipv4, p.ipv6),
                 "mtu": min(p.mtu, self.max_mtu),
                 "lossless": p.name in lossless,
+                "channel": p.channel,
             }
             for p in intent.ports
         ]
@@ -73,5 +91,10 @@ class Eos(Platform):
                 prefix_lines_v6=prefix_lines(bgp.allowed_v6) if bgp and bgp.ipv6 else [],
                 mtu=min(intent.mtu, self.max_mtu),
                 watchdog=watchdog_times(intent.qos) if intent.qos else {},
+                mlag=intent.mlag,
+                channels=channels(intent),
+                peer_vlan_name=PEER_VLAN_NAME,
+                trunk_group=TRUNK_GROUP,
+                virtual_mac=VIRTUAL_MAC,
             )
         }

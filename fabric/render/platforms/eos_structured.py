@@ -16,7 +16,15 @@ import yaml
 
 from fabric.intent.ethernet import DeviceIntent, PortIntent, PrefixRule
 from fabric.pipeline import Build
-from fabric.render.platforms.eos import QOS_PROFILE, Eos, watchdog_times
+from fabric.render.platforms.eos import (
+    PEER_VLAN_NAME,
+    QOS_PROFILE,
+    TRUNK_GROUP,
+    VIRTUAL_MAC,
+    Eos,
+    channels,
+    watchdog_times,
+)
 from fabric.render.platforms.frrview import prefix_lines
 from fabric.render.registry import Output
 from fabric.spec.schema import SecretRef
@@ -54,7 +62,9 @@ def _interface(intent: DeviceIntent, port: PortIntent, lossless: set[str]) -> di
     out["shutdown"] = False
     out["speed"] = EOS.speed_keyword(port)
     out["mtu"] = min(port.mtu, EOS.max_mtu)
-    if port.role in ("uplink", "downlink"):
+    if port.channel is not None:
+        out["channel_group"] = {"id": port.channel, "mode": "active"}
+    elif port.role in ("uplink", "downlink"):
         out["switchport"] = {"enabled": False}
         if port.ipv4:
             out["ip_address"] = port.ipv4
@@ -66,6 +76,17 @@ def _interface(intent: DeviceIntent, port: PortIntent, lossless: set[str]) -> di
         out["switchport"] = {"enabled": True, "mode": "access", "access_vlan": intent.servers.vlan}
     if port.name in lossless:
         out["service_profile"] = QOS_PROFILE
+    return out
+
+
+def _channel(intent: DeviceIntent, channel: dict[str, Any]) -> dict[str, Any]:
+    """A port-channel of an MLAG leaf: the peer link (a trunk of the MLAG group) or a node's bond."""
+    out: dict[str, Any] = {"name": f"Port-Channel{channel['id']}", "description": channel["description"]}
+    if channel["peer_link"]:
+        out["switchport"] = {"enabled": True, "mode": "trunk", "trunk": {"groups": [TRUNK_GROUP]}}
+    elif intent.servers is not None:
+        out["switchport"] = {"enabled": True, "mode": "access", "access_vlan": intent.servers.vlan}
+        out["mlag"] = channel["id"]
     return out
 
 
@@ -187,8 +208,14 @@ def structured_config(intent: DeviceIntent, build: Build) -> dict[str, Any]:
     config["lldp"] = {"run": True}
     if intent.servers is not None:
         config["vlans"] = [{"id": intent.servers.vlan, "name": "servers"}]
+    mlag = intent.mlag
+    if mlag is not None:
+        config.setdefault("vlans", []).append({"id": mlag.vlan, "name": PEER_VLAN_NAME, "trunk_groups": [TRUNK_GROUP]})
+        config["spanning_tree"] = {"no_spanning_tree_vlan": str(mlag.vlan)}
     config.update(_qos(intent))
     config["ethernet_interfaces"] = [_interface(intent, p, lossless) for p in intent.ports]
+    if mlag is not None:
+        config["port_channel_interfaces"] = [_channel(intent, c) for c in channels(intent)]
     loopback: dict[str, Any] = {"name": "Loopback0"}
     if intent.loopback_v4:
         loopback["ip_address"] = intent.loopback_v4
@@ -205,13 +232,36 @@ def structured_config(intent: DeviceIntent, build: Build) -> dict[str, Any]:
             "mtu": mtu,
             "ip_address": intent.servers.gateway_v4,
         }
+        if intent.servers.virtual_v4:
+            svi["ip_virtual_router_addresses"] = [intent.servers.virtual_v4.ip]
         if intent.servers.gateway_v6:
             svi["ipv6_addresses"] = [intent.servers.gateway_v6]
+        if intent.servers.virtual_v6:
+            svi["ipv6_virtual_router_addresses"] = [intent.servers.virtual_v6.ip]
         config["vlan_interfaces"] = [svi]
+    if mlag is not None:
+        peer_svi: dict[str, Any] = {
+            "name": f"Vlan{mlag.vlan}",
+            "description": PEER_VLAN_NAME,
+            "mtu": mtu,
+            "no_autostate": True,
+            "ip_address": mlag.local_address,
+        }
+        if intent.bgp is not None and intent.bgp.unnumbered:
+            peer_svi["ipv6_enable"] = True
+        config.setdefault("vlan_interfaces", []).append(peer_svi)
+        config["ip_virtual_router_mac_address"] = VIRTUAL_MAC
     config["ip_routing"] = True
     if intent.bgp is not None and intent.bgp.unnumbered:
         config["ip_routing_ipv6_interfaces"] = True
     config["ipv6_unicast_routing"] = True
+    if mlag is not None:
+        config["mlag_configuration"] = {
+            "domain_id": mlag.domain,
+            "local_interface": f"Vlan{mlag.vlan}",
+            "peer_address": mlag.peer_address,
+            "peer_link": f"Port-Channel{mlag.peer_link.channel}",
+        }
     if intent.mgmt_gateway and intent.mgmt_address:
         config["static_routes"] = [{"vrf": MGMT_VRF, "prefix": "0.0.0.0/0", "next_hop": intent.mgmt_gateway}]
     bgp = intent.bgp
