@@ -210,6 +210,15 @@ def build(
     ] = None,
     strict: StrictOpt = False,
     quiet: QuietOpt = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Processes to render in (same bytes whatever the count). Default: $FABRIC_WORKERS, else the cores "
+            "for designs of 4,000 cables or more, else 1.",
+        ),
+    ] = None,
 ) -> None:
     """Validate, then write every output into the output directory (atomically), diagrams under diagrams/."""
     from fabric.render import outputs, render_all
@@ -221,7 +230,7 @@ def build(
         step("rendering")
         if not result.errors:
             try:
-                files = render_all(result, lambda name: step(f"rendering {name}"))
+                files = render_all(result, lambda name: step(f"rendering {name}"), workers)
             except FabricError as exc:  # a value that would split a config line (the loader should have refused it)
                 refused = exc
             else:

@@ -80,4 +80,4 @@ def files(items: list[Drawn]) -> dict[str, str | bytes]:
     return out
 
 
-OUTPUTS: tuple[Output, ...] = (Output("diagrams", lambda build: files(drawn(build))),)
+OUTPUTS: tuple[Output, ...] = (Output("diagrams", lambda build: files(drawn(build)), together="diagrams"),)

@@ -1,0 +1,47 @@
+"""Rendering in a pool of workers: the same bytes whatever the worker count; who renders in one process."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabric import render_all
+from fabric.render import outputs
+from fabric.render.pool import POOL_ABOVE, tasks, worker_count
+from tests.conftest import built
+
+
+@pytest.mark.parametrize("design", ["lab", "lab-ib"])
+def test_worker_count_does_not_change_bytes(design: str) -> None:
+    build = built(design)
+    alone = render_all(build, workers=1)
+    for workers in (2, 3):
+        pooled = render_all(build, workers=workers)
+        assert list(pooled) == list(alone)  # the same paths in the same order
+        changed = [path for path in alone if pooled[path] != alone[path]]
+        assert not changed, f"{workers} workers changed {changed[:5]}"
+        assert pooled.private == alone.private
+
+
+def test_tasks_shard_per_switch_outputs_and_keep_shared_work_together() -> None:
+    every = outputs()
+    todo = tasks(every, 2)
+    configs = [t for t in todo if t.names == ("configs",)]
+    assert [(t.part, t.parts) for t in configs] == [(0, 2), (1, 2)]
+    report = [t for t in todo if "report-html" in t.names]
+    assert len(report) == 1 and set(report[0].names) == {"diagrams", "report-html", "report-md"}
+    named = [name for t in todo if t.parts == 1 for name in t.names]
+    assert sorted([*named, "configs", "eos-structured-config"]) == sorted(o.name for o in every)
+    assert all(t.parts == 1 for t in tasks(every, 1))  # one worker: nothing is sharded
+
+
+def test_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    small = built("lab")
+    assert len(small.plan.cables) < POOL_ABOVE
+    monkeypatch.delenv("FABRIC_WORKERS", raising=False)
+    assert worker_count(small, None) == 1  # too small to pay for a fork
+    assert worker_count(small, 3) == 3  # asked for
+    monkeypatch.setenv("FABRIC_WORKERS", "2")
+    assert worker_count(small, None) == 2
+    assert worker_count(small, 1) == 1  # the argument wins over the environment
+    monkeypatch.setenv("FABRIC_WORKERS", "many")
+    assert worker_count(small, None) == 1  # not a count: as if unset
