@@ -69,7 +69,9 @@ def tasks(outputs: tuple[Output, ...], workers: int) -> list[Task]:
         else:
             out.append(Task((output.name,)))
     filled = iter(groups.values())
-    return [t if t.names else Task(tuple(next(filled))) for t in out]
+    out = [t if t.names else Task(tuple(next(filled))) for t in out]
+    # the big ones first (what is sharded or shares work), so that no worker starts one at the end alone
+    return sorted(out, key=lambda t: t.parts == 1 and len(t.names) == 1)
 
 
 _BUILD: Build | None = None  # the build a forked worker renders (inherited, not pickled)
