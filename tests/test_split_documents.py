@@ -78,3 +78,13 @@ def test_report_links_the_tables(split_build: Build) -> None:
     assert 'id="cabling-data"' not in html and 'id="ip-data"' not in html
     assert 'More than 100 cables: cable by cable in <a href="cabling.md">' in html
     assert f"Cabling ({len(split_build.plan.cables)} cables)" in html
+
+
+def test_rack_elevations_are_svg_only_above_the_split(split_build: Build) -> None:
+    from fabric.render.diagrams.racks import elevation_diagrams
+    from tests.conftest import built
+
+    above = elevation_diagrams(split_build)
+    below = elevation_diagrams(built("superpod-h100-2su"))
+    assert len(above) == len(below) >= 2
+    assert not any(d.png for d in above) and all(d.png for d in below)

@@ -11,6 +11,7 @@ from typing import Any
 
 from fabric.model.cable import Cable
 from fabric.pipeline import Build
+from fabric.render.documents import split
 from fabric.render.registry import Output
 from fabric.render.templating import render
 
@@ -19,11 +20,6 @@ UNPLACED = "unplaced"  # the group of cables whose a-end is in no rack
 
 def _fmt(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
-
-
-def split(build: Build) -> bool:
-    """Whether the design's documents for people are written per rack (or row) with an index."""
-    return len(build.plan.cables) > build.design.spec.documents.split_above
 
 
 def _row(c: Cable) -> dict[str, str]:

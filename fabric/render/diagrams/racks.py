@@ -1,7 +1,8 @@
 """Rack elevations (front view, U by U, bottom up) and the floor plan.
 
 Elevations: one picture per row of racks (long rows in pages of PAGE racks); each device drawn to its
-height with name and model, free units shaded, power used / budget per rack. Floor plan: racks in their
+height with name and model, free units shaded, power used / budget per rack; above `documents.split_above`
+cables as SVG only. Floor plan: racks in their
 rows and positions, coloured by what they hold, with the scalable units each belongs to.
 """
 
@@ -15,6 +16,7 @@ from fabric.render.bom.costing import RackPower, costing
 from fabric.render.diagrams.common import node_sus
 from fabric.render.diagrams.dot import html_text
 from fabric.render.diagrams.graph import Box, Diagram
+from fabric.render.documents import split
 
 PAGE = 16  # racks per elevation picture
 FLOOR_WRAP = 40  # rack positions per line of the floor plan
@@ -102,6 +104,7 @@ def elevation_diagrams(build: Build) -> list[Diagram]:
     for name, rack in racks.items():
         rows[rack.row].append(name)
     diagrams = []
+    png = not split(build)  # hundreds of pages at scale: SVG only
     for row, names in rows.items():
         for page in range(0, len(names), PAGE):
             chunk = names[page : page + PAGE]
@@ -123,6 +126,7 @@ def elevation_diagrams(build: Build) -> list[Diagram]:
                     boxes,
                     ranks=(tuple(b.id for b in boxes),),
                     graph_attrs={"nodesep": "0.3"},
+                    png=png,
                 )
             )
     return diagrams

@@ -13,8 +13,8 @@ from typing import Any
 
 from fabric.pipeline import Build
 from fabric.render.bom.costing import PLACEHOLDER_NOTE, costing, money
-from fabric.render.cabling_md import split
 from fabric.render.diagrams.outputs import Drawn, drawn
+from fabric.render.documents import split
 from fabric.render.monitoring.plan import settings as monitoring_settings
 from fabric.render.monitoring.runbook import alerts
 from fabric.render.summary import spec_relative, summary

@@ -22,7 +22,8 @@ import xlsxwriter
 
 from fabric.model.cable import Cable
 from fabric.pipeline import Build
-from fabric.render.cabling_md import UNPLACED, split
+from fabric.render.cabling_md import UNPLACED
+from fabric.render.documents import split
 from fabric.render.registry import Output
 
 FIXED_DATE = datetime(2000, 1, 1)
