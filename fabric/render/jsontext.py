@@ -26,13 +26,15 @@ def _value(value: Any, newline: str) -> str:
     if isinstance(value, dict):
         if not value:
             return "{}"
-        if not all(isinstance(k, str) for k in value):  # numbers as keys: the json module's rules, as they are
-            return json.dumps(value, indent=4, sort_keys=True).replace("\n", newline)
         inner = newline + _INDENT
-        if all(isinstance(v, str) for v in value.values()):  # the common leaf: a row of text fields
-            items = [f"{_text(k)}: {_text(value[k])}" for k in sorted(value)]
-        else:
-            items = [f"{_text(k)}: {_value(value[k], inner)}" for k in sorted(value)]
+        pairs = sorted(value.items())  # (keys are unique: values are never compared)
+        try:  # the common leaf: a row of text fields (escaping anything else raises TypeError)
+            items = [f"{_text(k)}: {_text(v)}" for k, v in pairs]
+        except TypeError:
+            try:
+                items = [f"{_text(k)}: {_value(v, inner)}" for k, v in pairs]
+            except TypeError:  # numbers as keys: the json module's rules, as they are
+                return json.dumps(value, indent=4, sort_keys=True).replace("\n", newline)
         return "{" + inner + ("," + inner).join(items) + newline + "}"
     if isinstance(value, list | tuple):
         if not value:
