@@ -6,7 +6,7 @@ import pytest
 
 from fabric import render_all
 from fabric.render import outputs
-from fabric.render.pool import POOL_ABOVE, tasks, worker_count
+from fabric.render.pool import POOL_ABOVE, SHARDS_PER_WORKER, tasks, worker_count
 from tests.conftest import built
 
 
@@ -26,13 +26,15 @@ def test_tasks_shard_per_switch_outputs_and_keep_shared_work_together() -> None:
     every = outputs()
     todo = tasks(every, 2)
     configs = [t for t in todo if t.names == ("configs",)]
-    assert [(t.part, t.parts) for t in configs] == [(0, 2), (1, 2)]
+    assert [(t.part, t.parts) for t in configs] == [(k, 2 * SHARDS_PER_WORKER) for k in range(2 * SHARDS_PER_WORKER)]
     report = [t for t in todo if "report-html" in t.names]
     assert len(report) == 1 and set(report[0].names) == {"diagrams", "report-html", "report-md"}
     named = [name for t in todo if t.parts == 1 for name in t.names]
     sharded = ["cabling-xlsx", "configs", "eos-structured-config"]
     assert sorted([*named, *sharded]) == sorted(o.name for o in every)
-    assert all(t.parts == 2 or len(t.names) > 1 for t in todo[:7])  # the big ones first
+    big = 3 * 2 * SHARDS_PER_WORKER + 1  # three sharded outputs and the diagrams with the report
+    assert all(t.parts > 1 or len(t.names) > 1 for t in todo[:big])  # the big ones first
+    assert all(t.parts == 1 and len(t.names) == 1 for t in todo[big:])
     assert all(t.parts == 1 for t in tasks(every, 1))  # one worker: nothing is sharded
 
 

@@ -20,6 +20,7 @@ from fabric.pipeline import Build
 from fabric.render.registry import Output
 
 MAX_WORKERS = 8
+SHARDS_PER_WORKER = 4  # smaller parts balance the workers and keep each result sent back (pickled) small
 POOL_ABOVE = 4_000  # cables + 10 per Ethernet switch: smaller designs render in one process
 
 
@@ -55,12 +56,13 @@ def worker_count(build: Build, workers: int | None) -> int:
 
 
 def tasks(outputs: tuple[Output, ...], workers: int) -> list[Task]:
-    """Shardable outputs in `workers` parts, outputs that go together as one task, the rest one each."""
+    """Shardable outputs in SHARDS_PER_WORKER parts a worker, outputs that go together as one task, the rest alone."""
     out: list[Task] = []
     groups: dict[str, list[str]] = {}
     for output in outputs:
         if output.shard is not None and workers > 1:
-            out.extend(Task((output.name,), k, workers) for k in range(workers))
+            parts = workers * SHARDS_PER_WORKER
+            out.extend(Task((output.name,), k, parts) for k in range(parts))
         elif output.together:
             if output.together not in groups:
                 groups[output.together] = []

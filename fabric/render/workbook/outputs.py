@@ -24,6 +24,7 @@ from fabric.model.cable import Cable
 from fabric.pipeline import Build
 from fabric.render.cabling_md import UNPLACED
 from fabric.render.documents import split
+from fabric.render.memo import per_build
 from fabric.render.registry import Output
 
 FIXED_DATE = datetime(2000, 1, 1)
@@ -147,6 +148,7 @@ def cabling_xlsx(build: Build) -> bytes:
     return _book(build, f"{build.name} cabling", sorted(build.plan.cables, key=_order))
 
 
+@per_build  # once per worker, whichever shards it renders
 def _rows_of_racks(build: Build) -> dict[str, list[Cable]]:
     """Row of racks (spec order, then the cables in no rack) → its cables (by the a-end's rack), sorted."""
     racks = build.topology.racks
