@@ -80,11 +80,26 @@ def test_report_links_the_tables(split_build: Build) -> None:
     assert f"Cabling ({len(split_build.plan.cables)} cables)" in html
 
 
-def test_rack_elevations_are_svg_only_above_the_split(split_build: Build) -> None:
+def test_rack_elevations_are_drawn_without_dot_above_the_split(split_build: Build) -> None:
+    import xml.etree.ElementTree as ET
+
+    from fabric.render.diagrams.outputs import draw
     from fabric.render.diagrams.racks import elevation_diagrams
     from tests.conftest import built
 
     above = elevation_diagrams(split_build)
     below = elevation_diagrams(built("superpod-h100-2su"))
     assert len(above) == len(below) >= 2
-    assert not any(d.png for d in above) and all(d.png for d in below)
+    assert all(d.svg is None and d.png for d in below)
+    assert all(d.svg is not None and not d.png for d in above)
+    racked = {d.name for d in split_build.topology.devices.values() if d.rack}
+    drawn_names: set[str] = set()
+    for d in above:
+        assert d.svg is not None
+        root = ET.fromstring(d.svg)  # well-formed
+        groups = root.findall("{http://www.w3.org/2000/svg}g")
+        assert len(groups) == len(d.boxes)  # one per rack of the page
+        drawn_names |= {t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")}
+    assert {n for n in racked if n in drawn_names or any(t.startswith(n + " ") for t in drawn_names)} == racked
+    items = draw(above, with_dot=True)  # no dot needed: the pictures are their own SVG, no PNG
+    assert [(i.svg, i.png) for i in items] == [(d.svg, None) for d in above]
