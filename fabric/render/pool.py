@@ -11,6 +11,7 @@ else the usable cores (at most MAX_WORKERS), and one worker for designs below PO
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
@@ -132,10 +133,12 @@ def render_tasks(
             yield run(task, build, by_name)
         return
     _BUILD, _OUTPUTS = build, by_name
+    gc.freeze()  # the workers' collector leaves the inherited objects alone: fewer shared pages copied
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             for done in pool.imap_unordered(run, todo):
                 tell(done.names)
                 yield done
     finally:
+        gc.unfreeze()
         _BUILD, _OUTPUTS = None, {}
