@@ -4,7 +4,8 @@
     .venv/bin/python benchmarks/outputs.py 100k            # a size of benchmarks/run.py (InfiniBand or roce-…)
     .venv/bin/python benchmarks/outputs.py vs-pyavd        # the 4 x 256 EOS fabric of benchmarks/vs_pyavd.py
 
-Prints seconds and megabytes per output, slowest first, then the write of all of them. Printed, never asserted.
+Prints wall and CPU seconds and megabytes per output, slowest first (one process, no pool), then the write of
+all of them. Printed, never asserted.
 """
 
 from __future__ import annotations
@@ -44,19 +45,21 @@ def main(argv: list[str]) -> None:
         start = time.perf_counter()
         build = build_fabric(spec_path(argv[0] if argv else "designs/lab.yaml", Path(tmp)))
         print(f"{build.name}: build {time.perf_counter() - start:.2f} s")
-        rows: list[tuple[float, str, int, int]] = []
+        rows: list[tuple[float, float, str, int, int]] = []
         files: dict[str, bytes] = {}
         for output in outputs():
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             rendered = {k: v if isinstance(v, bytes) else v.encode() for k, v in output.render(build).items()}
-            rows.append((time.perf_counter() - start, output.name, len(rendered), sum(map(len, rendered.values()))))
+            took, cpu = time.perf_counter() - start, time.process_time() - cpu
+            rows.append((took, cpu, output.name, len(rendered), sum(map(len, rendered.values()))))
             files.update(rendered)
-        for took, name, count, size in sorted(rows, reverse=True):
-            print(f"  {name:<24} {took:7.2f} s {count:>7,} files {size / 1e6:9.2f} MB")
-        print(f"  {'render, all':<24} {sum(r[0] for r in rows):7.2f} s {len(files):>7,} files")
+        print(f"  {'output':<24} {'wall s':>7} {'CPU s':>7} {'files':>7} {'MB':>9}   (CPU: this process, not dot's)")
+        for took, cpu, name, count, size in sorted(rows, reverse=True):
+            print(f"  {name:<24} {took:7.2f} {cpu:7.2f} {count:>7,} {size / 1e6:9.2f}")
+        print(f"  {'render, all':<24} {sum(r[0] for r in rows):7.2f} {sum(r[1] for r in rows):7.2f} {len(files):>7,}")
         start = time.perf_counter()
         write_outputs(Rendered(files, private=()), Path(tmp) / "out", build.name)
-        print(f"  {'write, all':<24} {time.perf_counter() - start:7.2f} s")
+        print(f"  {'write, all':<24} {time.perf_counter() - start:7.2f}")
 
 
 if __name__ == "__main__":
