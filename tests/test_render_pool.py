@@ -49,3 +49,23 @@ def test_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
     assert worker_count(small, 1) == 1  # the argument wins over the environment
     monkeypatch.setenv("FABRIC_WORKERS", "many")
     assert worker_count(small, None) == 1  # not a count: as if unset
+
+
+def test_a_refusal_in_a_worker_is_the_same_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    import fabric.render
+    from fabric.render import RenderRefused
+    from tests.platforms import on_platform
+
+    monkeypatch.setattr(fabric.render, "unsafe_values", lambda build, infiniband=False: [])  # the template's check
+    build = on_platform("lab", "sonic")
+    intents = dict(build.intents)
+    intents["leaf1"] = dataclasses.replace(intents["leaf1"], hostname="\nrouter bgp 666")
+    hostile = dataclasses.replace(build, intents=intents)
+    found = []
+    for workers in (1, 2):
+        with pytest.raises(RenderRefused) as refused:
+            render_all(hostile, workers=workers)
+        found.append([f.format() for f in refused.value.findings])
+    assert found[0] == found[1] and len(found[0]) == 1 and "outputs.configs" in found[0][0]
