@@ -215,6 +215,7 @@ def build(
         typer.Option(
             "--workers",
             min=1,
+            metavar="N",
             help="Processes to render in (same bytes whatever the count). Default: $FABRIC_WORKERS, else the cores "
             "for designs of 4,000 cables or more, else 1.",
         ),
