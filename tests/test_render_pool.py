@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from fabric import render_all
 from fabric.render import outputs
 from fabric.render.pool import POOL_ABOVE, SHARDS_PER_WORKER, tasks, worker_count
-from tests.conftest import built
+from tests.conftest import REPO, built
 
 
 @pytest.mark.parametrize("design", ["lab", "lab-ib"])
@@ -69,3 +71,20 @@ def test_a_refusal_in_a_worker_is_the_same_refusal(monkeypatch: pytest.MonkeyPat
             render_all(hostile, workers=workers)
         found.append([f.format() for f in refused.value.findings])
     assert found[0] == found[1] and len(found[0]) == 1 and "outputs.configs" in found[0][0]
+
+
+def test_build_with_workers_writes_the_same_tree(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from fabric.cli import app
+
+    trees = []
+    for workers in ("1", "2"):
+        out = tmp_path / workers
+        result = CliRunner().invoke(
+            app, ["build", str(REPO / "designs" / "lab.yaml"), "-o", str(out), "--workers", workers]
+        )
+        assert result.exit_code == 0, result.output
+        trees.append({p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
+    assert len(trees[0]) > 30 and trees[0] == trees[1]
+    assert CliRunner().invoke(app, ["build", str(REPO / "designs" / "lab.yaml"), "--workers", "0"]).exit_code == 2
