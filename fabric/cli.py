@@ -231,7 +231,7 @@ def build(
         step("rendering")
         if not result.errors:
             try:
-                files = render_all(result, lambda name: step(f"rendering {name}"), workers)
+                files = render_all(result, lambda name: step(f"rendering {name}"), workers=workers)
             except FabricError as exc:  # a value that would split a config line (the loader should have refused it)
                 refused = exc
             else:
