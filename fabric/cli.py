@@ -262,6 +262,16 @@ def build(
         bool,
         typer.Option("--allow-moves", help="Write even if the change moves locked cables, addresses, ASNs or names."),
     ] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            metavar="N",
+            help="Processes to render in (same bytes whatever the count). Default: $FABRIC_WORKERS, else the cores "
+            "for designs of 4,000 cables or more, else 1.",
+        ),
+    ] = None,
 ) -> None:
     """Validate, then write every output into the output directory (atomically), diagrams under diagrams/.
 
@@ -284,7 +294,7 @@ def build(
         step("rendering")
         if not result.errors:
             try:
-                files = render_all(result, lambda name: step(f"rendering {name}"))
+                files = render_all(result, lambda name: step(f"rendering {name}"), workers=workers)
             except FabricError as exc:  # a value that would split a config line (the loader should have refused it)
                 refused = exc
             else:

@@ -393,7 +393,7 @@ def test_the_command_refuses_an_escaping_path_and_exits_2(tmp_path: Path, monkey
     from fabric.cli import app
 
     hostile = Rendered({"cabling.csv": b"x", "configs/../../../../x1/frr.conf": b"owned"}, private=())
-    monkeypatch.setattr(fabric.render, "render_all", lambda build, step=None: hostile)
+    monkeypatch.setattr(fabric.render, "render_all", lambda build, step=None, workers=None: hostile)
     out = tmp_path / "a" / "b" / "out"
     result = CliRunner().invoke(app, ["build", str(DESIGNS / "lab.yaml"), "-o", str(out)])
     assert result.exit_code == 2

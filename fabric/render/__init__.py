@@ -15,8 +15,9 @@ from functools import cache
 from fabric.model.findings import error
 from fabric.model.rendered import Rendered
 from fabric.pipeline import Build
+from fabric.render.pool import render_tasks, worker_count
 from fabric.render.registry import Output
-from fabric.render.safety import CODE, HINT, RenderRefused, UnsafeText, describe, unsafe_values
+from fabric.render.safety import CODE, HINT, RenderRefused, unsafe_values
 
 
 @cache
@@ -32,34 +33,27 @@ def outputs() -> tuple[Output, ...]:
     return tuple(found[name] for name in sorted(found))
 
 
-def render_all(build: Build, step: Callable[[str], None] | None = None) -> Rendered:
+def render_all(build: Build, step: Callable[[str], None] | None = None, workers: int | None = None) -> Rendered:
     """Every output file, path relative to the output directory → bytes, in path order. Raises RenderRefused
     (with findings) if a value would split a line of an output. `step` is told the name of each output
-    before it renders (a progress display)."""
+    as it renders (a progress display). `workers`: processes to render in (see pool.py; default: the cores,
+    for designs big enough to pay); the bytes are the same whatever the count."""
     problems = unsafe_values(build)
     if problems:
         raise RenderRefused(problems)
+    every = outputs()
     files: dict[str, bytes] = {}
-    private: set[str] = set()
-    for output in outputs():
-        if step is not None:
-            step(output.name)
-        try:
-            rendered = output.render(build)
-        except UnsafeText as exc:  # name the fields if they are in the plan, else the template
-            found = unsafe_values(build, infiniband=True)
-            raise RenderRefused(found or [error(CODE, f"outputs.{output.name}", exc.reason, HINT)]) from None
-        for path, content in rendered.items():
+    for done in render_tasks(build, every, worker_count(build, workers), step):
+        if done.refused is not None:
+            name, reason, in_plan = done.refused
+            found = unsafe_values(build, infiniband=True) if in_plan else []  # name the fields if in the plan
+            raise RenderRefused(found or [error(CODE, f"outputs.{name}", reason, HINT)])
+        for path, content in done.files.items():
             if path in files:
-                raise AssertionError(f"output {output.name} writes {path} again")
-            if isinstance(content, bytes):
-                files[path] = content
-                continue
-            try:
-                files[path] = content.encode("utf-8")
-            except UnicodeEncodeError as exc:  # a lone surrogate: not text
-                message = f"{path}: holds {describe(exc.object[exc.start])}, which is not text"
-                raise RenderRefused([error(CODE, f"outputs.{output.name}", message, HINT)]) from None
+                raise AssertionError(f"outputs {', '.join(done.names)} write {path} again")
+            files[path] = content
+    private: set[str] = set()
+    for output in every:
         private.update(output.private(build))
     return Rendered(files, private=private)
 

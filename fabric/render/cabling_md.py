@@ -1,56 +1,82 @@
-"""cabling.md: the cabling plan for people, by fabric and by rack (the a-end's rack)."""
+"""cabling.md: the cabling plan for people, by fabric and by rack (the a-end's rack).
+
+Above `documents.split_above` cables one file of some 300,000 rows is for nobody: cabling.md keeps the totals
+and becomes an index, and each rack gets `cabling/<rack>.md` with its cables (cabling.csv holds them all).
+"""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from typing import Any
 
+from fabric.model.cable import Cable
 from fabric.pipeline import Build
-from fabric.render.registry import Output, one_file
+from fabric.render.documents import split
+from fabric.render.registry import Output
 from fabric.render.templating import render
+
+UNPLACED = "unplaced"  # the group of cables whose a-end is in no rack
 
 
 def _fmt(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
-def cabling_md(build: Build) -> str:
+def _row(c: Cable) -> dict[str, str]:
+    link = c.link
+    return {
+        "id": c.cable_id,
+        "tier": link.tier,
+        "a": f"{link.a} {link.a_port}",
+        "a_pos": f"U{c.a_u}" if c.a_u else "",
+        "b": f"{link.b} {link.b_port}",
+        "b_pos": f"{c.b_rack} U{c.b_u}" if c.b_u else c.b_rack,
+        "speed": str(link.speed_gbps),
+        "media": c.media_kind or "none",
+        "part": c.part,
+        "length": _fmt(c.length_m),
+    }
+
+
+def rack_file(rack: str) -> str:
+    return f"cabling/{rack}.md"
+
+
+def cabling_md(build: Build) -> dict[str, str]:
+    per_rack = split(build)
     fabrics: list[dict[str, Any]] = []
-    by_fabric: dict[str, list[Any]] = defaultdict(list)
+    by_fabric: dict[str, list[Cable]] = defaultdict(list)
     for cable in build.plan.cables:
         by_fabric[cable.link.fabric].append(cable)
+    rack_docs: dict[str, list[dict[str, Any]]] = defaultdict(list)  # rack → its part of every fabric
     for key in build.topology.fabrics:
         cables = by_fabric.get(key, [])
         racks: dict[str, list[dict[str, str]]] = defaultdict(list)
         for c in cables:
-            link = c.link
-            racks[c.a_rack or "unplaced"].append(
-                {
-                    "id": c.cable_id,
-                    "tier": link.tier,
-                    "a": f"{link.a} {link.a_port}",
-                    "a_pos": f"U{c.a_u}" if c.a_u else "",
-                    "b": f"{link.b} {link.b_port}",
-                    "b_pos": f"{c.b_rack} U{c.b_u}" if c.b_u else c.b_rack,
-                    "speed": str(link.speed_gbps),
-                    "media": c.media_kind or "none",
-                    "part": c.part,
-                    "length": _fmt(c.length_m),
-                }
-            )
+            racks[c.a_rack or UNPLACED].append(_row(c))
         lengths = Counter((c.media_kind or "none", _fmt(c.length_m)) for c in cables)
         tiers = Counter(c.link.tier for c in cables)
+        technology = build.topology.fabrics[key].technology
+        if per_rack:
+            for rack, rows in sorted(racks.items()):
+                rack_docs[rack].append({"name": key, "technology": technology, "rows": rows})
         fabrics.append(
             {
                 "name": key,
-                "technology": build.topology.fabrics[key].technology,
+                "technology": technology,
                 "total": len(cables),
                 "tiers": sorted(tiers.items()),
                 "lengths": sorted(lengths.items(), key=lambda kv: (kv[0][0], float(kv[0][1] or 0))),
-                "racks": sorted(racks.items()),
+                "racks": [] if per_rack else sorted(racks.items()),
+                "index": [(rack, len(rows), rack_file(rack)) for rack, rows in sorted(racks.items())],
             }
         )
-    return render("docs/cabling.md.j2", design=build.name, fabrics=fabrics)
+    files = {"cabling.md": render("docs/cabling.md.j2", design=build.name, fabrics=fabrics, split=per_rack)}
+    for rack, parts in sorted(rack_docs.items()):
+        files[rack_file(rack)] = render(
+            "docs/cabling-rack.md.j2", design=build.name, rack=rack, fabrics=parts, index="../cabling.md"
+        )
+    return files
 
 
-OUTPUTS: tuple[Output, ...] = (one_file("cabling-doc", "cabling.md", cabling_md),)
+OUTPUTS: tuple[Output, ...] = (Output("cabling-doc", cabling_md),)

@@ -8,8 +8,13 @@ from fabric.render.registry import Output
 
 
 def configs(build: Build) -> dict[str, str]:
+    return config_shard(build, 0, 1)
+
+
+def config_shard(build: Build, k: int, n: int) -> dict[str, str]:
+    """The files of every n-th switch from the k-th (the switches of one worker)."""
     files: dict[str, str] = {}
-    for name, intent in build.intents.items():
+    for name, intent in list(build.intents.items())[k::n]:
         for file, text in PLATFORMS[intent.platform].render(intent).items():
             files[f"configs/{name}/{file}"] = text
     return files
@@ -25,4 +30,4 @@ def private_configs(build: Build) -> set[str]:
     }
 
 
-OUTPUTS: tuple[Output, ...] = (Output("configs", configs, private=private_configs),)
+OUTPUTS: tuple[Output, ...] = (Output("configs", configs, private=private_configs, shard=config_shard),)

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from fabric.pipeline import Build
 
 Renderer = Callable[["Build"], Mapping[str, str | bytes]]  # text is written as UTF-8, bytes as they are
+# shard k of n of an output (k in range(n)): together the shards hold exactly what the whole render holds
+Sharded = Callable[["Build", int, int], Mapping[str, str | bytes]]
 
 
 def _no_secrets(build: Build) -> Iterable[str]:
@@ -22,13 +24,19 @@ def _no_secrets(build: Build) -> Iterable[str]:
 
 @dataclass(frozen=True)
 class Output:
-    """One output: a Build in, {relative path: text or bytes} out; `private` names the paths that hold secrets."""
+    """One output: a Build in, {relative path: text or bytes} out; `private` names the paths that hold secrets.
+
+    For the worker pool of render_all: `shard` renders a part of a big output (per switch) so that the parts
+    spread over the workers; outputs with the same `together` key share per-build work (memo.per_build) and so
+    render in the same worker."""
 
     name: str
     render: Renderer
     private: Callable[[Build], Iterable[str]] = _no_secrets
+    shard: Sharded | None = None
+    together: str = ""
 
 
-def one_file(name: str, path: str, render: Callable[[Build], str | bytes]) -> Output:
+def one_file(name: str, path: str, render: Callable[[Build], str | bytes], together: str = "") -> Output:
     """An output that is a single file."""
-    return Output(name, lambda build: {path: render(build)})
+    return Output(name, lambda build: {path: render(build)}, together=together)

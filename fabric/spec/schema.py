@@ -1264,6 +1264,20 @@ class Diagrams(StrictModel):
     aggregate_above: Int = Field(default=32, ge=1, description="`auto`: switches above which a fabric is aggregated.")
 
 
+class Documents(StrictModel):
+    """The documents for people at scale. `cabling.csv` (and the other machine-readable plans) always hold every
+    cable; above `split_above` cables, `cabling.md` becomes an index of one file per rack (`cabling/<rack>.md`),
+    `cabling.xlsx` an index of one workbook per row of racks (`cabling/row-<row>.xlsx`), and `report.html` links
+    the cable and address tables instead of embedding them."""
+
+    split_above: Int = Field(
+        default=10_000,
+        ge=1,
+        description="Cables above which the cabling documents are written per rack (Markdown) and per row of racks "
+        "(workbooks) with an index, and the report links its cable and address tables.",
+    )
+
+
 class Spec(StrictModel):
     """A cluster design: racks, node groups and fabrics."""
 
@@ -1282,6 +1296,7 @@ class Spec(StrictModel):
     exports: Exports = Field(default_factory=Exports)
     costs: Costs = Field(default_factory=Costs, description="Cost and TCO rates (placeholders to override).")
     diagrams: Diagrams = Field(default_factory=Diagrams)
+    documents: Documents = Field(default_factory=Documents)
     monitoring: MonitoringSettings = Field(default_factory=MonitoringSettings)
 
     @field_validator("name")

@@ -45,6 +45,7 @@ class Diagram:
     ranks: tuple[tuple[str, ...], ...] = ()  # box ids drawn side by side
     graph_attrs: Mapping[str, str] = field(default_factory=dict)
     png: bool = True  # also rendered as PNG (for slides)
+    svg: bytes | None = None  # drawn without dot (rack elevations at scale): this SVG, and no PNG
 
     @property
     def edge_labels(self) -> tuple[str, ...]:

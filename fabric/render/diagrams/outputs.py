@@ -51,16 +51,23 @@ def diagrams(build: Build, views: tuple[str, ...] = VIEWS) -> list[Diagram]:
 
 
 def draw(items: list[Diagram], with_dot: bool | None = None) -> list[Drawn]:
-    """Sources, and with `dot` their SVG and PNG."""
+    """Sources, and with `dot` their SVG and PNG (a diagram drawn without dot keeps its own SVG, no PNG)."""
     sources = [to_dot(d) for d in items]
     if not (have_dot() if with_dot is None else with_dot):
-        return [Drawn(d, src, None, None) for d, src in zip(items, sources, strict=True)]
-    jobs = [(src, "svg") for src in sources] + [(src, "png") for d, src in zip(items, sources, strict=True) if d.png]
+        return [Drawn(d, src, d.svg, None) for d, src in zip(items, sources, strict=True)]
+    laid = [(d, src) for d, src in zip(items, sources, strict=True) if d.svg is None]
+    jobs = [(src, "svg") for _, src in laid] + [(src, "png") for d, src in laid if d.png]
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda job: layout(*job), jobs))
-    svgs = results[: len(items)]
-    pngs = iter(results[len(items) :])
-    return [Drawn(d, src, svg, next(pngs) if d.png else None) for d, src, svg in zip(items, sources, svgs, strict=True)]
+    svgs = iter(results[: len(laid)])
+    pngs = iter(results[len(laid) :])
+    out = []
+    for d, src in zip(items, sources, strict=True):
+        if d.svg is not None:
+            out.append(Drawn(d, src, d.svg, None))
+        else:
+            out.append(Drawn(d, src, next(svgs), next(pngs) if d.png else None))
+    return out
 
 
 @per_build
@@ -80,4 +87,4 @@ def files(items: list[Drawn]) -> dict[str, str | bytes]:
     return out
 
 
-OUTPUTS: tuple[Output, ...] = (Output("diagrams", lambda build: files(drawn(build))),)
+OUTPUTS: tuple[Output, ...] = (Output("diagrams", lambda build: files(drawn(build)), together="diagrams"),)

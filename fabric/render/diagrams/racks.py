@@ -1,20 +1,24 @@
 """Rack elevations (front view, U by U, bottom up) and the floor plan.
 
 Elevations: one picture per row of racks (long rows in pages of PAGE racks); each device drawn to its
-height with name and model, free units shaded, power used / budget per rack. Floor plan: racks in their
+height with name and model, free units shaded, power used / budget per rack; above `documents.split_above`
+cables drawn here as SVG (hundreds of pages: dot's layout of them took longer than the rest of the build), with
+no PNG. Floor plan: racks in their
 rows and positions, coloured by what they hold, with the scalable units each belongs to.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from html import escape
 
 from fabric.model.topology import Device
 from fabric.pipeline import Build
 from fabric.render.bom.costing import RackPower, costing
 from fabric.render.diagrams.common import node_sus
-from fabric.render.diagrams.dot import html_text
+from fabric.render.diagrams.dot import FONT, html_text
 from fabric.render.diagrams.graph import Box, Diagram
+from fabric.render.documents import split
 
 PAGE = 16  # racks per elevation picture
 FLOOR_WRAP = 40  # rack positions per line of the floor plan
@@ -102,6 +106,7 @@ def elevation_diagrams(build: Build) -> list[Diagram]:
     for name, rack in racks.items():
         rows[rack.row].append(name)
     diagrams = []
+    direct = split(build)  # hundreds of pages at scale: drawn here as SVG, without dot's layout or a PNG
     for row, names in rows.items():
         for page in range(0, len(names), PAGE):
             chunk = names[page : page + PAGE]
@@ -116,6 +121,9 @@ def elevation_diagrams(build: Build) -> list[Diagram]:
             )
             suffix = "" if len(names) <= PAGE else f"-{chunk[0]}-{chunk[-1]}"
             title = f"{build.name} · rack elevations, row {row}: {chunk[0]}–{chunk[-1]} (front, U1 at the bottom)"
+            svg = None
+            if direct:
+                svg = elevation_svg(build, title, [(n, contents.get(n, []), power[n]) for n in chunk])
             diagrams.append(
                 Diagram(
                     f"racks/row-{row}{suffix}",
@@ -123,9 +131,74 @@ def elevation_diagrams(build: Build) -> list[Diagram]:
                     boxes,
                     ranks=(tuple(b.id for b in boxes),),
                     graph_attrs={"nodesep": "0.3"},
+                    png=not direct,
+                    svg=svg,
                 )
             )
     return diagrams
+
+
+# the directly drawn elevation: sizes in px, as dot draws the table (a U 14 high, a device cell 150 wide)
+_U_H, _U_W, _CELL_W, _GAP, _HEAD, _TOP = 14, 22, 150, 24, 36, 40
+
+
+def elevation_svg(build: Build, title: str, racks: list[tuple[str, list[Device], RackPower]]) -> bytes:
+    """A page of rack elevations as SVG, drawn here: the same content as the dot picture (name, power used /
+    budget, each device to its height with name and model, free units shaded, U numbers)."""
+    units = build.design.spec.racks.rack_units
+    width = len(racks) * (_U_W + _CELL_W + _GAP) + _GAP
+    height = _TOP + _HEAD + units * _U_H + _GAP
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}pt" height="{height}pt" '
+        f'viewBox="0 0 {width} {height}" font-family="{FONT}" font-size="9">',
+        f'<text x="{width / 2:g}" y="22" text-anchor="middle" font-size="16">{escape(title)}</text>',
+    ]
+    for i, (rack, devices, power) in enumerate(racks):
+        x = _GAP + i * (_U_W + _CELL_W + _GAP)
+        cell = x + _U_W
+        alarm = "#f4cccc" if power.total_w > power.budget_w else "white"
+        out.append(f'<g class="node"><title>{escape(rack)}</title>')
+        out.append(f'<rect x="{x}" y="{_TOP}" width="{_U_W + _CELL_W}" height="18" fill="#333333" stroke="black"/>')
+        out.append(
+            f'<text x="{cell - _U_W / 2 + _CELL_W / 2:g}" y="{_TOP + 13}" text-anchor="middle" fill="white" '
+            f'font-weight="bold" font-size="11">{escape(rack)}</text>'
+        )
+        out.append(
+            f'<rect x="{x}" y="{_TOP + 18}" width="{_U_W + _CELL_W}" height="18" fill="{alarm}" stroke="black"/>'
+        )
+        out.append(
+            f'<text x="{cell - _U_W / 2 + _CELL_W / 2:g}" y="{_TOP + 31}" text-anchor="middle" font-size="11">'
+            f"{power.total_w / 1000:.1f} / {power.budget_w / 1000:g} kW</text>"
+        )
+        top = _TOP + _HEAD
+        covered: set[int] = set()
+        for d in devices:
+            covered.update(range(d.u or 1, min((d.u or 1) + d.height_u - 1, units) + 1))
+        for u in range(units, 0, -1):
+            y = top + (units - u) * _U_H
+            out.append(f'<rect x="{x}" y="{y}" width="{_U_W}" height="{_U_H}" fill="white" stroke="black"/>')
+            out.append(f'<text x="{x + _U_W / 2:g}" y="{y + 10}" text-anchor="middle" font-size="8">{u}</text>')
+            if u not in covered:
+                out.append(f'<rect x="{cell}" y="{y}" width="{_CELL_W}" height="{_U_H}" fill="{FREE}" stroke="black"/>')
+        for d in devices:
+            low = d.u or 1
+            high = min(low + d.height_u - 1, units)
+            y = top + (units - high) * _U_H
+            h = (high - low + 1) * _U_H
+            colour = KIND_COLOURS[device_kind(build, d)]
+            label = f"{d.name} {d.model}" if h == _U_H else d.name
+            out.append(f'<rect x="{cell}" y="{y}" width="{_CELL_W}" height="{h}" fill="{colour}" stroke="black"/>')
+            out.append(
+                f'<text x="{cell + _CELL_W / 2:g}" y="{y + min(h / 2 + 4, 12):g}" text-anchor="middle" '
+                f'font-weight="bold">{escape(label)}</text>'
+            )
+            if h > _U_H:
+                out.append(
+                    f'<text x="{cell + _CELL_W / 2:g}" y="{y + 23}" text-anchor="middle">{escape(d.model)}</text>'
+                )
+        out.append("</g>")
+    out.append("</svg>")
+    return ('<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' + "\n".join(out) + "\n").encode()
 
 
 def _floor_cell(

@@ -49,15 +49,25 @@ def label_keys(settings: KubernetesSettings) -> dict[str, str]:
     return keys
 
 
+def chains(loc: Locality) -> dict[str, list[str]]:
+    """Node → the logical switches above it, lowest first (Locality.chain for every node in one pass)."""
+    out: dict[str, list[str]] = {node: [] for node in loc.nodes}
+    for switch in loc.switches:
+        for node in dict.fromkeys(switch.nodes):
+            out.setdefault(node, []).append(switch.name)
+    return out
+
+
 def node_labels(build: Build, loc: Locality) -> dict[str, dict[str, str]]:
     """Node → its topology labels (and its group label), in node order."""
     settings = build.design.spec.exports.kubernetes
     keys = label_keys(settings)
     devices = build.topology.devices
+    above = chains(loc)
     out: dict[str, dict[str, str]] = {}
     for node in loc.nodes:
         labels: dict[str, str] = {}
-        chain = loc.chain(node)
+        chain = above[node]
         for tier, switch in zip(TIERS, chain, strict=False):
             if tier in keys:
                 labels[keys[tier]] = switch
@@ -81,13 +91,15 @@ def object_name(name: str) -> str:
 
 
 def _dump(documents: list[Any], header: str) -> str:
-    return header + yaml.safe_dump_all(documents, sort_keys=False, default_flow_style=False, explicit_start=True)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's C emitter: the same text, 20x faster
+    text = yaml.dump_all(documents, Dumper=dumper, sort_keys=False, default_flow_style=False, explicit_start=True)
+    return header + str(text)
 
 
-def node_labels_yaml(build: Build, loc: Locality) -> str:
+def node_labels_yaml(build: Build, loc: Locality, labelled: dict[str, dict[str, str]]) -> str:
     docs = [
         {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": labels}}
-        for node, labels in node_labels(build, loc).items()
+        for node, labels in labelled.items()
     ]
     header = (
         f"# Topology labels of the scheduler nodes of design {build.name} (fabric `{loc.fabric}`); written by fabric.\n"
@@ -96,13 +108,13 @@ def node_labels_yaml(build: Build, loc: Locality) -> str:
     return _dump(docs, header)
 
 
-def label_script(build: Build, loc: Locality) -> str:
+def label_script(build: Build, loc: Locality, labelled: dict[str, dict[str, str]]) -> str:
     lines = [
         "#!/bin/sh",
         f"# Topology labels of the scheduler nodes of design {build.name}; written by fabric. Run: sh label-nodes.sh",
         "set -eu",
     ]
-    for node, labels in node_labels(build, loc).items():
+    for node, labels in labelled.items():
         pairs = " ".join(shlex.quote(f"{k}={v}") for k, v in labels.items())
         lines.append(f"kubectl label node --overwrite {shlex.quote(node)} {pairs}")
     return "\n".join(lines) + "\n"
@@ -163,9 +175,10 @@ def k8s_files(build: Build) -> dict[str, str]:
     loc = locality(build.design, build.topology)
     if loc is None or not loc.levels:
         return {}
+    labels = node_labels(build, loc)
     return {
-        "k8s/node-labels.yaml": node_labels_yaml(build, loc),
-        "k8s/label-nodes.sh": label_script(build, loc),
+        "k8s/node-labels.yaml": node_labels_yaml(build, loc, labels),
+        "k8s/label-nodes.sh": label_script(build, loc, labels),
         "k8s/kueue-topology.yaml": kueue_yaml(build, loc),
         "k8s/volcano-hypernodes.yaml": volcano_yaml(build, loc),
     }

@@ -295,6 +295,7 @@ def _extra_interfaces(build: Build, models: _Models) -> Iterable[dict[str, objec
     known = {m: {i["name"] for i in models.interfaces(m)} for m in [*models.switches, *models.nodes]}
     devices = build.topology.devices
     catalog = build.design.catalog
+    connectors: dict[tuple[str, int], dict[str, str]] = {}  # (model, speed) → port name → connector, once each
     for (device, name), (speed, technology) in _used_interfaces(build).items():
         model = devices[device].model
         if name in known[model]:
@@ -305,7 +306,10 @@ def _extra_interfaces(build: Build, models: _Models) -> Iterable[dict[str, objec
                 kind = "lag"  # a bonded node's LACP bond (`dual_homing: bond`)
         else:
             switch = catalog.switches.get(model)
-            connector = next((p.connector for p in switch_ports(switch, speed) if p.name == name), "") if switch else ""
+            if (model, speed) not in connectors:
+                ports = switch_ports(switch, speed) if switch else ()
+                connectors[(model, speed)] = {p.name: p.connector for p in reversed(ports)}  # the first name wins
+            connector = connectors[(model, speed)].get(name, "")
             kind, description = interface_type(speed, connector, technology), "breakout port"
         yield {
             "device": device,

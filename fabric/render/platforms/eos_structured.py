@@ -300,11 +300,16 @@ def _dump(data: Any) -> str:
 
 
 def structured_configs(build: Build) -> dict[str, str]:
+    return structured_shard(build, 0, 1)
+
+
+def structured_shard(build: Build, k: int, n: int) -> dict[str, str]:
+    """The structured configs of every n-th EOS switch from the k-th (one worker's)."""
+    eos = [(name, intent) for name, intent in build.intents.items() if intent.platform == "eos"]
     return {
         f"configs/{name}/{FILE}": f"# {name}: {EOS.banner(intent)}\n" + _dump(structured_config(intent, build))
-        for name, intent in build.intents.items()
-        if intent.platform == "eos"
+        for name, intent in eos[k::n]
     }
 
 
-OUTPUTS: tuple[Output, ...] = (Output("eos-structured-config", structured_configs),)
+OUTPUTS: tuple[Output, ...] = (Output("eos-structured-config", structured_configs, shard=structured_shard),)

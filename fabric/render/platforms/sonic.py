@@ -7,10 +7,10 @@ model SONiC sizes the lossless priority groups from the ports' speed and CABLE_L
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fabric.intent.ethernet import DeviceIntent, PortIntent
+from fabric.render import jsontext
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import frr_view
 from fabric.render.templating import render
@@ -30,7 +30,7 @@ class Sonic(Platform):
 
     def render(self, intent: DeviceIntent) -> dict[str, str]:
         return {
-            "config_db.json": json.dumps(self.config_db(intent), indent=4, sort_keys=True) + "\n",
+            "config_db.json": jsontext.dumps(self.config_db(intent)) + "\n",  # as json.dumps(indent=4, sort_keys)
             "frr.conf": render("sonic/frr.conf.j2", **frr_view(intent, addresses=False)),
         }
 

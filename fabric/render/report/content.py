@@ -14,6 +14,7 @@ from typing import Any
 from fabric.pipeline import Build
 from fabric.render.bom.costing import PLACEHOLDER_NOTE, costing, money
 from fabric.render.diagrams.outputs import Drawn, drawn
+from fabric.render.documents import split
 from fabric.render.monitoring.plan import settings as monitoring_settings
 from fabric.render.monitoring.runbook import alerts
 from fabric.render.summary import spec_relative, summary
@@ -94,8 +95,9 @@ def report_content(build: Build, items: list[Drawn] | None = None) -> dict[str, 
                 "file": f"diagrams/{d.diagram.name}.svg",
             }
         )
+    linked = split(build)  # above the split the tables are linked (cabling.md, ip-plan.csv), not embedded
     cables = []
-    for cable in build.plan.cables:
+    for cable in () if linked else build.plan.cables:
         link = cable.link
         cables.append(
             [
@@ -118,7 +120,7 @@ def report_content(build: Build, items: list[Drawn] | None = None) -> dict[str, 
         )
     ips = [
         [r.device, r.interface, str(r.address), r.peer_device, r.peer_interface, r.purpose, r.fabric]
-        for r in build.plan.addresses
+        for r in (() if linked else build.plan.addresses)
     ]
     bom = [
         {
@@ -200,10 +202,12 @@ def report_content(build: Build, items: list[Drawn] | None = None) -> dict[str, 
         ],
         "cable_columns": CABLE_COLUMNS,
         "cables_json": script_json(cables),
-        "cable_count": len(cables),
+        "cable_count": len(build.plan.cables),
         "ip_columns": IP_PLAN_COLUMNS,
         "ips_json": script_json(ips),
-        "ip_count": len(ips),
+        "ip_count": len(build.plan.addresses),
+        "linked": linked,
+        "split_above": f"{build.design.spec.documents.split_above:,}",
         "bom": bom,
         "fabric_totals": [(k, money(v)) for k, v in c.fabric_totals().items()],
         "capital": money(c.capital_usd),

@@ -19,7 +19,7 @@ def report_md(build: Build) -> str:
     return render("report/report.md.j2", **report_content(build))
 
 
-OUTPUTS: tuple[Output, ...] = (
-    one_file("report-html", "report.html", report_html),
-    one_file("report-md", "report.md", report_md),
+OUTPUTS: tuple[Output, ...] = (  # the report embeds the laid-out diagrams: one worker makes both
+    one_file("report-html", "report.html", report_html, together="diagrams"),
+    one_file("report-md", "report.md", report_md, together="diagrams"),
 )

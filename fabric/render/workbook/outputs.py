@@ -4,6 +4,10 @@ Sheets: `summary` (cables per fabric, tier and medium), one per fabric (frozen h
 cables sorted by rack and U) and `labels` (both ends of every cable, TIA-606-style identifiers as in
 cabling.csv), ready for label-printer software. Every text cell is written as a string, never a formula.
 The document's dates are fixed so the same spec gives the same bytes.
+
+Above `documents.split_above` cables, cabling.xlsx holds the summary and a `workbooks` sheet listing one
+workbook per row of racks, `cabling/row-<row>.xlsx` (the cables whose a-end is in that row, same sheets);
+the row workbooks are shards, so the render pool writes them side by side.
 """
 
 from __future__ import annotations
@@ -18,7 +22,10 @@ import xlsxwriter
 
 from fabric.model.cable import Cable
 from fabric.pipeline import Build
-from fabric.render.registry import Output, one_file
+from fabric.render.cabling_md import UNPLACED
+from fabric.render.documents import split
+from fabric.render.memo import per_build
+from fabric.render.registry import Output
 
 FIXED_DATE = datetime(2000, 1, 1)
 COLUMNS = (
@@ -107,19 +114,23 @@ def _table(
         _write(sheet, r, values)
 
 
-def cabling_xlsx(build: Build) -> bytes:
+def _book(build: Build, title: str, cables: list[Cable], index: list[Sequence[object]] | None = None) -> bytes:
+    """A workbook of `cables` (in rack and U order); with `index`, the summary and the list of workbooks only."""
     out = io.BytesIO()
     book = xlsxwriter.Workbook(out, {"constant_memory": True, "strings_to_formulas": False, "strings_to_urls": False})
-    book.set_properties({"title": f"{build.name} cabling", "created": FIXED_DATE, "author": "fabric"})
+    book.set_properties({"title": title, "created": FIXED_DATE, "author": "fabric"})
     bold = book.add_format({"bold": True, "bg_color": "#EEEEEE"})
-    cables = sorted(build.plan.cables, key=_order)
-    taken = {"summary", "labels"}
+    taken = {"summary", "labels", "workbooks"}
     counts = Counter((c.link.fabric, c.link.tier, c.media or "none") for c in cables)
     summary_rows: list[Sequence[object]] = [
         (fabric, tier, media, counts[(fabric, tier, media)]) for fabric, tier, media in sorted(counts)
     ]
     summary_rows.append(("total", "", "", len(cables)))
     _table(book, "summary", (("fabric", 14), ("tier", 12), ("media", 12), ("cables", 10)), summary_rows, bold)
+    if index is not None:
+        _table(book, "workbooks", (("row", 10), ("racks", 8), ("cables", 10), ("workbook", 28)), index, bold)
+        book.close()
+        return out.getvalue()
     for key in build.topology.fabrics:
         rows = [_row(c) for c in cables if c.link.fabric == key]
         _table(book, sheet_name(key, taken), COLUMNS, rows, bold)
@@ -133,4 +144,39 @@ def cabling_xlsx(build: Build) -> bytes:
     return out.getvalue()
 
 
-OUTPUTS: tuple[Output, ...] = (one_file("cabling-xlsx", "cabling.xlsx", cabling_xlsx),)
+def cabling_xlsx(build: Build) -> bytes:
+    return _book(build, f"{build.name} cabling", sorted(build.plan.cables, key=_order))
+
+
+@per_build  # once per worker, whichever shards it renders
+def _rows_of_racks(build: Build) -> dict[str, list[Cable]]:
+    """Row of racks (spec order, then the cables in no rack) → its cables (by the a-end's rack), sorted."""
+    racks = build.topology.racks
+    out: dict[str, list[Cable]] = {row: [] for row in build.design.spec.racks.rows}
+    for c in sorted(build.plan.cables, key=_order):
+        out.setdefault(racks[c.a_rack].row if c.a_rack in racks else UNPLACED, []).append(c)
+    return {row: cables for row, cables in out.items() if cables}
+
+
+def row_file(row: str) -> str:
+    return f"cabling/row-{row}.xlsx"
+
+
+def workbook_shard(build: Build, k: int, n: int) -> dict[str, bytes]:
+    """Shard k of n: the whole cabling.xlsx (shard 0) or, above the split, every n-th row's workbook (and the
+    index in shard 0)."""
+    if not split(build):
+        return {"cabling.xlsx": cabling_xlsx(build)} if k == 0 else {}
+    rows = _rows_of_racks(build)
+    files: dict[str, bytes] = {}
+    if k == 0:
+        index: list[Sequence[object]] = [
+            (row, len({c.a_rack for c in cables}), len(cables), row_file(row)) for row, cables in rows.items()
+        ]
+        files["cabling.xlsx"] = _book(build, f"{build.name} cabling", list(build.plan.cables), index)
+    for row in list(rows)[k::n]:
+        files[row_file(row)] = _book(build, f"{build.name} cabling, row {row}", rows[row])
+    return files
+
+
+OUTPUTS: tuple[Output, ...] = (Output("cabling-xlsx", lambda build: workbook_shard(build, 0, 1), shard=workbook_shard),)

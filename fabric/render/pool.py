@@ -1,0 +1,144 @@
+"""Render on several cores: outputs (and shards of the big per-switch ones) as tasks of a pool of forked workers.
+
+Workers are forked after the build, so they share it (nothing of it is pickled); each task returns its files as
+bytes and the caller puts them in path order, so the output is byte-identical whatever the worker count or the
+order tasks finish in. The pool pays from a few thousand cables or switches (a fork and the bytes through a
+pipe cost ~50 ms); below that, or with one core, everything renders in this process.
+
+Worker count: the `workers` argument (`fabric build --workers N`), else the `FABRIC_WORKERS` environment variable,
+else the usable cores (at most MAX_WORKERS), and one worker for designs below POOL_ABOVE.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from fabric.pipeline import Build
+from fabric.render.registry import Output
+
+MAX_WORKERS = 8
+SHARDS_PER_WORKER = 4  # smaller parts balance the workers and keep each result sent back (pickled) small
+POOL_ABOVE = 4_000  # cables + 10 per Ethernet switch: smaller designs render in one process
+
+
+@dataclass(frozen=True)
+class Task:
+    """Outputs rendered together (whole), or shard `part` of `parts` of one output."""
+
+    names: tuple[str, ...]
+    part: int = 0
+    parts: int = 1
+
+
+@dataclass(frozen=True)
+class Done:
+    """What a task made: files as bytes, or the reason rendering refused (an unsafe or unencodable value)."""
+
+    names: tuple[str, ...]
+    files: dict[str, bytes]
+    refused: tuple[str, str, bool] | None = None  # (output, reason, whether a value of the plan may be named)
+
+
+def worker_count(build: Build, workers: int | None) -> int:
+    if workers is None:
+        env = os.environ.get("FABRIC_WORKERS", "").strip()
+        if env.isdigit() and int(env) >= 1:  # anything else: as if unset (the count never changes the bytes)
+            workers = int(env)
+    if workers is not None:
+        return max(1, workers)
+    size = len(build.plan.cables) + 10 * len(build.intents)
+    if size < POOL_ABOVE:
+        return 1
+    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+
+
+def tasks(outputs: tuple[Output, ...], workers: int) -> list[Task]:
+    """Shardable outputs in SHARDS_PER_WORKER parts a worker, outputs that go together as one task, the rest alone."""
+    out: list[Task] = []
+    groups: dict[str, list[str]] = {}
+    for output in outputs:
+        if output.shard is not None and workers > 1:
+            parts = workers * SHARDS_PER_WORKER
+            out.extend(Task((output.name,), k, parts) for k in range(parts))
+        elif output.together:
+            if output.together not in groups:
+                groups[output.together] = []
+                out.append(Task(()))  # placeholder, filled below (keeps the group where its first output is)
+            groups[output.together].append(output.name)
+        else:
+            out.append(Task((output.name,)))
+    filled = iter(groups.values())
+    out = [t if t.names else Task(tuple(next(filled))) for t in out]
+    # the big ones first (what is sharded or shares work), so that no worker starts one at the end alone
+    return sorted(out, key=lambda t: t.parts == 1 and len(t.names) == 1)
+
+
+_BUILD: Build | None = None  # the build a forked worker renders (inherited, not pickled)
+_OUTPUTS: dict[str, Output] = {}
+
+
+def run(task: Task, build: Build | None = None, by_name: dict[str, Output] | None = None) -> Done:
+    """Render one task (in a worker, from the inherited build)."""
+    from fabric.render.safety import UnsafeText, describe
+
+    build = build or _BUILD
+    by_name = by_name or _OUTPUTS
+    assert build is not None
+    files: dict[str, bytes] = {}
+    for name in task.names:
+        output = by_name[name]
+        try:
+            if task.parts > 1 and output.shard is not None:
+                rendered = output.shard(build, task.part, task.parts)
+            else:
+                rendered = output.render(build)
+        except UnsafeText as exc:
+            return Done(task.names, {}, (name, exc.reason, True))
+        for path, content in rendered.items():
+            if path in files:
+                raise AssertionError(f"output {name} writes {path} again")
+            if isinstance(content, bytes):
+                files[path] = content
+                continue
+            try:
+                files[path] = content.encode("utf-8")
+            except UnicodeEncodeError as exc:  # a lone surrogate: not text
+                message = f"{path}: holds {describe(exc.object[exc.start])}, which is not text"
+                return Done(task.names, {}, (name, message, False))
+    return Done(task.names, files)
+
+
+def render_tasks(
+    build: Build, outputs: tuple[Output, ...], workers: int, step: Callable[[str], None] | None
+) -> Iterator[Done]:
+    """Every task's result: in this process with one worker, else from a pool of forked workers (as they finish)."""
+    global _BUILD, _OUTPUTS
+    by_name = {o.name: o for o in outputs}
+    todo = tasks(outputs, workers)
+    told: set[str] = set()
+
+    def tell(names: tuple[str, ...]) -> None:
+        for name in names:
+            if step is not None and name not in told:
+                step(name)
+            told.add(name)
+
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for task in todo:
+            tell(task.names)
+            yield run(task, build, by_name)
+        return
+    _BUILD, _OUTPUTS = build, by_name
+    gc.freeze()  # the workers' collector leaves the inherited objects alone: fewer shared pages copied
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            for done in pool.imap_unordered(run, todo):
+                tell(done.names)
+                yield done
+    finally:
+        gc.unfreeze()
+        _BUILD, _OUTPUTS = None, {}

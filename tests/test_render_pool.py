@@ -1,0 +1,90 @@
+"""Rendering in a pool of workers: the same bytes whatever the worker count; who renders in one process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabric import render_all
+from fabric.render import outputs
+from fabric.render.pool import POOL_ABOVE, SHARDS_PER_WORKER, tasks, worker_count
+from tests.conftest import REPO, built
+
+
+@pytest.mark.parametrize("design", ["lab", "lab-ib"])
+def test_worker_count_does_not_change_bytes(design: str) -> None:
+    build = built(design)
+    alone = render_all(build, workers=1)
+    for workers in (2, 3):
+        pooled = render_all(build, workers=workers)
+        assert list(pooled) == list(alone)  # the same paths in the same order
+        changed = [path for path in alone if pooled[path] != alone[path]]
+        assert not changed, f"{workers} workers changed {changed[:5]}"
+        assert pooled.private == alone.private
+
+
+def test_tasks_shard_per_switch_outputs_and_keep_shared_work_together() -> None:
+    every = outputs()
+    todo = tasks(every, 2)
+    configs = [t for t in todo if t.names == ("configs",)]
+    assert [(t.part, t.parts) for t in configs] == [(k, 2 * SHARDS_PER_WORKER) for k in range(2 * SHARDS_PER_WORKER)]
+    report = [t for t in todo if "report-html" in t.names]
+    assert len(report) == 1 and set(report[0].names) == {"diagrams", "report-html", "report-md"}
+    named = [name for t in todo if t.parts == 1 for name in t.names]
+    sharded = ["cabling-xlsx", "configs", "eos-structured-config"]
+    assert sorted([*named, *sharded]) == sorted(o.name for o in every)
+    big = 3 * 2 * SHARDS_PER_WORKER + 1  # three sharded outputs and the diagrams with the report
+    assert all(t.parts > 1 or len(t.names) > 1 for t in todo[:big])  # the big ones first
+    assert all(t.parts == 1 and len(t.names) == 1 for t in todo[big:])
+    assert all(t.parts == 1 for t in tasks(every, 1))  # one worker: nothing is sharded
+
+
+def test_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    small = built("lab")
+    assert len(small.plan.cables) < POOL_ABOVE
+    monkeypatch.delenv("FABRIC_WORKERS", raising=False)
+    assert worker_count(small, None) == 1  # too small to pay for a fork
+    assert worker_count(small, 3) == 3  # asked for
+    monkeypatch.setenv("FABRIC_WORKERS", "2")
+    assert worker_count(small, None) == 2
+    assert worker_count(small, 1) == 1  # the argument wins over the environment
+    monkeypatch.setenv("FABRIC_WORKERS", "many")
+    assert worker_count(small, None) == 1  # not a count: as if unset
+
+
+def test_a_refusal_in_a_worker_is_the_same_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    import fabric.render
+    from fabric.render import RenderRefused
+    from tests.platforms import on_platform
+
+    monkeypatch.setattr(fabric.render, "unsafe_values", lambda build, infiniband=False: [])  # the template's check
+    build = on_platform("lab", "sonic")
+    intents = dict(build.intents)
+    intents["leaf1"] = dataclasses.replace(intents["leaf1"], hostname="\nrouter bgp 666")
+    hostile = dataclasses.replace(build, intents=intents)
+    found = []
+    for workers in (1, 2):
+        with pytest.raises(RenderRefused) as refused:
+            render_all(hostile, workers=workers)
+        found.append([f.format() for f in refused.value.findings])
+    assert found[0] == found[1] and len(found[0]) == 1 and "outputs.configs" in found[0][0]
+
+
+def test_build_with_workers_writes_the_same_tree(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from fabric.cli import app
+
+    trees = []
+    for workers in ("1", "2"):
+        out = tmp_path / workers
+        result = CliRunner().invoke(
+            app, ["build", str(REPO / "designs" / "lab.yaml"), "-o", str(out), "--workers", workers]
+        )
+        assert result.exit_code == 0, result.output
+        trees.append({p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
+    assert len(trees[0]) > 30 and trees[0] == trees[1]
+    assert CliRunner().invoke(app, ["build", str(REPO / "designs" / "lab.yaml"), "--workers", "0"]).exit_code == 2

@@ -1,0 +1,105 @@
+"""Documents for people above `documents.split_above` cables: per rack (cabling.md) and per row of racks
+(cabling.xlsx) behind an index, and the report links the tables; here on a design with the threshold lowered."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from fabric import build_fabric
+from fabric.pipeline import Build
+from fabric.render.cabling_md import cabling_md
+from fabric.render.report.content import report_content
+from fabric.render.templating import render_html
+from fabric.render.workbook.outputs import workbook_shard
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def split_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    text = (REPO / "designs" / "superpod-h100-2su.yaml").read_text()
+    spec = Path(tmp_path_factory.mktemp("split")) / "split.yaml"
+    spec.write_text(text + "documents: {split_above: 100}\n")
+    build = build_fabric(spec)
+    assert not build.errors and len(build.plan.cables) > 100
+    return build
+
+
+def test_cabling_md_is_an_index_of_one_file_per_rack(split_build: Build) -> None:
+    files = cabling_md(split_build)
+    index = files["cabling.md"]
+    racks = {c.a_rack for c in split_build.plan.cables}
+    assert sorted(files) == sorted(["cabling.md", *(f"cabling/{rack}.md" for rack in racks)])
+    assert "### Rack" not in index  # no cable rows in the index
+    linked = re.findall(r"^\| \[([^]]+)\]\(cabling/([^)]+)\.md\) \| (\d+) \|$", index, re.M)
+    assert {rack for rack, file, _ in linked} == racks and all(rack == file for rack, file, _ in linked)
+    assert sum(int(n) for _, _, n in linked) == len(split_build.plan.cables)
+    ids = Counter(
+        line.split(" | ")[0].removeprefix("| ")
+        for path, text in files.items()
+        if path != "cabling.md"
+        for line in text.splitlines()
+        if line.startswith("| ") and not line.startswith(("| cable ", "|---"))
+    )
+    assert ids == Counter(c.cable_id for c in split_build.plan.cables)  # every cable once, in its a-end's rack
+    assert "[the index](../cabling.md)" in files["cabling/A01.md"]
+
+
+def test_workbook_is_an_index_of_one_workbook_per_row(split_build: Build) -> None:
+    import openpyxl
+
+    files = workbook_shard(split_build, 0, 1)
+    assert sorted(files) == ["cabling.xlsx", "cabling/row-A.xlsx", "cabling/row-B.xlsx", "cabling/row-C.xlsx"]
+    index = openpyxl.load_workbook(io.BytesIO(files["cabling.xlsx"]))
+    assert index.sheetnames == ["summary", "workbooks"]
+    listed = list(index["workbooks"].iter_rows(min_row=2, values_only=True))
+    assert [r[3] for r in listed] == ["cabling/row-A.xlsx", "cabling/row-B.xlsx", "cabling/row-C.xlsx"]
+    assert sum(r[2] for r in listed) == len(split_build.plan.cables)
+    seen: list[str] = []
+    for row, _, count, path in listed:
+        book = openpyxl.load_workbook(io.BytesIO(files[path]))
+        assert book.sheetnames[0] == "summary" and book.sheetnames[-1] == "labels"
+        ids = [r[0] for s in book.worksheets[1:-1] for r in s.iter_rows(min_row=2, values_only=True)]
+        assert len(ids) == count and book["labels"].max_row == 2 * count + 1
+        racks = {r[4] for s in book.worksheets[1:-1] for r in s.iter_rows(min_row=2, values_only=True)}
+        assert {split_build.topology.racks[r].row for r in racks} == {row}
+        seen += ids
+    assert sorted(seen) == sorted(c.cable_id for c in split_build.plan.cables)
+    shards = {**workbook_shard(split_build, 0, 2), **workbook_shard(split_build, 1, 2)}
+    assert shards == files  # the pool's shards make the same files
+
+
+def test_report_links_the_tables(split_build: Build) -> None:
+    html = render_html("report/report.html.j2", **report_content(split_build, items=[]))
+    assert 'id="cabling-data"' not in html and 'id="ip-data"' not in html
+    assert 'More than 100 cables: cable by cable in <a href="cabling.md">' in html
+    assert f"Cabling ({len(split_build.plan.cables)} cables)" in html
+
+
+def test_rack_elevations_are_drawn_without_dot_above_the_split(split_build: Build) -> None:
+    import xml.etree.ElementTree as ET
+
+    from fabric.render.diagrams.outputs import draw
+    from fabric.render.diagrams.racks import elevation_diagrams
+    from tests.conftest import built
+
+    above = elevation_diagrams(split_build)
+    below = elevation_diagrams(built("superpod-h100-2su"))
+    assert len(above) == len(below) >= 2
+    assert all(d.svg is None and d.png for d in below)
+    assert all(d.svg is not None and not d.png for d in above)
+    racked = {d.name for d in split_build.topology.devices.values() if d.rack}
+    drawn_names: set[str] = set()
+    for d in above:
+        assert d.svg is not None
+        root = ET.fromstring(d.svg)  # well-formed
+        groups = root.findall("{http://www.w3.org/2000/svg}g")
+        assert len(groups) == len(d.boxes)  # one per rack of the page
+        drawn_names |= {t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")}
+    assert {n for n in racked if n in drawn_names or any(t.startswith(n + " ") for t in drawn_names)} == racked
+    items = draw(above, with_dot=True)  # no dot needed: the pictures are their own SVG, no PNG
+    assert [(i.svg, i.png) for i in items] == [(d.svg, None) for d in above]
