@@ -179,8 +179,14 @@ def main(argv: list[str]) -> None:
     if len(argv) >= 2 and argv[0] == "--child":
         print(json.dumps(run_one(argv[1], core_only="--core" in argv)))
         return
+    if "-h" in argv or "--help" in argv:
+        print(__doc__)
+        return
     core_only = "--core" in argv
     sizes = [a for a in argv if a != "--core"] or [*SIZES, *ROCE]
+    unknown = [s for s in sizes if s not in SIZES and s not in ROCE]
+    if unknown:
+        raise SystemExit(f"unknown size {', '.join(unknown)}; sizes: {', '.join([*SIZES, *ROCE])}")
     print(
         f"{'size':>9} {'GPUs':>7} {'tiers':>5} {'switches':>8} {'links':>7} {'core s':>6} {'total s':>8} "
         f"{'peak MiB':>8} {'µs/link':>7}  stages (s)"
