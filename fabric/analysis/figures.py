@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from fabric.analysis.small import GraphFigures, SwitchGraph, graph_figures, switch_lists
+from fabric.analysis.small import GraphFigures, SwitchGraph, endpoint_splits, graph_figures, switch_lists
 from fabric.model.kinds import TIERS, Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology
 
@@ -154,35 +154,13 @@ class _Split:
 
 
 def _splits(sg: _SwitchGraph, members: np.ndarray) -> list[_Split]:
-    """Balanced splits of the endpoints on the leaves in `members` (one plane)."""
+    """Balanced splits of the endpoints on the leaves in `members` (one plane), as arrays."""
     import numpy as np
 
-    n = len(sg.names)
-    inside = set(members.tolist())
-    eps = [(leaf, gbps) for leaf, gbps in sg.endpoints if leaf in inside]
-    eps.sort(key=lambda e: e[0])  # leaf order; stable keeps port order
-    total = sum(g for _, g in eps)
-    half = total / 2
-    splits = []
-    for name in ("halves", "alternate"):
-        s_cap = np.zeros(n, dtype=np.int64)
-        t_cap = np.zeros(n, dtype=np.int64)
-        a_sum = b_sum = 0
-        leaf_pos = {leaf: i for i, leaf in enumerate(dict.fromkeys(e[0] for e in eps))}
-        for leaf, gbps in eps:
-            if name == "halves":
-                to_a = a_sum < half
-            else:
-                want_a = leaf_pos[leaf] % 2 == 0
-                to_a = (want_a and a_sum < half) or (not want_a and b_sum >= half)
-            if to_a:
-                s_cap[leaf] += gbps
-                a_sum += gbps
-            else:
-                t_cap[leaf] += gbps
-                b_sum += gbps
-        splits.append(_Split(name, s_cap, t_cap))
-    return splits
+    return [
+        _Split(split.name, np.array(split.s_cap, dtype=np.int64), np.array(split.t_cap, dtype=np.int64))
+        for split in endpoint_splits(len(sg.names), sg.endpoints, members.tolist())
+    ]
 
 
 def _split_flow(sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.ndarray | None = None) -> tuple[int, int]:

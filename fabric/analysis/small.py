@@ -10,6 +10,7 @@ tests/test_figures.py checks both paths against each other on every bundled desi
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fabric.model.kinds import Tier
@@ -199,10 +200,15 @@ def components(sg: SwitchGraph) -> list[int]:
 
 
 def splits(sg: SwitchGraph, members: list[int]) -> list[Split]:
-    n = len(sg.names)
+    return endpoint_splits(len(sg.names), sg.endpoints, members)
+
+
+def endpoint_splits(n: int, endpoints: Sequence[tuple[int, int]], members: list[int]) -> list[Split]:
+    """Balanced splits of the endpoints on the leaves in `members` (one plane), as per-switch Gb/s on each side;
+    both engines take theirs from here."""
     inside = set(members)
-    eps = [(leaf, gbps) for leaf, gbps in sg.endpoints if leaf in inside]
-    eps.sort(key=lambda e: e[0])
+    eps = [(leaf, gbps) for leaf, gbps in endpoints if leaf in inside]
+    eps.sort(key=lambda e: e[0])  # leaf order; stable keeps port order
     half = sum(g for _, g in eps) / 2
     out = []
     for name in ("halves", "alternate"):
