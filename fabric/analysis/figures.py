@@ -12,7 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from fabric.analysis.small import GraphFigures, SwitchGraph, endpoint_splits, graph_figures, switch_lists
+from fabric.analysis.small import (
+    GraphFigures,
+    SwitchGraph,
+    endpoint_splits,
+    graph_figures,
+    plane_bisection,
+    switch_lists,
+)
 from fabric.model.kinds import TIERS, Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology
 
@@ -420,44 +427,18 @@ def _graph_figures(ft: FabricTopology, sg: _SwitchGraph, failures: bool) -> Grap
     planes = sorted(set(labels[leaves].tolist())) if len(leaves) else []
     bisection = 0.0
     reduced = 0
-    worst: Failure | None = None
+    worst: tuple[str, float] | None = None
     notes: list[str] = []
     connected = len(set(labels.tolist())) <= max(ft.planes, 1) and len(sg.names) > 0
     if connected:
-        per_plane_best: list[float] = []
-        per_plane_worst: list[float] = []
-        worst_names: list[str] = []
-        for plane in planes:
-            members = np.flatnonzero(labels == plane)
-            plane_full = 0.0
-            best: float | None = None
-            plane_worst: tuple[float, str] | None = None
-            for split in _splits(sg, members):
-                # Endpoints are atomic, so halves can differ by one port: judge a split against its
-                # smaller side, then scale to the plane's ideal half.
-                plane_full = float(split.s_cap.sum() + split.t_cap.sum()) / 2
-                side = float(min(split.s_cap.sum(), split.t_cap.sum()))
-                if not side:  # a single endpoint: nothing to split
-                    best = 1.0
-                    continue
-                flow, size = _split_flow(sg, sg.pairs, split)
-                reduced = max(reduced, size)
-                best = min(best, flow / side) if best is not None else flow / side
-                if failures:
-                    for element, damaged, alive in _failures(sg, split, labels == plane):
-                        value, _ = _split_flow(sg, damaged, split, alive)
-                        if plane_worst is None or value / side < plane_worst[0]:
-                            plane_worst = (value / side, element)
-            per_plane_best.append((best or 0.0) * plane_full)
-            if plane_worst is not None:
-                per_plane_worst.append(plane_worst[0] * plane_full)
-                worst_names.append(plane_worst[1])
-        bisection = sum(per_plane_best)
-        if failures and per_plane_worst:
-            # one failure hits one plane; the others keep their share
-            drops = [b - w for b, w in zip(per_plane_best, per_plane_worst, strict=True)]
-            i = int(np.argmax(drops))
-            worst = Failure(worst_names[i], bisection - drops[i])
+        bisection, reduced, worst = plane_bisection(
+            [(np.flatnonzero(labels == plane), labels == plane) for plane in planes],
+            lambda members: _splits(sg, members),
+            lambda pairs, split, alive: _split_flow(sg, pairs, split, alive),
+            lambda split, inside: _failures(sg, split, inside),
+            sg.pairs,
+            failures,
+        )
     else:
         notes.append("the switch graph falls apart into more islands than planes")
     ecmp, pair, short = _ecmp(sg, sg.plane)
@@ -465,7 +446,7 @@ def _graph_figures(ft: FabricTopology, sg: _SwitchGraph, failures: bool) -> Grap
         len(set(labels.tolist())),
         bisection,
         reduced,
-        (worst.element, worst.bisection_gbps) if worst else None,
+        worst,
         tuple(notes),
         ecmp,
         pair,

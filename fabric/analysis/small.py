@@ -10,8 +10,9 @@ tests/test_figures.py checks both paths against each other on every bundled desi
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
 from fabric.model.kinds import Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology
@@ -349,6 +350,71 @@ def ecmp(sg: SwitchGraph) -> tuple[int | None, tuple[str, str] | None, list[tupl
 # --------------------------------------------------------------------------------------------- all
 
 
+Members = TypeVar("Members")
+Inside = TypeVar("Inside")
+SplitT = TypeVar("SplitT", bound="Split | _ArraySplit")
+Graph = TypeVar("Graph")
+Alive = TypeVar("Alive")
+
+
+class _ArraySplit(Protocol):
+    """figures._Split: the same fields as Split, as numpy arrays."""
+
+    @property
+    def s_cap(self) -> Any: ...
+    @property
+    def t_cap(self) -> Any: ...
+
+
+def plane_bisection(
+    planes: Sequence[tuple[Members, Inside]],
+    splits_of: Callable[[Members], Sequence[SplitT]],
+    flow: Callable[[Graph, SplitT, Alive | None], tuple[int, int]],
+    failures_of: Callable[[SplitT, Inside], Sequence[tuple[str, Graph, Alive | None]]],
+    intact: Graph,
+    failures_too: bool,
+) -> tuple[float, int, tuple[str, float] | None]:
+    """Bisection Gb/s, the largest reduced flow graph and the worst single failure (element, bisection after it)
+    over the planes (their switches as `members` and as an `inside` mask), whichever engine's primitives run it."""
+    reduced = 0
+    per_plane_best: list[float] = []
+    per_plane_worst: list[float] = []
+    worst_names: list[str] = []
+    for members, inside in planes:
+        plane_full = 0.0
+        best: float | None = None
+        plane_worst: tuple[float, str] | None = None
+        for split in splits_of(members):
+            # Endpoints are atomic, so halves can differ by one port: judge a split against its
+            # smaller side, then scale to the plane's ideal half.
+            a, b = int(sum(split.s_cap)), int(sum(split.t_cap))
+            plane_full = float(a + b) / 2
+            side = float(min(a, b))
+            if not side:  # a single endpoint: nothing to split
+                best = 1.0
+                continue
+            value, size = flow(intact, split, None)
+            reduced = max(reduced, size)
+            best = min(best, value / side) if best is not None else value / side
+            if failures_too:
+                for element, damaged, alive in failures_of(split, inside):
+                    value, _ = flow(damaged, split, alive)
+                    if plane_worst is None or value / side < plane_worst[0]:
+                        plane_worst = (value / side, element)
+        per_plane_best.append((best or 0.0) * plane_full)
+        if plane_worst is not None:
+            per_plane_worst.append(plane_worst[0] * plane_full)
+            worst_names.append(plane_worst[1])
+    bisection = sum(per_plane_best)
+    worst = None
+    if failures_too and per_plane_worst:
+        # one failure hits one plane; the others keep their share
+        drops = [b - w for b, w in zip(per_plane_best, per_plane_worst, strict=True)]
+        i = drops.index(max(drops))
+        worst = (worst_names[i], bisection - drops[i])
+    return bisection, reduced, worst
+
+
 def graph_figures(ft: FabricTopology, sg: SwitchGraph, failures_too: bool) -> GraphFigures:
     """Components, bisection, worst failure and ECMP: figures.fabric_figures' loop, on lists."""
     labels = components(sg)
@@ -360,38 +426,18 @@ def graph_figures(ft: FabricTopology, sg: SwitchGraph, failures_too: bool) -> Gr
     notes: list[str] = []
     connected = len(set(labels)) <= max(ft.planes, 1) and len(sg.names) > 0
     if connected:
-        per_plane_best: list[float] = []
-        per_plane_worst: list[float] = []
-        worst_names: list[str] = []
+        plane_sets = []
         for plane in planes:
             inside = [label == plane for label in labels]
-            members = [i for i, yes in enumerate(inside) if yes]
-            plane_full = 0.0
-            best: float | None = None
-            plane_worst: tuple[float, str] | None = None
-            for split in splits(sg, members):
-                plane_full = float(sum(split.s_cap) + sum(split.t_cap)) / 2
-                side = float(min(sum(split.s_cap), sum(split.t_cap)))
-                if not side:
-                    best = 1.0
-                    continue
-                flow, size = split_flow(sg, sg.pairs, split)
-                reduced = max(reduced, size)
-                best = min(best, flow / side) if best is not None else flow / side
-                if failures_too:
-                    for element, damaged, alive in failures(sg, split, inside):
-                        value, _ = split_flow(sg, damaged, split, alive)
-                        if plane_worst is None or value / side < plane_worst[0]:
-                            plane_worst = (value / side, element)
-            per_plane_best.append((best or 0.0) * plane_full)
-            if plane_worst is not None:
-                per_plane_worst.append(plane_worst[0] * plane_full)
-                worst_names.append(plane_worst[1])
-        bisection = sum(per_plane_best)
-        if failures_too and per_plane_worst:
-            drops = [b - w for b, w in zip(per_plane_best, per_plane_worst, strict=True)]
-            i = drops.index(max(drops))
-            worst = (worst_names[i], bisection - drops[i])
+            plane_sets.append(([i for i, yes in enumerate(inside) if yes], inside))
+        bisection, reduced, worst = plane_bisection(
+            plane_sets,
+            lambda members: splits(sg, members),
+            lambda pairs, split, alive: split_flow(sg, pairs, split, alive),
+            lambda split, inside: failures(sg, split, inside),
+            sg.pairs,
+            failures_too,
+        )
     else:
         notes.append("the switch graph falls apart into more islands than planes")
     width, pair, short = ecmp(sg)
