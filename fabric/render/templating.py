@@ -14,17 +14,20 @@ from fabric.spec.resources import templates_dir
 QUOTED = {"opensm/": '"'}
 
 
-@cache
-def environment(quote: str = "") -> Environment:
+def _environment(**options: object) -> Environment:
     return Environment(
         loader=FileSystemLoader(str(templates_dir())),
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        autoescape=False,
-        finalize=partial(one_line, quote=quote),
+        **options,  # type: ignore[arg-type]
     )
+
+
+@cache
+def environment(quote: str = "") -> Environment:
+    return _environment(autoescape=False, finalize=partial(one_line, quote=quote))
 
 
 def render(template: str, **context: object) -> str:
@@ -38,14 +41,7 @@ def render(template: str, **context: object) -> str:
 @cache
 def html_environment() -> Environment:
     """For HTML: every value escaped unless marked safe (inline SVG, script JSON)."""
-    return Environment(
-        loader=FileSystemLoader(str(templates_dir())),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=True,
-    )
+    return _environment(autoescape=True)
 
 
 def render_html(template: str, **context: object) -> str:
