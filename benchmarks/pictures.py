@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from laps import Laps
 from run import SIZES, spec_text
 
 
@@ -34,14 +34,8 @@ def main(argv: list[str]) -> None:
             path.write_text(spec_text(target, nodes, planes))
         else:
             path = Path(target)
-        times: dict[str, float] = {}
-        last = time.perf_counter()
-
-        def lap(stage: str) -> None:
-            nonlocal last
-            now = time.perf_counter()
-            times[stage] = round(now - last, 2)
-            last = now
+        lap = Laps()
+        times = lap.times
 
         build = build_fabric(path)
         lap("plan")

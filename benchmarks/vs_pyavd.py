@@ -33,6 +33,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from laps import Laps
+
 HERE = Path(__file__).resolve().parent
 PYAVD = "6.4.0"
 VENV = HERE / "results" / f"pyavd-{PYAVD}"
@@ -152,14 +156,8 @@ def run_pyavd(out: Path) -> dict[str, Any]:
     import pyavd
     import yaml
 
-    times: dict[str, float] = {}
-    last = time.perf_counter()
-
-    def lap(stage: str) -> None:
-        nonlocal last
-        now = time.perf_counter()
-        times[stage] = round(now - last, 2)
-        last = now
+    lap = Laps()
+    times = lap.times
 
     inputs = avd_inputs()
     validated: dict[str, Any] = {}
@@ -192,14 +190,8 @@ def run_pyavd(out: Path) -> dict[str, Any]:
 
 def run_fabric_configs(spec: Path, out: Path) -> dict[str, Any]:
     """The configs only: spec to every switch's startup-config and structured-config.yaml, written."""
-    times: dict[str, float] = {}
-    last = time.perf_counter()
-
-    def lap(stage: str) -> None:
-        nonlocal last
-        now = time.perf_counter()
-        times[stage] = round(now - last, 2)
-        last = now
+    lap = Laps()
+    times = lap.times
 
     from fabric import build_fabric, write_outputs
     from fabric.model.rendered import Rendered
