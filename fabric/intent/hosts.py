@@ -21,7 +21,6 @@ from fabric.model.topology import Link, Topology
 from fabric.spec.loader import Design
 
 HOST_MTU = 9000  # the jumbo frame servers use, under the switches' 9216 (room for the leaf's headers)
-PEER_GROUP = "FABRIC"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,8 @@ from typing import Any
 
 import yaml
 
-from fabric.intent.hosts import PEER_GROUP, BondedHost, HostIntent
+from fabric.intent.ethernet import PEER_GROUP
+from fabric.intent.hosts import BondedHost, HostIntent
 from fabric.pipeline import Build
 from fabric.render.platforms.base import GENERATED
 from fabric.render.platforms.frrview import FrrNeighbor
