@@ -74,7 +74,7 @@ class Plan:
 # --------------------------------------------------------------------------------------------- pools
 
 
-def _iface(value: int, prefixlen: int, version: int) -> Interface:
+def interface_at(value: int, prefixlen: int, version: int) -> Interface:
     """The address `value` (an integer) with a prefix length. Given an integer rather than an address
     object, ipaddress skips a round trip through text (a third of the cost; a million of them at 100k GPUs)."""
     if version == 6:
@@ -241,7 +241,7 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
     else:
         v6_loopbacks = v6_blocks.start(0) if v6_blocks is not None else 0
         for i, (fabric, name) in enumerate([*switches, *routed_nodes]):
-            address = _iface(lo_pool.start(i), 32, 4)
+            address = interface_at(lo_pool.start(i), 32, 4)
             loopbacks[name] = str(address.ip)
             purpose = "loopback" if i < len(switches) else "host-loopback"
             rows.append(AddressRow(name, "lo", address, "", "", purpose, fabric))
@@ -250,7 +250,7 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
                     AddressRow(
                         name,
                         "lo",
-                        _iface(v6_loopbacks + i + 1, 128, 6),
+                        interface_at(v6_loopbacks + i + 1, 128, 6),
                         "",
                         "",
                         purpose,
@@ -276,14 +276,18 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
         for i, (fabric, link) in enumerate(numbered):
             purpose = "p2p" if i < switch_links else "host-p2p"
             block = p2p_pool.start(i)
-            upper, lower = _iface(block, 31, 4), _iface(block + 1, 31, 4)
+            upper, lower = interface_at(block, 31, 4), interface_at(block + 1, 31, 4)
             rows.append(AddressRow(link.b, link.b_port, upper, link.a, link.a_port, purpose, fabric))
             rows.append(AddressRow(link.a, link.a_port, lower, link.b, link.b_port, purpose, fabric))
             if v6_blocks is not None:
                 base = v6_links + 2 * i
-                rows.append(AddressRow(link.b, link.b_port, _iface(base, 127, 6), link.a, link.a_port, purpose, fabric))
                 rows.append(
-                    AddressRow(link.a, link.a_port, _iface(base + 1, 127, 6), link.b, link.b_port, purpose, fabric)
+                    AddressRow(link.b, link.b_port, interface_at(base, 127, 6), link.a, link.a_port, purpose, fabric)
+                )
+                rows.append(
+                    AddressRow(
+                        link.a, link.a_port, interface_at(base + 1, 127, 6), link.b, link.b_port, purpose, fabric
+                    )
                 )
     # server subnets; an out-of-band fabric's leaves get theirs from the management pool, and its endpoints
     # (BMCs, switch management ports) their management address in them
@@ -385,10 +389,10 @@ def _pair_subnets(
         for net, length in nets:
             version = net.version
             for k, leaf in enumerate((pair.lower, pair.upper)):
-                address = _iface(_first(net) + 2 + k, length, version)
+                address = interface_at(_first(net) + 2 + k, length, version)
                 rows.append(AddressRow(leaf, SERVER_INTERFACE, address, "", "", "server-gateway", pair.fabric))
             for j, node in enumerate(pair.nodes):
-                address = _iface(_first(net) + 4 + j, length, version)
+                address = interface_at(_first(net) + 4 + j, length, version)
                 rows.append(
                     AddressRow(node, BOND_INTERFACE, address, pair.lower, f"bond{j + 1}", "server", pair.fabric)
                 )
@@ -432,19 +436,23 @@ def _leaf_subnets(
             )
             break
         rows.append(
-            AddressRow(leaf, SERVER_INTERFACE, _iface(subnet + 1, prefix, 4), "", "", f"{purpose}-gateway", fabric)
+            AddressRow(
+                leaf, SERVER_INTERFACE, interface_at(subnet + 1, prefix, 4), "", "", f"{purpose}-gateway", fabric
+            )
         )
         v6_net = v6_blocks.start(2 + i) if v6_blocks is not None else None
         if v6_net is not None:
             rows.append(
-                AddressRow(leaf, SERVER_INTERFACE, _iface(v6_net + 1, 64, 6), "", "", f"{purpose}-gateway", fabric)
+                AddressRow(
+                    leaf, SERVER_INTERFACE, interface_at(v6_net + 1, 64, 6), "", "", f"{purpose}-gateway", fabric
+                )
             )
         for j, link in enumerate(links):
             rows.append(
                 AddressRow(
                     link.a,
                     link.a_port,
-                    _iface(subnet + 2 + j, prefix, 4),
+                    interface_at(subnet + 2 + j, prefix, 4),
                     link.b,
                     link.b_port,
                     purpose,
@@ -456,7 +464,7 @@ def _leaf_subnets(
                     AddressRow(
                         link.a,
                         link.a_port,
-                        _iface(v6_net + 2 + j, 64, 6),
+                        interface_at(v6_net + 2 + j, 64, 6),
                         link.b,
                         link.b_port,
                         purpose,
@@ -502,7 +510,9 @@ def _mgmt(
     for i, (device, port) in enumerate(wanted):
         peer = peers.get((device, port), ("", "", ""))
         rows.append(
-            AddressRow(device, port, _iface(pool.start(i), network.prefixlen, 4), peer[0], peer[1], "mgmt", peer[2])
+            AddressRow(
+                device, port, interface_at(pool.start(i), network.prefixlen, 4), peer[0], peer[1], "mgmt", peer[2]
+            )
         )
     return rows
 

@@ -18,10 +18,10 @@ import bisect
 import re
 from collections import Counter
 from dataclasses import replace
-from ipaddress import IPv4Address, IPv4Interface, IPv6Address, IPv6Interface, IPv6Network, ip_interface, ip_network
+from ipaddress import IPv6Network, ip_interface, ip_network
 from typing import Any
 
-from fabric.allocation.allocate import AddressRow, AsnRow, Interface, Network, Plan
+from fabric.allocation.allocate import AddressRow, AsnRow, Interface, Network, Plan, interface_at
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, Severity
 from fabric.model.kinds import Layer
@@ -233,12 +233,6 @@ class _Space:
         return None
 
 
-def _iface(value: int, prefixlen: int, version: int) -> Interface:
-    if version == 6:
-        return IPv6Interface((IPv6Address(value), prefixlen))
-    return IPv4Interface((IPv4Address(value), prefixlen))
-
-
 def _key(row: AddressRow) -> Key:
     return (row.device, row.interface, row.address.version)
 
@@ -307,7 +301,7 @@ def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _M
                 continue  # no room: the row keeps its fresh value; the plan checks see the clash
             shift[(row.device, version)] = found - start
             start = found
-        final[i] = _iface(int(row.address.ip) + shift.get((row.device, version), 0), net.prefixlen, version)
+        final[i] = interface_at(int(row.address.ip) + shift.get((row.device, version), 0), net.prefixlen, version)
         gateways[(row.device, version)] = ip_network((start, net.prefixlen))
         space.reserve(version, start, size)
         space.take(version, int(final[i].ip))
@@ -322,7 +316,7 @@ def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _M
             if ip_interface((fresh, subnet.prefixlen)).ip not in subnet or (version, fresh) in space.seen:
                 spot = space.next_free(subnet, subnet.max_prefixlen, 2, inside=True)
                 fresh = spot if spot is not None else fresh
-            final[i] = _iface(fresh, subnet.prefixlen, version)
+            final[i] = interface_at(fresh, subnet.prefixlen, version)
             space.take(version, fresh)
             continue
         pool, unit, first = pools.get((row.purpose, version), (None, 0, 0))
@@ -332,7 +326,7 @@ def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _M
             final[i] = row.address
         else:
             spot = space.next_free(pool, unit, first)
-            final[i] = _iface(spot, row.address.network.prefixlen, version) if spot is not None else row.address
+            final[i] = interface_at(spot, row.address.network.prefixlen, version) if spot is not None else row.address
         space.take(version, int(final[i].ip))
     # 4. new point-to-point links: both ends in one free /31 (/127)
     pairs: dict[tuple[str, str, str, str, int], list[int]] = {}
@@ -349,7 +343,7 @@ def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _M
             if spot is not None:
                 for m in members:
                     offset = int(rows[m].address.ip) - int(rows[m].address.network.network_address)
-                    final[m] = _iface(spot + offset, unit, version)
+                    final[m] = interface_at(spot + offset, unit, version)
         for m in members:
             final.setdefault(m, rows[m].address)
             space.take(version, int(final[m].ip))
