@@ -78,9 +78,6 @@ def csv_text(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return out.getvalue()
 
 
-_csv = csv_text
-
-
 def _length(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
@@ -124,11 +121,11 @@ def cabling_csv(build: Build) -> str:
                 b_ib,
             )
 
-    return _csv(CABLING_COLUMNS, rows())
+    return csv_text(CABLING_COLUMNS, rows())
 
 
 def ip_plan_csv(build: Build) -> str:
-    return _csv(
+    return csv_text(
         IP_PLAN_COLUMNS,
         (
             (r.device, r.interface, r.address, r.peer_device, r.peer_interface, r.purpose, r.fabric)
@@ -138,11 +135,11 @@ def ip_plan_csv(build: Build) -> str:
 
 
 def asn_plan_csv(build: Build) -> str:
-    return _csv(ASN_PLAN_COLUMNS, ((r.device, r.fabric, r.layer, r.asn, r.router_id) for r in build.plan.asns))
+    return csv_text(ASN_PLAN_COLUMNS, ((r.device, r.fabric, r.layer, r.asn, r.router_id) for r in build.plan.asns))
 
 
 def inventory_csv(build: Build) -> str:
-    return _csv(
+    return csv_text(
         INVENTORY_COLUMNS,
         (
             (
