@@ -1,5 +1,5 @@
-"""Documents for people above `documents.split_above` cables: per rack (cabling.md) and per row of racks
-(cabling.xlsx) behind an index, and the report links the tables; here on a design with the threshold lowered."""
+"""Documents for people above `documents.split_above` cables: per rack (cabling.md) and, opted in, per row of
+racks (cabling.xlsx) behind an index, and the report links the tables; here on a design with the threshold lowered."""
 
 from __future__ import annotations
 
@@ -19,14 +19,23 @@ from fabric.render.workbook.outputs import workbook_shard
 from tests.conftest import REPO
 
 
-@pytest.fixture(scope="module")
-def split_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+def _split(tmp_path_factory: pytest.TempPathFactory, documents: str) -> Build:
     text = (REPO / "designs" / "superpod-h100-2su.yaml").read_text()
     spec = Path(tmp_path_factory.mktemp("split")) / "split.yaml"
-    spec.write_text(text + "documents: {split_above: 100}\n")
+    spec.write_text(text + f"documents: {documents}\n")
     build = build_fabric(spec)
     assert not build.errors and len(build.plan.cables) > 100
     return build
+
+
+@pytest.fixture(scope="module")
+def split_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    return _split(tmp_path_factory, "{split_above: 100}")
+
+
+@pytest.fixture(scope="module")
+def row_workbooks_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    return _split(tmp_path_factory, "{split_above: 100, row_workbooks: true}")
 
 
 def test_cabling_md_is_an_index_of_one_file_per_rack(split_build: Build) -> None:
@@ -49,9 +58,24 @@ def test_cabling_md_is_an_index_of_one_file_per_rack(split_build: Build) -> None
     assert "[the index](../cabling.md)" in files["cabling/A01.md"]
 
 
-def test_workbook_is_an_index_of_one_workbook_per_row(split_build: Build) -> None:
+def test_workbook_is_an_index_of_the_rack_documents_by_default(split_build: Build) -> None:
     import openpyxl
 
+    files = workbook_shard(split_build, 0, 1)
+    assert list(files) == ["cabling.xlsx"] and workbook_shard(split_build, 1, 2) == {}
+    index = openpyxl.load_workbook(io.BytesIO(files["cabling.xlsx"]))
+    assert index.sheetnames == ["summary", "racks"]
+    listed = list(index["racks"].iter_rows(min_row=2, values_only=True))
+    per_rack = Counter(c.a_rack for c in split_build.plan.cables)
+    assert [(r[1], r[2], r[3]) for r in listed] == [(k, n, f"cabling/{k}.md") for k, n in sorted(per_rack.items())]
+    assert [r[0] for r in listed] == [split_build.topology.racks[r[1]].row for r in listed]
+    assert set(cabling_md(split_build)) == {"cabling.md", *(r[3] for r in listed)}  # each one a file that exists
+
+
+def test_workbook_is_an_index_of_one_workbook_per_row(row_workbooks_build: Build) -> None:
+    import openpyxl
+
+    split_build = row_workbooks_build
     files = workbook_shard(split_build, 0, 1)
     assert sorted(files) == ["cabling.xlsx", "cabling/row-A.xlsx", "cabling/row-B.xlsx", "cabling/row-C.xlsx"]
     index = openpyxl.load_workbook(io.BytesIO(files["cabling.xlsx"]))
