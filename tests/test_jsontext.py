@@ -35,3 +35,16 @@ def test_same_text_for_sonic_config_db() -> None:
         assert jsontext.dumps(db) == json.dumps(db, indent=4, sort_keys=True)
         checked += 1
     assert checked == 8
+
+
+LINES: list[dict[Any, Any]] = [
+    {},
+    {"device": "leaf1", "u": 7, "rack": "", "x": None, "ok": True, "f": 2.5, "big": 10**20, "neg": -3},
+    {"é": 'ü\u2028"\\/\x01', "nested": {"a": [1, {"b": "c"}]}, "list": [], "lone": "\ud800"},
+    {1: "number key", "b": 2},
+]
+
+
+@pytest.mark.parametrize("value", LINES)
+def test_line_is_json_dumps_without_ascii(value: dict[str, Any]) -> None:
+    assert jsontext.line(value) == json.dumps(value, ensure_ascii=False)

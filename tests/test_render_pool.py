@@ -30,7 +30,7 @@ def test_tasks_shard_per_switch_outputs_and_keep_shared_work_together() -> None:
     configs = [t for t in todo if t.names == ("configs",)]
     assert [(t.part, t.parts) for t in configs] == [(k, 2 * SHARDS_PER_WORKER) for k in range(2 * SHARDS_PER_WORKER)]
     report = [t for t in todo if "report-html" in t.names]
-    assert len(report) == 1 and set(report[0].names) == {"diagrams", "report-html", "report-md"}
+    assert len(report) == 1 and set(report[0].names) == {"diagrams", "report-html", "report-md", "summary"}
     named = [name for t in todo if t.parts == 1 for name in t.names]
     sharded = ["cabling-xlsx", "configs", "eos-structured-config"]
     assert sorted([*named, *sharded]) == sorted(o.name for o in every)

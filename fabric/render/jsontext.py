@@ -9,6 +9,7 @@ C escaping. tests/test_jsontext.py checks it against json.dumps.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring as _utf8
 from json.encoder import encode_basestring_ascii as _text
 from typing import Any
 
@@ -42,3 +43,21 @@ def _value(value: Any, newline: str) -> str:
         inner = newline + _INDENT
         return "[" + inner + ("," + inner).join(_value(v, inner) for v in value) + newline + "]"
     return json.dumps(value)  # numbers, booleans, null: as the json module writes them
+
+
+
+def line(value: dict[str, Any]) -> str:
+    """`json.dumps(value, ensure_ascii=False)` of a dict, several times faster when its values are text and
+    whole numbers (a lock entry: a million of them at 100k GPUs); other values go to the json module."""
+    try:
+        items = [
+            f"{_utf8(k)}: {_utf8(v) if v.__class__ is str else (str(v) if v.__class__ is int else _other(v))}"
+            for k, v in value.items()
+        ]
+    except TypeError:  # a key that is not text: the json module's rules (numbers as keys, …)
+        return json.dumps(value, ensure_ascii=False)
+    return "{" + ", ".join(items) + "}"
+
+
+def _other(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

@@ -10,6 +10,8 @@ from typing import Any
 from fabric.allocation.lock import spec_facts
 from fabric.intent.infiniband.guids import format_guid
 from fabric.pipeline import Build
+from fabric.render import jsontext
+from fabric.render.addresses import address_text
 from fabric.render.registry import Output, one_file
 from fabric.spec.lock import LOCK_FILE, LOCK_FORMAT, LOCK_VERSION
 
@@ -42,7 +44,7 @@ def lock_data(build: Build) -> dict[str, Any]:
         {
             "device": r.device,
             "interface": r.interface,
-            "address": str(r.address),
+            "address": address_text(r.address),
             "purpose": r.purpose,
             "fabric": r.fabric,
             "peer_device": r.peer_device,
@@ -71,7 +73,7 @@ def lock_json(build: Build) -> str:
     parts = []
     for key, value in data.items():
         if isinstance(value, list):
-            entries = ",\n".join("  " + json.dumps(v, ensure_ascii=False) for v in value)
+            entries = ",\n".join(["  " + jsontext.line(v) for v in value])
             parts.append(f"{json.dumps(key)}: [\n{entries}\n ]" if value else f"{json.dumps(key)}: []")
         else:
             parts.append(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")

@@ -130,6 +130,8 @@ def unsafe_values(build: Any, *, infiniband: bool = False) -> list[Finding]:
 
 def one_line(value: Any, quote: str = "") -> Any:
     """Jinja `finalize`: every interpolated value must be one line of printable text (without `quote`)."""
+    if value.__class__ is str and value.isprintable() and not (quote and quote in value):
+        return value  # the common case first: millions of calls for the big InfiniBand and cabling files
     if isinstance(value, _ATOMS):
         return value
     reason = first_unsafe(value if isinstance(value, str) else str(value), quote)

@@ -7,6 +7,7 @@ import io
 from collections.abc import Iterable, Sequence
 
 from fabric.pipeline import Build
+from fabric.render.addresses import address_text
 from fabric.render.registry import Output, one_file
 
 CABLING_COLUMNS = (
@@ -74,7 +75,9 @@ def csv_text(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
-    writer.writerows([as_text(v) for v in row] for row in rows)
+    # `as_text` inlined (7.8M cells at 100k GPUs); the csv module writes None as an empty field itself
+    start = FORMULA_START
+    writer.writerows([("'" + v if isinstance(v, str) and v.startswith(start) else v) for v in row] for row in rows)
     return out.getvalue()
 
 
@@ -128,7 +131,7 @@ def ip_plan_csv(build: Build) -> str:
     return csv_text(
         IP_PLAN_COLUMNS,
         (
-            (r.device, r.interface, r.address, r.peer_device, r.peer_interface, r.purpose, r.fabric)
+            (r.device, r.interface, address_text(r.address), r.peer_device, r.peer_interface, r.purpose, r.fabric)
             for r in build.plan.addresses
         ),
     )

@@ -19,6 +19,7 @@ import yaml
 
 from fabric.allocation.allocate import BOND_INTERFACE
 from fabric.pipeline import Build
+from fabric.render.addresses import address_text
 from fabric.render.registry import Output
 from fabric.spec.catalog import NodeType, SwitchModel, switch_ports
 from fabric.spec.schema import NodeAttach
@@ -107,10 +108,11 @@ def interface_type(speed: int, connector: str, technology: str) -> str:
 
 def _csv(columns: Sequence[str], rows: Iterable[Mapping[str, object]]) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(columns), lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    # what DictWriter writes (a missing key or None is an empty field), without its per-row key-set check:
+    # 1.9 million rows at 100k GPUs; the golden files catch a key that is not a column
+    writer.writerows([row.get(k) for k in columns] for row in rows)
     return out.getvalue()
 
 
@@ -345,7 +347,7 @@ def _addresses(build: Build) -> Iterable[dict[str, object]]:
     status = "reserved" if _status(build) == "planned" else "active"
     for row in build.plan.addresses:
         yield {
-            "address": row.address,
+            "address": address_text(row.address),
             "status": status,
             "role": "loopback" if row.purpose in ("loopback", "host-loopback") else "",
             "device": row.device,
