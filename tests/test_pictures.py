@@ -359,3 +359,22 @@ def test_floor_plan_wraps_long_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "row A<BR/>1–4" in label and "row D<BR/>9–10" in label
     assert all(f"<B>{rack}</B>" in label for rack in build.topology.racks)
     assert label.count("<BR/>compute<BR/>") == sum(1 for r in build.topology.racks if r[0] in "ABC") + 2  # D01, D02
+
+
+@pytest.mark.parametrize("design", ["lab", "lab-mlag", "lab-ib-3tier", "superpod-h100-2su", "sonic-th5-512"])
+def test_adjacency_keeps_the_graphs_orders(design: str) -> None:
+    """The pictures read the fabric through diagrams/adjacency.py: the same nodes, layers and edge order as
+    the networkx graph (they fix the bytes of the .dot sources), without building it."""
+    from fabric.render.diagrams.adjacency import adjacency
+
+    build = built(design)
+    checked = 0
+    for ft in build.topology.fabrics.values():
+        graph, adj = ft.graph, adjacency(ft)
+        assert list(adj.layers.items()) == [(n, graph.nodes[n]["layer"]) for n in graph.nodes]
+        assert [id(link) for link in adj.edges()] == [id(link) for _, _, link in graph.edges(data="link")]
+        for name in list(graph.nodes)[:: max(1, len(graph) // 40)]:
+            expected = [(o, id(link)) for _, o, link in graph.edges(name, data="link")]
+            assert [(o, id(link)) for o, link in adj.edges_of(name)] == expected
+        checked += graph.number_of_edges()
+    assert checked >= 8

@@ -45,7 +45,6 @@ def _value(value: Any, newline: str) -> str:
     return json.dumps(value)  # numbers, booleans, null: as the json module writes them
 
 
-
 def line(value: dict[str, Any]) -> str:
     """`json.dumps(value, ensure_ascii=False)` of a dict, several times faster when its values are text and
     whole numbers (a lock entry: a million of them at 100k GPUs); other values go to the json module."""

@@ -1,4 +1,4 @@
-"""Per-build memo: several outputs show the same derived data (costing, laid-out diagrams)."""
+"""Per-build memo: several outputs show the same derived data (costing, laid-out diagrams); per fabric too."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ if TYPE_CHECKING:
     from fabric.pipeline import Build
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 
-def per_build(fn: Callable[[Build], T]) -> Callable[[Build], T]:
-    """Compute once per Build object (kept for the few most recent builds; a Build is frozen)."""
-    memo: dict[int, tuple[Build, T]] = {}
+def per_object(fn: Callable[[K], T]) -> Callable[[K], T]:
+    """Compute once per argument object, by identity (kept for the few most recent ones; they are frozen)."""
+    memo: dict[int, tuple[K, T]] = {}
 
     @wraps(fn)
-    def wrapper(build: Build) -> T:
+    def wrapper(build: K) -> T:
         hit = memo.get(id(build))
         if hit is not None and hit[0] is build:
             return hit[1]
@@ -28,3 +29,8 @@ def per_build(fn: Callable[[Build], T]) -> Callable[[Build], T]:
         return value
 
     return wrapper
+
+
+def per_build(fn: Callable[[Build], T]) -> Callable[[Build], T]:
+    """Compute once per Build object."""
+    return per_object(fn)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from fabric.model.topology import Device, FabricTopology
+from fabric.model.topology import FabricTopology
 
 LAYER_COLOURS = {"core": "#f4cccc", "spine": "#fce5cd", "leaf": "#d9ead3", "node": "#cfe2f3"}
 LAYER_TITLES = {"core": "cores", "spine": "spines", "leaf": "leaves", "node": "nodes"}
@@ -42,9 +42,7 @@ def speeds(values: Iterable[int]) -> str:
 def node_sus(ft: FabricTopology) -> dict[str, int | None]:
     """Node name → the scalable unit of the leaf its first link lands on (None outside SUs)."""
     out: dict[str, int | None] = {}
-    graph = ft.graph
     for link in ft.links:
         if link.tier == "node-leaf" and link.a not in out:
-            leaf: Device = graph.nodes[link.b]["device"]
-            out[link.a] = leaf.su
+            out[link.a] = ft.devices[link.b].su
     return out

@@ -15,6 +15,7 @@ from html import escape
 from fabric.model.topology import Device
 from fabric.pipeline import Build
 from fabric.render.bom.costing import RackPower, costing
+from fabric.render.diagrams.adjacency import adjacency
 from fabric.render.diagrams.common import node_sus
 from fabric.render.diagrams.dot import FONT, html_text
 from fabric.render.diagrams.graph import Box, Diagram
@@ -38,7 +39,7 @@ def device_kind(build: Build, device: Device) -> str:
         return "network"
     if build.design.catalog.nodes[device.model].gpus:
         return "compute"
-    roles = {build.topology.fabrics[k].role for k, ft in build.topology.fabrics.items() if device.name in ft.graph}
+    roles = {ft.role for ft in build.topology.fabrics.values() if device.name in adjacency(ft).layers}
     return "storage" if "storage" in roles and "compute" not in roles else "management"
 
 

@@ -12,6 +12,7 @@ from collections import defaultdict
 
 from fabric.model.topology import Device
 from fabric.pipeline import Build
+from fabric.render.diagrams.adjacency import adjacency
 from fabric.render.diagrams.common import LAYER_COLOURS, bandwidth, name_range, node_sus
 from fabric.render.diagrams.dot import html_text
 from fabric.render.diagrams.graph import Box, Diagram, Edge
@@ -23,15 +24,15 @@ def rails_diagram(build: Build, key: str) -> Diagram | None:
     ft = build.topology.fabrics[key]
     if not ft.rail_optimized:
         return None
-    graph = ft.graph
+    graph = adjacency(ft)
     sus = node_sus(ft)
     boxes: list[Box] = []
     edges: list[Edge] = []
-    planes = sorted({graph.nodes[s]["device"].plane or 0 for s in ft.switches})
+    planes = sorted({ft.devices[s].plane or 0 for s in ft.switches})
     for plane in planes:
         leaves: dict[tuple[int, int], Device] = {}
         for name in ft.switches:
-            d: Device = graph.nodes[name]["device"]
+            d: Device = ft.devices[name]
             if d.layer == "leaf" and (d.plane or 0) == plane and d.su is not None and d.rail is not None:
                 leaves[(d.su, d.rail)] = d
         if not leaves:
@@ -66,22 +67,14 @@ def rails_diagram(build: Build, key: str) -> Diagram | None:
         # Uplinks of each rail's leaves into the plane's spines (pods: each leaf into its own pod's spines).
         up: dict[int, list[int]] = {}
         for (_su, rail), leaf in leaves.items():
-            for _, other, link in graph.edges(leaf.name, data="link"):
+            for other, link in graph.edges_of(leaf.name):
                 if link.tier == "leaf-spine" and other != leaf.name:
                     entry = up.setdefault(rail, [0, 0])
                     entry[0] += 1
                     entry[1] += link.speed_gbps
-        spines = [
-            n
-            for n in ft.switches
-            if graph.nodes[n]["device"].layer == "spine" and (graph.nodes[n]["device"].plane or 0) == plane
-        ]
-        cores = [
-            n
-            for n in ft.switches
-            if graph.nodes[n]["device"].layer == "core" and (graph.nodes[n]["device"].plane or 0) == plane
-        ]
-        pods = sorted({graph.nodes[n]["device"].pod for n in spines if graph.nodes[n]["device"].pod is not None})
+        spines = [n for n in ft.switches if ft.devices[n].layer == "spine" and (ft.devices[n].plane or 0) == plane]
+        cores = [n for n in ft.switches if ft.devices[n].layer == "core" and (ft.devices[n].plane or 0) == plane]
+        pods = sorted({pod for n in spines if (pod := ft.devices[n].pod) is not None})
         spine_id = f"sp{plane}"
         where = (
             f" in {len(pods)} pods\n(a rail leaf joins its own pod's spines)"
@@ -106,7 +99,7 @@ def rails_diagram(build: Build, key: str) -> Diagram | None:
             boxes.append(
                 Box(core_id, f"{len(cores)} cores\n{name_range(cores)}", attrs={"fillcolor": LAYER_COLOURS["core"]})
             )
-            links = [link for n in spines for _, o, link in graph.edges(n, data="link") if link.tier == "spine-core"]
+            links = [link for n in spines for _, link in graph.edges_of(n) if link.tier == "spine-core"]
             if links:
                 total = sum(link.speed_gbps for link in links)
                 edges.append(Edge(core_id, spine_id, f"{len(links):,} × {bandwidth(total / len(links))}"))

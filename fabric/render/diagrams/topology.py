@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from fabric.model.topology import LAYER_RANK, FabricTopology
 from fabric.pipeline import Build
+from fabric.render.diagrams.adjacency import adjacency
 from fabric.render.diagrams.common import LAYER_COLOURS, LAYER_TITLES, bandwidth, name_range, node_sus
 from fabric.render.diagrams.graph import Box, Cluster, Diagram, Edge
 
@@ -33,13 +34,13 @@ class _Group:
 def _group_key(
     ft: FabricTopology, name: str, sus: dict[str, int | None], detailed: bool
 ) -> tuple[str, int | None, tuple[object, ...], str]:
-    graph = ft.graph
-    device = graph.nodes[name]["device"]
-    layer = graph.nodes[name]["layer"]
+    graph = adjacency(ft)
+    device = ft.devices[name]
+    layer = graph.layers[name]
     if layer == "node":
         group = (device.group or "nodes") if device.layer == "node" else "switch mgmt ports"
         if detailed:
-            leaves = tuple(sorted({nb for nb in graph.neighbors(name)}))
+            leaves = tuple(sorted(graph.adj[name]))
             return layer, None, ("node", group, leaves), group
         su = sus.get(name)
         return layer, None, ("node", group, su), f"SU{su} {group}" if su is not None else group
@@ -72,17 +73,17 @@ def _merge_middle(groups: list[_Group]) -> dict[tuple[object, ...], tuple[object
 
 def topology_diagram(build: Build, key: str, detailed: bool) -> Diagram:
     ft = build.topology.fabrics[key]
-    graph = ft.graph
+    graph = adjacency(ft)
     sus = node_sus(ft)
     groups: dict[tuple[object, ...], _Group] = {}
     member_of: dict[str, tuple[object, ...]] = {}
-    for name in graph.nodes:
+    for name in graph.layers:
         layer, plane, gkey, title = _group_key(ft, name, sus, detailed)
         group = groups.get(gkey)
         if group is None:
             group = groups[gkey] = _Group(gkey, layer, plane, title, [], set())
         group.members.append(name)
-        group.models.add(graph.nodes[name]["device"].model)
+        group.models.add(ft.devices[name].model)
         member_of[name] = gkey
     ordered = sorted(groups.values(), key=lambda g: (-LAYER_RANK[g.layer], g.plane or 0))  # stable: keeps build order
     mapping = {g.key: g.key for g in ordered} if detailed else _merge_middle(ordered)
@@ -105,14 +106,14 @@ def topology_diagram(build: Build, key: str, detailed: bool) -> Diagram:
         if layer == "node" or not detailed:
             detail = f"{len(members)} × {', '.join(models)}"
             if layer == "node":
-                detail += f"\n{name_range(members, [graph.nodes[m]['device'].index for m in members])}"
+                detail += f"\n{name_range(members, [ft.devices[m].index for m in members])}"
             label = f"{title}\n{detail}"
         else:
             label = f"{title}\n{models[0]}"
         boxes.append(Box(ids[dkey], label, attrs={"fillcolor": LAYER_COLOURS[layer]}))
 
     edges_count: dict[tuple[str, str], list[int]] = {}
-    for _, _, link in graph.edges(data="link"):
+    for link in graph.edges():
         lower, upper = ids[mapping[member_of[link.a]]], ids[mapping[member_of[link.b]]]
         entry = edges_count.setdefault((upper, lower), [0, 0])
         entry[0] += 1
@@ -137,7 +138,7 @@ def topology_diagram(build: Build, key: str, detailed: bool) -> Diagram:
         if same:
             ranks.append(same)
     view = "detailed" if detailed else "aggregated"
-    switches = sum(1 for n in graph.nodes if graph.nodes[n]["layer"] != "node")
+    switches = sum(1 for layer in graph.layers.values() if layer != "node")
     title = (
         f"{build.name} · fabric {key} ({ft.technology}, {ft.tiers} tiers"
         + (f", {ft.planes} planes" if ft.planes > 1 else "")
