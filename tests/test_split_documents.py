@@ -127,3 +127,12 @@ def test_rack_elevations_are_drawn_without_dot_above_the_split(split_build: Buil
     assert {n for n in racked if n in drawn_names or any(t.startswith(n + " ") for t in drawn_names)} == racked
     items = draw(above, with_dot=True)  # no dot needed: the pictures are their own SVG, no PNG
     assert [(i.svg, i.png) for i in items] == [(d.svg, None) for d in above]
+
+
+def test_floor_plan_has_no_png_above_the_split(split_build: Build) -> None:
+    from fabric.render.diagrams.racks import floor_diagram
+    from tests.conftest import built
+
+    assert floor_diagram(built("superpod-h100-2su")).png is True
+    above = floor_diagram(split_build)
+    assert above.png is False and above.svg is None  # still laid out by dot, as SVG

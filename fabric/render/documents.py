@@ -1,7 +1,7 @@
 """Where the documents for people change shape: above `documents.split_above` cables they are written per rack
 or row of racks behind an index (cabling.md, cabling.xlsx), the report links its cable and address tables, and the
-rack elevations are drawn as SVG only (their PNGs are four fifths of the layout time). Machine-readable outputs
-(cabling.csv, ip-plan.csv, …) are the same at every size."""
+rack elevations are drawn as SVG only (their PNGs are four fifths of the layout time), the floor plan too.
+Machine-readable outputs (cabling.csv, ip-plan.csv, …) are the same at every size."""
 
 from __future__ import annotations
 
