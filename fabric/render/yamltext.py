@@ -1,0 +1,146 @@
+"""YAML text as PyYAML's safe dumper writes it (block style, keys in their order), several times faster.
+
+PyYAML builds a node per value in Python before libyaml emits it; a 100k-GPU fabric's Prometheus targets,
+Kubernetes objects and EOS structured configs are millions of nodes. The data these outputs hold are
+mappings and sequences of text, numbers, booleans and null, so this writes the block layout itself and asks
+PyYAML how to write each distinct scalar once (plain, quoted or escaped: its own choice, remembered).
+Whatever it cannot vouch for — another type, a scalar PyYAML would spread over lines, a line long enough
+that PyYAML might have folded it — goes to PyYAML whole. tests/test_yamltext.py compares the two.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_OPTIONS: dict[str, Any] = {"Dumper": _DUMPER, "sort_keys": False, "default_flow_style": False}
+_FOLD_MARGIN = 20  # a document whose lines all stay this far inside the width cannot have been folded
+_SIMPLE_KEY = 128  # PyYAML writes a key of this length or more as a complex key
+_MEMO = 100_000  # distinct scalars remembered (of either kind) before starting over
+
+# text PyYAML writes as it is (plain): no indicator, space or special character where its analysis looks for
+# one, and (checked below) none of the dumper's implicit resolvers (bool, int, float, null, …) claims it
+_PLAIN = re.compile(r"(?!.*: )[A-Za-z0-9_/][A-Za-z0-9_./: -]*(?<![ :])\Z")
+_RESOLVERS = _DUMPER.yaml_implicit_resolvers
+_SCALARS: dict[Any, str] = {}  # value (a str) or (type, value) → as PyYAML writes it after `key: `
+_KEYS: dict[Any, str] = {}  # the same for keys, written before `: `
+_ATOMS = (int, bool, float, type(None))
+
+
+class _NotPlain(Exception):
+    """A value the fast path leaves to PyYAML."""
+
+
+def dump(data: Any, width: int = 80) -> str:
+    """`yaml.dump(data, Dumper=CSafeDumper, sort_keys=False, default_flow_style=False, width=width)`."""
+    out: list[str] = []
+    try:
+        if type(data) is dict and data:
+            _mapping(data, "", "", out, {id(data)})
+        elif type(data) is list and data:
+            _sequence(data, "", "", out, {id(data)})
+        else:
+            raise _NotPlain
+    except _NotPlain:
+        return str(yaml.dump(data, width=width, **_OPTIONS))
+    if max(map(len, out)) > width - _FOLD_MARGIN:
+        return str(yaml.dump(data, width=width, **_OPTIONS))
+    return "".join(out)
+
+
+def dump_all(documents: list[Any], width: int = 80) -> str:
+    """`yaml.dump_all(documents, …, explicit_start=True)` with the options of `dump`."""
+    return "".join("---\n" + dump(d, width) if _block(d) else _one(d, width) for d in documents)
+
+
+def _block(document: Any) -> bool:
+    return type(document) in (dict, list) and bool(document)
+
+
+def _one(document: Any, width: int) -> str:
+    return str(yaml.dump_all([document], width=width, explicit_start=True, **_OPTIONS))
+
+
+def _scalar(value: Any, cache: dict[Any, str], key: bool) -> str:
+    """One scalar as PyYAML writes it, remembered per distinct value."""
+    kind = type(value)
+    if kind is not str and kind not in _ATOMS:
+        raise _NotPlain
+    if kind is float:
+        return _written(value, key)  # not remembered: -0.0 == 0.0, but they are written differently
+    memo = value if kind is str else (kind, value)  # True == 1, but they are written differently
+    found = cache.get(memo)
+    if found is None:
+        found = _written(value, key)
+        if len(cache) >= _MEMO:
+            cache.clear()
+        cache[memo] = found
+    return found
+
+
+def _written(value: Any, key: bool) -> str:
+    """Plain text as it is; anything else as PyYAML writes it, so the style (plain, quoted, escaped) is its own."""
+    if key and type(value) is str and len(value) >= _SIMPLE_KEY:
+        raise _NotPlain  # PyYAML writes it as a complex key, `? …`
+    if type(value) is str and _PLAIN.match(value):
+        for _, claims in _RESOLVERS.get(value[0], ()):
+            if claims.match(value):
+                break
+        else:
+            return value
+    text = yaml.dump({value: 0} if key else {"k": value}, width=10_000, **_OPTIONS)
+    found = text[: -len(": 0\n")] if key else text[len("k: ") : -1]
+    if "\n" in found or (key and (found.startswith("?") or not text.endswith(": 0\n"))):
+        raise _NotPlain
+    return found
+
+
+def _inside(value: Any, seen: set[int]) -> None:
+    """Note a container; one met twice PyYAML writes as an anchor and an alias, so it gets the document."""
+    if id(value) in seen:
+        raise _NotPlain
+    seen.add(id(value))
+
+
+def _mapping(data: dict[Any, Any], lead: str, pad: str, out: list[str], seen: set[int]) -> None:
+    """A block mapping: its first line starts with `lead`, the others with `pad`."""
+    keys, scalars = _KEYS, _SCALARS  # looked up inline: this loop runs for every node
+    for k, v in data.items():
+        name = keys.get(k) if type(k) is str else None
+        start = lead + (name or _scalar(k, keys, True)) + ":"
+        lead = pad
+        kind = type(v)
+        if kind is dict or kind is list:
+            _inside(v, seen)
+            if not v:
+                out.append(start + (" {}\n" if kind is dict else " []\n"))
+            elif kind is dict:
+                out.append(start + "\n")
+                _mapping(v, pad + "  ", pad + "  ", out, seen)
+            else:
+                out.append(start + "\n")
+                _sequence(v, pad, pad, out, seen)  # PyYAML does not indent a sequence in a mapping
+        else:
+            text = scalars.get(v) if kind is str else None
+            out.append(f"{start} {text or _scalar(v, scalars, False)}\n")
+
+
+def _sequence(items: list[Any], lead: str, pad: str, out: list[str], seen: set[int]) -> None:
+    for v in items:
+        start = lead + "- "
+        lead = pad
+        kind = type(v)
+        if kind is dict or kind is list:
+            _inside(v, seen)
+            if not v:
+                out.append(start + ("{}\n" if kind is dict else "[]\n"))
+            elif kind is dict:
+                _mapping(v, start, pad + "  ", out, seen)
+            else:
+                _sequence(v, start, pad + "  ", out, seen)
+        else:
+            text = _SCALARS.get(v) if kind is str else None
+            out.append(f"{start}{text or _scalar(v, _SCALARS, False)}\n")
