@@ -306,31 +306,41 @@ class _NotPlain(Exception):
 # and none of the dumper's own implicit resolvers (bool, int, float, null, timestamp …) claims it
 _PLAIN = re.compile(r"(?!.*: )[A-Za-z0-9_/][A-Za-z0-9_./: -]*(?<![ :])\Z")
 _RESOLVERS = _YAML["Dumper"].yaml_implicit_resolvers  # type: ignore[attr-defined]
-_SCALARS: dict[tuple[type, Any], str] = {}  # (type, value) → as PyYAML writes it after `key: `
-_KEYS: dict[tuple[type, Any], str] = {}  # (type, key) → as PyYAML writes it before `: `
+_MEMO = 100_000  # distinct scalars remembered (of either kind) before starting over
+_SCALARS: dict[Any, str] = {}  # value (a str) or (type, value) → as PyYAML writes it after `key: `
+_KEYS: dict[Any, str] = {}  # the same for keys, written before `: `
 
 
-def _scalar(value: Any, cache: dict[tuple[type, Any], str], key: bool) -> str:
-    """One scalar as PyYAML's dumper writes it: plain text as it is, anything else asked of PyYAML once per
-    distinct value, so the style (plain, quoted, escaped) is PyYAML's own."""
+def _scalar(value: Any, cache: dict[Any, str], key: bool) -> str:
+    """One scalar as PyYAML's dumper writes it, remembered per distinct value."""
     kind = type(value)
-    if kind is not str and isinstance(value, _ADDRESS_TYPES):
-        value, kind = str(value), str
-    if kind is str and _PLAIN.match(value):
+    if kind is not str:
+        if isinstance(value, _ADDRESS_TYPES):
+            value, kind = str(value), str
+        elif kind not in (int, bool, float, type(None)):
+            raise _NotPlain
+    memo = value if kind is str else (kind, value)  # True == 1, but they are written differently
+    found = cache.get(memo)
+    if found is None:
+        found = _written(value, key)
+        if len(cache) >= _MEMO:
+            cache.clear()
+        cache[memo] = found
+    return found
+
+
+def _written(value: Any, key: bool) -> str:
+    """Plain text as it is; anything else as PyYAML writes it, so the style (plain, quoted, escaped) is its own."""
+    if type(value) is str and _PLAIN.match(value):
         for _, claims in _RESOLVERS.get(value[0], ()):
             if claims.match(value):
                 break
         else:
             return value
-    if kind not in (str, int, bool, float, type(None)):
+    text = yaml.dump({value: 0} if key else {"k": value}, width=_WIDTH, **_YAML)
+    found = text[: -len(": 0\n")] if key else text[len("k: ") : -1]
+    if "\n" in found or (key and (found.startswith("?") or not text.endswith(": 0\n"))):
         raise _NotPlain
-    found = cache.get((kind, value))
-    if found is None:
-        text = yaml.dump({value: 0} if key else {"k": value}, width=_WIDTH, **_YAML)
-        found = text[: -len(": 0\n")] if key else text[len("k: ") : -1]
-        if "\n" in found or (key and (found.startswith("?") or not text.endswith(": 0\n"))):
-            raise _NotPlain
-        cache[(kind, value)] = found
     return found
 
 
