@@ -346,8 +346,10 @@ def _written(value: Any, key: bool) -> str:
 
 def _mapping(data: dict[Any, Any], lead: str, pad: str, out: list[str]) -> None:
     """A block mapping as PyYAML writes it: the first line starts with `lead`, the others with `pad`."""
+    keys, scalars = _KEYS, _SCALARS  # text is looked up inline: this loop runs for every node
     for k, v in data.items():
-        start = lead + _scalar(k, _KEYS, True) + ":"
+        name = keys.get(k) if type(k) is str else None
+        start = lead + (name or _scalar(k, keys, True)) + ":"
         lead = pad
         kind = type(v)
         if kind is dict or kind is list or kind is tuple:
@@ -360,7 +362,8 @@ def _mapping(data: dict[Any, Any], lead: str, pad: str, out: list[str]) -> None:
                 out.append(start + "\n")
                 _sequence(v, pad, pad, out)  # PyYAML does not indent a sequence in a mapping
         else:
-            out.append(f"{start} {_scalar(v, _SCALARS, False)}\n")
+            text = scalars.get(v) if kind is str else None
+            out.append(f"{start} {text or _scalar(v, scalars, False)}\n")
 
 
 def _sequence(items: list[Any] | tuple[Any, ...], lead: str, pad: str, out: list[str]) -> None:
@@ -376,7 +379,8 @@ def _sequence(items: list[Any] | tuple[Any, ...], lead: str, pad: str, out: list
             else:
                 _sequence(v, start, pad + "  ", out)
         else:
-            out.append(f"{start}{_scalar(v, _SCALARS, False)}\n")
+            text = _SCALARS.get(v) if kind is str else None
+            out.append(f"{start}{text or _scalar(v, _SCALARS, False)}\n")
 
 
 def _dump(data: dict[str, Any]) -> str:
