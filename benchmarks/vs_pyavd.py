@@ -212,7 +212,7 @@ def run_pyavd(out: Path) -> dict[str, Any]:
     (fabric_docs / "VS_PYAVD-p2p-links.csv").write_text(docs.p2p_links_csv)
     lap("get_fabric_documentation")
     files = [p for p in out.rglob("*") if p.is_file()]
-    return {"seconds": times, "files": len(files), "bytes": sum(p.stat().st_size for p in files)}
+    return {"seconds": times, "cpu": lap.cpu, "files": len(files), "bytes": sum(p.stat().st_size for p in files)}
 
 
 # ---- fabric side (runs in fabric's venv) ----
@@ -235,7 +235,8 @@ def run_fabric_configs(spec: Path, out: Path) -> dict[str, Any]:
     lap("render")
     write_outputs(Rendered({k: v.encode() for k, v in texts.items()}, private=private_configs(build)), out, build.name)
     lap("write")
-    return {"seconds": times, "files": len(texts), "bytes": sum(len(v.encode()) for v in texts.values())}
+    size = sum(len(v.encode()) for v in texts.values())
+    return {"seconds": times, "cpu": lap.cpu, "files": len(texts), "bytes": size}
 
 
 # the fabric set the issue names: configs, cabling, IP/ASN plans, docs (the outputs matching pyavd's documents)
@@ -268,7 +269,7 @@ def run_fabric_set(spec: Path, out: Path) -> dict[str, Any]:
     private = {path for output in chosen for path in output.private(build)}
     write_outputs(Rendered(dict(sorted(files.items())), private=private), out, build.name)
     lap("write")
-    return {"seconds": times, "files": len(files), "bytes": sum(map(len, files.values()))}
+    return {"seconds": times, "cpu": lap.cpu, "files": len(files), "bytes": sum(map(len, files.values()))}
 
 
 def _tree(out: Path) -> tuple[int, int]:
@@ -308,8 +309,15 @@ def pyavd_python() -> str:
     return str(python)
 
 
-def _stages(result: dict[str, Any]) -> str:
-    return f"{result['files']} files, {result['bytes'] / 1e6:.1f} MB; stages (s) {result['seconds']}"
+def _stages(results: list[dict[str, Any]]) -> str:
+    """Files and bytes, and each stage's median wall / CPU seconds over the rounds."""
+    last = results[-1]
+    stages = ", ".join(
+        f"{stage} {statistics.median(r['seconds'][stage] for r in results):.2f}"
+        f"/{statistics.median(r['cpu'][stage] for r in results):.2f}"
+        for stage in last["seconds"]
+    )
+    return f"{last['files']} files, {last['bytes'] / 1e6:.1f} MB; stages (wall/CPU s) {stages}"
 
 
 def main(argv: list[str]) -> None:
@@ -324,10 +332,14 @@ def main(argv: list[str]) -> None:
         return
     rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 3
     avd_python = pyavd_python()
+    # fabric's bytecode, as an installed package has it (pip compiles pyavd's); without it (a source checkout
+    # under PYTHONDONTWRITEBYTECODE) every child would compile fabric's modules again, 0.1 s
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "fabric")], check=True)
     names = ("fabric build", "fabric configs+docs", "fabric configs only", "pyavd")
     wall: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[float]] = {name: [] for name in names}
     produced: dict[str, str] = {}
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "parts.yaml").write_text(PARTS)
@@ -351,7 +363,8 @@ def main(argv: list[str]) -> None:
                 took, used, result = _child(python, flag, *([] if name == "pyavd" else [str(spec)]), str(out))
                 wall[name].append(took)
                 cpu[name].append(used)
-                produced[name] = _stages(result)
+                results[name].append(result)
+                produced[name] = _stages(results[name])
                 shutil.rmtree(out)
             print(f"round {n}: " + "  ".join(f"{k} {v[-1]:.2f} s" for k, v in wall.items()), flush=True)
     print(f"\n{SPINES} spines x {LEAVES} leaves, Arista EOS, eBGP; median of {rounds} round(s) per process")
