@@ -27,12 +27,13 @@ lengths, no ASN plan and no report. pyavd gets the underlay only; fabric also co
 VLAN and gateway of every leaf and plans the 12,288 server cables, so the ratio is conservative.
 
 The figures are printed, never asserted: wall and CPU time (user + system) of each child process, interpreter start
-included, and the seconds of each stage inside it.
+included, and the seconds of each stage inside it. Each child ends with os._exit once done, as `fabric build` does.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import shutil
 import statistics
@@ -320,16 +321,25 @@ def _stages(results: list[dict[str, Any]]) -> str:
     return f"{last['files']} files, {last['bytes'] / 1e6:.1f} MB; stages (wall/CPU s) {stages}"
 
 
+CHILDREN = ("--pyavd-child", "--set-child", "--configs-child")
+
+
+def _run_child(flag: str, args: list[str]) -> None:
+    """One measured child. It ends with os._exit once its figures are out, as `fabric build` ends (fabric/cli.py):
+    neither side pays for freeing its objects one by one at interpreter exit."""
+    if flag == "--pyavd-child":
+        result = run_pyavd(Path(args[0]))
+    elif flag == "--set-child":
+        result = run_fabric_set(Path(args[0]), Path(args[1]))
+    else:
+        result = run_fabric_configs(Path(args[0]), Path(args[1]))
+    print(json.dumps(result), flush=True)
+    os._exit(0)
+
+
 def main(argv: list[str]) -> None:
-    if argv[:1] == ["--pyavd-child"]:
-        print(json.dumps(run_pyavd(Path(argv[1]))))
-        return
-    if argv[:1] == ["--configs-child"]:
-        print(json.dumps(run_fabric_configs(Path(argv[1]), Path(argv[2]))))
-        return
-    if argv[:1] == ["--set-child"]:
-        print(json.dumps(run_fabric_set(Path(argv[1]), Path(argv[2]))))
-        return
+    if argv[:1] and argv[0] in CHILDREN:
+        _run_child(argv[0], argv[1:])
     rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 3
     avd_python = pyavd_python()
     # fabric's bytecode, as an installed package has it (pip compiles pyavd's); without it (a source checkout
