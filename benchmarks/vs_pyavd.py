@@ -5,25 +5,36 @@
 
 fabric: a spec with a 288-port Arista-style modular spine (288 x 400G QSFP-DD, each also 100G: a part file, since
 the catalog's 7808R4 has no 100G mode) and the catalog's 48 x 25G + 8 x 100G `arista-7050sx3-48yc8` leaf, platform
-eos, 4 uplinks per leaf (one to each spine), 48 single-port 25G servers per leaf, QoS off. Timed twice, each in a
-fresh process: a whole `fabric build` (every output it writes: configs, cabling, IP/ASN plans, docs, diagrams,
-report, workbook, exports), and the configs only (load, build, `startup-config` and `structured-config.yaml` of
-every switch, written).
+eos, 4 uplinks per leaf (one to each spine), 48 single-port 25G servers per leaf, QoS off. Timed three ways, each in
+a fresh process:
+- `fabric build`: every output it writes (configs, cabling, IP/ASN plans, docs, diagrams, report, workbook, exports);
+- configs+docs, the set the issue names and pyavd's side matches (SET): every switch's `startup-config` and
+  `structured-config.yaml`; the cabling (`cabling.csv`, `cabling.md` and, above `documents.split_above` cables,
+  `cabling/<rack>.md`); the IP and ASN plans (`ip-plan.csv`, `asn-plan.csv`); the docs: `inventory.csv` (switches
+  with their management addresses), `report.md` (the design's summary, findings, fabrics, cost) — written;
+- configs only: load, build, `startup-config` and `structured-config.yaml` of every switch, written.
 
 pyavd 6.4.0, installed by this script into its own virtual environment (benchmarks/results/pyavd-6.4.0, not a
 dependency of fabric): the equivalent eos_designs input (design l3ls-evpn with no overlay = an eBGP underlay;
 `spine` and `l3leaf` node types, the same names, ASNs, loopback, point-to-point and management addresses and
-uplink ports), run as AVD users run it: validate_inputs and get_avd_facts for all devices, then per device
-get_device_structured_config and get_device_config, and both written (structured config YAML and EOS config).
-pyavd gets the underlay only; fabric also configures the 48 server ports, server VLAN and gateway of every
-leaf and plans the 12,288 server cables, so the ratio is conservative.
+uplink ports), run through pyavd's API as the eos_designs and eos_cli_config_gen roles run for an AVD user with
+their defaults: validate_inputs and get_avd_facts for all devices; per device get_device_structured_config
+(written as YAML), validate_structured_config, get_device_config and get_device_doc (with its table of contents,
+as the role's default); then get_fabric_documentation with the topology and point-to-point links CSVs (the
+eos_designs defaults: fabric switches and management IPs, topology, IP allocation). fabric writes no per-device
+Markdown document (its per-switch record is structured-config.yaml); pyavd writes no cabling plan with media and
+lengths, no ASN plan and no report. pyavd gets the underlay only; fabric also configures the 48 server ports, server
+VLAN and gateway of every leaf and plans the 12,288 server cables, so the ratio is conservative.
 
-The figures are printed, never asserted (wall time of each child process, interpreter start included).
+The figures are printed, never asserted: wall and CPU time (user + system) of each child process, interpreter start
+included, and the seconds of each stage inside it. Each child ends with os._exit once done, as `fabric build` does.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -153,6 +164,9 @@ def avd_inputs() -> dict[str, dict[str, Any]]:
 
 
 def run_pyavd(out: Path) -> dict[str, Any]:
+    """What an AVD user gets from the eos_designs and eos_cli_config_gen roles with their defaults, the same steps
+    through pyavd's API: structured configs, each validated, EOS configs, device documentation (with its table of
+    contents) and the fabric documentation with its topology and point-to-point links CSVs."""
     import pyavd
     import yaml
 
@@ -170,19 +184,36 @@ def run_pyavd(out: Path) -> dict[str, Any]:
     lap("validate_inputs")
     facts = pyavd.get_avd_facts(validated)
     lap("get_avd_facts")
-    (out / "structured_configs").mkdir(parents=True)
-    (out / "configs").mkdir()
+    for folder in ("structured_configs", "configs", "documentation/devices", "documentation/fabric"):
+        (out / folder).mkdir(parents=True)
     structured: dict[str, Any] = {}
     for name, data in validated.items():
         structured[name] = pyavd.get_device_structured_config(name, data, facts)
     lap("get_device_structured_config")
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    checked: dict[str, dict[str, Any]] = {}
     for name, config in structured.items():
-        text = yaml.dump(config._as_dict(), Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False)
-        (out / "structured_configs" / f"{name}.yml").write_text(text)
+        plain = config._as_dict()
+        (out / "structured_configs" / f"{name}.yml").write_text(yaml.dump(plain, Dumper=dumper, sort_keys=False))
+        result = pyavd.validate_structured_config(plain)
+        if result.validated_data is None:
+            raise SystemExit(f"pyavd: {name}: invalid structured config")
+        checked[name] = result.validated_data
+    lap("validate_structured_config")
+    for name, config in checked.items():  # pyavd's notes: the validated dict renders faster than the EOSConfig
         (out / "configs" / f"{name}.cfg").write_text(pyavd.get_device_config(config))
     lap("get_device_config")
-    files = sum(1 for p in out.rglob("*") if p.is_file())
-    return {"seconds": times, "files": files, "bytes": sum(p.stat().st_size for p in out.rglob("*") if p.is_file())}
+    for name, config in checked.items():
+        (out / "documentation" / "devices" / f"{name}.md").write_text(pyavd.get_device_doc(config, add_md_toc=True))
+    lap("get_device_doc")
+    docs = pyavd.get_fabric_documentation(facts, checked, "VS_PYAVD", topology_csv=True, p2p_links_csv=True)
+    fabric_docs = out / "documentation" / "fabric"
+    (fabric_docs / "VS_PYAVD-documentation.md").write_text(docs.fabric_documentation)
+    (fabric_docs / "VS_PYAVD-topology.csv").write_text(docs.topology_csv)
+    (fabric_docs / "VS_PYAVD-p2p-links.csv").write_text(docs.p2p_links_csv)
+    lap("get_fabric_documentation")
+    files = [p for p in out.rglob("*") if p.is_file()]
+    return {"seconds": times, "cpu": lap.cpu, "files": len(files), "bytes": sum(p.stat().st_size for p in files)}
 
 
 # ---- fabric side (runs in fabric's venv) ----
@@ -205,7 +236,41 @@ def run_fabric_configs(spec: Path, out: Path) -> dict[str, Any]:
     lap("render")
     write_outputs(Rendered({k: v.encode() for k, v in texts.items()}, private=private_configs(build)), out, build.name)
     lap("write")
-    return {"seconds": times, "files": len(texts), "bytes": sum(len(v.encode()) for v in texts.values())}
+    size = sum(len(v.encode()) for v in texts.values())
+    return {"seconds": times, "cpu": lap.cpu, "files": len(texts), "bytes": size}
+
+
+# the fabric set the issue names: configs, cabling, IP/ASN plans, docs (the outputs matching pyavd's documents)
+SET = ("configs", "eos-structured-config", "cabling", "cabling-doc", "ip-plan", "asn-plan", "inventory", "report-md")
+
+
+def run_fabric_set(spec: Path, out: Path) -> dict[str, Any]:
+    """The outputs of SET as `fabric build` renders them (each output's declared renderer, in one process; their
+    modules imported, not all of fabric.render's), and written."""
+    lap = Laps()
+    times = lap.times
+
+    from fabric import build_fabric, write_outputs
+    from fabric.model.rendered import Rendered
+    from fabric.render import cabling_md, configs, tables
+    from fabric.render.platforms import eos_structured
+    from fabric.render.report import outputs as report
+
+    declared = [o for module in (configs, eos_structured, tables, cabling_md, report) for o in module.OUTPUTS]
+    chosen = [o for o in declared if o.name in SET]
+    assert len(chosen) == len(SET), "an output of SET was renamed"
+    lap("import")
+    build = build_fabric(spec)
+    lap("build")
+    files: dict[str, bytes] = {}
+    for output in chosen:
+        for path, content in output.render(build).items():
+            files[path] = content.encode() if isinstance(content, str) else content
+        lap(output.name)
+    private = {path for output in chosen for path in output.private(build)}
+    write_outputs(Rendered(dict(sorted(files.items())), private=private), out, build.name)
+    lap("write")
+    return {"seconds": times, "cpu": lap.cpu, "files": len(files), "bytes": sum(map(len, files.values()))}
 
 
 def _tree(out: Path) -> tuple[int, int]:
@@ -213,13 +278,22 @@ def _tree(out: Path) -> tuple[int, int]:
     return len(files), sum(p.stat().st_size for p in files)
 
 
-def _child(python: str, *args: str) -> tuple[float, dict[str, Any]]:
+def _timed(command: list[str]) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """Run a child process: its wall time (interpreter start included), its CPU time (user + system), its result."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([python, __file__, *args], capture_output=True, text=True)
-    took = time.perf_counter() - start
+    done = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     if done.returncode:
-        raise SystemExit(f"{' '.join(args[:1])} failed:\n{done.stdout}{done.stderr}")
-    return took, json.loads(done.stdout.strip().splitlines()[-1])
+        raise SystemExit(f"{' '.join(command[:4])} failed:\n{done.stdout}{done.stderr}")
+    return wall, cpu, done
+
+
+def _child(python: str, *args: str) -> tuple[float, float, dict[str, Any]]:
+    wall, cpu, done = _timed([python, __file__, *args])
+    return wall, cpu, json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def pyavd_python() -> str:
@@ -236,17 +310,46 @@ def pyavd_python() -> str:
     return str(python)
 
 
+def _stages(results: list[dict[str, Any]]) -> str:
+    """Files and bytes, and each stage's median wall / CPU seconds over the rounds."""
+    last = results[-1]
+    stages = ", ".join(
+        f"{stage} {statistics.median(r['seconds'][stage] for r in results):.2f}"
+        f"/{statistics.median(r['cpu'][stage] for r in results):.2f}"
+        for stage in last["seconds"]
+    )
+    return f"{last['files']} files, {last['bytes'] / 1e6:.1f} MB; stages (wall/CPU s) {stages}"
+
+
+CHILDREN = ("--pyavd-child", "--set-child", "--configs-child")
+
+
+def _run_child(flag: str, args: list[str]) -> None:
+    """One measured child. It ends with os._exit once its figures are out, as `fabric build` ends (fabric/cli.py):
+    neither side pays for freeing its objects one by one at interpreter exit."""
+    if flag == "--pyavd-child":
+        result = run_pyavd(Path(args[0]))
+    elif flag == "--set-child":
+        result = run_fabric_set(Path(args[0]), Path(args[1]))
+    else:
+        result = run_fabric_configs(Path(args[0]), Path(args[1]))
+    print(json.dumps(result), flush=True)
+    os._exit(0)
+
+
 def main(argv: list[str]) -> None:
-    if argv[:1] == ["--pyavd-child"]:
-        print(json.dumps(run_pyavd(Path(argv[1]))))
-        return
-    if argv[:1] == ["--configs-child"]:
-        print(json.dumps(run_fabric_configs(Path(argv[1]), Path(argv[2]))))
-        return
+    if argv[:1] and argv[0] in CHILDREN:
+        _run_child(argv[0], argv[1:])
     rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 3
     avd_python = pyavd_python()
-    times: dict[str, list[float]] = {"fabric build": [], "fabric configs only": [], "pyavd": []}
+    # fabric's bytecode, as an installed package has it (pip compiles pyavd's); without it (a source checkout
+    # under PYTHONDONTWRITEBYTECODE) every child would compile fabric's modules again, 0.1 s
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "fabric")], check=True)
+    names = ("fabric build", "fabric configs+docs", "fabric configs only", "pyavd")
+    wall: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
     produced: dict[str, str] = {}
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "parts.yaml").write_text(PARTS)
@@ -254,35 +357,40 @@ def main(argv: list[str]) -> None:
         spec.write_text(SPEC)
         for n in range(1, rounds + 1):
             out = root / f"build{n}"
-            start = time.perf_counter()
-            build = [sys.executable, "-m", "fabric", "build", str(spec), "-o", str(out), "--quiet"]
-            done = subprocess.run(build, capture_output=True, text=True)
-            if done.returncode:
-                raise SystemExit(f"fabric build failed:\n{done.stdout}{done.stderr}")
-            times["fabric build"].append(time.perf_counter() - start)
+            took, used, _ = _timed([sys.executable, "-m", "fabric", "build", str(spec), "-o", str(out), "--quiet"])
+            wall["fabric build"].append(took)
+            cpu["fabric build"].append(used)
             files, size = _tree(out)
             configs = sum(1 for _ in (out / "configs").rglob("*") if _.is_file())
             produced["fabric build"] = f"{files} files, {size / 1e6:.1f} MB ({configs} of them under configs/)"
             shutil.rmtree(out)
-
-            took, r = _child(sys.executable, "--configs-child", str(spec), str(root / f"configs{n}"))
-            times["fabric configs only"].append(took)
-            produced["fabric configs only"] = f"{r['files']} files, {r['bytes'] / 1e6:.1f} MB; stages {r['seconds']}"
-            shutil.rmtree(root / f"configs{n}")
-
-            took, r = _child(avd_python, "--pyavd-child", str(root / f"avd{n}"))
-            times["pyavd"].append(took)
-            produced["pyavd"] = f"{r['files']} files, {r['bytes'] / 1e6:.1f} MB; stages {r['seconds']}"
-            shutil.rmtree(root / f"avd{n}")
-            print(f"round {n}: " + "  ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
-    print(f"\n{SPINES} spines x {LEAVES} leaves, Arista EOS, eBGP; median of {rounds} round(s), wall time per process")
-    median = {k: statistics.median(v) for k, v in times.items()}
-    for name, seconds in median.items():
-        ratio = "" if name == "pyavd" else f"  pyavd / this = {median['pyavd'] / seconds:.1f}x"
-        print(f"  {name:<20} {seconds:7.2f} s{ratio}")
+            for name, python, flag in (
+                ("fabric configs+docs", sys.executable, "--set-child"),
+                ("fabric configs only", sys.executable, "--configs-child"),
+                ("pyavd", avd_python, "--pyavd-child"),
+            ):
+                out = root / f"{flag.strip('-')}{n}"
+                took, used, result = _child(python, flag, *([] if name == "pyavd" else [str(spec)]), str(out))
+                wall[name].append(took)
+                cpu[name].append(used)
+                results[name].append(result)
+                produced[name] = _stages(results[name])
+                shutil.rmtree(out)
+            print(f"round {n}: " + "  ".join(f"{k} {v[-1]:.2f} s" for k, v in wall.items()), flush=True)
+    print(f"\n{SPINES} spines x {LEAVES} leaves, Arista EOS, eBGP; median of {rounds} round(s) per process")
+    print(f"  {'':<20} {'wall':>8} {'CPU':>8}   pyavd / this (wall, CPU)")
+    median = {k: statistics.median(v) for k, v in wall.items()}
+    median_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+    for name in names:
+        ratio = (
+            ""
+            if name == "pyavd"
+            else (f"   {median['pyavd'] / median[name]:5.1f}x {median_cpu['pyavd'] / median_cpu[name]:5.1f}x")
+        )
+        print(f"  {name:<20} {median[name]:6.2f} s {median_cpu[name]:6.2f} s{ratio}")
     print("what each side produces:")
-    for name, what in produced.items():
-        print(f"  {name:<20} {what}")
+    for name in names:
+        print(f"  {name:<20} {produced[name]}")
 
 
 if __name__ == "__main__":

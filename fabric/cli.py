@@ -977,7 +977,29 @@ def _selected_labs(spec: Path | None, labs: Mapping[str, Path]) -> dict[str, Pat
     return selected
 
 
+# Commands whose process ends at once when they are done (`os._exit` after flushing): a build's objects freed one
+# by one at interpreter exit took 0.35 s of CPU for a 260-switch fabric, after everything was written. Nothing is
+# left to clean up by then: the outputs are in place (written atomically), the render workers have been joined.
+EXIT_AT_ONCE = frozenset({"build"})
+
+
 def main() -> None:
+    if sys.argv[1:2] and sys.argv[1] in EXIT_AT_ONCE:
+        try:
+            app()
+        except SystemExit as done:
+            code = done.code
+        else:
+            code = 0
+        if not isinstance(code, int):  # None, or a message (as sys.exit prints it)
+            if code is not None:
+                print(code, file=sys.stderr)
+            code = 0 if code is None else 1
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
     app()
 
 

@@ -79,3 +79,28 @@ def test_the_installed_command_exits_3(tmp_path: Path) -> None:
     assert result.returncode == 3
     assert result.stderr.startswith("internal error: ZeroDivisionError at fabric/cli.py:")
     assert result.stdout == ""
+
+
+def test_the_installed_build_exits_at_once_with_its_code_and_output(tmp_path: Path) -> None:
+    """`fabric build` ends with os._exit (cli.EXIT_AT_ONCE): what it printed is flushed, its exit code kept."""
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "fabric", "build", LAB, "-o", str(out), "--quiet"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout.startswith("lab: wrote ") and (out / "cabling.csv").is_file()
+    radix = subprocess.run(
+        [sys.executable, "-m", "fabric", "build", "tests/broken/radix.yaml", "-o", str(tmp_path / "b"), "--quiet"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert radix.returncode == 1 and "error" in radix.stdout + radix.stderr
+    usage = subprocess.run(
+        [sys.executable, "-m", "fabric", "build", "--no-such"], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert usage.returncode == 2 and "No such option" in usage.stderr

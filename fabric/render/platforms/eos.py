@@ -7,6 +7,8 @@ of at most 9214, and peers BGP unnumbered through `neighbor interface` with RFC 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from fabric.intent.ethernet import DeviceIntent, PortIntent, QosIntent
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import address_pairs, prefix_lines
@@ -31,6 +33,22 @@ def channels(intent: DeviceIntent) -> list[dict[str, object]]:
     ]
     out += [{"id": b.channel, "description": b.node, "peer_link": False} for b in mlag.bonds]
     return out
+
+
+class _Port(NamedTuple):
+    """A port as the template reads it (a tuple: Jinja finds its fields at the first lookup, where a dict's
+    keys cost it a failed attribute lookup each, some 200,000 in a 260-switch fabric)."""
+
+    name: str
+    description: str
+    speed: str
+    up: bool
+    routed: bool
+    server: bool
+    addresses: list[tuple[str, str]]
+    mtu: int
+    lossless: bool
+    channel: int | None
 
 
 def _speed(speed_gbps: int, lanes: int) -> str:
@@ -59,19 +77,20 @@ class Eos(Platform):
 
     def render(self, intent: DeviceIntent) -> dict[str, str]:
         lossless = set(intent.qos.ports) if intent.qos else set()
+        max_mtu = self.max_mtu
         ports = [
-            {
-                "name": p.name,
-                "description": p.description,
-                "speed": _speed(p.speed_gbps, len(p.lanes)),
-                "up": p.admin_up,
-                "routed": p.role in ("uplink", "downlink"),
-                "server": p.role == "server",
-                "addresses": address_pairs(p.ipv4, p.ipv6),
-                "mtu": min(p.mtu, self.max_mtu),
-                "lossless": p.name in lossless,
-                "channel": p.channel,
-            }
+            _Port(
+                p.name,
+                p.description,
+                _speed(p.speed_gbps, len(p.lanes)),
+                p.admin_up,
+                p.role in ("uplink", "downlink"),
+                p.role == "server",
+                address_pairs(p.ipv4, p.ipv6),
+                min(p.mtu, max_mtu),
+                p.name in lossless,
+                p.channel,
+            )
             for p in intent.ports
         ]
         bgp = intent.bgp
