@@ -1,5 +1,5 @@
-"""structured-config.yaml's own YAML emitter writes exactly what PyYAML's safe dumper writes (the file's bytes
-are a contract; the emitter only skips PyYAML's per-node representer)."""
+"""structured-config.yaml, written by render/yamltext.py with addresses as text, is exactly what PyYAML's safe
+dumper writes (the file's bytes are a contract; the emitter only skips PyYAML's per-node representer)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
+from fabric.render import yamltext
 from fabric.render.platforms import eos_structured
-from fabric.render.platforms.eos_structured import _dump, _plain
+from fabric.render.platforms.eos_structured import _ADDRESS_TYPES, _dump, _plain
 from tests.conftest import built
 
 # text the YAML 1.1 resolver would read as another type, indicators, quoting, escapes, folding
@@ -45,7 +46,8 @@ TRICKY: list[Any] = [
 
 
 def _pyyaml(data: Any) -> str:
-    return str(yaml.dump(_plain(data), width=120, **eos_structured._YAML))
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return str(yaml.dump(_plain(data), Dumper=dumper, sort_keys=False, default_flow_style=False, width=120))
 
 
 @pytest.mark.parametrize("value", TRICKY, ids=repr)
@@ -63,5 +65,5 @@ def test_the_emitter_writes_the_structured_configs() -> None:
     for _, intent in switches:
         data = eos_structured.structured_config(intent, build)
         out: list[str] = []
-        eos_structured._mapping(data, "", "", out)
+        yamltext._mapping(data, "", "", out, set(), _ADDRESS_TYPES)
         assert "".join(out) == _dump(data) == _pyyaml(data)

@@ -34,21 +34,35 @@ class _NotPlain(Exception):
     """A value the fast path leaves to PyYAML."""
 
 
-def dump(data: Any, width: int = 80) -> str:
-    """`yaml.dump(data, Dumper=CSafeDumper, sort_keys=False, default_flow_style=False, width=width)`."""
+def dump(data: Any, width: int = 80, as_text: tuple[type, ...] = ()) -> str:
+    """`yaml.dump(data, Dumper=CSafeDumper, sort_keys=False, default_flow_style=False, width=width)`.
+
+    With `as_text`, values of those types (addresses, …) are written as their `str()` and tuples as lists:
+    the document PyYAML writes of `plain(data, as_text)`."""
     out: list[str] = []
     try:
         if type(data) is dict and data:
-            _mapping(data, "", "", out, {id(data)})
+            _mapping(data, "", "", out, {id(data)}, as_text)
         elif type(data) is list and data:
-            _sequence(data, "", "", out, {id(data)})
+            _sequence(data, "", "", out, {id(data)}, as_text)
         else:
             raise _NotPlain
+        if max(map(len, out)) > width - _FOLD_MARGIN:
+            raise _NotPlain
     except _NotPlain:
-        return str(yaml.dump(data, width=width, **_OPTIONS))
-    if max(map(len, out)) > width - _FOLD_MARGIN:
-        return str(yaml.dump(data, width=width, **_OPTIONS))
+        return str(yaml.dump(plain(data, as_text) if as_text else data, width=width, **_OPTIONS))
     return "".join(out)
+
+
+def plain(data: Any, as_text: tuple[type, ...]) -> Any:
+    """`data` with values of the `as_text` types as text and tuples as lists (what PyYAML is then given)."""
+    if isinstance(data, dict):
+        return {plain(k, as_text): plain(v, as_text) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [plain(v, as_text) for v in data]
+    if isinstance(data, as_text):
+        return str(data)
+    return data
 
 
 def dump_all(documents: list[Any], width: int = 80) -> str:
@@ -64,11 +78,13 @@ def _one(document: Any, width: int) -> str:
     return str(yaml.dump_all([document], width=width, explicit_start=True, **_OPTIONS))
 
 
-def _scalar(value: Any, cache: dict[Any, str], key: bool) -> str:
+def _scalar(value: Any, cache: dict[Any, str], key: bool, as_text: tuple[type, ...]) -> str:
     """One scalar as PyYAML writes it, remembered per distinct value."""
     kind = type(value)
     if kind is not str and kind not in _ATOMS:
-        raise _NotPlain
+        if not (as_text and isinstance(value, as_text)):
+            raise _NotPlain
+        value, kind = str(value), str
     if kind is float:
         return _written(value, key)  # not remembered: -0.0 == 0.0, but they are written differently
     memo = value if kind is str else (kind, value)  # True == 1, but they are written differently
@@ -105,42 +121,46 @@ def _inside(value: Any, seen: set[int]) -> None:
     seen.add(id(value))
 
 
-def _mapping(data: dict[Any, Any], lead: str, pad: str, out: list[str], seen: set[int]) -> None:
+def _mapping(
+    data: dict[Any, Any], lead: str, pad: str, out: list[str], seen: set[int], as_text: tuple[type, ...]
+) -> None:
     """A block mapping: its first line starts with `lead`, the others with `pad`."""
     keys, scalars = _KEYS, _SCALARS  # looked up inline: this loop runs for every node
     for k, v in data.items():
         name = keys.get(k) if type(k) is str else None
-        start = lead + (name or _scalar(k, keys, True)) + ":"
+        start = lead + (name or _scalar(k, keys, True, as_text)) + ":"
         lead = pad
         kind = type(v)
-        if kind is dict or kind is list:
+        if kind is dict or kind is list or (kind is tuple and as_text):
             _inside(v, seen)
             if not v:
                 out.append(start + (" {}\n" if kind is dict else " []\n"))
             elif kind is dict:
                 out.append(start + "\n")
-                _mapping(v, pad + "  ", pad + "  ", out, seen)
+                _mapping(v, pad + "  ", pad + "  ", out, seen, as_text)
             else:
                 out.append(start + "\n")
-                _sequence(v, pad, pad, out, seen)  # PyYAML does not indent a sequence in a mapping
+                _sequence(v, pad, pad, out, seen, as_text)  # PyYAML does not indent a sequence in a mapping
         else:
             text = scalars.get(v) if kind is str else None
-            out.append(f"{start} {text or _scalar(v, scalars, False)}\n")
+            out.append(f"{start} {text or _scalar(v, scalars, False, as_text)}\n")
 
 
-def _sequence(items: list[Any], lead: str, pad: str, out: list[str], seen: set[int]) -> None:
+def _sequence(
+    items: list[Any] | tuple[Any, ...], lead: str, pad: str, out: list[str], seen: set[int], as_text: tuple[type, ...]
+) -> None:
     for v in items:
         start = lead + "- "
         lead = pad
         kind = type(v)
-        if kind is dict or kind is list:
+        if kind is dict or kind is list or (kind is tuple and as_text):
             _inside(v, seen)
             if not v:
                 out.append(start + ("{}\n" if kind is dict else "[]\n"))
             elif kind is dict:
-                _mapping(v, start, pad + "  ", out, seen)
+                _mapping(v, start, pad + "  ", out, seen, as_text)
             else:
-                _sequence(v, start, pad + "  ", out, seen)
+                _sequence(v, start, pad + "  ", out, seen, as_text)
         else:
             text = _SCALARS.get(v) if kind is str else None
-            out.append(f"{start}{text or _scalar(v, _SCALARS, False)}\n")
+            out.append(f"{start}{text or _scalar(v, _SCALARS, False, as_text)}\n")

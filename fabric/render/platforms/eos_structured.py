@@ -9,14 +9,12 @@ the result with `startup-config` statement by statement (tests/test_eos_avd.py).
 
 from __future__ import annotations
 
-import re
 from ipaddress import _BaseAddress, _BaseNetwork
 from typing import Any
 
-import yaml
-
 from fabric.intent.ethernet import DeviceIntent, PortIntent, PrefixRule
 from fabric.pipeline import Build
+from fabric.render import yamltext
 from fabric.render.platforms.eos import (
     PEER_VLAN_NAME,
     QOS_PROFILE,
@@ -282,122 +280,18 @@ def structured_config(intent: DeviceIntent, build: Build) -> dict[str, Any]:
 
 
 _ADDRESS_TYPES = (_BaseAddress, _BaseNetwork)  # interfaces are addresses too
-_YAML = {"Dumper": getattr(yaml, "CSafeDumper", yaml.SafeDumper), "sort_keys": False, "default_flow_style": False}
-_WIDTH = 120  # PyYAML folds a scalar only past this column
-_SAFE_LINE = 100  # a document with no longer line cannot have been folded: our emitter's bytes are PyYAML's
+WIDTH = 120  # PyYAML folds a scalar only past this column
 
 
 def _plain(data: Any) -> Any:
     """Addresses and networks stay ipaddress values up to here; AVD's model takes them as text."""
-    if isinstance(data, dict):
-        return {k: _plain(v) for k, v in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [_plain(v) for v in data]
-    if isinstance(data, _ADDRESS_TYPES):
-        return str(data)
-    return data
-
-
-class _NotPlain(Exception):
-    """A value the fast emitter leaves to PyYAML (a type or a scalar style it does not copy)."""
-
-
-# text PyYAML writes as it is (plain): no indicator, space or special character where its analysis looks for one,
-# and none of the dumper's own implicit resolvers (bool, int, float, null, timestamp …) claims it
-_PLAIN = re.compile(r"(?!.*: )[A-Za-z0-9_/][A-Za-z0-9_./: -]*(?<![ :])\Z")
-_RESOLVERS = _YAML["Dumper"].yaml_implicit_resolvers  # type: ignore[attr-defined]
-_MEMO = 100_000  # distinct scalars remembered (of either kind) before starting over
-_SCALARS: dict[Any, str] = {}  # value (a str) or (type, value) → as PyYAML writes it after `key: `
-_KEYS: dict[Any, str] = {}  # the same for keys, written before `: `
-
-
-def _scalar(value: Any, cache: dict[Any, str], key: bool) -> str:
-    """One scalar as PyYAML's dumper writes it, remembered per distinct value."""
-    kind = type(value)
-    if kind is not str:
-        if isinstance(value, _ADDRESS_TYPES):
-            value, kind = str(value), str
-        elif kind not in (int, bool, float, type(None)):
-            raise _NotPlain
-    memo = value if kind is str else (kind, value)  # True == 1, but they are written differently
-    found = cache.get(memo)
-    if found is None:
-        found = _written(value, key)
-        if len(cache) >= _MEMO:
-            cache.clear()
-        cache[memo] = found
-    return found
-
-
-def _written(value: Any, key: bool) -> str:
-    """Plain text as it is; anything else as PyYAML writes it, so the style (plain, quoted, escaped) is its own."""
-    if type(value) is str and _PLAIN.match(value):
-        for _, claims in _RESOLVERS.get(value[0], ()):
-            if claims.match(value):
-                break
-        else:
-            return value
-    text = yaml.dump({value: 0} if key else {"k": value}, width=_WIDTH, **_YAML)
-    found = text[: -len(": 0\n")] if key else text[len("k: ") : -1]
-    if "\n" in found or (key and (found.startswith("?") or not text.endswith(": 0\n"))):
-        raise _NotPlain
-    return found
-
-
-def _mapping(data: dict[Any, Any], lead: str, pad: str, out: list[str]) -> None:
-    """A block mapping as PyYAML writes it: the first line starts with `lead`, the others with `pad`."""
-    keys, scalars = _KEYS, _SCALARS  # text is looked up inline: this loop runs for every node
-    for k, v in data.items():
-        name = keys.get(k) if type(k) is str else None
-        start = lead + (name or _scalar(k, keys, True)) + ":"
-        lead = pad
-        kind = type(v)
-        if kind is dict or kind is list or kind is tuple:
-            if not v:
-                out.append(start + (" {}\n" if kind is dict else " []\n"))
-            elif kind is dict:
-                out.append(start + "\n")
-                _mapping(v, pad + "  ", pad + "  ", out)
-            else:
-                out.append(start + "\n")
-                _sequence(v, pad, pad, out)  # PyYAML does not indent a sequence in a mapping
-        else:
-            text = scalars.get(v) if kind is str else None
-            out.append(f"{start} {text or _scalar(v, scalars, False)}\n")
-
-
-def _sequence(items: list[Any] | tuple[Any, ...], lead: str, pad: str, out: list[str]) -> None:
-    for v in items:
-        start = lead + "- "
-        lead = pad
-        kind = type(v)
-        if kind is dict or kind is list or kind is tuple:
-            if not v:
-                out.append(start + ("{}\n" if kind is dict else "[]\n"))
-            elif kind is dict:
-                _mapping(v, start, pad + "  ", out)
-            else:
-                _sequence(v, start, pad + "  ", out)
-        else:
-            text = _SCALARS.get(v) if kind is str else None
-            out.append(f"{start}{text or _scalar(v, _SCALARS, False)}\n")
+    return yamltext.plain(data, _ADDRESS_TYPES)
 
 
 def _dump(data: dict[str, Any]) -> str:
-    """The document PyYAML's safe dumper writes (block style, keys in order, width 120), without PyYAML's
-    per-node representer, which was most of the render time of a big EOS fabric. What the fast path cannot
-    vouch for (another type, a line long enough to be folded) PyYAML dumps itself."""
-    out: list[str] = []
-    try:
-        if not data:
-            raise _NotPlain
-        _mapping(data, "", "", out)
-    except _NotPlain:
-        return str(yaml.dump(_plain(data), width=_WIDTH, **_YAML))
-    text = "".join(out)
-    if max(map(len, out)) > _SAFE_LINE:
-        return str(yaml.dump(_plain(data), width=_WIDTH, **_YAML))
-    return text
+    """PyYAML's document of `_plain(data)` (block style, keys in order, width 120), written by yamltext: PyYAML's
+    per-node representer was most of the render time of a big EOS fabric."""
+    return yamltext.dump(data, width=WIDTH, as_text=_ADDRESS_TYPES)
 
 
 def structured_configs(build: Build) -> dict[str, str]:
