@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fabric.pipeline import Build
+from fabric.render.diagrams.outputs import Drawn, planned
 from fabric.render.memo import per_build
 from fabric.render.registry import Output, one_file
 from fabric.render.report.content import report_content as _content
@@ -16,7 +17,9 @@ def report_html(build: Build) -> str:
 
 
 def report_md(build: Build) -> str:
-    return render("report/report.md.j2", **report_content(build))
+    """The Markdown report links the pictures by name and title: it needs no layout by `dot`."""
+    listed = [Drawn(d, "", None, None) for d in planned(build)]
+    return render("report/report.md.j2", **_content(build, items=listed))
 
 
 OUTPUTS: tuple[Output, ...] = (  # the report embeds the laid-out diagrams: one worker makes both
