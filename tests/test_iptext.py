@@ -30,6 +30,16 @@ def test_ipv6_text_as_str_writes_it() -> None:
     assert checked == 4008
 
 
+def test_ipv4_text_as_str_writes_it() -> None:
+    rng = random.Random(4)
+    values = [0, 1, 2**32 - 1, 0x0A000001, *(rng.randrange(2**32) for _ in range(2000))]
+    for value in values:
+        assert iptext.text(IPv4Address(value)) == str(IPv4Address(value))
+        for prefix in (0, 24, 31, 32):
+            assert iptext.text(IPv4Interface((value, prefix))) == str(IPv4Interface((value, prefix)))
+    assert len(values) == 2004
+
+
 def test_scoped_and_ipv4_addresses_as_str_writes_them() -> None:
     cases = [IPv6Address("fe80::1%eth0"), IPv4Address("10.0.0.1"), IPv4Interface("10.16.0.1/31"), IPv6Address("::")]
     assert [iptext.text(a) for a in cases] == ["fe80::1%eth0", "10.0.0.1", "10.16.0.1/31", "::"]

@@ -100,6 +100,9 @@ def _rows(table: Rows, newline: str) -> str:
     pairs = sorted(table.rows.items())
     if set(map(len, table.rows.values())) != {len(table.fields)}:
         raise ValueError(f"a row of {table.fields} has not one value per field")
+    if not table.fields:  # keys alone (SONiC's `Ethernet0|10.0.0.1/31: {}`)
+        items = [f"{_text(key)}: {{}}" for key, _ in pairs]
+        return "{" + inner + ("," + inner).join(items) + newline + "}"
     try:  # every value text: one pattern for all rows
         pattern = _patterns.get((table.fields, inner)) or _pattern(table.fields, inner)
         items = [pattern.format(_text(key), *map(_text, values)) for key, values in pairs]

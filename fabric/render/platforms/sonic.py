@@ -21,6 +21,9 @@ def _speed_mbps(port: PortIntent) -> str:
     return str(port.speed_gbps * 1000)
 
 
+_LANES: dict[tuple[int, ...], str] = {}
+
+
 def _type(layer: str) -> str:
     return {"leaf": "LeafRouter", "spine": "SpineRouter", "core": "SpineRouter"}[layer]
 
@@ -52,6 +55,7 @@ class Sonic(Platform):
             metadata["bgp_asn"] = str(intent.bgp.asn)
         db["DEVICE_METADATA"] = {"localhost": metadata}
         max_mtu = self.max_mtu
+        lanes = _LANES if len(_LANES) < 4096 else {}  # the lane lists of a model's ports, as text
         db["PORT"] = Rows(
             ("admin_status", "alias", "index", "lanes", "mtu", "speed", "description"),
             {
@@ -59,7 +63,7 @@ class Sonic(Platform):
                     "up" if p.admin_up else "down",
                     f"etp{p.cage}" + (chr(ord("a") + p.sub - 1) if p.breakout > 1 else ""),
                     str(p.cage),
-                    ",".join(map(str, p.lanes)),
+                    lanes.get(p.lanes) or lanes.setdefault(p.lanes, ",".join(map(str, p.lanes))),
                     str(min(p.mtu, max_mtu)),
                     _speed_mbps(p),
                     p.description,
