@@ -278,8 +278,8 @@ def build(
     allocations.lock.json records every assignment; the next build into the same directory (or one given
     --lock) keeps them: a grown spec only adds, and what it would move is an error (lock-move) per item.
     """
-    from fabric.render import outputs, render_all
-    from fabric.write.atomic import OutputError, write_outputs
+    from fabric.render import outputs, render_into
+    from fabric.write.atomic import OutputError, Staging
 
     if lock is not None and no_lock:
         print("error: give --lock FILE or --no-lock, not both", file=sys.stderr)
@@ -293,18 +293,27 @@ def build(
             gc.freeze()
         step("rendering")
         if not result.errors:
+            # render workers write each file into the staging tree as they make it; the old output stays
+            # until the commit exchanges the two, and an error leaves it as it was
             try:
-                files = render_all(result, lambda name: step(f"rendering {name}"), workers=workers)
-            except FabricError as exc:  # a value that would split a config line (the loader should have refused it)
-                refused = exc
-            else:
+                staging = Staging(out or Path("output") / result.name, result.name)
+            except (OutputError, OSError) as exc:
+                print(f"error: {printable(str(exc))}", file=sys.stderr)
+                raise typer.Exit(2) from None
+            try:
+                files = render_into(result, staging.write, lambda name: step(f"rendering {name}"), workers=workers)
                 step("writing")
-                target = out or Path("output") / result.name
-                try:
-                    written = write_outputs(files, target, result.name)
-                except (OutputError, OSError) as exc:
-                    print(f"error: {printable(str(exc))}", file=sys.stderr)
-                    raise typer.Exit(2) from None
+                written = staging.commit()
+            except FabricError as exc:  # a value that would split a config line (the loader should have refused it)
+                staging.abort()
+                refused = exc
+            except (OutputError, OSError) as exc:
+                staging.abort()
+                print(f"error: {printable(str(exc))}", file=sys.stderr)
+                raise typer.Exit(2) from None
+            except BaseException:
+                staging.abort()
+                raise
     _print_findings(list(result.findings))
     if result.errors:
         print(f"{printable(result.name)}: {len(result.errors)} error(s); nothing was written", file=sys.stderr)

@@ -34,7 +34,7 @@ def _raise(exc: BaseException) -> Any:
     [
         (fabric.pipeline, "build_fabric", ["validate", LAB]),
         (fabric.pipeline, "build_fabric", ["show", LAB]),
-        (fabric.render, "render_all", ["build", LAB, "-o", "{tmp}/out"]),
+        (fabric.render, "render_into", ["build", LAB, "-o", "{tmp}/out"]),
         (fabric.tools.verify, "verify_lldp", ["verify", LAB, "--lldp", "{tmp}/n.csv"]),
     ],
 )

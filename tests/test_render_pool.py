@@ -88,3 +88,26 @@ def test_build_with_workers_writes_the_same_tree(tmp_path: Path) -> None:
         trees.append({p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
     assert len(trees[0]) > 30 and trees[0] == trees[1]
     assert CliRunner().invoke(app, ["build", str(REPO / "designs" / "lab.yaml"), "--workers", "0"]).exit_code == 2
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_workers_writing_into_the_staging_tree_write_what_render_all_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    from fabric.render import render_into
+    from fabric.write.atomic import Staging
+    from tests.platforms import on_platform
+
+    monkeypatch.setenv("FABRIC_BGP_KEY", "s3cret")
+    build = on_platform("lab", "sonic", bgp_password_env="FABRIC_BGP_KEY")
+    rendered = render_all(build, workers=1)
+    assert rendered.private  # the configs hold the BGP password
+    staging = Staging(tmp_path / "out", build.name)
+    paths = render_into(build, staging.write, workers=workers)
+    out = staging.commit()
+    assert paths == list(rendered)
+    on_disk = {str(p.relative_to(out)): p for p in out.rglob("*") if p.is_file() and p.name != ".fabric-output"}
+    assert sorted(on_disk) == paths
+    assert [path for path in paths if on_disk[path].read_bytes() != rendered[path]] == []
+    private = {path for path, p in on_disk.items() if p.stat().st_mode & 0o077 == 0}
+    assert private == rendered.private

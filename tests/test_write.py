@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -393,12 +394,17 @@ def test_the_command_refuses_an_escaping_path_and_exits_2(tmp_path: Path, monkey
     from fabric.cli import app
 
     hostile = Rendered({"cabling.csv": b"x", "configs/../../../../x1/frr.conf": b"owned"}, private=())
-    monkeypatch.setattr(fabric.render, "render_all", lambda build, step=None, workers=None: hostile)
+
+    def render_into(build: object, sink: Callable[[str, bytes, bool], None], step: object, workers: object) -> None:
+        for path, data in hostile.items():
+            sink(path, data, False)
+
+    monkeypatch.setattr(fabric.render, "render_into", render_into)
     out = tmp_path / "a" / "b" / "out"
     result = CliRunner().invoke(app, ["build", str(DESIGNS / "lab.yaml"), "-o", str(out)])
     assert result.exit_code == 2
     assert "error: refusing to write output path 'configs/../../../../x1/frr.conf'" in result.output
-    assert not (tmp_path / "a").exists() and not list(tmp_path.rglob("x1"))  # checked before anything is made
+    assert not (tmp_path / "a").exists() and not list(tmp_path.rglob("x1"))  # refused, and nothing left behind
 
 
 @pytest.mark.parametrize("name", ["../../etc", "a/b", "x\ny", ".."])

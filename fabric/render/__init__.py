@@ -15,7 +15,7 @@ from functools import cache
 from fabric.model.findings import error
 from fabric.model.rendered import Rendered
 from fabric.pipeline import Build
-from fabric.render.pool import render_tasks, worker_count
+from fabric.render.pool import Sink, render_tasks, worker_count
 from fabric.render.registry import Output
 from fabric.render.safety import CODE, HINT, RenderRefused, unsafe_values
 
@@ -38,24 +38,41 @@ def render_all(build: Build, step: Callable[[str], None] | None = None, workers:
     (with findings) if a value would split a line of an output. `step` is told the name of each output
     as it renders (a progress display). `workers`: processes to render in (see pool.py; default: the cores,
     for designs big enough to pay); the bytes are the same whatever the count."""
-    problems = unsafe_values(build)
-    if problems:
-        raise RenderRefused(problems)
-    every = outputs()
     files: dict[str, bytes] = {}
-    for done in render_tasks(build, every, worker_count(build, workers), step):
-        if done.refused is not None:
-            name, reason, in_plan = done.refused
-            found = unsafe_values(build, infiniband=True) if in_plan else []  # name the fields if in the plan
-            raise RenderRefused(found or [error(CODE, f"outputs.{name}", reason, HINT)])
-        for path, content in done.files.items():
-            if path in files:
-                raise AssertionError(f"outputs {', '.join(done.names)} write {path} again")
-            files[path] = content
+    _render(build, step, workers, None, files)
     private: set[str] = set()
-    for output in every:
+    for output in outputs():
         private.update(output.private(build))
     return Rendered(files, private=private)
 
 
-__all__ = ["Output", "RenderRefused", "Rendered", "outputs", "render_all"]
+def render_into(
+    build: Build, sink: Sink, step: Callable[[str], None] | None = None, workers: int | None = None
+) -> list[str]:
+    """render_all, each file handed to `sink(path, bytes, private)` in the process that rendered it (the
+    writer's staging tree: no file travels back from a worker, and no process holds them all). Returns the
+    paths, in path order. Raises RenderRefused as render_all does, maybe after some files went to the sink."""
+    return sorted(_render(build, step, workers, sink, {}))
+
+
+def _render(
+    build: Build, step: Callable[[str], None] | None, workers: int | None, sink: Sink | None, files: dict[str, bytes]
+) -> set[str]:
+    problems = unsafe_values(build)
+    if problems:
+        raise RenderRefused(problems)
+    paths: set[str] = set()
+    for done in render_tasks(build, outputs(), worker_count(build, workers), step, sink):
+        if done.refused is not None:
+            name, reason, in_plan = done.refused
+            found = unsafe_values(build, infiniband=True) if in_plan else []  # name the fields if in the plan
+            raise RenderRefused(found or [error(CODE, f"outputs.{name}", reason, HINT)])
+        for path in (*done.files, *done.sunk):
+            if path in paths:
+                raise AssertionError(f"outputs {', '.join(done.names)} write {path} again")
+            paths.add(path)
+        files.update(done.files)
+    return paths
+
+
+__all__ = ["Output", "RenderRefused", "Rendered", "Sink", "outputs", "render_all", "render_into"]

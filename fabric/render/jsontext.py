@@ -3,22 +3,67 @@
 With an indent the standard library encodes in Python, one generator step per token; SONiC's config_db.json of
 a 128-port switch is ~40,000 tokens, most of it QoS and buffer tables. This writes the same bytes (dicts with
 text keys, lists, text, numbers, booleans, null) by joining strings; scalars go through the json module's own
-C escaping. tests/test_jsontext.py checks it against json.dumps.
+C escaping. Two more kinds of value stand for dicts, so that big documents need not be built as dicts first:
+
+- `Rows`: a table {key: {field: value}} given as one tuple of text values per key (SONiC's per-port tables):
+  each row is written through a pattern made once per field set and depth, not a dict per row.
+- `Shared`: `fn(*args)`, a value many documents of a build hold the same (the QoS tables of every switch
+  with the same ports and profile): written once per depth and reused while cached.
+
+`plain` turns either back into dicts. tests/test_jsontext.py checks all of it against json.dumps.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+from json import encoder
 from json.encoder import encode_basestring as _utf8
-from json.encoder import encode_basestring_ascii as _text
 from typing import Any
 
 _INDENT = "    "
+_text: Callable[[Any], str] = encoder.encode_basestring_ascii  # TypeError for anything but text
+_SHARED_MAX = 256  # cached texts of Shared values (a few per distinct port set and QoS profile of a build)
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """{key: {field: value}}: `rows` maps each key to its values, in `fields` order; None leaves a field out."""
+
+    fields: tuple[str, ...]
+    rows: Mapping[str, tuple[str | None, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Shared:
+    """`fn(*args)`, written once per depth and reused. `fn` must be pure: (fn, args) is the cache key."""
+
+    fn: Callable[..., Any]
+    args: tuple[Hashable, ...]
+
+
+_shared: dict[tuple[Callable[..., Any], tuple[Hashable, ...], str], str] = {}
+_patterns: dict[tuple[tuple[str, ...], str], str] = {}
 
 
 def dumps(value: Any) -> str:
-    """`json.dumps(value, indent=4, sort_keys=True)`."""
+    """`json.dumps(plain(value), indent=4, sort_keys=True)`."""
     return _value(value, "\n")
+
+
+def plain(value: Any) -> Any:
+    """`value` with every Rows and Shared in it made dicts (what dumps writes them as)."""
+    if isinstance(value, Rows):
+        fields = value.fields
+        return {k: {f: v for f, v in zip(fields, vs, strict=True) if v is not None} for k, vs in value.rows.items()}
+    if isinstance(value, Shared):
+        return plain(value.fn(*value.args))
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
 
 
 def _value(value: Any, newline: str) -> str:
@@ -35,8 +80,12 @@ def _value(value: Any, newline: str) -> str:
             try:
                 items = [f"{_text(k)}: {_value(v, inner)}" for k, v in pairs]
             except TypeError:  # numbers as keys: the json module's rules, as they are
-                return json.dumps(value, indent=4, sort_keys=True).replace("\n", newline)
+                return json.dumps(plain(value), indent=4, sort_keys=True).replace("\n", newline)
         return "{" + inner + ("," + inner).join(items) + newline + "}"
+    if isinstance(value, Rows):
+        return _rows(value, newline)
+    if isinstance(value, Shared):
+        return _shared_text(value, newline)
     if isinstance(value, list | tuple):
         if not value:
             return "[]"
@@ -60,3 +109,59 @@ def line(value: dict[str, Any]) -> str:
 
 def _other(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def _rows(table: Rows, newline: str) -> str:
+    if not table.rows:
+        return "{}"
+    inner = newline + _INDENT
+    pairs = sorted(table.rows.items())
+    if set(map(len, table.rows.values())) != {len(table.fields)}:
+        raise ValueError(f"a row of {table.fields} has not one value per field")
+    if not table.fields:  # keys alone (SONiC's `Ethernet0|10.0.0.1/31: {}`)
+        items = [f"{_text(key)}: {{}}" for key, _ in pairs]
+        return "{" + inner + ("," + inner).join(items) + newline + "}"
+    try:  # every value text: one pattern for all rows
+        pattern = _patterns.get((table.fields, inner)) or _pattern(table.fields, inner)
+        items = [pattern.format(_text(key), *map(_text, values)) for key, values in pairs]
+    except TypeError:  # a field left out (None) or a value that is not text: row by row
+        items = [_row(key, table.fields, values, inner) for key, values in pairs]
+    return "{" + inner + ("," + inner).join(items) + newline + "}"
+
+
+def _row(key: str, fields: tuple[str, ...], values: tuple[str | None, ...], newline: str) -> str:
+    present = tuple(f for f, v in zip(fields, values, strict=True) if v is not None)
+    values = tuple(v for v in values if v is not None)
+    try:
+        pattern = _patterns.get((present, newline)) or _pattern(present, newline)
+        return pattern.format(_text(key), *map(_text, values))
+    except TypeError:  # a value that is not text: as a dict
+        return _text(key) + ": " + _value(dict(zip(present, values, strict=True)), newline)
+
+
+def _pattern(fields: tuple[str, ...], newline: str) -> str:
+    """A key and its row of `fields` at `newline`'s depth, as str.format text: place 0 the key's text, place
+    i the text of field i - 1 (fields written in name order, as sort_keys does)."""
+    if len(set(fields)) != len(fields):
+        raise ValueError(f"a field is named twice in {fields}")
+    if not fields:
+        pattern = "{0}: {{}}"
+    else:
+        inner = newline + _INDENT
+        places = [
+            _text(f).replace("{", "{{").replace("}", "}}") + ": {" + str(i + 1) + "}"
+            for f, i in sorted((f, i) for i, f in enumerate(fields))
+        ]
+        pattern = "{0}: {{" + inner + ("," + inner).join(places) + newline + "}}"
+    _patterns[(fields, newline)] = pattern
+    return pattern
+
+
+def _shared_text(value: Shared, newline: str) -> str:
+    key = (value.fn, value.args, newline)
+    text = _shared.get(key)
+    if text is None:
+        if len(_shared) >= _SHARED_MAX:
+            _shared.clear()
+        text = _shared[key] = _value(value.fn(*value.args), newline)
+    return text

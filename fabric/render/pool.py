@@ -2,8 +2,10 @@
 
 Workers are forked after the build, so they share it (nothing of it is pickled); each task returns its files as
 bytes and the caller puts them in path order, so the output is byte-identical whatever the worker count or the
-order tasks finish in. The pool pays from a few thousand cables or switches (a fork and the bytes through a
-pipe cost ~50 ms); below that, or with one core, everything renders in this process.
+order tasks finish in. Given a sink (the writer's staging tree, made before the fork), a task hands it each
+file as it is encoded, in the process that rendered it, and returns only the paths: no bytes cross a pipe
+and no process holds more than one task's files. The pool pays from a few thousand cables or switches (a fork
+and the bytes through a pipe cost ~50 ms); below that, or with one core, everything renders in this process.
 
 Worker count: the `workers` argument (`fabric build --workers N`), else the `FABRIC_WORKERS` environment variable,
 else the usable cores (at most MAX_WORKERS), and one worker for designs below POOL_ABOVE.
@@ -41,6 +43,10 @@ class Done:
     names: tuple[str, ...]
     files: dict[str, bytes]
     refused: tuple[str, str, bool] | None = None  # (output, reason, whether a value of the plan may be named)
+    sunk: tuple[str, ...] = ()  # the paths handed to the sink (not in files)
+
+
+Sink = Callable[[str, bytes, bool], None]  # (path, content, private): where files go as they are rendered
 
 
 def worker_count(build: Build, workers: int | None) -> int:
@@ -79,16 +85,21 @@ def tasks(outputs: tuple[Output, ...], workers: int) -> list[Task]:
 
 _BUILD: Build | None = None  # the build a forked worker renders (inherited, not pickled)
 _OUTPUTS: dict[str, Output] = {}
+_SINK: Sink | None = None
 
 
-def run(task: Task, build: Build | None = None, by_name: dict[str, Output] | None = None) -> Done:
-    """Render one task (in a worker, from the inherited build)."""
+def run(
+    task: Task, build: Build | None = None, by_name: dict[str, Output] | None = None, sink: Sink | None = None
+) -> Done:
+    """Render one task (in a worker, from the inherited build and sink)."""
     from fabric.render.safety import UnsafeText, describe
 
     build = build or _BUILD
     by_name = by_name or _OUTPUTS
+    sink = sink or _SINK
     assert build is not None
     files: dict[str, bytes] = {}
+    sunk: list[str] = []
     for name in task.names:
         output = by_name[name]
         try:
@@ -98,25 +109,36 @@ def run(task: Task, build: Build | None = None, by_name: dict[str, Output] | Non
                 rendered = output.render(build)
         except UnsafeText as exc:
             return Done(task.names, {}, (name, exc.reason, True))
+        private = frozenset(output.private(build)) if sink is not None else frozenset()
         for path, content in rendered.items():
             if path in files:
                 raise AssertionError(f"output {name} writes {path} again")
             if isinstance(content, bytes):
-                files[path] = content
-                continue
-            try:
-                files[path] = content.encode("utf-8")
-            except UnicodeEncodeError as exc:  # a lone surrogate: not text
-                message = f"{path}: holds {describe(exc.object[exc.start])}, which is not text"
-                return Done(task.names, {}, (name, message, False))
-    return Done(task.names, files)
+                data = content
+            else:
+                try:
+                    data = content.encode("utf-8")
+                except UnicodeEncodeError as exc:  # a lone surrogate: not text
+                    message = f"{path}: holds {describe(exc.object[exc.start])}, which is not text"
+                    return Done(task.names, {}, (name, message, False))
+            if sink is None:
+                files[path] = data
+            else:
+                sink(path, data, path in private)
+                sunk.append(path)
+    return Done(task.names, files, sunk=tuple(sunk))
 
 
 def render_tasks(
-    build: Build, outputs: tuple[Output, ...], workers: int, step: Callable[[str], None] | None
+    build: Build,
+    outputs: tuple[Output, ...],
+    workers: int,
+    step: Callable[[str], None] | None,
+    sink: Sink | None = None,
 ) -> Iterator[Done]:
-    """Every task's result: in this process with one worker, else from a pool of forked workers (as they finish)."""
-    global _BUILD, _OUTPUTS
+    """Every task's result: in this process with one worker, else from a pool of forked workers (as they finish);
+    with a sink, the files go there in the process that rendered them."""
+    global _BUILD, _OUTPUTS, _SINK
     by_name = {o.name: o for o in outputs}
     todo = tasks(outputs, workers)
     told: set[str] = set()
@@ -130,9 +152,9 @@ def render_tasks(
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         for task in todo:
             tell(task.names)
-            yield run(task, build, by_name)
+            yield run(task, build, by_name, sink)
         return
-    _BUILD, _OUTPUTS = build, by_name
+    _BUILD, _OUTPUTS, _SINK = build, by_name, sink
     gc.freeze()  # the workers' collector leaves the inherited objects alone: fewer shared pages copied
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
@@ -141,4 +163,4 @@ def render_tasks(
                 yield done
     finally:
         gc.unfreeze()
-        _BUILD, _OUTPUTS = None, {}
+        _BUILD, _OUTPUTS, _SINK = None, {}, None

@@ -1,13 +1,14 @@
 """Write rendered outputs atomically.
 
 Everything is written into a fresh sibling directory first (`.<out>.new-XXXX`, its marker file written
-before anything else, so an interrupted build's leftovers are recognisable) and made durable (one
+before anything else, so an interrupted build's leftovers are recognisable; a `Staging`, which render
+workers forked after it write into as they render, so no file's bytes cross a pipe) and made durable (one
 syncfs(2), else a fsync of every file and directory); then it is exchanged with the old output in one
 `renameat2(RENAME_EXCHANGE)` call where the kernel offers it (else two renames), and the old output is
 removed. A failed or interrupted build leaves the previous output as it was; the next build removes what
 an interrupted one left behind.
 
-Every path is checked before anything is written: relative, no `..`, `.` or empty parts, each part a
+Every path is checked before it is written: relative, no `..`, `.` or empty parts, each part a
 single line of printable text; files and directories are created through directory descriptors with
 O_NOFOLLOW|O_EXCL, so nothing — a template, a name, a symlink planted in the staging tree — can put a file
 outside the output directory. A directory that is not a fabric output (no marker file) is never replaced.
@@ -153,36 +154,120 @@ def remove_stale(parent: Path, name: str) -> list[Path]:
     return removed
 
 
-def _write_tree(root_fd: int, rendered: Rendered, parts: dict[str, tuple[str, ...]]) -> None:
-    dirs: dict[tuple[str, ...], int] = {(): root_fd}
+class Staging:
+    """The staging tree of one build of `out_dir`: files go in with `write` (from this process or from render
+    workers forked after it was made, each through its own directory descriptors), then `commit` makes the
+    tree durable and exchanges it with the old output, or `abort` removes it. Until commit the old output
+    stays as it was."""
 
-    def directory(key: tuple[str, ...]) -> int:
-        if key not in dirs:
-            parent = directory(key[:-1])
-            with contextlib.suppress(FileExistsError):
+    def __init__(self, out_dir: Path, design: str) -> None:
+        if not design.isprintable():
+            raise OutputError("refusing to write: the design name is not a single line of printable text")
+        out_dir = Path(os.path.abspath(out_dir))
+        if not out_dir.name or not out_dir.name.isprintable():
+            raise OutputError(f"refusing to write to {str(out_dir)!r}: not a directory name of printable text")
+        out_dir = out_dir.resolve()
+        if out_dir.exists():
+            if not out_dir.is_dir():
+                raise OutputError(f"{out_dir} exists and is not a directory")
+            if any(out_dir.iterdir()) and not (out_dir / MARKER).exists():
+                raise OutputError(f"{out_dir} is not empty and was not written by fabric; choose another -o directory")
+        parent = out_dir.parent
+        self._made = [p for p in (parent, *parent.parents) if not p.exists()]  # removed again by abort
+        parent.mkdir(parents=True, exist_ok=True)
+        remove_stale(parent, out_dir.name)
+        self.out_dir = out_dir
+        self._path = Path(tempfile.mkdtemp(prefix=staging_prefixes(out_dir.name)[0], dir=parent))
+        self._owner = os.getpid()
+        self._dirs: dict[tuple[str, ...], int] = {}
+        self._root = -1
+        try:
+            self._root = os.open(self._path, _DIR_FLAGS)
+            fcntl.flock(self._root, fcntl.LOCK_EX)  # released by the kernel whenever this process ends
+            _write_file(self._root, MARKER, f"written by fabric for design {design}\n".encode(), 0o666)
+        except BaseException:
+            self.abort()
+            raise
+        self._dirs[()] = self._root
+
+    def _directory(self, key: tuple[str, ...]) -> int:
+        if self._owner != os.getpid():  # a forked worker: its own descriptors (the inherited ones are shared)
+            self._dirs, self._owner = {(): self._root}, os.getpid()
+        if key not in self._dirs:
+            parent = self._directory(key[:-1])
+            with contextlib.suppress(FileExistsError):  # made by another worker
                 os.mkdir(key[-1], 0o777, dir_fd=parent)
-            dirs[key] = os.open(key[-1], _DIR_FLAGS, dir_fd=parent)
-        return dirs[key]
+            self._dirs[key] = os.open(key[-1], _DIR_FLAGS, dir_fd=parent)
+        return self._dirs[key]
 
-    try:
-        for rel, data in rendered.items():
-            path = parts[rel]
-            try:
-                _write_file(directory(path[:-1]), path[-1], data, 0o600 if rel in rendered.private else 0o666)
-            except OSError as exc:
-                why = {
-                    errno.ELOOP: "a symlink is in the way",
-                    errno.ENOTDIR: "a symlink or a file is in the way",
-                    errno.EEXIST: "it exists already",
-                }.get(exc.errno or 0)
-                raise OutputError(f"refusing to write output path {rel!r}: {why or exc.strerror or exc}") from exc
-        for key in sorted(dirs, key=len, reverse=True):
-            if key and _SYNCFS is None:  # the root: by the caller, after its last change
-                os.fsync(dirs[key])
-    finally:
-        for key, fd in dirs.items():
+    def write(self, rel: str, data: bytes, private: bool) -> None:
+        """Create file `rel` (mode 0600 if `private`); OutputError if its path could leave the output or
+        something is in the way."""
+        path = output_parts(rel)
+        try:
+            _write_file(self._directory(path[:-1]), path[-1], data, 0o600 if private else 0o666)
+        except OSError as exc:
+            why = {
+                errno.ELOOP: "a symlink is in the way",
+                errno.ENOTDIR: "a symlink or a file is in the way",
+                errno.EEXIST: "it exists already",
+            }.get(exc.errno or 0)
+            raise OutputError(f"refusing to write output path {rel!r}: {why or exc.strerror or exc}") from exc
+
+    def _close_dirs(self) -> None:
+        for key, fd in self._dirs.items():
             if key:
                 os.close(fd)
+        self._dirs = {(): self._root}
+
+    def commit(self) -> Path:
+        """Make the tree durable, then put it in place of the old output (removed). Returns the output."""
+        staging, out_dir, parent = self._path, self.out_dir, self.out_dir.parent
+        try:
+            if _SYNCFS is None:  # every directory on its own (workers made some), the root by _sync
+                for path, _, _, fd in os.fwalk(".", topdown=False, dir_fd=self._root):
+                    if path != ".":
+                        os.fsync(fd)
+            self._close_dirs()
+            os.fchmod(self._root, 0o755)
+            _sync(self._root)
+            if out_dir.exists():
+                if not _exchange(staging, out_dir):
+                    old = Path(tempfile.mkdtemp(prefix=staging_prefixes(out_dir.name)[1], dir=parent))
+                    old.rmdir()
+                    os.rename(out_dir, old)
+                    try:
+                        os.rename(staging, out_dir)
+                    except BaseException:
+                        os.rename(old, out_dir)
+                        raise
+                    staging = old
+                _fsync_dir(parent)
+                _rmtree(staging)  # now the old output
+            else:
+                os.rename(staging, out_dir)
+                _fsync_dir(parent)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        finally:
+            self._close()
+        return out_dir
+
+    def abort(self) -> None:
+        """Remove the tree (and the directories made to hold it); the old output stays."""
+        shutil.rmtree(self._path, ignore_errors=True)
+        self._close()
+        for made in self._made:
+            with contextlib.suppress(OSError):  # not empty: someone else's now
+                made.rmdir()
+
+    def _close(self) -> None:
+        if self._root >= 0:
+            self._close_dirs()
+            os.close(self._root)
+            self._root = -1
+            self._dirs = {}
 
 
 def write_outputs(rendered: Rendered, out_dir: Path, design: str) -> Path:
@@ -190,52 +275,16 @@ def write_outputs(rendered: Rendered, out_dir: Path, design: str) -> Path:
     marks private (secrets) are created mode 0600."""
     if not isinstance(rendered, Rendered):
         raise TypeError(f"write_outputs takes the Rendered value of render_all, not {type(rendered).__name__}")
-    parts = {rel: output_parts(rel) for rel in rendered}
-    if not design.isprintable():
-        raise OutputError("refusing to write: the design name is not a single line of printable text")
-    out_dir = Path(os.path.abspath(out_dir))
-    if not out_dir.name or not out_dir.name.isprintable():
-        raise OutputError(f"refusing to write to {str(out_dir)!r}: not a directory name of printable text")
-    out_dir = out_dir.resolve()
-    if out_dir.exists():
-        if not out_dir.is_dir():
-            raise OutputError(f"{out_dir} exists and is not a directory")
-        if any(out_dir.iterdir()) and not (out_dir / MARKER).exists():
-            raise OutputError(f"{out_dir} is not empty and was not written by fabric; choose another -o directory")
-    parent = out_dir.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    remove_stale(parent, out_dir.name)
-    new_prefix, old_prefix = staging_prefixes(out_dir.name)
-    staging = Path(tempfile.mkdtemp(prefix=new_prefix, dir=parent))
-    root = os.open(staging, _DIR_FLAGS)
+    for rel in rendered:
+        output_parts(rel)  # every path checked before anything is written
+    staging = Staging(out_dir, design)
     try:
-        fcntl.flock(root, fcntl.LOCK_EX)  # released by the kernel whenever this process ends
-        _write_file(root, MARKER, f"written by fabric for design {design}\n".encode(), 0o666)
-        _write_tree(root, rendered, parts)
-        os.fchmod(root, 0o755)
-        _sync(root)
-        if out_dir.exists():
-            if not _exchange(staging, out_dir):
-                old = Path(tempfile.mkdtemp(prefix=old_prefix, dir=parent))
-                old.rmdir()
-                os.rename(out_dir, old)
-                try:
-                    os.rename(staging, out_dir)
-                except BaseException:
-                    os.rename(old, out_dir)
-                    raise
-                staging = old
-            _fsync_dir(parent)
-            _rmtree(staging)  # now the old output
-        else:
-            os.rename(staging, out_dir)
-            _fsync_dir(parent)
+        for rel, data in rendered.items():
+            staging.write(rel, data, rel in rendered.private)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        staging.abort()
         raise
-    finally:
-        os.close(root)
-    return out_dir
+    return staging.commit()
 
 
 def _fsync_dir(path: Path) -> None:

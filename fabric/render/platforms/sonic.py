@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabric.intent.ethernet import DeviceIntent, PortIntent
-from fabric.render import jsontext
+from fabric.intent.ethernet import DeviceIntent, PortIntent, QosIntent
+from fabric.render import iptext, jsontext
+from fabric.render.jsontext import Rows, Shared
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import frr_view
 from fabric.render.templating import render
@@ -18,6 +19,9 @@ from fabric.render.templating import render
 
 def _speed_mbps(port: PortIntent) -> str:
     return str(port.speed_gbps * 1000)
+
+
+_LANES: dict[tuple[int, ...], str] = {}
 
 
 def _type(layer: str) -> str:
@@ -35,6 +39,8 @@ class Sonic(Platform):
         }
 
     def config_db(self, intent: DeviceIntent) -> dict[str, Any]:
+        """The tables, as jsontext writes them: per-port tables as Rows, those that many switches hold the
+        same (QoS for a port set and profile) as Shared."""
         db: dict[str, Any] = {}
         metadata = {
             "hostname": intent.hostname,
@@ -48,32 +54,39 @@ class Sonic(Platform):
         if intent.bgp:
             metadata["bgp_asn"] = str(intent.bgp.asn)
         db["DEVICE_METADATA"] = {"localhost": metadata}
-        db["PORT"] = {
-            p.name: {
-                "admin_status": "up" if p.admin_up else "down",
-                "alias": f"etp{p.cage}" + (chr(ord("a") + p.sub - 1) if p.breakout > 1 else ""),
-                "index": str(p.cage),
-                "lanes": ",".join(str(lane) for lane in p.lanes),
-                "mtu": str(min(p.mtu, self.max_mtu)),
-                "speed": _speed_mbps(p),
-                "description": p.description,
-            }
-            for p in intent.ports
-        }
+        max_mtu = self.max_mtu
+        lanes = _LANES if len(_LANES) < 4096 else {}  # the lane lists of a model's ports, as text
+        db["PORT"] = Rows(
+            ("admin_status", "alias", "index", "lanes", "mtu", "speed", "description"),
+            {
+                p.name: (
+                    "up" if p.admin_up else "down",
+                    f"etp{p.cage}" + (chr(ord("a") + p.sub - 1) if p.breakout > 1 else ""),
+                    str(p.cage),
+                    lanes.get(p.lanes) or lanes.setdefault(p.lanes, ",".join(map(str, p.lanes))),
+                    str(min(p.mtu, max_mtu)),
+                    _speed_mbps(p),
+                    p.description,
+                )
+                for p in intent.ports
+            },
+        )
         breakouts = {p.cage: p for p in intent.ports if p.breakout > 1 and p.sub == 1}
         if breakouts:
-            db["BREAKOUT_CFG"] = {p.name: {"brkout_mode": f"{p.breakout}x{p.speed_gbps}G"} for p in breakouts.values()}
-        interface: dict[str, dict[str, str]] = {}
-        for p in intent.used_ports:
+            db["BREAKOUT_CFG"] = Rows(
+                ("brkout_mode",), {p.name: (f"{p.breakout}x{p.speed_gbps}G",) for p in breakouts.values()}
+            )
+        used = intent.used_ports
+        unnumbered = bool(intent.bgp and intent.bgp.unnumbered)
+        interface: dict[str, tuple[str | None, ...]] = {}
+        for p in used:
             if p.role in ("uplink", "downlink"):
-                interface[p.name] = (
-                    {"ipv6_use_link_local_only": "enable"} if intent.bgp and intent.bgp.unnumbered else {}
-                )
+                interface[p.name] = ("enable",) if unnumbered else ()
                 for address in (p.ipv4, p.ipv6):
                     if address:
-                        interface[f"{p.name}|{address}"] = {}
+                        interface[f"{p.name}|{iptext.text(address)}"] = (None,) if unnumbered else ()
         if interface:
-            db["INTERFACE"] = interface
+            db["INTERFACE"] = Rows(("ipv6_use_link_local_only",) if unnumbered else (), interface)
         loopback: dict[str, dict[str, str]] = {"Loopback0": {}}
         for address in (intent.loopback_v4, intent.loopback_v6):
             if address:
@@ -82,7 +95,9 @@ class Sonic(Platform):
         if intent.servers:
             vlan = f"Vlan{intent.servers.vlan}"
             db["VLAN"] = {vlan: {"vlanid": str(intent.servers.vlan)}}
-            db["VLAN_MEMBER"] = {f"{vlan}|{port}": {"tagging_mode": "untagged"} for port in intent.servers.members}
+            db["VLAN_MEMBER"] = Rows(
+                ("tagging_mode",), {f"{vlan}|{port}": ("untagged",) for port in intent.servers.members}
+            )
             db["VLAN_INTERFACE"] = {vlan: {}} | {
                 f"{vlan}|{a}": {} for a in (intent.servers.gateway_v4, intent.servers.gateway_v6) if a
             }
@@ -91,20 +106,23 @@ class Sonic(Platform):
             db["MGMT_INTERFACE"] = {f"{intent.mgmt_port}|{intent.mgmt_address}": mgmt}
             db["MGMT_PORT"] = {intent.mgmt_port: {"admin_status": "up", "alias": intent.mgmt_port}}
         if intent.bgp and not intent.bgp.unnumbered:
-            db["BGP_NEIGHBOR"] = {
-                n.peer: {
-                    "asn": str(n.remote_as),
-                    "name": n.peer_device,
-                    "admin_status": "up",
-                    "holdtime": "9",
-                    "keepalive": "3",
-                }
-                | ({"local_addr": str(n.local_address)} if n.local_address else {})
-                for n in intent.bgp.neighbors
-            }
-        db["DEVICE_NEIGHBOR"] = {
-            p.name: {"name": p.peer_device, "port": p.peer_port} for p in intent.used_ports if p.role != "server"
-        }
+            db["BGP_NEIGHBOR"] = Rows(
+                ("asn", "name", "admin_status", "holdtime", "keepalive", "local_addr"),
+                {
+                    n.peer: (
+                        str(n.remote_as),
+                        n.peer_device,
+                        "up",
+                        "9",
+                        "3",
+                        iptext.text(n.local_address) if n.local_address else None,
+                    )
+                    for n in intent.bgp.neighbors
+                },
+            )
+        db["DEVICE_NEIGHBOR"] = Rows(
+            ("name", "port"), {p.name: (p.peer_device, p.peer_port) for p in used if p.role != "server"}
+        )
         if intent.ntp:
             db["NTP_SERVER"] = {server: {} for server in intent.ntp}
         if intent.syslog:
@@ -114,58 +132,79 @@ class Sonic(Platform):
         if intent.snmp_location:
             db["SNMP"] = {"LOCATION": {"Location": intent.snmp_location}}
         if intent.qos:
-            db.update(self._qos(intent))
+            db.update(_qos(intent.qos, used))
         return db
 
-    def _qos(self, intent: DeviceIntent) -> dict[str, Any]:
-        qos = intent.qos
-        assert qos is not None
-        identity = {str(i): str(i) for i in range(8)}
-        pg = {str(i): str(i) if i == qos.roce_tc else "0" for i in range(8)}
-        ports = [p for p in intent.used_ports if p.name in qos.ports]
-        tables: dict[str, Any] = {
-            "DSCP_TO_TC_MAP": {"ROCE": {str(d): str(tc) for d, tc in qos.dscp_to_tc()}},
-            "TC_TO_QUEUE_MAP": {"ROCE": identity},
-            "TC_TO_PRIORITY_GROUP_MAP": {"ROCE": pg},
-            "MAP_PFC_PRIORITY_TO_QUEUE": {"ROCE": identity},
-            "PORT_QOS_MAP": {
-                p.name: {
-                    "dscp_to_tc_map": "ROCE",
-                    "tc_to_queue_map": "ROCE",
-                    "tc_to_pg_map": "ROCE",
-                    "pfc_to_queue_map": "ROCE",
-                    "pfc_enable": str(qos.roce_tc),
-                }
-                for p in ports
-            },
-            "WRED_PROFILE": {
-                "ROCE_LOSSLESS": {
-                    "ecn": "ecn_all",
-                    "wred_green_enable": "true",
-                    "green_min_threshold": str(qos.ecn_min_bytes),
-                    "green_max_threshold": str(qos.ecn_max_bytes),
-                    "green_drop_probability": str(qos.ecn_probability),
-                }
-            },
-            "SCHEDULER": {
-                "CNP_STRICT": {"type": "STRICT"},
-                "ROCE_DWRR": {"type": "DWRR", "weight": str(qos.roce_weight)},
-                "DEFAULT_DWRR": {"type": "DWRR", "weight": str(qos.default_weight)},
-            },
-            "QUEUE": {},
-            "CABLE_LENGTH": {"AZURE": {p.name: f"{max(1, round(p.cable_m or 5))}m" for p in ports}},
+
+def _qos(qos: QosIntent, used: tuple[PortIntent, ...]) -> dict[str, Any]:
+    """The RoCE profile's tables: what depends only on the profile and the names of the ports that carry it
+    is Shared (the same text for every switch alike); the cable lengths are the switch's own."""
+    lossless = set(qos.ports)
+    ports = [p for p in used if p.name in lossless]
+    names = tuple(p.name for p in ports)
+    tables: dict[str, Any] = {table: Shared(_qos_table, (table, qos, ())) for table in _PROFILE_TABLES}
+    for table in _PORT_TABLES if qos.pfc_watchdog else _PORT_TABLES[:-1]:
+        tables[table] = Shared(_qos_table, (table, qos, names))
+    tables["CABLE_LENGTH"] = {"AZURE": {p.name: f"{max(1, round(p.cable_m or 5))}m" for p in ports}}
+    return tables
+
+
+_PROFILE_TABLES = (
+    "DSCP_TO_TC_MAP",
+    "TC_TO_QUEUE_MAP",
+    "TC_TO_PRIORITY_GROUP_MAP",
+    "MAP_PFC_PRIORITY_TO_QUEUE",
+    "WRED_PROFILE",
+    "SCHEDULER",
+)
+_PORT_TABLES = ("PORT_QOS_MAP", "QUEUE", "PFC_WD")
+
+
+def _qos_table(table: str, qos: QosIntent, names: tuple[str, ...]) -> dict[str, Any]:
+    """One QoS table of the profile `qos` on the ports `names` (pure: jsontext caches its text)."""
+    identity = {str(i): str(i) for i in range(8)}
+    if table == "DSCP_TO_TC_MAP":
+        return {"ROCE": {str(d): str(tc) for d, tc in qos.dscp_to_tc()}}
+    if table in ("TC_TO_QUEUE_MAP", "MAP_PFC_PRIORITY_TO_QUEUE"):
+        return {"ROCE": identity}
+    if table == "TC_TO_PRIORITY_GROUP_MAP":
+        return {"ROCE": {str(i): str(i) if i == qos.roce_tc else "0" for i in range(8)}}
+    if table == "WRED_PROFILE":
+        return {
+            "ROCE_LOSSLESS": {
+                "ecn": "ecn_all",
+                "wred_green_enable": "true",
+                "green_min_threshold": str(qos.ecn_min_bytes),
+                "green_max_threshold": str(qos.ecn_max_bytes),
+                "green_drop_probability": str(qos.ecn_probability),
+            }
         }
-        for p in ports:
-            tables["QUEUE"][f"{p.name}|{qos.roce_tc}"] = {"scheduler": "ROCE_DWRR", "wred_profile": "ROCE_LOSSLESS"}
-            tables["QUEUE"][f"{p.name}|{qos.cnp_tc}"] = {"scheduler": "CNP_STRICT"}
-            tables["QUEUE"][f"{p.name}|0"] = {"scheduler": "DEFAULT_DWRR"}
-        if qos.pfc_watchdog:
-            watchdog = {
-                "action": "drop",
-                "detection_time": str(qos.watchdog_detect_ms),
-                "restoration_time": str(qos.watchdog_restore_ms),
-            }
-            tables["PFC_WD"] = {"GLOBAL": {"POLL_INTERVAL": str(qos.watchdog_poll_ms)}} | {
-                p.name: watchdog for p in ports
-            }
-        return tables
+    if table == "SCHEDULER":
+        return {
+            "CNP_STRICT": {"type": "STRICT"},
+            "ROCE_DWRR": {"type": "DWRR", "weight": str(qos.roce_weight)},
+            "DEFAULT_DWRR": {"type": "DWRR", "weight": str(qos.default_weight)},
+        }
+    if table == "PORT_QOS_MAP":
+        row = {
+            "dscp_to_tc_map": "ROCE",
+            "tc_to_queue_map": "ROCE",
+            "tc_to_pg_map": "ROCE",
+            "pfc_to_queue_map": "ROCE",
+            "pfc_enable": str(qos.roce_tc),
+        }
+        return {name: row for name in names}
+    if table == "QUEUE":
+        queue: dict[str, Any] = {}
+        for name in names:
+            queue[f"{name}|{qos.roce_tc}"] = {"scheduler": "ROCE_DWRR", "wred_profile": "ROCE_LOSSLESS"}
+            queue[f"{name}|{qos.cnp_tc}"] = {"scheduler": "CNP_STRICT"}
+            queue[f"{name}|0"] = {"scheduler": "DEFAULT_DWRR"}
+        return queue
+    assert table == "PFC_WD", table
+    watchdog = {
+        "action": "drop",
+        "detection_time": str(qos.watchdog_detect_ms),
+        "restoration_time": str(qos.watchdog_restore_ms),
+    }
+    return {"GLOBAL": {"POLL_INTERVAL": str(qos.watchdog_poll_ms)}} | {name: watchdog for name in names}
