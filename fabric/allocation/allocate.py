@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 from typing import Literal
 
+from fabric.allocation.interfaces import LazyIPv4Interface, LazyIPv6Interface
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, error
 from fabric.model.kinds import Layer, MediaKind, Tier
@@ -75,11 +76,11 @@ class Plan:
 
 
 def interface_at(value: int, prefixlen: int, version: int) -> Interface:
-    """The address `value` (an integer) with a prefix length. Given an integer rather than an address
-    object, ipaddress skips a round trip through text (a third of the cost; a million of them at 100k GPUs)."""
+    """The address `value` (an integer) with a prefix length: an interface that makes its network on first use
+    (a million of them at 100k GPUs, most only ever printed)."""
     if version == 6:
-        return IPv6Interface((value, prefixlen))
-    return IPv4Interface((value, prefixlen))
+        return LazyIPv6Interface(value, prefixlen)
+    return LazyIPv4Interface(value, prefixlen)
 
 
 def _first(network: Network) -> int:
