@@ -28,6 +28,7 @@ from typing import Literal
 from fabric.allocation.interfaces import LazyIPv4Interface, LazyIPv6Interface
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, error
+from fabric.model.frozen import maker
 from fabric.model.kinds import Layer, MediaKind, Tier
 from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Rack, Topology
 from fabric.spec.loader import Design
@@ -55,6 +56,9 @@ class AddressRow:
     fabric: str
 
 
+_address_row = maker(AddressRow)  # a million at 100k GPUs: built as cheaply as a plain dataclass
+
+
 @dataclass(frozen=True, slots=True)
 class AsnRow:
     device: str
@@ -62,6 +66,9 @@ class AsnRow:
     layer: str
     asn: int
     router_id: str
+
+
+_cable = maker(Cable)
 
 
 @dataclass(frozen=True)
@@ -245,10 +252,10 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
             address = interface_at(lo_pool.start(i), 32, 4)
             loopbacks[name] = str(address.ip)
             purpose = "loopback" if i < len(switches) else "host-loopback"
-            rows.append(AddressRow(name, "lo", address, "", "", purpose, fabric))
+            rows.append(_address_row(name, "lo", address, "", "", purpose, fabric))
             if v6_blocks is not None:
                 rows.append(
-                    AddressRow(
+                    _address_row(
                         name,
                         "lo",
                         interface_at(v6_loopbacks + i + 1, 128, 6),
@@ -278,15 +285,15 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
             purpose = "p2p" if i < switch_links else "host-p2p"
             block = p2p_pool.start(i)
             upper, lower = interface_at(block, 31, 4), interface_at(block + 1, 31, 4)
-            rows.append(AddressRow(link.b, link.b_port, upper, link.a, link.a_port, purpose, fabric))
-            rows.append(AddressRow(link.a, link.a_port, lower, link.b, link.b_port, purpose, fabric))
+            rows.append(_address_row(link.b, link.b_port, upper, link.a, link.a_port, purpose, fabric))
+            rows.append(_address_row(link.a, link.a_port, lower, link.b, link.b_port, purpose, fabric))
             if v6_blocks is not None:
                 base = v6_links + 2 * i
                 rows.append(
-                    AddressRow(link.b, link.b_port, interface_at(base, 127, 6), link.a, link.a_port, purpose, fabric)
+                    _address_row(link.b, link.b_port, interface_at(base, 127, 6), link.a, link.a_port, purpose, fabric)
                 )
                 rows.append(
-                    AddressRow(
+                    _address_row(
                         link.a, link.a_port, interface_at(base + 1, 127, 6), link.b, link.b_port, purpose, fabric
                     )
                 )
@@ -391,11 +398,11 @@ def _pair_subnets(
             version = net.version
             for k, leaf in enumerate((pair.lower, pair.upper)):
                 address = interface_at(_first(net) + 2 + k, length, version)
-                rows.append(AddressRow(leaf, SERVER_INTERFACE, address, "", "", "server-gateway", pair.fabric))
+                rows.append(_address_row(leaf, SERVER_INTERFACE, address, "", "", "server-gateway", pair.fabric))
             for j, node in enumerate(pair.nodes):
                 address = interface_at(_first(net) + 4 + j, length, version)
                 rows.append(
-                    AddressRow(node, BOND_INTERFACE, address, pair.lower, f"bond{j + 1}", "server", pair.fabric)
+                    _address_row(node, BOND_INTERFACE, address, pair.lower, f"bond{j + 1}", "server", pair.fabric)
                 )
     return rows
 
@@ -437,20 +444,20 @@ def _leaf_subnets(
             )
             break
         rows.append(
-            AddressRow(
+            _address_row(
                 leaf, SERVER_INTERFACE, interface_at(subnet + 1, prefix, 4), "", "", f"{purpose}-gateway", fabric
             )
         )
         v6_net = v6_blocks.start(2 + i) if v6_blocks is not None else None
         if v6_net is not None:
             rows.append(
-                AddressRow(
+                _address_row(
                     leaf, SERVER_INTERFACE, interface_at(v6_net + 1, 64, 6), "", "", f"{purpose}-gateway", fabric
                 )
             )
         for j, link in enumerate(links):
             rows.append(
-                AddressRow(
+                _address_row(
                     link.a,
                     link.a_port,
                     interface_at(subnet + 2 + j, prefix, 4),
@@ -462,7 +469,7 @@ def _leaf_subnets(
             )
             if v6_net is not None:
                 rows.append(
-                    AddressRow(
+                    _address_row(
                         link.a,
                         link.a_port,
                         interface_at(v6_net + 2 + j, 64, 6),
@@ -511,7 +518,7 @@ def _mgmt(
     for i, (device, port) in enumerate(wanted):
         peer = peers.get((device, port), ("", "", ""))
         rows.append(
-            AddressRow(
+            _address_row(
                 device, port, interface_at(pool.start(i), network.prefixlen, 4), peer[0], peer[1], "mgmt", peer[2]
             )
         )
@@ -567,7 +574,7 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
             needed, choice, fields = hit
             if needed is not None and choice is None:
                 too_long.append((needed, link))
-            cables.append(Cable(f"{key}-{n:0{width}d}", link, a.rack or "", a.u, b.rack or "", b.u, *fields))
+            cables.append(_cable(f"{key}-{n:0{width}d}", link, a.rack or "", a.u, b.rack or "", b.u, *fields))
         if too_long:
             needed, worst = max(too_long, key=lambda t: t[0])
             kinds = ", ".join(rules.kinds) if rules.kinds else "any"

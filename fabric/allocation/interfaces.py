@@ -16,8 +16,35 @@ _V4_ALL = (1 << 32) - 1
 _V6_ALL = (1 << 128) - 1
 
 
+def _v4_text(value: int) -> str:
+    """Dotted decimal, as ipaddress writes it, in a fifth of its time (it joins a map of str over the bytes)."""
+    return f"{value >> 24}.{(value >> 16) & 255}.{(value >> 8) & 255}.{value & 255}"
+
+
+class FastIPv4Address(IPv4Address):
+    """An IPv4Address made from an integer without validation, written as text quickly."""
+
+    __slots__ = ()
+
+    def __init__(self, value: int) -> None:
+        if not 0 <= value <= _V4_ALL:  # arithmetic past the end (address + n) raises as IPv4Address does
+            IPv4Address.__init__(self, value)
+        self._ip = value
+
+    def __str__(self) -> str:
+        return _v4_text(self._ip)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return IPv4Address, (self._ip,)
+
+    def __repr__(self) -> str:
+        return f"IPv4Address({str(self)!r})"
+
+
 class LazyIPv4Interface(IPv4Interface):
-    def __init__(self, value: int, prefixlen: int) -> None:  # no super().__init__: that is the cost saved
+    def __init__(self, value: int, prefixlen: int = 32) -> None:  # no super().__init__: that is the cost saved
+        if not 0 <= value <= _V4_ALL:  # (the default prefix and this check: as IPv4Interface for address + n)
+            IPv4Address.__init__(self, value)
         self._ip = value
         self._prefixlen = prefixlen
 
@@ -28,6 +55,13 @@ class LazyIPv4Interface(IPv4Interface):
     @cached_property
     def netmask(self) -> IPv4Address:  # type: ignore[override]
         return self.network.netmask
+
+    @property
+    def ip(self) -> IPv4Address:
+        return FastIPv4Address(self._ip)
+
+    def __str__(self) -> str:
+        return f"{_v4_text(self._ip)}/{self._prefixlen}"
 
     def __hash__(self) -> int:  # IPv4Interface's value, without making the network
         return hash((self._ip, self._prefixlen, self._ip & (_V4_ALL ^ (_V4_ALL >> self._prefixlen))))
@@ -40,7 +74,9 @@ class LazyIPv4Interface(IPv4Interface):
 
 
 class LazyIPv6Interface(IPv6Interface):
-    def __init__(self, value: int, prefixlen: int) -> None:
+    def __init__(self, value: int, prefixlen: int = 128) -> None:
+        if not 0 <= value <= _V6_ALL:
+            IPv6Address.__init__(self, value)
         self._ip = value
         self._prefixlen = prefixlen
         self._scope_id = None

@@ -16,6 +16,7 @@ from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_int
 
 from fabric.allocation.allocate import SERVER_INTERFACE, Interface, MlagPair, Network, Plan, mlag_pairs
 from fabric.model.findings import Finding
+from fabric.model.frozen import maker
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology, Link, Topology
 from fabric.spec.catalog import SwitchModel, SwitchPort, port_candidates, switch_ports
@@ -77,6 +78,10 @@ class PrefixRule:
     prefix: Network
     ge: int | None
     le: int | None
+
+
+_port = maker(PortIntent)  # half a million at 100k GPUs: built as cheaply as a plain dataclass
+_neighbor = maker(Neighbor)
 
 
 @dataclass(frozen=True)
@@ -373,7 +378,7 @@ class _IntentBuilder:
         for port, cage, sub, breakout, speed, lanes in self._layout(device.model, platform, used):
             link = peers.get(port)
             if link is None:
-                ports.append(PortIntent(port, cage, sub, breakout, speed, lanes, mtu, False, "unused"))
+                ports.append(_port(port, cage, sub, breakout, speed, lanes, mtu, False, "unused"))
                 continue
             mine_a = link.a == name
             peer_device, peer_port = (link.b, link.b_port) if mine_a else (link.a, link.a_port)
@@ -392,7 +397,7 @@ class _IntentBuilder:
             else:
                 role = "uplink" if mine_a else "downlink"
             ports.append(
-                PortIntent(
+                _port(
                     port,
                     cage,
                     sub,
@@ -539,14 +544,14 @@ class _IntentBuilder:
                 (link.a_port, link.b, link.b_port) if link.a == name else (link.b_port, link.a, link.a_port)
             )
             if unnumbered:
-                neighbors.append(Neighbor(mine, mine, self.asn.get(peer), peer, peer_port))
+                neighbors.append(_neighbor(mine, mine, self.asn.get(peer), peer, peer_port))
                 continue
             peer_ip = self._address(peer, peer_port, purpose, 4)
             local_ip = self._address(name, mine, purpose, 4)
             if peer_ip is None:
                 continue
             neighbors.append(
-                Neighbor(
+                _neighbor(
                     str(peer_ip.ip),  # a neighbour is named by its address (numbered) or the interface (unnumbered)
                     mine,
                     self.asn.get(peer),

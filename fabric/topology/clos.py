@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from fabric.model.draft import FabricDraft, SwitchDraft
 from fabric.model.findings import error
 from fabric.model.kinds import Layer, Tier, TierName
-from fabric.model.topology import ClosParams, Link
+from fabric.model.topology import ClosParams, Link, new_link
 from fabric.spec.catalog import Catalog, SwitchPort, best_speed, switch_ports
 from fabric.spec.schema import ClosTopology, Fabric
 from fabric.topology.attach import Attachment, Endpoint
@@ -396,7 +396,7 @@ class ClosGenerator:
                 ep = leaf.used[port_index]
                 port = leaf.down[port_index]
                 self.draft.links.append(
-                    Link(
+                    new_link(
                         self.key,
                         Tier.NODE_LEAF,
                         ep.device,
@@ -444,7 +444,7 @@ class ClosGenerator:
                 down = upper_ports[next_port[j]]
                 next_port[j] += 1
                 self.draft.links.append(
-                    Link(
+                    new_link(
                         self.key,
                         tier,
                         lower,
