@@ -25,6 +25,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from fabric.model.frozen import maker
 from fabric.spec.inventory import INVENTORY_COLUMNS, Inventory, InventoryRow, format_guid, parse_guid, parse_inventory
 
 PLACEHOLDER_PREFIX = 0xFAB0
@@ -60,6 +61,9 @@ class Guids:
     ports: tuple[int, ...]  # port GUIDs of a CA, port 1 first; () for a switch
     placeholder: bool
     source_line: int = 0  # inventory line, 0 for a placeholder
+
+
+_guids = maker(Guids)  # one per switch and HCA: 108,000 at 100k GPUs
 
 
 def assign_guids(needs: Iterable[GuidNeed], inventory: Inventory | None) -> tuple[dict[str, Guids], list[InventoryRow]]:
@@ -98,7 +102,7 @@ def assign_guids(needs: Iterable[GuidNeed], inventory: Inventory | None) -> tupl
                 break
             attempt += 1
         taken.update(span)
-        out[key] = Guids(guid, tuple(guid + p for p in range(1, len(need.ports) + 1)), True)
+        out[key] = _guids(guid, tuple(guid + p for p in range(1, len(need.ports) + 1)), True)
     return out, unused
 
 

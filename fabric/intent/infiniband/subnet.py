@@ -26,6 +26,7 @@ from fabric.intent.infiniband.ports import (
 )
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, warning
+from fabric.model.frozen import maker
 from fabric.model.kinds import Layer
 from fabric.model.topology import LAYER_RANK, FabricTopology, Topology
 from fabric.spec.loader import Design
@@ -87,6 +88,10 @@ class CaPort:
     port_name: str
     speed_gbps: int
     placeholder: bool
+
+
+# made per link end and per CA port (600,000 and 100,000 at 100k GPUs) as cheaply as plain dataclasses
+_end, _link, _ca_port, _need = maker(IbEnd), maker(IbLink), maker(CaPort), maker(GuidNeed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,9 +264,9 @@ def build_infiniband(design: Design, topology: Topology, plan: Plan) -> IbPlan:
     needs: dict[str, GuidNeed] = {}
     for draft in drafts:
         for s in draft.switches:
-            needs[s] = GuidNeed(s, None, ())
+            needs[s] = _need(s, None, ())
         for key, (dev, hca, ports, _) in draft.cas.items():
-            needs[key] = GuidNeed(dev, hca, ports)
+            needs[key] = _need(dev, hca, ports)
     guids, unused = assign_guids(needs.values(), _merged(inventories))
     if unused:
         first = unused[0]
@@ -345,12 +350,12 @@ def _subnet(design: Design, topology: Topology, draft: _Draft, guids: Mapping[st
     def end(device: str, port: str) -> IbEnd:
         switch = numbers.get(device)
         if switch is not None:
-            return IbEnd(device, switch[0].get(port, 0), switch[1], device, port)
+            return _end(device, switch[0].get(port, 0), switch[1], device, port)
         key, number, guid = ca_end[(device, port)]
-        return IbEnd(key, number, guid, device, port)
+        return _end(key, number, guid, device, port)
 
     links = tuple(
-        IbLink(c, end(c.link.a, c.link.a_port), end(c.link.b, c.link.b_port), plan_rate(c.link.speed_gbps))
+        _link(c, end(c.link.a, c.link.a_port), end(c.link.b, c.link.b_port), plan_rate(c.link.speed_gbps))
         for c in draft.cables
     )
     top = max((LAYER_RANK[n.layer] for n in nodes if n.switch), default=1)
@@ -404,7 +409,7 @@ def _ca_ports(links: Sequence[IbLink], by_key: Mapping[str, IbNode]) -> list[CaP
         node = by_key[link.a.node]
         if not node.switch:
             out.append(
-                CaPort(
+                _ca_port(
                     node.key,
                     link.a.port,
                     link.a.guid,
