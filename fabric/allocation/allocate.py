@@ -30,10 +30,10 @@ from fabric.model.cable import Cable
 from fabric.model.findings import Finding, error
 from fabric.model.frozen import maker
 from fabric.model.kinds import Layer, MediaKind, Tier
-from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Rack, Topology
+from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Topology
 from fabric.spec.loader import Design
 from fabric.spec.platforms import mgmt_port
-from fabric.spec.schema import AsnPlan, RackLayout
+from fabric.spec.schema import AsnPlan
 from fabric.topology.media import CablingRules, Choice, MediaChooser
 from fabric.topology.racks import route_m
 
@@ -281,22 +281,17 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
         findings.append(_short("p2p", p2p_pool.network, "/31 links", p2p_pool.capacity, len(numbered), 2))
     else:
         v6_links = v6_blocks.start(1) if v6_blocks is not None else 0
+        lazy4, lazy6, row = LazyIPv4Interface, LazyIPv6Interface, _address_row  # (interface_at, 400,000 links)
         for i, (fabric, link) in enumerate(numbered):
             purpose = "p2p" if i < switch_links else "host-p2p"
             block = p2p_pool.start(i)
-            upper, lower = interface_at(block, 31, 4), interface_at(block + 1, 31, 4)
-            rows.append(_address_row(link.b, link.b_port, upper, link.a, link.a_port, purpose, fabric))
-            rows.append(_address_row(link.a, link.a_port, lower, link.b, link.b_port, purpose, fabric))
+            a, a_port, b, b_port = link.a, link.a_port, link.b, link.b_port
+            rows.append(row(b, b_port, lazy4(block, 31), a, a_port, purpose, fabric))
+            rows.append(row(a, a_port, lazy4(block + 1, 31), b, b_port, purpose, fabric))
             if v6_blocks is not None:
                 base = v6_links + 2 * i
-                rows.append(
-                    _address_row(link.b, link.b_port, interface_at(base, 127, 6), link.a, link.a_port, purpose, fabric)
-                )
-                rows.append(
-                    _address_row(
-                        link.a, link.a_port, interface_at(base + 1, 127, 6), link.b, link.b_port, purpose, fabric
-                    )
-                )
+                rows.append(row(b, b_port, lazy6(base, 127), a, a_port, purpose, fabric))
+                rows.append(row(a, a_port, lazy6(base + 1, 127), b, b_port, purpose, fabric))
     # server subnets; an out-of-band fabric's leaves get theirs from the management pool, and its endpoints
     # (BMCs, switch management ports) their management address in them
     bridged = [ft for ft in ethernet if ft.role != "oob" and design.spec.dual_homing(ft.name) == "none"]
@@ -529,13 +524,6 @@ def _mgmt(
 _Slot = tuple[float | None, Choice | None, tuple[MediaKind | Literal[""], str, str, float | None, float | None]]
 
 
-def _route(layout: RackLayout, racks: Mapping[str, Rack], rules: CablingRules, a: Device, b: Device) -> float | None:
-    ra, rb = racks.get(a.rack or ""), racks.get(b.rack or "")
-    if ra is not None and rb is not None and a.u and b.u:
-        return route_m(layout, ra, a.u, a.height_u, rb, b.u, b.height_u, rules.tray_height_m)
-    return None
-
-
 def _slot(rules: CablingRules, chooser: MediaChooser, route: float | None, link: Link) -> _Slot:
     needed = link.length_m if link.length_m is not None else (rules.length_for(route) if route is not None else None)
     choice = chooser.choose(link.speed_gbps, needed, link.media) if needed is not None else None
@@ -562,9 +550,16 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
         # cables of one route length and speed (a rack pair, the same unit offsets) get the same medium and part:
         # choose once per such slot
         cache: dict[tuple[float | None, int, str | None], _Slot] = {}
+        prefix, digits = f"{key}-", f"0{width}d"
+        layout, tray = spec.racks, rules.tray_height_m
         for n, link in enumerate(ft.links, start=1):
             a, b = devices[link.a], devices[link.b]
-            route = _route(spec.racks, racks, rules, a, b)
+            ra, rb = racks.get(a.rack or ""), racks.get(b.rack or "")  # the route between the two ends
+            route = (
+                route_m(layout, ra, a.u, a.height_u, rb, b.u, b.height_u, tray)
+                if ra is not None and rb is not None and a.u and b.u
+                else None
+            )
             slot = (route, link.speed_gbps, link.media)
             hit = cache.get(slot) if link.length_m is None else None
             if hit is None:
@@ -574,7 +569,7 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
             needed, choice, fields = hit
             if needed is not None and choice is None:
                 too_long.append((needed, link))
-            cables.append(_cable(f"{key}-{n:0{width}d}", link, a.rack or "", a.u, b.rack or "", b.u, *fields))
+            cables.append(_cable(prefix + format(n, digits), link, a.rack or "", a.u, b.rack or "", b.u, *fields))
         if too_long:
             needed, worst = max(too_long, key=lambda t: t[0])
             kinds = ", ".join(rules.kinds) if rules.kinds else "any"

@@ -97,3 +97,10 @@ class LazyIPv6Interface(IPv6Interface):
 
     def __repr__(self) -> str:
         return f"IPv6Interface({str(self)!r})"
+
+
+def ip_text(interface: IPv4Interface | IPv6Interface) -> str:
+    """`str(interface.ip)`, without making the address object for one of ours."""
+    if type(interface) is LazyIPv4Interface:
+        return _v4_text(interface._ip)
+    return str(interface.ip)

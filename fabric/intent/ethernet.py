@@ -15,6 +15,7 @@ from functools import cache
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_interface
 
 from fabric.allocation.allocate import SERVER_INTERFACE, Interface, MlagPair, Network, Plan, mlag_pairs
+from fabric.allocation.interfaces import ip_text
 from fabric.model.findings import Finding
 from fabric.model.frozen import maker
 from fabric.model.kinds import Layer, Tier
@@ -80,6 +81,7 @@ class PrefixRule:
     le: int | None
 
 
+_PEER, _NODE_LEAF = Tier.PEER, Tier.NODE_LEAF
 _port = maker(PortIntent)  # half a million at 100k GPUs: built as cheaply as a plain dataclass
 _neighbor = maker(Neighbor)
 
@@ -552,14 +554,13 @@ class _IntentBuilder:
         remote_up = set()  # the ASNs of the neighbours above this switch
         for link in links:
             tier = link.tier
-            if tier == Tier.PEER or (
-                tier == Tier.NODE_LEAF and not (routed_nodes and self.topology.devices[link.a].layer == Layer.NODE)
-            ):
+            if tier == _PEER or (tier == _NODE_LEAF and not (routed_nodes and rank[link.a] == 0)):  # 0: a node
                 continue
-            purpose = "host-p2p" if tier == Tier.NODE_LEAF else "p2p"
-            mine, peer, peer_port = (
-                (link.a_port, link.b, link.b_port) if link.a == name else (link.b_port, link.a, link.a_port)
-            )
+            purpose = "host-p2p" if tier == _NODE_LEAF else "p2p"
+            if link.a == name:
+                mine, peer, peer_port = link.a_port, link.b, link.b_port
+            else:
+                mine, peer, peer_port = link.b_port, link.a, link.a_port
             if unnumbered:
                 neighbor = _neighbor(mine, mine, asns(peer), peer, peer_port)
             else:
@@ -568,12 +569,12 @@ class _IntentBuilder:
                     continue
                 local_ip = address((name, mine, purpose, 4))
                 neighbor = _neighbor(
-                    str(peer_ip.ip),  # a neighbour is named by its address (numbered) or the interface (unnumbered)
+                    ip_text(peer_ip),  # a neighbour is named by its address (numbered) or the interface (unnumbered)
                     mine,
                     asns(peer),
                     peer,
                     peer_port,
-                    local_ip.ip if local_ip else None,
+                    None if local_ip is None else local_ip.ip,
                 )
             neighbors.append(neighbor)
             if rank[peer] > my_rank:

@@ -97,12 +97,12 @@ def assign_guids(needs: Iterable[GuidNeed], inventory: Inventory | None) -> tupl
         attempt = 0
         while True:
             guid = placeholder_guid(key, attempt)
-            span = {guid, *(guid + p for p in range(1, len(need.ports) + 1))}
-            if not span & taken:
+            span = range(guid, guid + len(need.ports) + 1)  # the node GUID and its port GUIDs
+            if taken.isdisjoint(span):
                 break
             attempt += 1
         taken.update(span)
-        out[key] = _guids(guid, tuple(guid + p for p in range(1, len(need.ports) + 1)), True)
+        out[key] = _guids(guid, tuple(span[1:]), True)
     return out, unused
 
 

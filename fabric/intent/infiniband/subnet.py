@@ -346,18 +346,26 @@ def _subnet(design: Design, topology: Topology, draft: _Draft, guids: Mapping[st
             ca_end[(device, port)] = (key, number, port_guids[number - 1])
 
     numbers = {s: (n.numbers, by_key[s].guid) for s, n in draft.numbering.items()}
-
-    def end(device: str, port: str) -> IbEnd:
-        switch = numbers.get(device)
+    switch_of = numbers.get
+    made: list[IbLink] = []
+    for c in draft.cables:  # both ends written out: 600,000 ends at 100k GPUs
+        link = c.link
+        device, port = link.a, link.a_port
+        switch = switch_of(device)
         if switch is not None:
-            return _end(device, switch[0].get(port, 0), switch[1], device, port)
-        key, number, guid = ca_end[(device, port)]
-        return _end(key, number, guid, device, port)
-
-    links = tuple(
-        _link(c, end(c.link.a, c.link.a_port), end(c.link.b, c.link.b_port), plan_rate(c.link.speed_gbps))
-        for c in draft.cables
-    )
+            a = _end(device, switch[0].get(port, 0), switch[1], device, port)
+        else:
+            key, number, guid = ca_end[(device, port)]
+            a = _end(key, number, guid, device, port)
+        device, port = link.b, link.b_port
+        switch = switch_of(device)
+        if switch is not None:
+            b = _end(device, switch[0].get(port, 0), switch[1], device, port)
+        else:
+            key, number, guid = ca_end[(device, port)]
+            b = _end(key, number, guid, device, port)
+        made.append(_link(c, a, b, plan_rate(link.speed_gbps)))
+    links = tuple(made)
     top = max((LAYER_RANK[n.layer] for n in nodes if n.switch), default=1)
     roots = tuple(n for n in nodes if n.switch and LAYER_RANK[n.layer] == top) if top > 1 else ()
     order = {name: i for i, name in enumerate(devices)}
