@@ -280,13 +280,14 @@ def _ecmp(
     worst_pair: tuple[str, str] | None = None
     short: list[tuple[str, str, int, int]] = []
     classes: dict[bytes, int] = {}
+    # rows read straight from the CSR arrays (getrow makes a matrix per row: a few thousand leaves)
+    indptr, indices, data = up_csr.indptr, up_csr.indices, up_csr.data
     for a in range(len(leaves)):
-        row = up_csr.getrow(a)
-        key = row.indices.tobytes() + b"|" + row.data.tobytes()
+        s_idx, c = indices[indptr[a] : indptr[a + 1]], data[indptr[a] : indptr[a + 1]]
+        key = s_idx.tobytes() + b"|" + c.tobytes()
         if key in classes:
             continue
         classes[key] = a
-        s_idx, c = row.indices, row.data
         uplinks = int(c.sum())
         w2 = up_bool[:, s_idx] @ c if len(s_idx) else np.zeros(len(leaves), dtype=np.int64)
         w2 = np.asarray(w2).reshape(-1)
@@ -294,10 +295,10 @@ def _ecmp(
         if core_of is not None and core_reach is not None and len(s_idx):
             w3 = np.zeros(len(leaves), dtype=np.int64)
             for s, count in zip(s_idx, c, strict=True):
-                crow = core_of.getrow(s)
-                ckey = crow.indices.tobytes()
+                ckey = core_of.indices[core_of.indptr[s] : core_of.indptr[s + 1]].tobytes()
                 reach = reach_cache.get(ckey)
                 if reach is None:
+                    crow = core_of.getrow(s)
                     reach = (
                         np.asarray((crow @ core_reach).todense()).reshape(-1) > 0
                         if crow.nnz

@@ -4,7 +4,8 @@ A frozen dataclass's `__init__` sets every field through `object.__setattr__` (i
 ~2 µs for 15 fields, eight times a plain dataclass. `maker(cls)` returns a constructor that runs the `__init__`
 of a plain slots twin of `cls` (same fields, defaults and slot layout) and then makes the object a `cls`: the
 result is an ordinary frozen instance (equality, hash, repr, `FrozenInstanceError` on assignment all as `cls`).
-No `__post_init__` runs: only for classes without one.
+No `__post_init__` runs: only for classes without one, or (`skip_post_init=True`) for callers that give every
+field it would fill.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def maker(cls: type[T]) -> Callable[..., T]:
+def maker(cls: type[T], *, skip_post_init: bool = False) -> Callable[..., T]:
     params = getattr(cls, dataclasses._PARAMS)  # type: ignore[attr-defined]
-    if not (params.frozen and hasattr(cls, "__slots__")) or hasattr(cls, "__post_init__"):
+    if not (params.frozen and hasattr(cls, "__slots__")) or (hasattr(cls, "__post_init__") and not skip_post_init):
         raise TypeError(f"{cls.__name__}: maker() is for frozen slots dataclasses without __post_init__")
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
     twin: Any = dataclasses.make_dataclass(

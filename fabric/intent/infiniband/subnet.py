@@ -92,6 +92,7 @@ class CaPort:
 
 # made per link end and per CA port (600,000 and 100,000 at 100k GPUs) as cheaply as plain dataclasses
 _end, _link, _ca_port, _need = maker(IbEnd), maker(IbLink), maker(CaPort), maker(GuidNeed)
+_node = maker(IbNode, skip_post_init=True)  # given its nodeid as __post_init__ would make it
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,12 +333,38 @@ def _subnet(design: Design, topology: Topology, draft: _Draft, guids: Mapping[st
         dev = devices[s]
         g = guids[s]
         nodes.append(
-            IbNode(s, s, None, True, draft.numbering[s].nports, g.node, g.placeholder, dev.layer, None, dev.model)
+            _node(
+                s,
+                s,
+                None,
+                True,
+                draft.numbering[s].nports,
+                g.node,
+                g.placeholder,
+                dev.layer,
+                None,
+                dev.model,
+                f"S-{g.node:016x}",
+            )
         )
     for key, (device, hca, _ports, nports) in draft.cas.items():
         dev = devices[device]
         g = guids[key]
-        nodes.append(IbNode(key, device, hca, False, nports, g.node, g.placeholder, Layer.NODE, dev.group, dev.model))
+        nodes.append(
+            _node(
+                key,
+                device,
+                hca,
+                False,
+                nports,
+                g.node,
+                g.placeholder,
+                Layer.NODE,
+                dev.group,
+                dev.model,
+                f"H-{g.node:016x}",
+            )
+        )
     by_key = {n.key: n for n in nodes}
     ca_end: dict[tuple[str, str], tuple[str, int, int]] = {}  # (device, port) → CA key, IB port, port GUID
     for key, (device, _hca, ports, _) in draft.cas.items():
