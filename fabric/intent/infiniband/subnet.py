@@ -224,9 +224,11 @@ def _drafts(design: Design, topology: Topology, plan: Plan) -> list[_Draft]:
             cas: dict[str, tuple[str, str | None, tuple[str, ...], int]] = {}
             for cable in mine:
                 link = cable.link
+                # (a switch's end, the usual case, is looked up once)
                 for dev, port in ((link.a, link.a_port), (link.b, link.b_port)):
-                    if dev in used:
-                        used[dev].append((port, link.speed_gbps))
+                    ports = used.get(dev)
+                    if ports is not None:
+                        ports.append((port, link.speed_gbps))
                     elif devices[dev].layer == Layer.NODE:
                         node_type = devices[dev].model
                         if node_type not in types:
