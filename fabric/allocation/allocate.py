@@ -25,13 +25,15 @@ from dataclasses import dataclass
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 from typing import Literal
 
+from fabric.allocation.interfaces import LazyIPv4Interface, LazyIPv6Interface
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, error
+from fabric.model.frozen import maker
 from fabric.model.kinds import Layer, MediaKind, Tier
-from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Rack, Topology
+from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Topology
 from fabric.spec.loader import Design
 from fabric.spec.platforms import mgmt_port
-from fabric.spec.schema import AsnPlan, RackLayout
+from fabric.spec.schema import AsnPlan
 from fabric.topology.media import CablingRules, Choice, MediaChooser
 from fabric.topology.racks import route_m
 
@@ -54,6 +56,9 @@ class AddressRow:
     fabric: str
 
 
+_address_row = maker(AddressRow)  # a million at 100k GPUs: built as cheaply as a plain dataclass
+
+
 @dataclass(frozen=True, slots=True)
 class AsnRow:
     device: str
@@ -61,6 +66,9 @@ class AsnRow:
     layer: str
     asn: int
     router_id: str
+
+
+_cable = maker(Cable)
 
 
 @dataclass(frozen=True)
@@ -75,11 +83,11 @@ class Plan:
 
 
 def interface_at(value: int, prefixlen: int, version: int) -> Interface:
-    """The address `value` (an integer) with a prefix length. Given an integer rather than an address
-    object, ipaddress skips a round trip through text (a third of the cost; a million of them at 100k GPUs)."""
+    """The address `value` (an integer) with a prefix length: an interface that makes its network on first use
+    (a million of them at 100k GPUs, most only ever printed)."""
     if version == 6:
-        return IPv6Interface((value, prefixlen))
-    return IPv4Interface((value, prefixlen))
+        return LazyIPv6Interface(value, prefixlen)
+    return LazyIPv4Interface(value, prefixlen)
 
 
 def _first(network: Network) -> int:
@@ -244,10 +252,10 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
             address = interface_at(lo_pool.start(i), 32, 4)
             loopbacks[name] = str(address.ip)
             purpose = "loopback" if i < len(switches) else "host-loopback"
-            rows.append(AddressRow(name, "lo", address, "", "", purpose, fabric))
+            rows.append(_address_row(name, "lo", address, "", "", purpose, fabric))
             if v6_blocks is not None:
                 rows.append(
-                    AddressRow(
+                    _address_row(
                         name,
                         "lo",
                         interface_at(v6_loopbacks + i + 1, 128, 6),
@@ -273,22 +281,17 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
         findings.append(_short("p2p", p2p_pool.network, "/31 links", p2p_pool.capacity, len(numbered), 2))
     else:
         v6_links = v6_blocks.start(1) if v6_blocks is not None else 0
+        lazy4, lazy6, row = LazyIPv4Interface, LazyIPv6Interface, _address_row  # (interface_at, 400,000 links)
         for i, (fabric, link) in enumerate(numbered):
             purpose = "p2p" if i < switch_links else "host-p2p"
             block = p2p_pool.start(i)
-            upper, lower = interface_at(block, 31, 4), interface_at(block + 1, 31, 4)
-            rows.append(AddressRow(link.b, link.b_port, upper, link.a, link.a_port, purpose, fabric))
-            rows.append(AddressRow(link.a, link.a_port, lower, link.b, link.b_port, purpose, fabric))
+            a, a_port, b, b_port = link.a, link.a_port, link.b, link.b_port
+            rows.append(row(b, b_port, lazy4(block, 31), a, a_port, purpose, fabric))
+            rows.append(row(a, a_port, lazy4(block + 1, 31), b, b_port, purpose, fabric))
             if v6_blocks is not None:
                 base = v6_links + 2 * i
-                rows.append(
-                    AddressRow(link.b, link.b_port, interface_at(base, 127, 6), link.a, link.a_port, purpose, fabric)
-                )
-                rows.append(
-                    AddressRow(
-                        link.a, link.a_port, interface_at(base + 1, 127, 6), link.b, link.b_port, purpose, fabric
-                    )
-                )
+                rows.append(row(b, b_port, lazy6(base, 127), a, a_port, purpose, fabric))
+                rows.append(row(a, a_port, lazy6(base + 1, 127), b, b_port, purpose, fabric))
     # server subnets; an out-of-band fabric's leaves get theirs from the management pool, and its endpoints
     # (BMCs, switch management ports) their management address in them
     bridged = [ft for ft in ethernet if ft.role != "oob" and design.spec.dual_homing(ft.name) == "none"]
@@ -390,11 +393,11 @@ def _pair_subnets(
             version = net.version
             for k, leaf in enumerate((pair.lower, pair.upper)):
                 address = interface_at(_first(net) + 2 + k, length, version)
-                rows.append(AddressRow(leaf, SERVER_INTERFACE, address, "", "", "server-gateway", pair.fabric))
+                rows.append(_address_row(leaf, SERVER_INTERFACE, address, "", "", "server-gateway", pair.fabric))
             for j, node in enumerate(pair.nodes):
                 address = interface_at(_first(net) + 4 + j, length, version)
                 rows.append(
-                    AddressRow(node, BOND_INTERFACE, address, pair.lower, f"bond{j + 1}", "server", pair.fabric)
+                    _address_row(node, BOND_INTERFACE, address, pair.lower, f"bond{j + 1}", "server", pair.fabric)
                 )
     return rows
 
@@ -436,20 +439,20 @@ def _leaf_subnets(
             )
             break
         rows.append(
-            AddressRow(
+            _address_row(
                 leaf, SERVER_INTERFACE, interface_at(subnet + 1, prefix, 4), "", "", f"{purpose}-gateway", fabric
             )
         )
         v6_net = v6_blocks.start(2 + i) if v6_blocks is not None else None
         if v6_net is not None:
             rows.append(
-                AddressRow(
+                _address_row(
                     leaf, SERVER_INTERFACE, interface_at(v6_net + 1, 64, 6), "", "", f"{purpose}-gateway", fabric
                 )
             )
         for j, link in enumerate(links):
             rows.append(
-                AddressRow(
+                _address_row(
                     link.a,
                     link.a_port,
                     interface_at(subnet + 2 + j, prefix, 4),
@@ -461,7 +464,7 @@ def _leaf_subnets(
             )
             if v6_net is not None:
                 rows.append(
-                    AddressRow(
+                    _address_row(
                         link.a,
                         link.a_port,
                         interface_at(v6_net + 2 + j, 64, 6),
@@ -510,7 +513,7 @@ def _mgmt(
     for i, (device, port) in enumerate(wanted):
         peer = peers.get((device, port), ("", "", ""))
         rows.append(
-            AddressRow(
+            _address_row(
                 device, port, interface_at(pool.start(i), network.prefixlen, 4), peer[0], peer[1], "mgmt", peer[2]
             )
         )
@@ -519,13 +522,6 @@ def _mgmt(
 
 # a cable's needed length, chosen medium and the Cable fields that follow from them (with its route)
 _Slot = tuple[float | None, Choice | None, tuple[MediaKind | Literal[""], str, str, float | None, float | None]]
-
-
-def _route(layout: RackLayout, racks: Mapping[str, Rack], rules: CablingRules, a: Device, b: Device) -> float | None:
-    ra, rb = racks.get(a.rack or ""), racks.get(b.rack or "")
-    if ra is not None and rb is not None and a.u and b.u:
-        return route_m(layout, ra, a.u, a.height_u, rb, b.u, b.height_u, rules.tray_height_m)
-    return None
 
 
 def _slot(rules: CablingRules, chooser: MediaChooser, route: float | None, link: Link) -> _Slot:
@@ -554,9 +550,16 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
         # cables of one route length and speed (a rack pair, the same unit offsets) get the same medium and part:
         # choose once per such slot
         cache: dict[tuple[float | None, int, str | None], _Slot] = {}
+        prefix, digits = f"{key}-", f"0{width}d"
+        layout, tray = spec.racks, rules.tray_height_m
         for n, link in enumerate(ft.links, start=1):
             a, b = devices[link.a], devices[link.b]
-            route = _route(spec.racks, racks, rules, a, b)
+            ra, rb = racks.get(a.rack or ""), racks.get(b.rack or "")  # the route between the two ends
+            route = (
+                route_m(layout, ra, a.u, a.height_u, rb, b.u, b.height_u, tray)
+                if ra is not None and rb is not None and a.u and b.u
+                else None
+            )
             slot = (route, link.speed_gbps, link.media)
             hit = cache.get(slot) if link.length_m is None else None
             if hit is None:
@@ -566,7 +569,7 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
             needed, choice, fields = hit
             if needed is not None and choice is None:
                 too_long.append((needed, link))
-            cables.append(Cable(f"{key}-{n:0{width}d}", link, a.rack or "", a.u, b.rack or "", b.u, *fields))
+            cables.append(_cable(prefix + format(n, digits), link, a.rack or "", a.u, b.rack or "", b.u, *fields))
         if too_long:
             needed, worst = max(too_long, key=lambda t: t[0])
             kinds = ", ".join(rules.kinds) if rules.kinds else "any"

@@ -212,28 +212,31 @@ def _failures(sg: _SwitchGraph, split: _Split, inside: np.ndarray) -> list[tuple
     colors = _split_classes(sg, split)
     pairs = sg.pairs
     out: list[tuple[str, FlowGraph, np.ndarray | None]] = []
+    # The damaged graphs hold the plane's own links only: the split's endpoints are all in it and the plane is a
+    # component of its own, so the flow is the same, on half the edges of a 2-plane fabric (only the flow value
+    # of a failure is used, not the size of its reduced graph).
+    links = np.flatnonzero(inside[pairs.src])
+    src, dst, caps = pairs.src[links], pairs.dst[links], pairs.cap[links]
     # the first switch of each class, in index order
     upper = np.flatnonzero(inside & (sg.rank >= 2))
     _, first = np.unique(colors[upper], return_index=True)
     for i in upper[np.sort(first)].tolist():
-        keep = (pairs.src != i) & (pairs.dst != i)
+        keep = (src != i) & (dst != i)
         alive = np.ones(len(sg.names), dtype=bool)
         alive[i] = False
-        out.append(
-            (f"switch {sg.names[i]}", FlowGraph(pairs.n, pairs.src[keep], pairs.dst[keep], pairs.cap[keep]), alive)
-        )
+        out.append((f"switch {sg.names[i]}", FlowGraph(pairs.n, src[keep], dst[keep], caps[keep]), alive))
     # the first link of each class (the classes of its ends, either way round, and the capacity of one cable)
-    links = np.flatnonzero(inside[pairs.src])
-    ca, cb = colors[pairs.src[links]], colors[pairs.dst[links]]
-    per = pairs.cap[links] // sg.counts[links]
+    ca, cb = colors[src], colors[dst]
+    per = caps // sg.counts[links]
     keys = np.stack([np.minimum(ca, cb), np.maximum(ca, cb), per], axis=1)
     _, first = np.unique(keys, axis=0, return_index=True)
-    for j in links[np.sort(first)].tolist():
+    for k in np.sort(first).tolist():
+        j = int(links[k])
         a, b = int(pairs.src[j]), int(pairs.dst[j])
-        cap = pairs.cap.copy()
-        cap[j] -= pairs.cap[j] // sg.counts[j]
+        cap = caps.copy()
+        cap[k] -= pairs.cap[j] // sg.counts[j]
         lo, hi = (a, b) if sg.rank[a] <= sg.rank[b] else (b, a)
-        out.append((f"link {sg.names[lo]} — {sg.names[hi]}", FlowGraph(pairs.n, pairs.src, pairs.dst, cap), None))
+        out.append((f"link {sg.names[lo]} — {sg.names[hi]}", FlowGraph(pairs.n, src, dst, cap), None))
     return out
 
 
@@ -277,13 +280,14 @@ def _ecmp(
     worst_pair: tuple[str, str] | None = None
     short: list[tuple[str, str, int, int]] = []
     classes: dict[bytes, int] = {}
+    # rows read straight from the CSR arrays (getrow makes a matrix per row: a few thousand leaves)
+    indptr, indices, data = up_csr.indptr, up_csr.indices, up_csr.data
     for a in range(len(leaves)):
-        row = up_csr.getrow(a)
-        key = row.indices.tobytes() + b"|" + row.data.tobytes()
+        s_idx, c = indices[indptr[a] : indptr[a + 1]], data[indptr[a] : indptr[a + 1]]
+        key = s_idx.tobytes() + b"|" + c.tobytes()
         if key in classes:
             continue
         classes[key] = a
-        s_idx, c = row.indices, row.data
         uplinks = int(c.sum())
         w2 = up_bool[:, s_idx] @ c if len(s_idx) else np.zeros(len(leaves), dtype=np.int64)
         w2 = np.asarray(w2).reshape(-1)
@@ -291,10 +295,10 @@ def _ecmp(
         if core_of is not None and core_reach is not None and len(s_idx):
             w3 = np.zeros(len(leaves), dtype=np.int64)
             for s, count in zip(s_idx, c, strict=True):
-                crow = core_of.getrow(s)
-                ckey = crow.indices.tobytes()
+                ckey = core_of.indices[core_of.indptr[s] : core_of.indptr[s + 1]].tobytes()
                 reach = reach_cache.get(ckey)
                 if reach is None:
+                    crow = core_of.getrow(s)
                     reach = (
                         np.asarray((crow @ core_reach).todense()).reshape(-1) > 0
                         if crow.nnz

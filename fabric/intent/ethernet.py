@@ -15,7 +15,9 @@ from functools import cache
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_interface
 
 from fabric.allocation.allocate import SERVER_INTERFACE, Interface, MlagPair, Network, Plan, mlag_pairs
+from fabric.allocation.interfaces import ip_text
 from fabric.model.findings import Finding
+from fabric.model.frozen import maker
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology, Link, Topology
 from fabric.spec.catalog import SwitchModel, SwitchPort, port_candidates, switch_ports
@@ -77,6 +79,11 @@ class PrefixRule:
     prefix: Network
     ge: int | None
     le: int | None
+
+
+_PEER, _NODE_LEAF = Tier.PEER, Tier.NODE_LEAF
+_port = maker(PortIntent)  # half a million at 100k GPUs: built as cheaply as a plain dataclass
+_neighbor = maker(Neighbor)
 
 
 @dataclass(frozen=True)
@@ -283,9 +290,14 @@ class _IntentBuilder:
         # (device, interface, purpose, IP version) → the first such address; node ports' rows (half the plan)
         # are not looked up
         self.addresses: dict[tuple[str, str, str, int], Interface] = {}
+        self.v6 = False  # any IPv6 address in the plan (else no port looks one up)
         for row in plan.addresses:
             if row.purpose != "server":
-                self.addresses.setdefault((row.device, row.interface, row.purpose, row.address.version), row.address)
+                version = row.address.version
+                self.addresses.setdefault((row.device, row.interface, row.purpose, version), row.address)
+                if version == 6:
+                    self.v6 = True
+        self.rank = {name: LAYER_RANK[dev.layer] for name, dev in topology.devices.items()}
         self.layouts: dict[tuple[str, str, tuple[tuple[str, int], ...]], list[_Port]] = {}
         self.asn = {row.device: row.asn for row in plan.asns}
         # each fabric's leaf subnets: out-of-band leaves hold management subnets, the others server subnets
@@ -306,9 +318,12 @@ class _IntentBuilder:
                 for i, pair in enumerate(mlag_pairs(ft), start=1):
                     self.pairs[pair.lower] = self.pairs[pair.upper] = (pair, i)
         self.cable_m: dict[tuple[str, str], float | None] = {}
+        ethernet = {key for key, ft in topology.fabrics.items() if ft.technology == "ethernet"}
         for cable in plan.cables:
-            self.cable_m[(cable.link.a, cable.link.a_port)] = cable.length_m
-            self.cable_m[(cable.link.b, cable.link.b_port)] = cable.length_m
+            link = cable.link
+            if link.fabric in ethernet:
+                self.cable_m[(link.a, link.a_port)] = cable.length_m
+                self.cable_m[(link.b, link.b_port)] = cable.length_m
         spec = design.spec
         self.snmp: str | None = None
         if spec.management.snmp_community is not None:
@@ -362,18 +377,21 @@ class _IntentBuilder:
         platform = device.platform
         assert platform is not None, "every Ethernet switch model has a default platform (catalog validator)"
         mtu = fabric.mtu or DEFAULT_MTU
-        used = {(link.a_port if link.a == name else link.b_port): link.speed_gbps for link in links}
         peers: dict[str, Link] = {(link.a_port if link.a == name else link.b_port): link for link in links}
+        used = {port: link.speed_gbps for port, link in peers.items()}
         unnumbered = fabric.routing is not None and fabric.routing.bgp_unnumbered
         routed_nodes = spec.dual_homing(key) == "host_routing"
         pair = self.pairs.get(name)
         bonds: dict[int, list[str]] = defaultdict(list)  # channel → this leaf's member ports
         ports = []
         server_members = []
+        address = self.addresses.get
+        cable_m = self.cable_m.get
+        v6 = self.v6
         for port, cage, sub, breakout, speed, lanes in self._layout(device.model, platform, used):
             link = peers.get(port)
             if link is None:
-                ports.append(PortIntent(port, cage, sub, breakout, speed, lanes, mtu, False, "unused"))
+                ports.append(_port(port, cage, sub, breakout, speed, lanes, mtu, False, "unused"))
                 continue
             mine_a = link.a == name
             peer_device, peer_port = (link.b, link.b_port) if mine_a else (link.a, link.a_port)
@@ -391,8 +409,9 @@ class _IntentBuilder:
                 server_members.append(port)
             else:
                 role = "uplink" if mine_a else "downlink"
+            routed = not (unnumbered or role in ("server", "peer-link"))
             ports.append(
-                PortIntent(
+                _port(
                     port,
                     cage,
                     sub,
@@ -404,9 +423,9 @@ class _IntentBuilder:
                     role,
                     peer_device,
                     peer_port,
-                    None if unnumbered or role in ("server", "peer-link") else self._address(name, port, purpose, 4),
-                    None if unnumbered or role in ("server", "peer-link") else self._address(name, port, purpose, 6),
-                    self.cable_m.get((name, port)),
+                    address((name, port, purpose, 4)) if routed else None,
+                    address((name, port, purpose, 6)) if routed and v6 else None,
+                    cable_m((name, port)),
                     channel,
                 )
             )
@@ -529,32 +548,37 @@ class _IntentBuilder:
         if asn is None or loopback_v4 is None:
             return None  # the plan failed (its findings say why)
         neighbors = []
+        address = self.addresses.get
+        asns = self.asn.get
+        rank, my_rank = self.rank, self.rank[name]
+        remote_up = set()  # the ASNs of the neighbours above this switch
         for link in links:
-            if link.tier == Tier.PEER or (
-                link.tier == Tier.NODE_LEAF and not (routed_nodes and self.topology.devices[link.a].layer == Layer.NODE)
-            ):
+            tier = link.tier
+            if tier == _PEER or (tier == _NODE_LEAF and not (routed_nodes and rank[link.a] == 0)):  # 0: a node
                 continue
-            purpose = "host-p2p" if link.tier == Tier.NODE_LEAF else "p2p"
-            mine, peer, peer_port = (
-                (link.a_port, link.b, link.b_port) if link.a == name else (link.b_port, link.a, link.a_port)
-            )
+            purpose = "host-p2p" if tier == _NODE_LEAF else "p2p"
+            if link.a == name:
+                mine, peer, peer_port = link.a_port, link.b, link.b_port
+            else:
+                mine, peer, peer_port = link.b_port, link.a, link.a_port
             if unnumbered:
-                neighbors.append(Neighbor(mine, mine, self.asn.get(peer), peer, peer_port))
-                continue
-            peer_ip = self._address(peer, peer_port, purpose, 4)
-            local_ip = self._address(name, mine, purpose, 4)
-            if peer_ip is None:
-                continue
-            neighbors.append(
-                Neighbor(
-                    str(peer_ip.ip),  # a neighbour is named by its address (numbered) or the interface (unnumbered)
+                neighbor = _neighbor(mine, mine, asns(peer), peer, peer_port)
+            else:
+                peer_ip = address((peer, peer_port, purpose, 4))
+                if peer_ip is None:
+                    continue
+                local_ip = address((name, mine, purpose, 4))
+                neighbor = _neighbor(
+                    ip_text(peer_ip),  # a neighbour is named by its address (numbered) or the interface (unnumbered)
                     mine,
-                    self.asn.get(peer),
+                    asns(peer),
                     peer,
                     peer_port,
-                    local_ip.ip if local_ip else None,
+                    None if local_ip is None else local_ip.ip,
                 )
-            )
+            neighbors.append(neighbor)
+            if rank[peer] > my_rank:
+                remote_up.add(neighbor.remote_as)
         if mlag is not None:
             # eBGP to the other leaf over the peer VLAN: the way out when this leaf's uplinks are down
             svi = self._peer_svi(ft, name)
@@ -570,11 +594,8 @@ class _IntentBuilder:
                     mlag_peer=True,
                 )
             )
-        remote_up = {
-            self.asn.get(n.peer_device)
-            for n in neighbors
-            if LAYER_RANK[self.topology.devices[n.peer_device].layer] > LAYER_RANK[self.topology.devices[name].layer]
-        }
+            if rank[mlag.peer] > my_rank:
+                remote_up.add(self.asn.get(mlag.peer))
         pools = self.design.spec.addressing
         subnets = pools.mgmt if ft.role == "oob" else pools.servers
         allowed = (

@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from fabric.model.findings import Finding
+from fabric.model.frozen import maker
 from fabric.model.kinds import Layer, LayerName, Role, Technology, Tier, TierName
 
 if TYPE_CHECKING:
@@ -58,6 +59,9 @@ class Link:
     media: str | None = None  # catalog medium given by an explicit topology; else chosen by distance
     length_m: float | None = None  # given by an explicit topology; else from rack positions
     source: str = ""  # where an explicit link was written (for findings)
+
+
+new_link = maker(Link)  # Link(...) as cheaply as a plain dataclass: generators make 300,000 at 100k GPUs
 
 
 @dataclass(frozen=True)

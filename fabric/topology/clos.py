@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from fabric.model.draft import FabricDraft, SwitchDraft
 from fabric.model.findings import error
 from fabric.model.kinds import Layer, Tier, TierName
-from fabric.model.topology import ClosParams, Link
+from fabric.model.topology import ClosParams, Link, new_link
 from fabric.spec.catalog import Catalog, SwitchPort, best_speed, switch_ports
 from fabric.spec.schema import ClosTopology, Fabric
 from fabric.topology.attach import Attachment, Endpoint
@@ -396,7 +396,7 @@ class ClosGenerator:
                 ep = leaf.used[port_index]
                 port = leaf.down[port_index]
                 self.draft.links.append(
-                    Link(
+                    new_link(
                         self.key,
                         Tier.NODE_LEAF,
                         ep.device,
@@ -438,24 +438,14 @@ class ClosGenerator:
     ) -> None:
         """`per` links from `lower` to each of `uppers` in turn: its up ports in order, each upper's next free port
         (`next_port[j]` counts the ports of `uppers[j]` already taken; all uppers share the port layout)."""
+        append, key, in_plane = self.draft.links.append, self.key, self._plane(plane)
         for j, upper in enumerate(uppers):
             for t in range(per):
                 up = up_ports[j * per + t]
                 down = upper_ports[next_port[j]]
                 next_port[j] += 1
-                self.draft.links.append(
-                    Link(
-                        self.key,
-                        tier,
-                        lower,
-                        up.name,
-                        upper,
-                        down.name,
-                        min(up.speed_gbps, down.speed_gbps),
-                        self._plane(plane),
-                        rail,
-                    )
-                )
+                speed = up.speed_gbps if up.speed_gbps <= down.speed_gbps else down.speed_gbps
+                append(new_link(key, tier, lower, up.name, upper, down.name, speed, in_plane, rail))
 
     def _plane(self, plane: int) -> int | None:
         return plane if self.topo.planes > 1 else None

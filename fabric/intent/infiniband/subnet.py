@@ -26,6 +26,7 @@ from fabric.intent.infiniband.ports import (
 )
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, warning
+from fabric.model.frozen import maker
 from fabric.model.kinds import Layer
 from fabric.model.topology import LAYER_RANK, FabricTopology, Topology
 from fabric.spec.loader import Design
@@ -87,6 +88,11 @@ class CaPort:
     port_name: str
     speed_gbps: int
     placeholder: bool
+
+
+# made per link end and per CA port (600,000 and 100,000 at 100k GPUs) as cheaply as plain dataclasses
+_end, _link, _ca_port, _need = maker(IbEnd), maker(IbLink), maker(CaPort), maker(GuidNeed)
+_node = maker(IbNode, skip_post_init=True)  # given its nodeid as __post_init__ would make it
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,9 +224,11 @@ def _drafts(design: Design, topology: Topology, plan: Plan) -> list[_Draft]:
             cas: dict[str, tuple[str, str | None, tuple[str, ...], int]] = {}
             for cable in mine:
                 link = cable.link
+                # (a switch's end, the usual case, is looked up once)
                 for dev, port in ((link.a, link.a_port), (link.b, link.b_port)):
-                    if dev in used:
-                        used[dev].append((port, link.speed_gbps))
+                    ports = used.get(dev)
+                    if ports is not None:
+                        ports.append((port, link.speed_gbps))
                     elif devices[dev].layer == Layer.NODE:
                         node_type = devices[dev].model
                         if node_type not in types:
@@ -259,9 +267,9 @@ def build_infiniband(design: Design, topology: Topology, plan: Plan) -> IbPlan:
     needs: dict[str, GuidNeed] = {}
     for draft in drafts:
         for s in draft.switches:
-            needs[s] = GuidNeed(s, None, ())
+            needs[s] = _need(s, None, ())
         for key, (dev, hca, ports, _) in draft.cas.items():
-            needs[key] = GuidNeed(dev, hca, ports)
+            needs[key] = _need(dev, hca, ports)
     guids, unused = assign_guids(needs.values(), _merged(inventories))
     if unused:
         first = unused[0]
@@ -327,12 +335,38 @@ def _subnet(design: Design, topology: Topology, draft: _Draft, guids: Mapping[st
         dev = devices[s]
         g = guids[s]
         nodes.append(
-            IbNode(s, s, None, True, draft.numbering[s].nports, g.node, g.placeholder, dev.layer, None, dev.model)
+            _node(
+                s,
+                s,
+                None,
+                True,
+                draft.numbering[s].nports,
+                g.node,
+                g.placeholder,
+                dev.layer,
+                None,
+                dev.model,
+                f"S-{g.node:016x}",
+            )
         )
     for key, (device, hca, _ports, nports) in draft.cas.items():
         dev = devices[device]
         g = guids[key]
-        nodes.append(IbNode(key, device, hca, False, nports, g.node, g.placeholder, Layer.NODE, dev.group, dev.model))
+        nodes.append(
+            _node(
+                key,
+                device,
+                hca,
+                False,
+                nports,
+                g.node,
+                g.placeholder,
+                Layer.NODE,
+                dev.group,
+                dev.model,
+                f"H-{g.node:016x}",
+            )
+        )
     by_key = {n.key: n for n in nodes}
     ca_end: dict[tuple[str, str], tuple[str, int, int]] = {}  # (device, port) → CA key, IB port, port GUID
     for key, (device, _hca, ports, _) in draft.cas.items():
@@ -341,18 +375,26 @@ def _subnet(design: Design, topology: Topology, draft: _Draft, guids: Mapping[st
             ca_end[(device, port)] = (key, number, port_guids[number - 1])
 
     numbers = {s: (n.numbers, by_key[s].guid) for s, n in draft.numbering.items()}
-
-    def end(device: str, port: str) -> IbEnd:
-        switch = numbers.get(device)
+    switch_of = numbers.get
+    made: list[IbLink] = []
+    for c in draft.cables:  # both ends written out: 600,000 ends at 100k GPUs
+        link = c.link
+        device, port = link.a, link.a_port
+        switch = switch_of(device)
         if switch is not None:
-            return IbEnd(device, switch[0].get(port, 0), switch[1], device, port)
-        key, number, guid = ca_end[(device, port)]
-        return IbEnd(key, number, guid, device, port)
-
-    links = tuple(
-        IbLink(c, end(c.link.a, c.link.a_port), end(c.link.b, c.link.b_port), plan_rate(c.link.speed_gbps))
-        for c in draft.cables
-    )
+            a = _end(device, switch[0].get(port, 0), switch[1], device, port)
+        else:
+            key, number, guid = ca_end[(device, port)]
+            a = _end(key, number, guid, device, port)
+        device, port = link.b, link.b_port
+        switch = switch_of(device)
+        if switch is not None:
+            b = _end(device, switch[0].get(port, 0), switch[1], device, port)
+        else:
+            key, number, guid = ca_end[(device, port)]
+            b = _end(key, number, guid, device, port)
+        made.append(_link(c, a, b, plan_rate(link.speed_gbps)))
+    links = tuple(made)
     top = max((LAYER_RANK[n.layer] for n in nodes if n.switch), default=1)
     roots = tuple(n for n in nodes if n.switch and LAYER_RANK[n.layer] == top) if top > 1 else ()
     order = {name: i for i, name in enumerate(devices)}
@@ -404,7 +446,7 @@ def _ca_ports(links: Sequence[IbLink], by_key: Mapping[str, IbNode]) -> list[CaP
         node = by_key[link.a.node]
         if not node.switch:
             out.append(
-                CaPort(
+                _ca_port(
                     node.key,
                     link.a.port,
                     link.a.guid,
