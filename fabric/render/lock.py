@@ -10,8 +10,7 @@ from typing import Any
 from fabric.allocation.lock import spec_facts
 from fabric.intent.infiniband.guids import format_guid
 from fabric.pipeline import Build
-from fabric.render import jsontext
-from fabric.render.addresses import address_text
+from fabric.render import iptext, jsontext
 from fabric.render.registry import Output, one_file
 from fabric.spec.lock import LOCK_FILE, LOCK_FORMAT, LOCK_VERSION
 
@@ -44,7 +43,7 @@ def lock_data(build: Build) -> dict[str, Any]:
         {
             "device": r.device,
             "interface": r.interface,
-            "address": address_text(r.address),
+            "address": iptext.text(r.address),
             "purpose": r.purpose,
             "fabric": r.fabric,
             "peer_device": r.peer_device,

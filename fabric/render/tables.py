@@ -7,7 +7,7 @@ import io
 from collections.abc import Iterable, Sequence
 
 from fabric.pipeline import Build
-from fabric.render.addresses import address_text
+from fabric.render import iptext
 from fabric.render.registry import Output, one_file
 
 CABLING_COLUMNS = (
@@ -131,7 +131,7 @@ def ip_plan_csv(build: Build) -> str:
     return csv_text(
         IP_PLAN_COLUMNS,
         (
-            (r.device, r.interface, address_text(r.address), r.peer_device, r.peer_interface, r.purpose, r.fabric)
+            (r.device, r.interface, iptext.text(r.address), r.peer_device, r.peer_interface, r.purpose, r.fabric)
             for r in build.plan.addresses
         ),
     )

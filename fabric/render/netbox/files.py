@@ -19,7 +19,7 @@ import yaml
 
 from fabric.allocation.allocate import BOND_INTERFACE
 from fabric.pipeline import Build
-from fabric.render.addresses import address_text
+from fabric.render import iptext
 from fabric.render.registry import Output
 from fabric.spec.catalog import NodeType, SwitchModel, switch_ports
 from fabric.spec.schema import NodeAttach
@@ -347,7 +347,7 @@ def _addresses(build: Build) -> Iterable[dict[str, object]]:
     status = "reserved" if _status(build) == "planned" else "active"
     for row in build.plan.addresses:
         yield {
-            "address": address_text(row.address),
+            "address": iptext.text(row.address),
             "status": status,
             "role": "loopback" if row.purpose in ("loopback", "host-loopback") else "",
             "device": row.device,
