@@ -84,6 +84,8 @@ LINES: list[dict[Any, Any]] = [
     {"device": "leaf1", "u": 7, "rack": "", "x": None, "ok": True, "f": 2.5, "big": 10**20, "neg": -3},
     {"é": 'ü\u2028"\\/\x01', "nested": {"a": [1, {"b": "c"}]}, "list": [], "lone": "\ud800"},
     {1: "number key", "b": 2},
+    {"{a}": "}{", "b{}": "{0}", "c": 1},  # braces: the key pattern is a format string
+    {"device": "leaf2", "u": 7, "rack": "", "x": None, "ok": True, "f": 2.5, "big": 10**20, "neg": -3},  # again
 ]
 
 

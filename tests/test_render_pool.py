@@ -31,10 +31,12 @@ def test_tasks_shard_per_switch_outputs_and_keep_shared_work_together() -> None:
     assert [(t.part, t.parts) for t in configs] == [(k, 2 * SHARDS_PER_WORKER) for k in range(2 * SHARDS_PER_WORKER)]
     report = [t for t in todo if "report-html" in t.names]
     assert len(report) == 1 and set(report[0].names) == {"diagrams", "report-html", "report-md", "summary"}
+    addresses = [t for t in todo if "lock" in t.names]  # every address of the plan becomes text once
+    assert len(addresses) == 1 and set(addresses[0].names) == {"ip-plan", "lock", "netbox"}
     named = [name for t in todo if t.parts == 1 for name in t.names]
     sharded = ["cabling-xlsx", "configs", "eos-structured-config"]
     assert sorted([*named, *sharded]) == sorted(o.name for o in every)
-    big = 3 * 2 * SHARDS_PER_WORKER + 1  # three sharded outputs and the diagrams with the report
+    big = 3 * 2 * SHARDS_PER_WORKER + 2  # three sharded outputs, the diagrams with the report, the addresses
     assert all(t.parts > 1 or len(t.names) > 1 for t in todo[:big])  # the big ones first
     assert all(t.parts == 1 and len(t.names) == 1 for t in todo[big:])
     assert all(t.parts == 1 for t in tasks(every, 1))  # one worker: nothing is sharded

@@ -11,6 +11,9 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv4Interface, IPv6Address, IPv6Interface
 from socket import AF_INET, AF_INET6, inet_ntop
 
+from fabric.pipeline import Build
+from fabric.render.memo import per_build
+
 
 def text(address: IPv4Address | IPv6Address | IPv4Interface | IPv6Interface) -> str:
     """`str(address)`."""
@@ -24,3 +27,13 @@ def text(address: IPv4Address | IPv6Address | IPv4Interface | IPv6Interface) -> 
             plain = inet_ntop(AF_INET6, value.to_bytes(16, "big"))
             return f"{plain}/{address.network.prefixlen}" if isinstance(address, IPv6Interface) else plain
     return str(address)
+
+
+# the outputs that print every address of the plan render together, so each address becomes text once
+PLAN_ADDRESSES = "plan-addresses"
+
+
+@per_build
+def plan_texts(build: Build) -> list[str]:
+    """The text of each address of the plan, in plan order (ip-plan.csv, NetBox and the lock print them all)."""
+    return [text(r.address) for r in build.plan.addresses]

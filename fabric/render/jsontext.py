@@ -96,15 +96,24 @@ def _value(value: Any, newline: str) -> str:
 
 def line(value: dict[str, Any]) -> str:
     """`json.dumps(value, ensure_ascii=False)` of a dict, several times faster when its values are text and
-    whole numbers (a lock entry: a million of them at 100k GPUs); other values go to the json module."""
-    try:
-        items = [
-            f"{_utf8(k)}: {_utf8(v) if v.__class__ is str else (str(v) if v.__class__ is int else _other(v))}"
-            for k, v in value.items()
-        ]
-    except TypeError:  # a key that is not text: the json module's rules (numbers as keys, …)
-        return json.dumps(value, ensure_ascii=False)
-    return "{" + ", ".join(items) + "}"
+    whole numbers (a lock entry: a million of them at 100k GPUs); other values go to the json module. The keys
+    are written once per key set, as a pattern."""
+    keys = tuple(value)
+    pattern = _line_patterns.get(keys)
+    if pattern is None:
+        try:
+            pattern = "{{" + ", ".join(_utf8(k).replace("{", "{{").replace("}", "}}") + ": {}" for k in keys) + "}}"
+        except TypeError:  # a key that is not text: the json module's rules (numbers as keys, …)
+            return json.dumps(value, ensure_ascii=False)
+        if len(_line_patterns) > 1_000:
+            _line_patterns.clear()
+        _line_patterns[keys] = pattern
+    return pattern.format(
+        *[_utf8(v) if v.__class__ is str else (str(v) if v.__class__ is int else _other(v)) for v in value.values()]
+    )
+
+
+_line_patterns: dict[tuple[Any, ...], str] = {}
 
 
 def _other(value: Any) -> str:

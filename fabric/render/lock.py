@@ -43,13 +43,13 @@ def lock_data(build: Build) -> dict[str, Any]:
         {
             "device": r.device,
             "interface": r.interface,
-            "address": iptext.text(r.address),
+            "address": address,
             "purpose": r.purpose,
             "fabric": r.fabric,
             "peer_device": r.peer_device,
             "peer_interface": r.peer_interface,
         }
-        for r in plan.addresses
+        for r, address in zip(plan.addresses, iptext.plan_texts(build), strict=True)
     ]
     asns = [{"device": r.device, "fabric": r.fabric, "asn": r.asn, "router_id": r.router_id} for r in plan.asns]
     guids = {n.key: n.guid for s in build.infiniband.subnets for n in s.nodes}
@@ -79,4 +79,4 @@ def lock_json(build: Build) -> str:
     return "{\n " + ",\n ".join(parts) + "\n}\n"
 
 
-OUTPUTS: tuple[Output, ...] = (one_file("lock", LOCK_FILE, lock_json),)
+OUTPUTS: tuple[Output, ...] = (one_file("lock", LOCK_FILE, lock_json, together=iptext.PLAN_ADDRESSES),)

@@ -131,8 +131,8 @@ def ip_plan_csv(build: Build) -> str:
     return csv_text(
         IP_PLAN_COLUMNS,
         (
-            (r.device, r.interface, iptext.text(r.address), r.peer_device, r.peer_interface, r.purpose, r.fabric)
-            for r in build.plan.addresses
+            (r.device, r.interface, address, r.peer_device, r.peer_interface, r.purpose, r.fabric)
+            for r, address in zip(build.plan.addresses, iptext.plan_texts(build), strict=True)
         ),
     )
 
@@ -168,7 +168,7 @@ def inventory_csv(build: Build) -> str:
 
 OUTPUTS: tuple[Output, ...] = (
     one_file("cabling", "cabling.csv", cabling_csv),
-    one_file("ip-plan", "ip-plan.csv", ip_plan_csv),
+    one_file("ip-plan", "ip-plan.csv", ip_plan_csv, together=iptext.PLAN_ADDRESSES),
     one_file("asn-plan", "asn-plan.csv", asn_plan_csv),
     one_file("inventory", "inventory.csv", inventory_csv),
 )

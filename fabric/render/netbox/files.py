@@ -345,9 +345,9 @@ def _cables(build: Build) -> Iterable[dict[str, object]]:
 
 def _addresses(build: Build) -> Iterable[dict[str, object]]:
     status = "reserved" if _status(build) == "planned" else "active"
-    for row in build.plan.addresses:
+    for row, address in zip(build.plan.addresses, iptext.plan_texts(build), strict=True):
         yield {
-            "address": iptext.text(row.address),
+            "address": address,
             "status": status,
             "role": "loopback" if row.purpose in ("loopback", "host-loopback") else "",
             "device": row.device,
@@ -356,4 +356,4 @@ def _addresses(build: Build) -> Iterable[dict[str, object]]:
         }
 
 
-OUTPUTS: tuple[Output, ...] = (Output("netbox", netbox_files),)
+OUTPUTS: tuple[Output, ...] = (Output("netbox", netbox_files, together=iptext.PLAN_ADDRESSES),)
