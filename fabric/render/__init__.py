@@ -2,7 +2,8 @@
 
 Renderers are discovered: each module under `fabric/render/` that declares `OUTPUTS` (see registry.py)
 contributes its outputs. Templates get ready data and compute nothing; JSON and YAML are serialized
-from data. No file I/O here: the writer (fabric/write/) writes what this returns.
+from data. No file I/O here: the writer (fabric/write/) writes what this returns, or what render_into
+hands its sink (the writer's staging tree) as each file is made.
 """
 
 from __future__ import annotations
