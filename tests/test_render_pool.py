@@ -113,3 +113,22 @@ def test_workers_writing_into_the_staging_tree_write_what_render_all_returns(
     assert [path for path in paths if on_disk[path].read_bytes() != rendered[path]] == []
     private = {path for path, p in on_disk.items() if p.stat().st_mode & 0o077 == 0}
     assert private == rendered.private
+
+
+def test_a_refusal_in_a_worker_leaves_no_staging_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    import fabric.render
+    from fabric.render import RenderRefused, render_into
+    from fabric.write.atomic import Staging
+    from tests.platforms import on_platform
+
+    monkeypatch.setattr(fabric.render, "unsafe_values", lambda build, infiniband=False: [])  # the template's check
+    build = on_platform("lab", "sonic")
+    intents = dict(build.intents)
+    intents["leaf1"] = dataclasses.replace(intents["leaf1"], hostname="\nrouter bgp 666")
+    staging = Staging(tmp_path / "out", build.name)
+    with pytest.raises(RenderRefused):
+        render_into(dataclasses.replace(build, intents=intents), staging.write, workers=2)
+    staging.abort()  # as the build command does: the workers are gone by now, nothing writes after it
+    assert list(tmp_path.iterdir()) == []

@@ -2,7 +2,8 @@
 
 Renderers are discovered: each module under `fabric/render/` that declares `OUTPUTS` (see registry.py)
 contributes its outputs. Templates get ready data and compute nothing; JSON and YAML are serialized
-from data. No file I/O here: the writer (fabric/write/) writes what this returns.
+from data. No file I/O here: the writer (fabric/write/) writes what this returns, or what render_into
+hands its sink (the writer's staging tree) as each file is made.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
+from contextlib import closing
 from functools import cache
 
 from fabric.model.findings import error
@@ -62,16 +64,18 @@ def _render(
     if problems:
         raise RenderRefused(problems)
     paths: set[str] = set()
-    for done in render_tasks(build, outputs(), worker_count(build, workers), step, sink):
-        if done.refused is not None:
-            name, reason, in_plan = done.refused
-            found = unsafe_values(build, infiniband=True) if in_plan else []  # name the fields if in the plan
-            raise RenderRefused(found or [error(CODE, f"outputs.{name}", reason, HINT)])
-        for path in (*done.files, *done.sunk):
-            if path in paths:
-                raise AssertionError(f"outputs {', '.join(done.names)} write {path} again")
-            paths.add(path)
-        files.update(done.files)
+    # closed on the way out: the pool's workers end before the caller (say, removing the staging tree) goes on
+    with closing(render_tasks(build, outputs(), worker_count(build, workers), step, sink)) as results:
+        for done in results:
+            if done.refused is not None:
+                name, reason, in_plan = done.refused
+                found = unsafe_values(build, infiniband=True) if in_plan else []  # name the fields if in the plan
+                raise RenderRefused(found or [error(CODE, f"outputs.{name}", reason, HINT)])
+            for path in (*done.files, *done.sunk):
+                if path in paths:
+                    raise AssertionError(f"outputs {', '.join(done.names)} write {path} again")
+                paths.add(path)
+            files.update(done.files)
     return paths
 
 

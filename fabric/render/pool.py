@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
 from fabric.pipeline import Build
@@ -147,7 +147,7 @@ def render_tasks(
     workers: int,
     step: Callable[[str], None] | None,
     sink: Sink | None = None,
-) -> Iterator[Done]:
+) -> Generator[Done, None, None]:
     """Every task's result: in this process with one worker, else from a pool of forked workers (as they finish);
     with a sink, the files go there in the process that rendered them."""
     global _BUILD, _OUTPUTS, _SINK
