@@ -200,3 +200,27 @@ def test_build_refuses_to_write_and_exits_1(tmp_path: Path, monkeypatch: pytest.
     assert "render-unsafe-value switch['leaf2'].ntp[0]" in result.output
     assert "1 value(s) cannot be rendered safely; nothing was written" in result.output
     assert "pwned" not in result.output and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_intent_check_refuses_with_the_pool_running_too(workers: int, tmp_path: Path) -> None:
+    """With a pool the check runs while the workers start: the same one finding, and nothing is committed."""
+    from fabric.render import render_into
+    from fabric.write.atomic import Staging
+
+    build = on_platform("lab", "sonic")
+    hostile = _with_intent(build, "leaf1", snmp_location=INJECTED)
+    staging = Staging(tmp_path / "out", hostile.name)
+    written: list[str] = []
+
+    def sink(path: str, data: bytes, private: bool) -> None:
+        written.append(path)
+        staging.write(path, data, private)
+
+    with pytest.raises(RenderRefused) as refused:
+        render_into(hostile, sink, workers=workers)
+    staging.abort()
+    assert [f.path for f in refused.value.findings] == ["switch['leaf1'].snmp_location"]
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    if workers == 1:
+        assert written == []  # one process: checked before anything renders

@@ -147,9 +147,11 @@ def render_tasks(
     workers: int,
     step: Callable[[str], None] | None,
     sink: Sink | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> Generator[Done, None, None]:
     """Every task's result: in this process with one worker, else from a pool of forked workers (as they finish);
-    with a sink, the files go there in the process that rendered them."""
+    with a sink, the files go there in the process that rendered them. `meanwhile` runs before the first task in
+    this process, or here while the workers start on theirs (if it raises, the workers are stopped)."""
     global _BUILD, _OUTPUTS, _SINK
     by_name = {o.name: o for o in outputs}
     todo = tasks(outputs, workers)
@@ -162,6 +164,8 @@ def render_tasks(
             told.add(name)
 
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        if meanwhile is not None:
+            meanwhile()
         for task in todo:
             tell(task.names)
             yield run(task, build, by_name, sink)
@@ -170,7 +174,10 @@ def render_tasks(
     gc.freeze()  # the workers' collector leaves the inherited objects alone: fewer shared pages copied
     try:
         with multiprocessing.get_context("fork").Pool(workers, initializer=_start_worker) as pool:
-            for done in pool.imap_unordered(run, todo):
+            results = pool.imap_unordered(run, todo)
+            if meanwhile is not None:
+                meanwhile()
+            for done in results:
                 tell(done.names)
                 yield done
     finally:
