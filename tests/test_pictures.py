@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fabric import render_all, write_outputs
 from fabric.render.bom.costing import costing
@@ -97,6 +99,18 @@ def test_formulas_are_written_as_text() -> None:
     assert as_text("=cmd|' /C calc'!A0") == "'=cmd|' /C calc'!A0"
     assert [as_text(v) for v in ("+1", "-x", "@sum", "ok", 5, None)] == ["'+1", "'-x", "'@sum", "ok", 5, ""]
     assert csv_text(("a",), [("=1+1",)]) == "a\n'=1+1\n"
+
+
+CELLS = st.one_of(
+    st.none(), st.integers(-5, 5), st.floats(-2, 2, allow_nan=False), st.text(alphabet='=+-@\t\r\n",a1 ', max_size=4)
+)
+
+
+@given(st.lists(st.lists(CELLS, min_size=1, max_size=4), max_size=6))
+def test_csv_text_from_a_function_is_the_same_text(rows: list[list[object]]) -> None:
+    """The fast path (the table written as it is when no cell could need the apostrophe) changes nothing."""
+    columns = ("a", "b", "c", "d")
+    assert csv_text(columns, lambda: iter(rows)) == csv_text(columns, iter(rows))
 
 
 # --------------------------------------------------------------------------------------------- diagrams (sources)

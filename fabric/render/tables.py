@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from fabric.pipeline import Build
 from fabric.render import iptext
@@ -70,14 +70,37 @@ def as_text(value: object) -> object:
     return "" if value is None else value
 
 
-def csv_text(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """CSV with every text cell made formula-safe (see `as_text`)."""
+def _may_hold_formula(text: str) -> bool:
+    """Whether a cell of this CSV text could start with a formula character: = + @ tab or CR anywhere (plans seldom
+    hold them), - where a cell starts (names hold many elsewhere), maybe after the quote that opens the cell.
+    Substring tests in C: a regular expression over the 96 MB cabling.csv of 100k GPUs took a second."""
+    if any(c in text for c in "=+@\t\r"):
+        return True
+    return any(p in text for p in (",-", "\n-", ',"-', '\n"-')) or text.startswith(("-", '"-'))
+
+
+def csv_text(
+    columns: Sequence[str], rows: Iterable[Sequence[object]] | Callable[[], Iterable[Sequence[object]]]
+) -> str:
+    """CSV with every text cell made formula-safe (see `as_text`). `rows` may be a function that gives them:
+    then the table is first written as it is, and only if its text shows a cell that could need the apostrophe
+    (seldom: a negative number will do) is it written again cell by cell (7.8M cells at 100k GPUs)."""
+    if callable(rows):
+        text = _written(columns, rows())
+        if not _may_hold_formula(text):
+            return text
+        rows = rows()
+    start = FORMULA_START  # `as_text` inlined; the csv module writes None as an empty field itself
+    return _written(
+        columns, ([("'" + v if isinstance(v, str) and v.startswith(start) else v) for v in r] for r in rows)
+    )
+
+
+def _written(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
-    # `as_text` inlined (7.8M cells at 100k GPUs); the csv module writes None as an empty field itself
-    start = FORMULA_START
-    writer.writerows([("'" + v if isinstance(v, str) and v.startswith(start) else v) for v in row] for row in rows)
+    writer.writerows(rows)
     return out.getvalue()
 
 
@@ -124,17 +147,15 @@ def cabling_csv(build: Build) -> str:
                 b_ib,
             )
 
-    return csv_text(CABLING_COLUMNS, rows())
+    return csv_text(CABLING_COLUMNS, rows)
 
 
 def ip_plan_csv(build: Build) -> str:
-    return csv_text(
-        IP_PLAN_COLUMNS,
-        (
-            (r.device, r.interface, address, r.peer_device, r.peer_interface, r.purpose, r.fabric)
-            for r, address in zip(build.plan.addresses, iptext.plan_texts(build), strict=True)
-        ),
-    )
+    def rows() -> Iterable[Sequence[object]]:
+        for r, address in zip(build.plan.addresses, iptext.plan_texts(build), strict=True):
+            yield (r.device, r.interface, address, r.peer_device, r.peer_interface, r.purpose, r.fabric)
+
+    return csv_text(IP_PLAN_COLUMNS, rows)
 
 
 def asn_plan_csv(build: Build) -> str:
