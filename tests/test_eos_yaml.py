@@ -11,7 +11,7 @@ import yaml
 
 from fabric.render import yamltext
 from fabric.render.platforms import eos_structured
-from fabric.render.platforms.eos_structured import _ADDRESS_TYPES, _dump, _plain
+from fabric.render.platforms.eos_structured import _ADDRESS_TYPES, _dump
 from tests.conftest import built
 
 # text the YAML 1.1 resolver would read as another type, indicators, quoting, escapes, folding
@@ -47,7 +47,11 @@ TRICKY: list[Any] = [
 
 def _pyyaml(data: Any) -> str:
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    return str(yaml.dump(_plain(data), Dumper=dumper, sort_keys=False, default_flow_style=False, width=120))
+    return str(
+        yaml.dump(
+            yamltext.plain(data, _ADDRESS_TYPES), Dumper=dumper, sort_keys=False, default_flow_style=False, width=120
+        )
+    )
 
 
 @pytest.mark.parametrize("value", TRICKY, ids=repr)

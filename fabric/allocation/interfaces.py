@@ -17,7 +17,7 @@ _V4_ALL = (1 << 32) - 1
 _V6_ALL = (1 << 128) - 1
 
 
-def _v6_text(value: int) -> str:
+def v6_text(value: int) -> str:
     """RFC 5952 text, as ipaddress writes it, from libc's inet_ntop (ipaddress's zero-run compression is Python,
     ~3 µs an address); below ::1:0:0:0 inet_ntop may write an IPv4 tail that ipaddress does not, so ipaddress."""
     if value >> 48:
@@ -25,7 +25,7 @@ def _v6_text(value: int) -> str:
     return str(IPv6Address(value))
 
 
-def _v4_text(value: int) -> str:
+def v4_text(value: int) -> str:
     """Dotted decimal, as ipaddress writes it, in a fifth of its time (it joins a map of str over the bytes)."""
     return f"{value >> 24}.{(value >> 16) & 255}.{(value >> 8) & 255}.{value & 255}"
 
@@ -41,7 +41,7 @@ class FastIPv4Address(IPv4Address):
         self._ip = value
 
     def __str__(self) -> str:
-        return _v4_text(self._ip)
+        return v4_text(self._ip)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return IPv4Address, (self._ip,)
@@ -70,7 +70,7 @@ class LazyIPv4Interface(IPv4Interface):
         return FastIPv4Address(self._ip)
 
     def __str__(self) -> str:
-        return f"{_v4_text(self._ip)}/{self._prefixlen}"
+        return f"{v4_text(self._ip)}/{self._prefixlen}"
 
     def __hash__(self) -> int:  # IPv4Interface's value, without making the network
         return hash((self._ip, self._prefixlen, self._ip & (_V4_ALL ^ (_V4_ALL >> self._prefixlen))))
@@ -102,7 +102,7 @@ class LazyIPv6Interface(IPv6Interface):
         return hash((self._ip, self._prefixlen, self._ip & (_V6_ALL ^ (_V6_ALL >> self._prefixlen))))
 
     def __str__(self) -> str:
-        return f"{_v6_text(self._ip)}/{self._prefixlen}"
+        return f"{v6_text(self._ip)}/{self._prefixlen}"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return IPv6Interface, (str(self),)
@@ -114,7 +114,7 @@ class LazyIPv6Interface(IPv6Interface):
 def ip_text(interface: IPv4Interface | IPv6Interface) -> str:
     """`str(interface.ip)`, without making the address object for one of ours."""
     if type(interface) is LazyIPv4Interface:
-        return _v4_text(interface._ip)
+        return v4_text(interface._ip)
     if type(interface) is LazyIPv6Interface:
-        return _v6_text(interface._ip)
+        return v6_text(interface._ip)
     return str(interface.ip)

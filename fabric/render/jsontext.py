@@ -45,6 +45,7 @@ class Shared:
 
 _shared: dict[tuple[Callable[..., Any], tuple[Hashable, ...], str], str] = {}
 _patterns: dict[tuple[tuple[str, ...], str], str] = {}
+_line_patterns: dict[tuple[Any, ...], str] = {}  # line(): the keys of a key set, as a str.format pattern
 
 
 def dumps(value: Any) -> str:
@@ -111,9 +112,6 @@ def line(value: dict[str, Any]) -> str:
     return pattern.format(
         *[_utf8(v) if v.__class__ is str else (str(v) if v.__class__ is int else _other(v)) for v in value.values()]
     )
-
-
-_line_patterns: dict[tuple[Any, ...], str] = {}
 
 
 def _other(value: Any) -> str:

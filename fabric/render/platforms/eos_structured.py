@@ -279,18 +279,13 @@ def structured_config(intent: DeviceIntent, build: Build) -> dict[str, Any]:
     return config
 
 
-_ADDRESS_TYPES = (_BaseAddress, _BaseNetwork)  # interfaces are addresses too
+_ADDRESS_TYPES = (_BaseAddress, _BaseNetwork)  # interfaces are addresses too; AVD's model takes them as text
 WIDTH = 120  # PyYAML folds a scalar only past this column
 
 
-def _plain(data: Any) -> Any:
-    """Addresses and networks stay ipaddress values up to here; AVD's model takes them as text."""
-    return yamltext.plain(data, _ADDRESS_TYPES)
-
-
 def _dump(data: dict[str, Any]) -> str:
-    """PyYAML's document of `_plain(data)` (block style, keys in order, width 120), written by yamltext: PyYAML's
-    per-node representer was most of the render time of a big EOS fabric."""
+    """PyYAML's document of `data` with addresses as text (block style, keys in order, width 120), written by
+    yamltext: PyYAML's per-node representer was most of the render time of a big EOS fabric."""
     return yamltext.dump(data, width=WIDTH, as_text=_ADDRESS_TYPES)
 
 
