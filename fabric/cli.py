@@ -176,8 +176,16 @@ def _with_lock(design: Design, choice: _LockChoice) -> Design:
     return replace(design, lock=LockInput(lock, str(path), choice.allow_moves))
 
 
-def _run(spec: Path | None, strict: bool, as_json: bool = False, lock: _LockChoice | None = None) -> Build:
-    """Build, or print why not and exit 2. Strict mode escalates warnings."""
+def _run(
+    spec: Path | None,
+    strict: bool,
+    as_json: bool = False,
+    lock: _LockChoice | None = None,
+    workers: int | None = None,
+    jobs: bool = False,
+) -> Build:
+    """Build, or print why not and exit 2. Strict mode escalates warnings. `workers`, `jobs`: as build_fabric's
+    (by default a large design's analysis runs beside the other stages on the spare cores)."""
     from fabric.pipeline import build_fabric
     from fabric.spec.loader import load_spec
 
@@ -186,7 +194,7 @@ def _run(spec: Path | None, strict: bool, as_json: bool = False, lock: _LockChoi
         design = load_spec(path)
         if lock is not None:
             design = _with_lock(design, lock)
-        build = build_fabric(design)
+        build = build_fabric(design, workers=workers, jobs=jobs)
     except FabricError as exc:
         if as_json:
             print(
@@ -268,8 +276,9 @@ def build(
             "--workers",
             min=1,
             metavar="N",
-            help="Processes to render in (same bytes whatever the count). Default: $FABRIC_WORKERS, else the cores "
-            "for designs of 4,000 cables or more, else 1.",
+            help="Processes to build and render in (same bytes whatever the count). Default: $FABRIC_WORKERS, else "
+            "the cores for large designs (from 20,000 links the analysis runs beside allocation and intent, from "
+            "4,000 cables the outputs render in a pool), else 1.",
         ),
     ] = None,
 ) -> None:
@@ -286,7 +295,7 @@ def build(
         raise typer.Exit(2)
     refused: FabricError | None = None
     with _stages(quiet, len(outputs()) + 2) as step:
-        result = _run(spec, strict, lock=_LockChoice(lock, no_lock, allow_moves, out))
+        result = _run(spec, strict, lock=_LockChoice(lock, no_lock, allow_moves, out), workers=workers, jobs=True)
         if sum(len(ft.links) for ft in result.topology.fabrics.values()) > FREEZE_LINKS:
             # The build lives until the process ends: collections while rendering need not walk its objects
             # again (about 1 s per walk at 100k GPUs). Small builds skip it: tests run many in one process.

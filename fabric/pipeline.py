@@ -6,15 +6,23 @@ PlanContext → intent.context.IntentContext.
 Each stage returns a new value and never edits an earlier one. An unreadable or invalid spec stops
 at the loader (FabricError with spec_invalid); design errors do not stop the pipeline, so one run
 reports every problem; `build` refuses to write outputs while errors remain.
+
+On a large design with spare cores, the fabric's figures (and, if asked, its job-bandwidth table) are computed
+beside allocation and intent, in forked children that share the topology (nothing of it is pickled; only the
+small results come back); the checks that read them run once they are back. The values are the same either way.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from fabric.allocation.allocate import Plan, allocate
 from fabric.allocation.checks import PlanContext, run_plan_checks
@@ -32,6 +40,16 @@ from fabric.spec.loader import Design, load_spec
 from fabric.spec.paths import locate
 from fabric.topology.build import build_topology
 
+if TYPE_CHECKING:  # jobs.py loads numpy: only when a table is made
+    from fabric.analysis.jobs import JobTable
+
+
+class Later(Enum):
+    LATER = "later"
+
+
+LATER = Later.LATER  # a value not computed by the build: made on first use
+
 
 @dataclass(frozen=True)
 class Build:
@@ -46,6 +64,9 @@ class Build:
     )  # per InfiniBand subnet: GUIDs, ftree roles, SM hosts, partitions
     hosts: Mapping[str, HostIntent] = field(default_factory=dict)  # per node that routes on the host
     bonded: Mapping[str, BondedHost] = field(default_factory=dict)  # per node bonded to an MLAG leaf pair
+    # the job-bandwidth table of the scheduler fabric (analysis/jobs.py), when the build made it beside the
+    # other stages; LATER: made on first use (render.summary.job_table)
+    jobs: JobTable | Literal[Later.LATER] | None = LATER
 
     @property
     def name(self) -> str:
@@ -78,21 +99,94 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def build_fabric(spec: Design | str | Path) -> Build:
-    """Everything but rendering. Raises FabricError only for an unreadable or invalid spec."""
+T = TypeVar("T")
+
+BESIDE_ABOVE = 20_000  # links: below this the analysis takes less time than forking for it (~30 ms)
+
+
+def env_workers() -> int | None:
+    """$FABRIC_WORKERS as a count; anything else is as if unset (the count never changes the bytes)."""
+    env = os.environ.get("FABRIC_WORKERS", "").strip()
+    return int(env) if env.isdigit() and int(env) >= 1 else None
+
+
+def cores(workers: int | None) -> int:
+    """Processes to use: `workers` if given, else $FABRIC_WORKERS, else the usable cores."""
+    if workers is None:
+        workers = env_workers()
+    if workers is not None:
+        return max(1, workers)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+_BESIDE: tuple[Callable[[], Any], ...] = ()  # what the forked children compute (inherited, not pickled)
+
+
+def _beside(index: int) -> Any:
+    return _BESIDE[index]()
+
+
+class _Result(Generic[T]):
+    """A value computed beside (get() waits for it), or here on first get()."""
+
+    def __init__(self, compute: Callable[[], T], pending: Any = None) -> None:
+        self._compute, self._pending = compute, pending
+
+    def get(self) -> T:
+        return cast(T, self._pending.get()) if self._pending is not None else self._compute()
+
+
+@contextmanager
+def beside(computations: tuple[Callable[[], Any], ...], fork: bool) -> Iterator[list[_Result[Any]]]:
+    """Start each computation in a forked child (when `fork`), to be collected with get() inside the block; the
+    children are gone when it ends, also on an error."""
+    global _BESIDE
+    if not fork or "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
+        yield [_Result(c) for c in computations]  # (a daemonic process, such as a worker of `fabric plan`'s sweep,
+        return  # may not have children)
+    _BESIDE = computations
+    pool = multiprocessing.get_context("fork").Pool(len(computations))
+    try:
+        yield [_Result(c, pool.apply_async(_beside, (i,))) for i, c in enumerate(computations)]
+    finally:
+        _BESIDE = ()
+        pool.terminate()
+        pool.join()
+
+
+def build_fabric(spec: Design | str | Path, *, workers: int | None = 1, jobs: bool = False) -> Build:
+    """Everything but rendering. Raises FabricError only for an unreadable or invalid spec.
+
+    `workers`: processes it may use (None: as cli's --workers; see cores()); with more than one, a large
+    design's figures are computed beside allocation and intent, and with `jobs` its job-bandwidth table too
+    (else that is made on first use)."""
     with gc_paused():
-        return _build(spec)
+        return _build(spec, cores(workers), jobs)
 
 
-def _build(spec: Design | str | Path) -> Build:
+def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
     design = spec if isinstance(spec, Design) else load_spec(spec)
     topology = build_topology(design)
-    figures = {key: fabric_figures(ft) for key, ft in topology.fabrics.items()}
+    fork = workers > 1 and sum(len(ft.links) for ft in topology.fabrics.values()) >= BESIDE_ABOVE
+
+    def figures_of() -> dict[str, FabricFigures]:
+        return {key: fabric_figures(ft) for key, ft in topology.fabrics.items()}
+
+    def jobs_of() -> JobTable | None:
+        from fabric.analysis.jobs import job_bandwidth
+
+        return job_bandwidth(design, topology)
+
+    with beside((figures_of, jobs_of) if fork and jobs else (figures_of,), fork) as results:
+        plan = keep_locked(design, topology, allocate(design, topology))  # a lock's assignments kept
+        intents = build_intents(design, topology, plan)
+        infiniband = build_infiniband(design, topology, plan)
+        hosts = build_hosts(design, topology, plan)
+        bonded = build_bonded(design, topology, plan)
+        figures = cast(dict[str, FabricFigures], results[0].get())
+        table = cast("JobTable | None", results[1].get()) if len(results) > 1 else LATER
     graph_findings = run_checks(Context(design, topology, figures))
-    plan = keep_locked(design, topology, allocate(design, topology))  # a lock's assignments kept
     plan_findings = run_plan_checks(PlanContext(design, topology, figures, plan))
-    intents = build_intents(design, topology, plan)
-    infiniband = build_infiniband(design, topology, plan)
     intent_findings = run_intent_checks(
         IntentContext(design, topology, figures, plan, intents.devices, infiniband.subnets)
     )
@@ -114,6 +208,7 @@ def _build(spec: Design | str | Path) -> Build:
         tuple(sort_findings(findings)),
         intents.devices,
         infiniband=infiniband,
-        hosts=build_hosts(design, topology, plan),
-        bonded=build_bonded(design, topology, plan),
+        hosts=hosts,
+        bonded=bonded,
+        jobs=table,
     )

@@ -421,3 +421,17 @@ def test_small_validate_loads_no_numpy_scipy_or_renderers() -> None:
     out = subprocess.run([sys.executable, "-c", code, str(design)], capture_output=True, text=True, timeout=120)
     assert "lab:" in out.stdout, out.stdout + out.stderr  # it validated
     assert "HEAVY []" in out.stdout, out.stdout
+
+
+def test_failures_skipped_by_their_bound_change_no_figure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a failure whose lower bound is no lower than the worst so far is not computed: the same worst failure as
+    # computing every one (the bounds made useless)
+    import fabric.analysis.figures as figures_module
+
+    cases = _engine_cases(tmp_path)
+    pruned = [fabric_figures(ft, engine="numpy") for _, b in cases for ft in b.topology.fabrics.values()]
+    monkeypatch.setattr(figures_module, "_without_switch", lambda switch, intact: float("-inf"))
+    monkeypatch.setattr(figures_module, "_without_capacity", lambda a, b, cap, lost, intact: float("-inf"))
+    every = [fabric_figures(ft, engine="numpy") for _, b in cases for ft in b.topology.fabrics.values()]
+    assert pruned == every
+    assert sum(1 for f in every if f.worst_failure is not None) >= 10

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -113,3 +114,19 @@ def test_summary_json_holds_the_job_table() -> None:
     # one SU turns on its rail leaves; across SUs, one of 16 spines lost is a sixteenth of the uplinks
     assert jobs[5]["worst_single_failure"] is None
     assert jobs[6]["worst_single_failure_gbps_per_gpu"] == 375
+
+
+def test_failures_skipped_by_their_bound_change_no_job_figure(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a job's failures whose lower bound is no lower than its worst so far are not computed: the same table as
+    # computing every one (the bounds made useless), on fabrics where failures cost something and where not
+    import fabric.analysis.figures as figures_module
+
+    builds = [built(name) for name in ("superpod-h100-2su", "lab-ib-3tier", "roce-512", "lab")]
+    pruned = [job_bandwidth(b.design, b.topology) for b in builds]
+    monkeypatch.setattr(figures_module, "_without_switch", lambda switch, intact: float("-inf"))
+    monkeypatch.setattr(figures_module, "_without_capacity", lambda a, b, cap, lost, intact: float("-inf"))
+    every = [job_bandwidth(b.design, b.topology) for b in builds]
+    assert pruned == every
+    rows = [row for table in every if table is not None for row in table.rows]
+    assert len(rows) >= 20
+    assert sum(1 for row in rows if row.failure is not None) >= 3

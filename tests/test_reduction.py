@@ -10,7 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.analysis.reduction import FlowGraph, is_equitable, max_flow, quotient, reduced_max_flow, refine, row_ids
+from fabric.analysis.reduction import (
+    FlowGraph,
+    _checked_quotient,
+    _refine,
+    is_equitable,
+    max_flow,
+    quotient,
+    reduced_flow,
+    reduced_max_flow,
+    refine,
+    row_ids,
+)
 
 
 def make_graph(n: int, edges: dict[tuple[int, int], int]) -> FlowGraph:
@@ -86,6 +97,54 @@ def test_quotient_keeps_capacity_between_classes(case: tuple[FlowGraph, int, int
     assert int(small.cap.sum()) == int(graph.cap[between].sum())
     assert small.n == int(colors.max()) + 1
     assert np.all(small.src < small.dst)
+
+
+@settings(max_examples=200, deadline=None)
+@given(random_graphs())
+def test_quotient_from_refines_table_is_the_quotient(case: tuple[FlowGraph, int, int, np.ndarray]) -> None:
+    # reduced_max_flow takes the check and the quotient from refine's last table: the same as computed edge by edge
+    graph, _, _, initial = case
+    colors, totals = _refine(graph, initial)
+    assert np.array_equal(colors, refine(graph, initial))
+    small = _checked_quotient(graph, colors, totals)
+    assert small is not None
+    whole = quotient(graph, colors)
+    assert (small.n, small.src.tolist(), small.dst.tolist(), small.cap.tolist()) == (
+        whole.n,
+        whole.src.tolist(),
+        whole.dst.tolist(),
+        whole.cap.tolist(),
+    )
+    # any partition with its table (as a round of refine makes it): refused exactly when it is not equitable
+    if len(graph.src):
+        dense = row_ids(initial)
+        k = int(dense.max()) + 1
+        e_src, e_dst, e_cap = graph.directed()
+        table = np.bincount(e_src * k + dense[e_dst], weights=e_cap.astype(np.float64), minlength=graph.n * k)
+        assert (_checked_quotient(graph, dense, table) is None) == (not is_equitable(graph, dense))
+
+
+@settings(max_examples=200, deadline=None)
+@given(random_graphs())
+def test_flow_through_a_vertex_or_pair_bounds_what_its_loss_costs(case: tuple[FlowGraph, int, int, np.ndarray]) -> None:
+    # the failures' lower bounds (figures.py): losing a vertex costs at most what passes it, losing capacity c of
+    # an edge at most min(c, what the edge carries)
+    graph, source, sink, initial = case
+    flow = reduced_flow(graph, source, sink, initial)
+    assert flow.value == max_flow(graph, source, sink)
+    for v in range(graph.n):
+        if v in (source, sink):
+            continue
+        keep = (graph.src != v) & (graph.dst != v)
+        without = max_flow(FlowGraph(graph.n, graph.src[keep], graph.dst[keep], graph.cap[keep]), source, sink)
+        assert without >= flow.value - flow.through(v) - 1e-9
+    for j in range(len(graph.src)):
+        a, b, cap = int(graph.src[j]), int(graph.dst[j]), int(graph.cap[j])
+        lost = 1 + cap // 2
+        less = graph.cap.copy()
+        less[j] -= lost
+        without = max_flow(FlowGraph(graph.n, graph.src, graph.dst, less), source, sink)
+        assert without >= flow.value - min(flow.on_pair(a, b, cap), lost) - 1e-9
 
 
 def test_max_flow_is_undirected() -> None:

@@ -30,7 +30,14 @@ def test_tasks_shard_per_switch_outputs_and_keep_shared_work_together() -> None:
     configs = [t for t in todo if t.names == ("configs",)]
     assert [(t.part, t.parts) for t in configs] == [(k, 2 * SHARDS_PER_WORKER) for k in range(2 * SHARDS_PER_WORKER)]
     report = [t for t in todo if "report-html" in t.names]
-    assert len(report) == 1 and set(report[0].names) == {"diagrams", "report-html", "report-md", "summary"}
+    assert len(report) == 1 and set(report[0].names) == {
+        "bom",
+        "diagrams",
+        "power",
+        "report-html",
+        "report-md",
+        "summary",
+    }
     addresses = [t for t in todo if "lock" in t.names]  # every address of the plan becomes text once
     assert len(addresses) == 1 and set(addresses[0].names) == {"ip-plan", "lock", "netbox"}
     named = [name for t in todo if t.parts == 1 for name in t.names]

@@ -9,8 +9,10 @@ for an irregular graph it is an upper bound of it. Planes are separate fabrics: 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal
 
 from fabric.analysis.small import (
     GraphFigures,
@@ -26,7 +28,7 @@ from fabric.model.topology import LAYER_RANK, FabricTopology
 if TYPE_CHECKING:  # numpy and scipy load only for a fabric larger than SMALL_SWITCHES
     import numpy as np
 
-    from fabric.analysis.reduction import FlowGraph
+    from fabric.analysis.reduction import FlowGraph, ReducedFlow
 
 # Up to this many switches the graph figures are computed in pure Python (fabric/analysis/small.py, the same
 # numbers): at most ~0.1 s of CPU there (0.03 s at 260 switches, 0.26 s at 640), less than loading scipy's graph
@@ -173,9 +175,15 @@ def _splits(sg: _SwitchGraph, members: np.ndarray) -> list[_Split]:
 
 def _split_flow(sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.ndarray | None = None) -> tuple[int, int]:
     """Max flow from side A's endpoints to side B's, on the switch graph plus a source and a sink."""
+    flow = _split_reduced(sg, pairs, split, alive)
+    return flow.value, flow.size
+
+
+def _split_reduced(sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.ndarray | None = None) -> ReducedFlow:
+    """_split_flow's flow, with what it carries where (for the failures' lower bounds)."""
     import numpy as np
 
-    from fabric.analysis.reduction import FlowGraph, reduced_max_flow, row_ids
+    from fabric.analysis.reduction import FlowGraph, reduced_flow, row_ids
 
     n = len(sg.names)
     source, sink = n, n + 1
@@ -194,7 +202,7 @@ def _split_flow(sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.nda
     keep = graph.cap > 0
     graph = FlowGraph(graph.n, graph.src[keep], graph.dst[keep], graph.cap[keep])
     init = row_ids(np.r_[sg.rank, 10, 11], np.r_[s_cap, 0, 0], np.r_[t_cap, 0, 0])
-    return reduced_max_flow(graph, source, sink, init)
+    return reduced_flow(graph, source, sink, init)
 
 
 def _split_classes(sg: _SwitchGraph, split: _Split) -> np.ndarray:
@@ -203,16 +211,23 @@ def _split_classes(sg: _SwitchGraph, split: _Split) -> np.ndarray:
     return refine(sg.pairs, row_ids(sg.rank, split.s_cap, split.t_cap))
 
 
-def _failures(sg: _SwitchGraph, split: _Split, inside: np.ndarray) -> list[tuple[str, FlowGraph, np.ndarray | None]]:
-    """One damaged graph per class of spine/core switch and per class of switch-to-switch link
-    (`inside`: the switches of the plane under study)."""
+Bound = Callable[[Any], float]  # a lower bound of a failure's flow, from the intact flow (a ReducedFlow)
+
+
+def _failures(
+    sg: _SwitchGraph, split: _Split, inside: np.ndarray
+) -> list[tuple[str, Callable[[], FlowGraph], np.ndarray | None, Bound]]:
+    """One damaged graph (made when asked for) per class of spine/core switch and per class of switch-to-switch link
+    (`inside`: the switches of the plane under study), each with a lower bound of its flow: the intact flow less
+    what passes the lost switch, or the lost capacity if less than what the link carries (so a failure whose
+    bound is no worse than the worst found so far need not be computed)."""
     import numpy as np
 
-    from fabric.analysis.reduction import FlowGraph
+    from fabric.analysis.reduction import FlowGraph, row_ids
 
     colors = _split_classes(sg, split)
     pairs = sg.pairs
-    out: list[tuple[str, FlowGraph, np.ndarray | None]] = []
+    out: list[tuple[str, Callable[[], FlowGraph], np.ndarray | None, Bound]] = []
     # The damaged graphs hold the plane's own links only: the split's endpoints are all in it and the plane is a
     # component of its own, so the flow is the same, on half the edges of a 2-plane fabric (only the flow value
     # of a failure is used, not the size of its reduced graph).
@@ -221,24 +236,44 @@ def _failures(sg: _SwitchGraph, split: _Split, inside: np.ndarray) -> list[tuple
     # the first switch of each class, in index order
     upper = np.flatnonzero(inside & (sg.rank >= 2))
     _, first = np.unique(colors[upper], return_index=True)
-    for i in upper[np.sort(first)].tolist():
+
+    def without_switch(i: int) -> FlowGraph:
         keep = (src != i) & (dst != i)
+        return FlowGraph(pairs.n, src[keep], dst[keep], caps[keep])
+
+    def without_cable(k: int, lost: int) -> FlowGraph:
+        cap = caps.copy()
+        cap[k] -= lost
+        return FlowGraph(pairs.n, src, dst, cap)
+
+    for i in upper[np.sort(first)].tolist():
         alive = np.ones(len(sg.names), dtype=bool)
         alive[i] = False
-        out.append((f"switch {sg.names[i]}", FlowGraph(pairs.n, src[keep], dst[keep], caps[keep]), alive))
+        out.append((f"switch {sg.names[i]}", partial(without_switch, i), alive, partial(_without_switch, i)))
     # the first link of each class (the classes of its ends, either way round, and the capacity of one cable)
     ca, cb = colors[src], colors[dst]
     per = caps // sg.counts[links]
-    keys = np.stack([np.minimum(ca, cb), np.maximum(ca, cb), per], axis=1)
-    _, first = np.unique(keys, axis=0, return_index=True)
+    _, first = np.unique(row_ids(np.minimum(ca, cb), np.maximum(ca, cb), per), return_index=True)
     for k in np.sort(first).tolist():
         j = int(links[k])
         a, b = int(pairs.src[j]), int(pairs.dst[j])
-        cap = caps.copy()
-        cap[k] -= pairs.cap[j] // sg.counts[j]
+        lost = int(pairs.cap[j] // sg.counts[j])
         lo, hi = (a, b) if sg.rank[a] <= sg.rank[b] else (b, a)
-        out.append((f"link {sg.names[lo]} — {sg.names[hi]}", FlowGraph(pairs.n, src, dst, cap), None))
+        bound = partial(_without_capacity, a, b, int(pairs.cap[j]), lost)
+        out.append((f"link {sg.names[lo]} — {sg.names[hi]}", partial(without_cable, k, lost), None, bound))
     return out
+
+
+def _margin(value: int) -> float:
+    return 1e-9 * max(1, value)  # the spread is in floats: a bound a hair low never skips a failure it should not
+
+
+def _without_switch(switch: int, intact: ReducedFlow) -> float:
+    return intact.value - intact.through(switch) - _margin(intact.value)
+
+
+def _without_capacity(a: int, b: int, cap: int, lost: int, intact: ReducedFlow) -> float:
+    return intact.value - min(intact.on_pair(a, b, cap), lost) - _margin(intact.value)
 
 
 # --------------------------------------------------------------------------------------------- ECMP
@@ -439,7 +474,7 @@ def _graph_figures(ft: FabricTopology, sg: _SwitchGraph, failures: bool) -> Grap
         bisection, reduced, worst = plane_bisection(
             [(np.flatnonzero(labels == plane), labels == plane) for plane in planes],
             lambda members: _splits(sg, members),
-            lambda pairs, split, alive: _split_flow(sg, pairs, split, alive),
+            lambda pairs, split, alive: _split_reduced(sg, pairs, split, alive),
             lambda split, inside: _failures(sg, split, inside),
             sg.pairs,
             failures,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 # the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures
-from fabric.analysis.figures import _failures, _Split, _split_flow, _switch_graph, _SwitchGraph
+from fabric.analysis.figures import _failures, _Split, _split_reduced, _switch_graph, _SwitchGraph
 from fabric.analysis.locality import Locality, locality
 from fabric.analysis.small import switch_lists
 from fabric.model.kinds import Tier
@@ -133,12 +133,14 @@ def _job(
     for i, (a, b) in enumerate(cuts):
         split = _Split("job", _side(sg, a, ports), _side(sg, b, ports))
         smaller = min(sum(gpus[n] for n in a), sum(gpus[n] for n in b))
-        flow, _ = _split_flow(sg, sg.pairs, split)
-        intact = min(intact, flow / smaller)
+        whole = _split_reduced(sg, sg.pairs, split)
+        intact = min(intact, whole.value / smaller)
         if failures and i == 0:
             inside = np.ones(len(sg.names), dtype=bool)
-            for name, damaged, alive in _failures(sg, split, inside):
-                value, _ = _split_flow(sg, damaged, split, alive)
+            for name, damaged, alive, bound in _failures(sg, split, inside):
+                if bound(whole) / smaller >= worst:  # its flow is no lower: it cannot be the worst
+                    continue
+                value = _split_reduced(sg, damaged(), split, alive).value
                 if value / smaller < worst:
                     worst, element = value / smaller, name
     if worst >= intact:  # no single loss lowers this job's figure

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -80,6 +81,12 @@ def refine(graph: FlowGraph, initial: np.ndarray) -> np.ndarray:
     A vertex's signature is its class and its total capacity into each class: the coarsest such
     partition. On graphs too large for a vertex × class table it hashes edge by edge instead, which may
     split a class more finely (still equitable, so flows stay exact)."""
+    return _refine(graph, initial)[0]
+
+
+def _refine(graph: FlowGraph, initial: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """refine's colours, and the vertex × class capacity table of its last round when it made one (the
+    dense path): that round changed nothing, so the table is the one of the colours returned."""
     colors = row_ids(initial.astype(np.int64))
     e_src, e_dst, e_cap = graph.directed()
     weights = e_cap.astype(np.float64)
@@ -87,6 +94,7 @@ def refine(graph: FlowGraph, initial: np.ndarray) -> np.ndarray:
     count = int(colors.max()) + 1 if len(colors) else 0
     while True:
         signature = np.zeros(graph.n, dtype=np.uint64)
+        totals: np.ndarray | None = None
         if len(e_src) and graph.n * count <= DENSE_LIMIT:
             totals = np.bincount(e_src * count + colors[e_dst], weights=weights, minlength=graph.n * count)
             cells = np.flatnonzero(totals)  # ascending, so each vertex's cells are one run
@@ -107,9 +115,9 @@ def refine(graph: FlowGraph, initial: np.ndarray) -> np.ndarray:
                 signature[owners] = np.add.reduceat(_mix(colors[s_dst], s_cap), starts)
         new = row_ids(colors, signature)
         new_count = int(new.max()) + 1 if len(new) else 0
+        if new_count == count:  # no class split: the ids are the same (dense, in the order of the old ones)
+            return new, totals
         colors = new
-        if new_count == count:
-            return colors
         count = new_count
 
 
@@ -133,13 +141,19 @@ def is_equitable(graph: FlowGraph, colors: np.ndarray) -> bool:
 
 def max_flow(graph: FlowGraph, source: int, sink: int) -> int:
     """Maximum flow between two vertices of an undirected graph (each edge usable both ways)."""
+    return _max_flow(graph, source, sink)[0]
+
+
+def _max_flow(graph: FlowGraph, source: int, sink: int) -> tuple[int, Any]:
+    """(max flow, scipy's net flow matrix: [u, v] = -[v, u]), the matrix None when source is sink."""
     if source == sink:
-        return 0
+        return 0, None
     e_src, e_dst, e_cap = graph.directed()
     keep = e_cap > 0
     matrix = csr_matrix((e_cap[keep].astype(np.int32), (e_src[keep], e_dst[keep])), shape=(graph.n, graph.n))
     matrix.sum_duplicates()
-    return int(maximum_flow(matrix, source, sink, method="dinic").flow_value)
+    result = maximum_flow(matrix, source, sink, method="dinic")
+    return int(result.flow_value), result.flow
 
 
 def quotient(graph: FlowGraph, colors: np.ndarray) -> FlowGraph:
@@ -153,10 +167,69 @@ def quotient(graph: FlowGraph, colors: np.ndarray) -> FlowGraph:
     return FlowGraph(k, key // k, key % k, cap[key])
 
 
+def _checked_quotient(graph: FlowGraph, colors: np.ndarray, totals: np.ndarray | None) -> FlowGraph | None:
+    """The quotient by `colors` if they are equitable, else None. With refine's last table, both come from it:
+    members of an equitable class have the same row, so a class's capacity into another is its first member's
+    times its size (the same integers as quotient() sums edge by edge)."""
+    if totals is None:
+        return quotient(graph, colors) if is_equitable(graph, colors) else None
+    k = int(colors.max()) + 1
+    table = totals.reshape(graph.n, k)
+    first = np.full(k, -1, dtype=np.int64)
+    first[colors[::-1]] = np.arange(graph.n - 1, -1, -1)  # the first member of each class
+    if not np.array_equal(table, table[first[colors]]):
+        return None
+    between = np.triu(table[first] * np.bincount(colors, minlength=k)[:, None], 1).astype(np.int64).ravel()
+    key = np.flatnonzero(between)
+    return FlowGraph(k, key // k, key % k, between[key])
+
+
 def reduced_max_flow(graph: FlowGraph, source: int, sink: int, initial: np.ndarray) -> tuple[int, int]:
     """(max flow, vertices of the graph it was computed on). `initial` must single out source and sink."""
-    colors = refine(graph, initial)
-    if colors[source] == colors[sink] or not is_equitable(graph, colors):
-        return max_flow(graph, source, sink), graph.n
-    small = quotient(graph, colors)
-    return max_flow(small, int(colors[source]), int(colors[sink])), small.n
+    flow = reduced_flow(graph, source, sink, initial)
+    return flow.value, flow.size
+
+
+@dataclass(frozen=True)
+class ReducedFlow:
+    """A maximum flow, and what it carries through a vertex or a pair of the whole graph: read from the quotient's
+    flow spread back over the members of each class in proportion to capacity (the spread that keeps
+    conservation), so removing a vertex or some capacity costs at most that much of the flow."""
+
+    value: int
+    size: int  # vertices of the graph it was computed on
+    colors: np.ndarray | None = None  # each vertex's class; None: not reduced (no spread is known)
+    inflow: np.ndarray | None = None  # per class: what flows into each of its members
+    net: Any = None  # the quotient's net flow matrix (sparse)
+    between: Any = None  # the quotient's capacity matrix (sparse, both ways)
+
+    def through(self, vertex: int) -> float:
+        """The flow into `vertex` (what passes it); inf when not known."""
+        if self.colors is None or self.inflow is None:
+            return float("inf")
+        return float(self.inflow[self.colors[vertex]])
+
+    def on_pair(self, a: int, b: int, cap: int) -> float:
+        """The flow on the edge a–b of capacity `cap` (either way); inf when not known."""
+        if self.colors is None:
+            return float("inf")
+        x, y = int(self.colors[a]), int(self.colors[b])
+        if x == y or self.net is None:  # the spread uses no edge inside a class
+            return 0.0
+        return abs(float(self.net[x, y])) * cap / float(self.between[x, y])
+
+
+def reduced_flow(graph: FlowGraph, source: int, sink: int, initial: np.ndarray) -> ReducedFlow:
+    """reduced_max_flow's flow, with what it carries where (ReducedFlow)."""
+    colors, totals = _refine(graph, initial)
+    small = _checked_quotient(graph, colors, totals) if colors[source] != colors[sink] else None
+    if small is None:
+        return ReducedFlow(max_flow(graph, source, sink), graph.n)
+    value, net = _max_flow(small, int(colors[source]), int(colors[sink]))
+    if net is None:
+        return ReducedFlow(value, small.n)
+    members = np.bincount(colors, minlength=small.n)
+    inflow = np.asarray(net.maximum(0).sum(axis=0)).ravel() / members
+    s_src, s_dst, s_cap = small.directed()
+    between = csr_matrix((s_cap.astype(np.float64), (s_src, s_dst)), shape=(small.n, small.n))
+    return ReducedFlow(value, small.n, colors, inflow, net, between)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
 from fabric.model.kinds import Tier
@@ -379,16 +380,36 @@ class _ArraySplit(Protocol):
     def t_cap(self) -> Any: ...
 
 
+@dataclass(frozen=True)
+class Flow:
+    value: int
+    size: int
+
+
+def _no_bound(_: Any) -> float:
+    return float("-inf")
+
+
+def _same(graph: Pairs) -> Pairs:
+    return graph
+
+
 def plane_bisection(
     planes: Sequence[tuple[Members, Inside]],
     splits_of: Callable[[Members], Sequence[SplitT]],
-    flow: Callable[[Graph, SplitT, Alive | None], tuple[int, int]],
-    failures_of: Callable[[SplitT, Inside], Sequence[tuple[str, Graph, Alive | None]]],
+    flow: Callable[[Graph, SplitT, Alive | None], Any],
+    failures_of: Callable[
+        [SplitT, Inside], Sequence[tuple[str, Callable[[], Graph], Alive | None, Callable[[Any], float]]]
+    ],
     intact: Graph,
     failures_too: bool,
 ) -> tuple[float, int, tuple[str, float] | None]:
     """Bisection Gb/s, the largest reduced flow graph and the worst single failure (element, bisection after it)
-    over the planes (their switches as `members` and as an `inside` mask), whichever engine's primitives run it."""
+    over the planes (their switches as `members` and as an `inside` mask), whichever engine's primitives run it.
+
+    `flow` gives an object with the flow's `value` and `size`; each failure comes with a lower bound of its flow
+    given the intact one: a failure whose bound is no lower than the worst so far cannot be the worst (only a
+    strictly lower flow replaces it), so it is not computed."""
     reduced = 0
     per_plane_best: list[float] = []
     per_plane_worst: list[float] = []
@@ -406,12 +427,14 @@ def plane_bisection(
             if not side:  # a single endpoint: nothing to split
                 best = 1.0
                 continue
-            value, size = flow(intact, split, None)
-            reduced = max(reduced, size)
-            best = min(best, value / side) if best is not None else value / side
+            whole = flow(intact, split, None)
+            reduced = max(reduced, whole.size)
+            best = min(best, whole.value / side) if best is not None else whole.value / side
             if failures_too:
-                for element, damaged, alive in failures_of(split, inside):
-                    value, _ = flow(damaged, split, alive)
+                for element, damaged, alive, bound in failures_of(split, inside):
+                    if plane_worst is not None and bound(whole) / side >= plane_worst[0]:
+                        continue
+                    value = flow(damaged(), split, alive).value
                     if plane_worst is None or value / side < plane_worst[0]:
                         plane_worst = (value / side, element)
         per_plane_best.append((best or 0.0) * plane_full)
@@ -446,8 +469,8 @@ def graph_figures(ft: FabricTopology, sg: SwitchGraph, failures_too: bool) -> Gr
         bisection, reduced, worst = plane_bisection(
             plane_sets,
             lambda members: splits(sg, members),
-            lambda pairs, split, alive: split_flow(sg, pairs, split, alive),
-            lambda split, inside: failures(sg, split, inside),
+            lambda pairs, split, alive: Flow(*split_flow(sg, pairs, split, alive)),
+            lambda split, inside: [(e, partial(_same, d), a, _no_bound) for e, d, a in failures(sg, split, inside)],
             sg.pairs,
             failures_too,
         )

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-import os
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
-from fabric.pipeline import Build
+from fabric.pipeline import Build, cores, env_workers
 from fabric.render.registry import Output
 
 MAX_WORKERS = 8
@@ -51,15 +50,13 @@ Sink = Callable[[str, bytes, bool], None]  # (path, content, private): where fil
 
 def worker_count(build: Build, workers: int | None) -> int:
     if workers is None:
-        env = os.environ.get("FABRIC_WORKERS", "").strip()
-        if env.isdigit() and int(env) >= 1:  # anything else: as if unset (the count never changes the bytes)
-            workers = int(env)
+        workers = env_workers()
     if workers is not None:
         return max(1, workers)
     size = len(build.plan.cables) + 10 * len(build.intents)
     if size < POOL_ABOVE:
         return 1
-    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+    return min(MAX_WORKERS, cores(None))
 
 
 def tasks(outputs: tuple[Output, ...], workers: int) -> list[Task]:

@@ -10,7 +10,7 @@ from typing import Any
 from fabric.analysis.figures import LAYERS
 from fabric.analysis.jobs import JobTable, job_bandwidth
 from fabric.model.kinds import TIERS, Layer
-from fabric.pipeline import Build
+from fabric.pipeline import LATER, Build
 from fabric.render.bom.costing import PLACEHOLDER_NOTE, costing
 from fabric.render.memo import per_build
 
@@ -84,6 +84,9 @@ def summary(build: Build) -> dict[str, Any]:
 
 @per_build
 def job_table(build: Build) -> JobTable | None:
+    """The build's table if it made one (beside its other stages), else made here."""
+    if build.jobs is not LATER:
+        return build.jobs
     return job_bandwidth(build.design, build.topology)
 
 

@@ -1,0 +1,64 @@
+"""The analysis beside allocation and intent (pipeline.beside): forked children give the same build as one
+process, their errors reach the caller, and nothing is left running."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import pytest
+
+import fabric.pipeline as pipeline
+from fabric import build_fabric
+from fabric.analysis.jobs import job_bandwidth
+from fabric.pipeline import LATER, beside
+from fabric.render.summary import job_table
+from tests.conftest import DESIGNS
+
+
+@pytest.mark.parametrize("design", ["superpod-h100-2su", "lab-dual"])
+def test_beside_gives_the_build_of_one_process(design: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    alone = build_fabric(DESIGNS / f"{design}.yaml")
+    assert alone.jobs is LATER  # one process: the table is made on first use
+    monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)  # fork even for a small design
+    forked = build_fabric(DESIGNS / f"{design}.yaml", workers=2, jobs=True)
+    assert forked.figures == alone.figures
+    assert forked.findings == alone.findings
+    assert forked.plan.cables == alone.plan.cables
+    table = job_bandwidth(alone.design, alone.topology)
+    assert table is not None and len(table.rows) >= 3
+    assert forked.jobs == table  # made beside, and what render reads
+    assert job_table(forked) is forked.jobs
+    assert multiprocessing.active_children() == []
+
+
+def test_one_worker_or_no_jobs_forks_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)
+    forks: list[int] = []
+    real = pipeline.multiprocessing.get_context
+
+    def counting(method: str) -> object:
+        forks.append(1)
+        return real(method)
+
+    monkeypatch.setattr(pipeline.multiprocessing, "get_context", counting)
+    assert build_fabric(DESIGNS / "lab.yaml", workers=1, jobs=True).jobs is LATER
+    assert forks == []
+    assert build_fabric(DESIGNS / "lab.yaml", workers=2).jobs is LATER  # figures beside, no table
+    assert forks == [1]
+
+
+def _fails() -> int:
+    raise ZeroDivisionError("in a child")
+
+
+def _answers() -> int:
+    return 42
+
+
+def test_an_error_beside_reaches_the_caller_and_stops_the_children() -> None:
+    with pytest.raises(ZeroDivisionError, match="in a child"), beside((_answers, _fails), True) as results:
+        assert results[0].get() == 42
+        results[1].get()
+    assert multiprocessing.active_children() == []
+    with beside((_answers,), False) as inline:  # not forked: computed at get()
+        assert inline[0].get() == 42
