@@ -277,7 +277,7 @@ def build(
             min=1,
             metavar="N",
             help="Processes to build and render in (same bytes whatever the count). Default: $FABRIC_WORKERS, else "
-            "the cores for large designs (from 20,000 links the analysis runs beside allocation and intent, from "
+            "the cores for large designs (from 5,000 links the analysis runs beside allocation and intent, from "
             "4,000 cables the outputs render in a pool), else 1.",
         ),
     ] = None,

@@ -101,7 +101,7 @@ def gc_paused() -> Iterator[None]:
 
 T = TypeVar("T")
 
-BESIDE_ABOVE = 20_000  # links: below this the analysis takes less time than forking for it (~30 ms)
+BESIDE_ABOVE = 5_000  # links: below this the analysis takes less time than forking for it (~30 ms)
 
 
 def env_workers() -> int | None:
