@@ -34,6 +34,7 @@ def cables_by_media(build: Build, fabric: str | None = None) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+@per_build  # report.html, report.md and summary.json show it (read-only)
 def summary(build: Build) -> dict[str, Any]:
     spec = build.design.spec
     devices = build.topology.devices

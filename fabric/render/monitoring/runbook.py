@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabric.pipeline import Build
+from fabric.render.memo import per_build
 from fabric.render.monitoring import plan
 from fabric.render.monitoring.exporters import EXPORTERS
 from fabric.render.monitoring.rules import Rule, groups
@@ -61,6 +62,7 @@ def _platforms(build: Build) -> list[str]:
     return [p for p in PORT_CHECKS if p in found]
 
 
+@per_build  # each section of a link alert lists them (read-only)
 def _parts(build: Build) -> list[str]:
     counts = Counter((c.link.fabric, c.link.tier, c.part, c.media) for c in build.plan.cables)
     return [
@@ -148,6 +150,7 @@ def _section(build: Build, rule: Rule) -> dict[str, Any]:
     }
 
 
+@per_build  # the runbook and both reports list them (read-only)
 def alerts(build: Build) -> list[dict[str, Any]]:
     """Every alert of the plan's rules with its runbook section (also the design report's monitoring table)."""
     return [_section(build, r) for g in groups(build) for r in g.rules if r.alert]
