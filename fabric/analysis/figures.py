@@ -201,8 +201,11 @@ def _split_reduced(sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.
     )
     keep = graph.cap > 0
     graph = FlowGraph(graph.n, graph.src[keep], graph.dst[keep], graph.cap[keep])
+    ranks = np.r_[sg.rank, 0, 0]
     init = row_ids(np.r_[sg.rank, 10, 11], np.r_[s_cap, 0, 0], np.r_[t_cap, 0, 0])
-    return reduced_flow(graph, source, sink, init)
+    # bounds read from a flow that stays below the spines, else below the cores, if one does (jobs within a leaf
+    # or a pod then lose nothing to an upper switch's failure, and it is known without computing it)
+    return reduced_flow(graph, source, sink, init, avoid=(ranks >= 2, ranks >= 3))
 
 
 def _split_classes(sg: _SwitchGraph, split: _Split) -> np.ndarray:
@@ -264,16 +267,18 @@ def _failures(
     return out
 
 
-def _margin(value: int) -> float:
-    return 1e-9 * max(1, value)  # the spread is in floats: a bound a hair low never skips a failure it should not
+def _less(value: int, lost: float) -> float:
+    """value - lost, a hair lower when anything is lost (the spread is in floats: a bound a hair low never skips
+    a failure it should not; nothing lost is exact)."""
+    return value - lost - 1e-9 * max(1, value) if lost else float(value)
 
 
 def _without_switch(switch: int, intact: ReducedFlow) -> float:
-    return intact.value - intact.through(switch) - _margin(intact.value)
+    return _less(intact.value, intact.through(switch))
 
 
 def _without_capacity(a: int, b: int, cap: int, lost: int, intact: ReducedFlow) -> float:
-    return intact.value - min(intact.on_pair(a, b, cap), lost) - _margin(intact.value)
+    return _less(intact.value, min(intact.on_pair(a, b, cap), lost))
 
 
 # --------------------------------------------------------------------------------------------- ECMP

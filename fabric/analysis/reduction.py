@@ -219,15 +219,30 @@ class ReducedFlow:
         return abs(float(self.net[x, y])) * cap / float(self.between[x, y])
 
 
-def reduced_flow(graph: FlowGraph, source: int, sink: int, initial: np.ndarray) -> ReducedFlow:
-    """reduced_max_flow's flow, with what it carries where (ReducedFlow)."""
+def reduced_flow(
+    graph: FlowGraph, source: int, sink: int, initial: np.ndarray, avoid: tuple[np.ndarray, ...] = ()
+) -> ReducedFlow:
+    """reduced_max_flow's flow, with what it carries where (ReducedFlow). `avoid`: vertex masks, widest first;
+    the spread is of a maximum flow that passes none of the first mask's vertices if there is one, else none of
+    the next's, … (the less a flow passes, the tighter the bounds read from it)."""
     colors, totals = _refine(graph, initial)
     small = _checked_quotient(graph, colors, totals) if colors[source] != colors[sink] else None
     if small is None:
         return ReducedFlow(max_flow(graph, source, sink), graph.n)
-    value, net = _max_flow(small, int(colors[source]), int(colors[sink]))
+    s, t = int(colors[source]), int(colors[sink])
+    value, net = _max_flow(small, s, t)
     if net is None:
         return ReducedFlow(value, small.n)
+    for mask in avoid:
+        dropped = np.zeros(small.n, dtype=bool)
+        dropped[colors[mask]] = True  # a class is equitable: a mask that holds one member should hold all
+        if dropped[s] or dropped[t]:
+            continue
+        keep = ~dropped[small.src] & ~dropped[small.dst]
+        narrow, narrow_net = _max_flow(FlowGraph(small.n, small.src[keep], small.dst[keep], small.cap[keep]), s, t)
+        if narrow == value:
+            net = narrow_net
+            break
     members = np.bincount(colors, minlength=small.n)
     inflow = np.asarray(net.maximum(0).sum(axis=0)).ravel() / members
     s_src, s_dst, s_cap = small.directed()
