@@ -194,7 +194,7 @@ def test_a_secret_file_with_a_trailing_newline_is_fine(tmp_path: Path) -> None:
 def test_build_refuses_to_write_and_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     build = on_platform("lab", "eos")
     hostile = _with_intent(build, "leaf2", ntp=(INJECTED,))
-    monkeypatch.setattr(fabric.pipeline, "build_fabric", lambda path: hostile)
+    monkeypatch.setattr(fabric.pipeline, "build_fabric", lambda path, **_: hostile)
     result = CliRunner().invoke(app, ["build", str(DESIGNS / "lab.yaml"), "-o", str(tmp_path / "out")])
     assert result.exit_code == 1
     assert "render-unsafe-value switch['leaf2'].ntp[0]" in result.output
