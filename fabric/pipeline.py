@@ -169,8 +169,11 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
     topology = build_topology(design)
     fork = workers > 1 and sum(len(ft.links) for ft in topology.fabrics.values()) >= BESIDE_ABOVE
 
-    def figures_of() -> dict[str, FabricFigures]:
-        return {key: fabric_figures(ft) for key, ft in topology.fabrics.items()}
+    def figures_of() -> tuple[dict[str, FabricFigures], list[Finding]]:
+        """The figures and the checks that read them and the graph only (beside, they need not wait for the
+        rest)."""
+        figures = {key: fabric_figures(ft) for key, ft in topology.fabrics.items()}
+        return figures, list(run_checks(Context(design, topology, figures)))
 
     def jobs_of() -> JobTable | None:
         from fabric.analysis.jobs import job_bandwidth
@@ -183,9 +186,8 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
         infiniband = build_infiniband(design, topology, plan)
         hosts = build_hosts(design, topology, plan)
         bonded = build_bonded(design, topology, plan)
-        figures = cast(dict[str, FabricFigures], results[0].get())
+        figures, graph_findings = cast(tuple[dict[str, FabricFigures], list[Finding]], results[0].get())
         table = cast("JobTable | None", results[1].get()) if len(results) > 1 else LATER
-    graph_findings = run_checks(Context(design, topology, figures))
     plan_findings = run_plan_checks(PlanContext(design, topology, figures, plan))
     intent_findings = run_intent_checks(
         IntentContext(design, topology, figures, plan, intents.devices, infiniband.subnets)

@@ -31,6 +31,21 @@ def test_beside_gives_the_build_of_one_process(design: str, monkeypatch: pytest.
     assert multiprocessing.active_children() == []
 
 
+def test_graph_findings_made_beside_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the graph checks run in the child with the figures: their findings come back with the file and line
+    from fabric import load_spec_text
+    from tests.test_figures import explicit_spec
+
+    text = explicit_spec(drop={(1, 1, 0)})  # a missing link: bisection error, uneven-spread warning
+    alone = build_fabric(load_spec_text(text))
+    monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)
+    forked = build_fabric(load_spec_text(text), workers=2, jobs=True)
+    codes = sorted(f.code for f in forked.findings)
+    assert "bisection" in codes and "uneven-spread" in codes
+    assert forked.findings == alone.findings
+    assert all(f.line for f in forked.findings if f.code == "bisection")
+
+
 def test_one_worker_or_no_jobs_forks_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)
     forks: list[int] = []
