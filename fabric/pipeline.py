@@ -7,9 +7,10 @@ Each stage returns a new value and never edits an earlier one. An unreadable or 
 at the loader (FabricError with spec_invalid); design errors do not stop the pipeline, so one run
 reports every problem; `build` refuses to write outputs while errors remain.
 
-On a large design with spare cores, the fabric's figures (and, if asked, its job-bandwidth table) are computed
-beside allocation and intent, in forked children that share the topology (nothing of it is pickled; only the
-small results come back); the checks that read them run once they are back. The values are the same either way.
+On a large design with spare cores, the fabric's figures with the graph checks (and, if asked, its job-bandwidth
+table) are computed beside allocation and intent, in forked children that share the topology (nothing of it is
+pickled; only the small results come back); the later checks that read the figures run once they are back. The
+values are the same either way.
 """
 
 from __future__ import annotations
