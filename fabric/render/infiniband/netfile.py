@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import chain
 
-from fabric.intent.infiniband.subnet import IbLink, Subnet
+from fabric.intent.infiniband.ports import plan_rate
+from fabric.intent.infiniband.subnet import IbLink, Subnet, Wire
 from fabric.render.lines import Shapes
 
 TEMPLATE = "opensm/topology.net.j2"
@@ -36,32 +37,35 @@ def numbering_notes(subnet: Subnet) -> list[str]:
 def topology_net(subnet: Subnet, header: Mapping[str, object], links: Sequence[IbLink] | None = None) -> str:
     """topology.net of the subnet (or of these links of it, as if cabled so): the template's header, then per node,
     switches then CAs, the node macro and the port macro per cabled port, in port order (600,000 ports at 100k
-    GPUs: each port's line is filled as the link is read, its values checked once per node and rate)."""
-    links = subnet.links if links is None else links
+    GPUs: each port's line is filled as the cable is read, its values checked once per node and rate)."""
+    wiring: Sequence[Wire] = subnet.wiring
+    if links is not None:
+        wiring = [(k.cable, k.a.node, k.a.port, k.a.guid, k.b.node, k.b.port, k.b.guid) for k in links]
     by_key = subnet.by_key
     shapes = Shapes(
-        TEMPLATE, **header, numbering=numbering_notes(subnet), cables=len(links), node_count=len(subnet.nodes)
+        TEMPLATE, **header, numbering=numbering_notes(subnet), cables=len(wiring), node_count=len(subnet.nodes)
     )
     # the strings a line can bring: a node's id and name, a rate; the rest is written from numbers
     shapes.check(text for n in chain(subnet.nodes, by_key.values()) for text in (n.nodeid, n.key))
     switch, ca = shapes.shape("switch"), shapes.shape("ca")
     switch_port, ca_port = shapes.shape("switch_port"), shapes.shape("ca_port")
-    rates: dict[int, str] = {}  # by id: the links share a few Rate values
+    rates: dict[int, str] = {}  # by speed
     lines: dict[str, list[tuple[int, str]]] = {n.key: [] for n in subnet.nodes}
-    for link in links:
-        rate = rates.get(id(link.rate))
+    for cable, a_key, a_number, a_guid, b_key, b_number, b_guid in wiring:
+        speed = cable.link.speed_gbps
+        rate = rates.get(speed)
         if rate is None:
-            rate = rates[id(link.rate)] = f" {link.rate}" if link.rate else ""
-        a_end, b_end = link.a, link.b
-        a, b = by_key[a_end.node], by_key[b_end.node]
-        a_port, b_port = str(a_end.port), str(b_end.port)
-        a_guid = "" if a.switch else f"({a_end.guid:x})"
-        b_guid = "" if b.switch else f"({b_end.guid:x})"
+            planned = plan_rate(speed)
+            rate = rates[speed] = f" {planned}" if planned else ""
+        a, b = by_key[a_key], by_key[b_key]
+        a_port, b_port = str(a_number), str(b_number)
+        a_text = "" if a.switch else f"({a_guid:x})"
+        b_text = "" if b.switch else f"({b_guid:x})"
         lines[a.key].append(
-            (a_end.port, (switch_port if a.switch else ca_port)(a_port, a_guid, b.nodeid, b_port, b_guid, b.key, rate))
+            (a_number, (switch_port if a.switch else ca_port)(a_port, a_text, b.nodeid, b_port, b_text, b.key, rate))
         )
         lines[b.key].append(
-            (b_end.port, (switch_port if b.switch else ca_port)(b_port, b_guid, a.nodeid, a_port, a_guid, a.key, rate))
+            (b_number, (switch_port if b.switch else ca_port)(b_port, b_text, a.nodeid, a_port, a_text, a.key, rate))
         )
     shapes.check(rates.values())
     parts = [shapes.text]
