@@ -29,7 +29,8 @@ from fabric.model.cable import Cable
 from fabric.model.findings import Finding, warning
 from fabric.model.frozen import maker
 from fabric.model.kinds import Layer
-from fabric.model.topology import LAYER_RANK, FabricTopology, Topology
+from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Topology
+from fabric.spec.catalog import Catalog
 from fabric.spec.loader import Design
 from fabric.spec.schema import InfinibandSettings, Partition
 
@@ -242,27 +243,44 @@ def _drafts(design: Design, topology: Topology, plan: Plan) -> list[_Draft]:
             switches = [s for s in ft.switches if ft.planes == 1 or devices[s].plane == plane]
             used: dict[str, list[tuple[str, int]]] = {s: [] for s in switches}
             cas: dict[str, tuple[str, str | None, tuple[str, ...], int]] = {}
-            for cable in mine:
+            for cable in mine:  # (a switch's end, the usual case, is looked up once)
                 link = cable.link
-                # (a switch's end, the usual case, is looked up once)
-                for dev, port in ((link.a, link.a_port), (link.b, link.b_port)):
-                    ports = used.get(dev)
-                    if ports is not None:
-                        ports.append((port, link.speed_gbps))
-                    elif devices[dev].layer == Layer.NODE:
-                        node_type = devices[dev].model
-                        if node_type not in types:
-                            types[node_type] = node_cas(catalog.nodes[node_type])
-                        ref = types[node_type].get(port)
-                        hca = ref.hca if ref else port
-                        key = f"{dev} {hca}"
-                        if key not in cas:
-                            cas[key] = (dev, hca, ref.ports if ref else (port,), len(ref.ports) if ref else 1)
+                ports = used.get(link.a)
+                if ports is not None:
+                    ports.append((link.a_port, link.speed_gbps))
+                else:
+                    _add_ca(cas, types, devices, catalog, link.a, link.a_port)
+                ports = used.get(link.b)
+                if ports is not None:
+                    ports.append((link.b_port, link.speed_gbps))
+                else:
+                    _add_ca(cas, types, devices, catalog, link.b, link.b_port)
             numbering = {
                 s: numberings.of(devices[s].model, catalog.switches[devices[s].model], used[s]) for s in switches
             }
             drafts.append(_Draft(ft.name, plane if ft.planes > 1 else None, switches, mine, numbering, cas))
     return drafts
+
+
+def _add_ca(
+    cas: dict[str, tuple[str, str | None, tuple[str, ...], int]],
+    types: dict[str, Mapping[str, CaPortRef]],
+    devices: Mapping[str, Device],
+    catalog: Catalog,
+    dev: str,
+    port: str,
+) -> None:
+    """The CA of a cable's end on a server, into `cas` (key → device, hca, ports, nports) if new."""
+    if devices[dev].layer != Layer.NODE:
+        return
+    node_type = devices[dev].model
+    if node_type not in types:
+        types[node_type] = node_cas(catalog.nodes[node_type])
+    ref = types[node_type].get(port)
+    hca = ref.hca if ref else port
+    key = f"{dev} {hca}"
+    if key not in cas:
+        cas[key] = (dev, hca, ref.ports if ref else (port,), len(ref.ports) if ref else 1)
 
 
 def _inventories(design: Design) -> tuple[list[Inventory], list[Finding]]:
