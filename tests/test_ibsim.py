@@ -25,8 +25,7 @@ from fabric.cli import app
 from fabric.intent.infiniband.subnet import IbLink, IbNode, Subnet
 from fabric.model.topology import LAYER_RANK
 from fabric.render.infiniband.files import render_subnet
-from fabric.render.infiniband.netfile import net_view
-from fabric.render.templating import render
+from fabric.render.infiniband.netfile import topology_net
 from fabric.tools.ibnetdiscover import parse_ibnetdiscover
 from fabric.tools.verify import verify_ib
 from tests.conftest import DESIGNS, built
@@ -301,7 +300,7 @@ def _free_port(subnet: Subnet, key: str) -> int:
 
 def _discover(subnet: Subnet, links: list[IbLink], where: Path, name: str) -> Path:
     net = where / "mis-cabled.net"
-    net.write_text(render("opensm/topology.net.j2", **_header(subnet), **net_view(subnet, links)))
+    net.write_text(topology_net(subnet, _header(subnet), links))
     with simulation(where, net, name) as sim:
         out = where / "ibnetdiscover.out"
         out.write_text(sim.run(_other_host(subnet), "ibnetdiscover"))

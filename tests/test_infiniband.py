@@ -22,6 +22,8 @@ from fabric.intent.infiniband.guids import (
 from fabric.intent.infiniband.ports import SwitchNumbering, node_cas, parse_rate, plan_rate, switch_numbering
 from fabric.intent.infiniband.subnet import Subnet
 from fabric.pipeline import Build, build_fabric
+from fabric.render.infiniband.files import _header
+from fabric.render.infiniband.netfile import topology_net
 from fabric.spec.catalog import builtin_catalog, switch_ports
 from fabric.spec.loader import load_spec_text
 from fabric.tools.ibnetdiscover import parse_ibnetdiscover
@@ -437,6 +439,10 @@ def test_topology_net_round_trips() -> None:
     assert {(d.a_guid, d.a_port, d.b_guid, d.b_port, d.rate) for d in discovered.links} == planned
     for line in text.splitlines():  # ibsim reads lines of up to 255 characters and takes `=` as an option
         assert len(line) < 256 and ("=" not in line or line.startswith(("switchguid=", "caguid=", "#")))
+    assert topology_net(subnet, _header(subnet), list(subnet.links)) == text  # the IbLinks, made on demand, agree
+    assert [(k.cable, k.a.node, k.a.port, k.a.guid, k.b.node, k.b.port, k.b.guid) for k in subnet.links] == list(
+        subnet.wiring
+    )
 
 
 REAL = (REPO / "tests" / "data" / "ibnetdiscover-ibsim.txt").read_text()

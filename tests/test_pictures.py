@@ -16,7 +16,7 @@ from fabric import render_all, write_outputs
 from fabric.render.bom.costing import costing
 from fabric.render.diagrams.outputs import diagrams, draw
 from fabric.render.diagrams.topology import topology_diagram
-from fabric.render.tables import as_text, csv_text
+from fabric.render.tables import _joined, as_text, csv_text
 from tests.conftest import built, require_tool
 
 DOT_HINT = "Debian: apt-get install graphviz"
@@ -111,6 +111,22 @@ def test_csv_text_from_a_function_is_the_same_text(rows: list[list[object]]) -> 
     """The fast path (the table written as it is when no cell could need the apostrophe) changes nothing."""
     columns = ("a", "b", "c", "d")
     assert csv_text(columns, lambda: iter(rows)) == csv_text(columns, iter(rows))
+
+
+@given(st.lists(st.tuples(CELLS, CELLS, CELLS), max_size=6), st.integers(0, 2))
+def test_csv_text_joined_is_the_same_text(rows: list[tuple[object, ...]], width: int) -> None:
+    """`plain`'s fast path (cells joined by commas) writes what csv.writer writes, whatever the cells hold."""
+    columns = ("a", "b", "c")[: width + 1]
+    rows = [r[: width + 1] for r in rows]
+    assert csv_text(columns, lambda: iter(rows), plain=True) == csv_text(columns, iter(rows))
+
+
+def test_csv_text_joins_plain_rows() -> None:
+    rows = [("x", 1, 2.5, ""), ("y-1", "", 3, "z")]
+    assert _joined(("a", "b", "c", "d"), rows) == "a,b,c,d\nx,1,2.5,\ny-1,,3,z\n"
+    assert [_joined(("a", "b"), [bad]) for bad in (("x", None), ("x,y", ""), ('"', ""), ("x\ny", ""), ("x",))] == [
+        None
+    ] * 5
 
 
 # --------------------------------------------------------------------------------------------- diagrams (sources)

@@ -30,10 +30,14 @@ def environment(quote: str = "") -> Environment:
     return _environment(autoescape=False, finalize=partial(one_line, quote=quote))
 
 
+def quote_of(template: str) -> str:
+    """The quote a value of this template must not hold ("" for none)."""
+    return next((q for prefix, q in QUOTED.items() if template.startswith(prefix)), "")
+
+
 def render(template: str, **context: object) -> str:
     try:
-        quote = next((q for prefix, q in QUOTED.items() if template.startswith(prefix)), "")
-        return environment(quote).get_template(template).render(**context)
+        return environment(quote_of(template)).get_template(template).render(**context)
     except UnsafeText as exc:
         raise UnsafeText(f"{template}: a value {exc.reason}") from None
 

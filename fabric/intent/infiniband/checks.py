@@ -67,10 +67,10 @@ def _ftree(design: Design, subnet: Subnet) -> Iterator[Finding]:
 def _ranks(subnet: Subnet, path: str, fallback: str, hint: str) -> Iterator[Finding]:
     """OpenSM ranks switches breadth first from the roots; each must land on its planned tier."""
     neighbours: dict[str, set[str]] = {n.key: set() for n in subnet.switches}
-    for link in subnet.links:
-        if link.a.node in neighbours and link.b.node in neighbours:
-            neighbours[link.a.node].add(link.b.node)
-            neighbours[link.b.node].add(link.a.node)
+    for _, a, _, _, b, _, _ in subnet.wiring:
+        if a in neighbours and b in neighbours:
+            neighbours[a].add(b)
+            neighbours[b].add(a)
     rank = {r.key: 0 for r in subnet.roots}
     queue = deque(rank)
     while queue:
@@ -122,9 +122,9 @@ def _guids(design: Design, subnet: Subnet) -> Iterator[Finding]:
     owners: dict[int, set[str]] = {}
     for node in subnet.nodes:
         owners.setdefault(node.guid, set()).add(node.key)
-    for link in subnet.links:
-        if not subnet.by_key[link.a.node].switch:
-            owners.setdefault(link.a.guid, set()).add(link.a.node)
+    for _, a, _, a_guid, _, _, _ in subnet.wiring:
+        if not subnet.by_key[a].switch:
+            owners.setdefault(a_guid, set()).add(a)
     clashes = [f"{format_guid(g)} ({' and '.join(sorted(keys))})" for g, keys in owners.items() if len(keys) > 1]
     if clashes:
         yield error(

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 
 from fabric.model.frozen import maker
 from fabric.spec.inventory import INVENTORY_COLUMNS, Inventory, InventoryRow, format_guid, parse_guid, parse_inventory
@@ -68,12 +69,13 @@ _guids = maker(Guids)  # one per switch and HCA: 108,000 at 100k GPUs
 
 def assign_guids(needs: Iterable[GuidNeed], inventory: Inventory | None) -> tuple[dict[str, Guids], list[InventoryRow]]:
     """GUIDs for every node (by key); the inventory rows that matched nothing."""
-    keyed = sorted(((n.key, n) for n in needs), key=lambda kn: kn[0])  # each key formatted once
+    keyed = sorted(((n.key, n) for n in needs), key=itemgetter(0))  # each key formatted once
     by_key = dict(keyed)
-    by_port = {(n.device, p): n for _, n in keyed if n.hca is not None for p in n.ports}
+    given = inventory.rows if inventory else ()
+    by_port = {(n.device, p): n for _, n in keyed if n.hca is not None for p in n.ports} if given else {}
     found: dict[str, list[InventoryRow]] = {}
     unused: list[InventoryRow] = []
-    for row in inventory.rows if inventory else ():
+    for row in given:
         need = by_key.get(f"{row.device} {row.port}" if row.port else row.device) or by_port.get((row.device, row.port))
         if need is None or (need.hca is None) != (row.port == ""):
             unused.append(row)

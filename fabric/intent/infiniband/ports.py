@@ -153,9 +153,14 @@ class Numberings:
         self._names: dict[str, Mapping[str, tuple[SwitchPort, ...]]] = {}
         self._made: dict[tuple[str, int], SwitchNumbering] = {}
         self._breakouts: dict[tuple[str, str, int], int] = {}  # (model, port, speed) → its breakout (0: no port)
+        self._widest: dict[tuple[str, tuple[tuple[str, int], ...]], SwitchNumbering] = {}  # (model, used) → made
 
     def of(self, key: str, model: SwitchModel, used: Iterable[tuple[str, int]]) -> SwitchNumbering:
         """The numbering of a switch of model `key` from the ports its links use: (port name, link speed)."""
+        used = tuple(used)
+        known = self._widest.get((key, used))  # switches of one model and role use the same ports
+        if known is not None:
+            return known
         names = self._names.get(key)
         if names is None:
             names = self._names[key] = port_candidates(model)
@@ -171,6 +176,7 @@ class Numberings:
         made = self._made.get((key, per_cage))
         if made is None:
             made = self._made[(key, per_cage)] = SwitchNumbering(model, per_cage)
+        self._widest[(key, used)] = made
         return made
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from fabric.allocation.allocate import Plan
 from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids
@@ -28,7 +29,8 @@ from fabric.model.cable import Cable
 from fabric.model.findings import Finding, warning
 from fabric.model.frozen import maker
 from fabric.model.kinds import Layer
-from fabric.model.topology import LAYER_RANK, FabricTopology, Topology
+from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Topology
+from fabric.spec.catalog import Catalog
 from fabric.spec.loader import Design
 from fabric.spec.schema import InfinibandSettings, Partition
 
@@ -90,6 +92,11 @@ class CaPort:
     placeholder: bool
 
 
+# A cable as IB ports on both ends: (cable, a's node key, IB port, port GUID, b's node key, IB port, port GUID), the
+# a end the lower layer as in cabling.csv. Plain tuples: 300,000 at 100k GPUs, which the outputs read as they are.
+Wire = tuple[Cable, str, int, int, str, int, int]
+
+
 # made per link end and per CA port (600,000 and 100,000 at 100k GPUs) as cheaply as plain dataclasses
 _end, _link, _ca_port, _need = maker(IbEnd), maker(IbLink), maker(CaPort), maker(GuidNeed)
 _node = maker(IbNode, skip_post_init=True)  # given its nodeid as __post_init__ would make it
@@ -135,7 +142,7 @@ class Subnet:
     directory: str  # infiniband/<fabric> or infiniband/<fabric>/plane<p>
     settings: InfinibandSettings
     nodes: tuple[IbNode, ...]  # switches in fabric order, then CAs in cable order
-    links: tuple[IbLink, ...]
+    wiring: tuple[Wire, ...]  # every cable, in plan order (`links`: the same as IbLinks)
     roots: tuple[IbNode, ...]
     compute: tuple[CaPort, ...]
     io: tuple[CaPort, ...]
@@ -146,6 +153,18 @@ class Subnet:
     numbering: Mapping[str, SwitchNumbering]  # per switch
     tiers: int
     by_key: Mapping[str, IbNode] = field(default_factory=dict)
+
+    @cached_property
+    def links(self) -> tuple[IbLink, ...]:
+        """Every cable as an IbLink, made when first asked for (fabric verify, tests): the build and its outputs
+        read `wiring`."""
+        out = []
+        for c, a, a_port, a_guid, b, b_port, b_guid in self.wiring:
+            link = c.link
+            a_end = _end(a, a_port, a_guid, link.a, link.a_port)
+            b_end = _end(b, b_port, b_guid, link.b, link.b_port)
+            out.append(_link(c, a_end, b_end, plan_rate(link.speed_gbps)))
+        return tuple(out)
 
     @property
     def label(self) -> str:
@@ -213,36 +232,55 @@ def _drafts(design: Design, topology: Topology, plan: Plan) -> list[_Draft]:
     drafts: list[_Draft] = []
     for ft in _ib_fabrics(topology):
         cables = cables_by_fabric.get(ft.name, [])
-        planes: list[int | None] = [None]
-        if ft.planes > 1:
-            numbered = {c.link.plane for c in cables} | {devices[s].plane for s in ft.switches}
-            planes = [p for p in sorted(x for x in numbered if x is not None)]
-        for plane in planes:
-            mine = [c for c in cables if c.link.plane == plane or ft.planes == 1]
+        by_plane: dict[int | None, list[Cable]] = {None: cables}
+        if ft.planes > 1:  # each numbered plane of its cables or switches (one pass over the cables)
+            grouped: dict[int | None, list[Cable]] = {}
+            for cable in cables:
+                grouped.setdefault(cable.link.plane, []).append(cable)
+            numbered = set(grouped) | {devices[s].plane for s in ft.switches}
+            by_plane = {p: grouped.get(p, []) for p in sorted(x for x in numbered if x is not None)}
+        for plane, mine in by_plane.items():
             switches = [s for s in ft.switches if ft.planes == 1 or devices[s].plane == plane]
             used: dict[str, list[tuple[str, int]]] = {s: [] for s in switches}
             cas: dict[str, tuple[str, str | None, tuple[str, ...], int]] = {}
-            for cable in mine:
+            for cable in mine:  # (a switch's end, the usual case, is looked up once)
                 link = cable.link
-                # (a switch's end, the usual case, is looked up once)
-                for dev, port in ((link.a, link.a_port), (link.b, link.b_port)):
-                    ports = used.get(dev)
-                    if ports is not None:
-                        ports.append((port, link.speed_gbps))
-                    elif devices[dev].layer == Layer.NODE:
-                        node_type = devices[dev].model
-                        if node_type not in types:
-                            types[node_type] = node_cas(catalog.nodes[node_type])
-                        ref = types[node_type].get(port)
-                        hca = ref.hca if ref else port
-                        key = f"{dev} {hca}"
-                        if key not in cas:
-                            cas[key] = (dev, hca, ref.ports if ref else (port,), len(ref.ports) if ref else 1)
+                ports = used.get(link.a)
+                if ports is not None:
+                    ports.append((link.a_port, link.speed_gbps))
+                else:
+                    _add_ca(cas, types, devices, catalog, link.a, link.a_port)
+                ports = used.get(link.b)
+                if ports is not None:
+                    ports.append((link.b_port, link.speed_gbps))
+                else:
+                    _add_ca(cas, types, devices, catalog, link.b, link.b_port)
             numbering = {
                 s: numberings.of(devices[s].model, catalog.switches[devices[s].model], used[s]) for s in switches
             }
             drafts.append(_Draft(ft.name, plane if ft.planes > 1 else None, switches, mine, numbering, cas))
     return drafts
+
+
+def _add_ca(
+    cas: dict[str, tuple[str, str | None, tuple[str, ...], int]],
+    types: dict[str, Mapping[str, CaPortRef]],
+    devices: Mapping[str, Device],
+    catalog: Catalog,
+    dev: str,
+    port: str,
+) -> None:
+    """The CA of a cable's end on a server, into `cas` (key → device, hca, ports, nports) if new."""
+    if devices[dev].layer != Layer.NODE:
+        return
+    node_type = devices[dev].model
+    if node_type not in types:
+        types[node_type] = node_cas(catalog.nodes[node_type])
+    ref = types[node_type].get(port)
+    hca = ref.hca if ref else port
+    key = f"{dev} {hca}"
+    if key not in cas:
+        cas[key] = (dev, hca, ref.ports if ref else (port,), len(ref.ports) if ref else 1)
 
 
 def _inventories(design: Design) -> tuple[list[Inventory], list[Finding]]:
@@ -293,12 +331,7 @@ def build_infiniband(design: Design, topology: Topology, plan: Plan) -> IbPlan:
     subnets: list[Subnet] = []
     ends: dict[tuple[str, str], tuple[str | None, int]] = {}
     for draft in drafts:
-        subnet = _subnet(design, topology, draft, guids)
-        subnets.append(subnet)
-        for link in subnet.links:
-            a_node = subnet.by_key[link.a.node]
-            ends[(link.a.device, link.a.port_name)] = (a_node.hca, link.a.port)
-            ends[(link.b.device, link.b.port_name)] = (None, link.b.port)
+        subnets.append(_subnet(design, topology, draft, guids, ends))
     placeholder_fabrics: dict[str, list[int]] = {}
     for subnet in subnets:
         counts = placeholder_fabrics.setdefault(subnet.fabric, [0, 0])
@@ -327,7 +360,14 @@ def _at(finding: Finding, file: str, line: int) -> Finding:
     return replace(finding, file=file, line=line)
 
 
-def _subnet(design: Design, topology: Topology, draft: _Draft, guids: Mapping[str, Guids]) -> Subnet:
+def _subnet(
+    design: Design,
+    topology: Topology,
+    draft: _Draft,
+    guids: Mapping[str, Guids],
+    ends: dict[tuple[str, str], tuple[str | None, int]],
+) -> Subnet:
+    """The subnet of a draft; `ends` gets its cable ends: (device, port) → (HCA of a CA's end, IB port)."""
     devices = topology.devices
     settings = settings_of(design, draft.fabric)
     nodes: list[IbNode] = []
@@ -374,31 +414,33 @@ def _subnet(design: Design, topology: Topology, draft: _Draft, guids: Mapping[st
         for number, port in enumerate(ports, start=1):
             ca_end[(device, port)] = (key, number, port_guids[number - 1])
 
-    numbers = {s: (n.numbers, by_key[s].guid) for s, n in draft.numbering.items()}
-    switch_of = numbers.get
-    made: list[IbLink] = []
-    for c in draft.cables:  # both ends written out: 600,000 ends at 100k GPUs
+    switch_of = {s: (n.numbers, by_key[s].guid) for s, n in draft.numbering.items()}.get
+    wiring: list[Wire] = []
+    cabled: list[CaPort] = []  # every cabled CA port (a CA is always the a end)
+    for c in draft.cables:  # both ends, and the IbPlan's `ends` of each: 600,000 at 100k GPUs
         link = c.link
-        device, port = link.a, link.a_port
-        switch = switch_of(device)
+        switch = switch_of(link.a)
         if switch is not None:
-            a = _end(device, switch[0].get(port, 0), switch[1], device, port)
+            a_key, a_port, a_guid = link.a, switch[0].get(link.a_port, 0), switch[1]
+            ends[(link.a, link.a_port)] = (None, a_port)
         else:
-            key, number, guid = ca_end[(device, port)]
-            a = _end(key, number, guid, device, port)
-        device, port = link.b, link.b_port
-        switch = switch_of(device)
+            a_key, a_port, a_guid = ca_end[(link.a, link.a_port)]
+            node = by_key[a_key]
+            ends[(link.a, link.a_port)] = (node.hca, a_port)
+            cabled.append(
+                _ca_port(a_key, a_port, a_guid, node.device, node.group, link.a_port, link.speed_gbps, node.placeholder)
+            )
+        switch = switch_of(link.b)
         if switch is not None:
-            b = _end(device, switch[0].get(port, 0), switch[1], device, port)
+            b_key, b_port, b_guid = link.b, switch[0].get(link.b_port, 0), switch[1]
         else:
-            key, number, guid = ca_end[(device, port)]
-            b = _end(key, number, guid, device, port)
-        made.append(_link(c, a, b, plan_rate(link.speed_gbps)))
-    links = tuple(made)
+            b_key, b_port, b_guid = ca_end[(link.b, link.b_port)]
+        ends[(link.b, link.b_port)] = (None, b_port)
+        wiring.append((c, a_key, a_port, a_guid, b_key, b_port, b_guid))
     top = max((LAYER_RANK[n.layer] for n in nodes if n.switch), default=1)
     roots = tuple(n for n in nodes if n.switch and LAYER_RANK[n.layer] == top) if top > 1 else ()
     order = {name: i for i, name in enumerate(devices)}
-    ca_ports = sorted(_ca_ports(links, by_key), key=lambda p: (order[p.device], p.node, p.port))
+    ca_ports = sorted(cabled, key=lambda p: (order[p.device], p.node, p.port))
     compute, io = _ftree_roles(settings, ca_ports)
     engines = list(settings.routing_engine)
     appended = NO_FALLBACK not in engines and "minhop" not in engines
@@ -425,7 +467,7 @@ def _subnet(design: Design, topology: Topology, draft: _Draft, guids: Mapping[st
         directory=directory,
         settings=settings,
         nodes=tuple(nodes),
-        links=links,
+        wiring=tuple(wiring),
         roots=roots,
         compute=compute,
         io=io,
@@ -437,27 +479,6 @@ def _subnet(design: Design, topology: Topology, draft: _Draft, guids: Mapping[st
         tiers=top,
         by_key=by_key,
     )
-
-
-def _ca_ports(links: Sequence[IbLink], by_key: Mapping[str, IbNode]) -> list[CaPort]:
-    """Every cabled CA port of the subnet."""
-    out = []
-    for link in links:
-        node = by_key[link.a.node]
-        if not node.switch:
-            out.append(
-                _ca_port(
-                    node.key,
-                    link.a.port,
-                    link.a.guid,
-                    node.device,
-                    node.group,
-                    link.a.port_name,
-                    link.cable.link.speed_gbps,
-                    node.placeholder,
-                )
-            )
-    return out
 
 
 def _ftree_roles(

@@ -8,13 +8,14 @@ them out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fabric.intent.infiniband.guids import format_guid
 from fabric.intent.infiniband.subnet import CaPort, IbNode, PartitionPlan, SmHost, Subnet
 from fabric.pipeline import Build
-from fabric.render.infiniband.netfile import net_view
+from fabric.render.infiniband.netfile import topology_net
+from fabric.render.lines import Shapes
 from fabric.render.registry import Output
 from fabric.render.templating import render
 
@@ -37,21 +38,18 @@ def _path(subnet: Subnet, name: str) -> str:
     return f"{subnet.settings.config_dir.rstrip('/')}/{name}"
 
 
-def _ca_rows(ports: tuple[CaPort, ...]) -> list[dict[str, str]]:
-    return [
-        {
-            "guid": format_guid(p.guid),
-            "name": f"{p.node} port {p.port}",
-            "mark": " (placeholder)" if p.placeholder else "",
-        }
-        for p in ports
-    ]
+def _ca_rows(ports: tuple[CaPort, ...]) -> list[tuple[str, str, str]]:
+    return [(format_guid(p.guid), f"{p.node} port {p.port}", " (placeholder)" if p.placeholder else "") for p in ports]
 
 
-def _node_rows(nodes: tuple[IbNode, ...]) -> list[dict[str, str]]:
-    return [
-        {"guid": format_guid(n.guid), "name": n.key, "mark": " (placeholder)" if n.placeholder else ""} for n in nodes
-    ]
+def _node_rows(nodes: tuple[IbNode, ...]) -> list[tuple[str, str, str]]:
+    return [(format_guid(n.guid), n.key, " (placeholder)" if n.placeholder else "") for n in nodes]
+
+
+def _listed(template: str, rows: Sequence[Sequence[str]], **context: object) -> str:
+    """A template's header, then its `row` macro once per row."""
+    shapes = Shapes(f"{TEMPLATES}/{template}", **context)
+    return shapes.text + shapes.fill("row", rows)
 
 
 def _weights(table: Mapping[int, int]) -> str:
@@ -157,33 +155,35 @@ def render_subnet(subnet: Subnet) -> dict[str, str]:
         files[f"{d}/{name}"] = render(f"{TEMPLATES}/opensm.conf.j2", **_opensm_view(subnet, host))
     header = _header(subnet)
     if subnet.roots:
-        files[f"{d}/root_guids.txt"] = render(
-            f"{TEMPLATES}/guids.txt.j2",
+        files[f"{d}/root_guids.txt"] = _listed(
+            "guids.txt.j2",
+            _node_rows(subnet.roots),
             **header,
             title="root_guids.txt",
             what=f"ftree and updn roots: the {subnet.roots[0].layer} switches, by NODE GUID",
-            rows=_node_rows(subnet.roots),
         )
-    files[f"{d}/cn_guids.txt"] = render(
-        f"{TEMPLATES}/guids.txt.j2",
+    files[f"{d}/cn_guids.txt"] = _listed(
+        "guids.txt.j2",
+        _ca_rows(subnet.compute),
         **header,
         title="cn_guids.txt",
         what="ftree compute nodes, by PORT GUID (node GUID + port number)",
-        rows=_ca_rows(subnet.compute),
     )
     if subnet.io:
-        files[f"{d}/io_guids.txt"] = render(
-            f"{TEMPLATES}/guids.txt.j2",
+        files[f"{d}/io_guids.txt"] = _listed(
+            "guids.txt.j2",
+            _ca_rows(subnet.io),
             **header,
             title="io_guids.txt",
             what="ftree I/O nodes, by PORT GUID (node GUID + port number)",
-            rows=_ca_rows(subnet.io),
         )
     files[f"{d}/partitions.conf"] = render(
         f"{TEMPLATES}/partitions.conf.j2", **header, partitions=[_partition_view(p) for p in subnet.partitions]
     )
-    files[f"{d}/node-name-map"] = render(f"{TEMPLATES}/node-name-map.j2", **header, rows=_node_rows(subnet.nodes))
-    files[f"{d}/topology.net"] = render(f"{TEMPLATES}/topology.net.j2", **header, **net_view(subnet))
+    files[f"{d}/node-name-map"] = _listed(
+        "node-name-map.j2", [(guid, name) for guid, name, _ in _node_rows(subnet.nodes)], **header
+    )
+    files[f"{d}/topology.net"] = topology_net(subnet, header)
     return files
 
 
