@@ -6,7 +6,9 @@ tests/test_iptext.py and tests/test_addresses.py compare.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Interface, IPv6Address, IPv6Interface
+from operator import attrgetter
 
 from fabric.allocation.interfaces import v4_text, v6_text
 from fabric.pipeline import Build
@@ -31,7 +33,32 @@ def text(address: IPv4Address | IPv6Address | IPv4Interface | IPv6Interface) -> 
 PLAN_ADDRESSES = "plan-addresses"
 
 
+@dataclass(frozen=True)
+class PlanColumns:
+    """The plan's address rows as columns, in plan order (ip-plan.csv, NetBox and the lock print them all)."""
+
+    device: list[str]
+    interface: list[str]
+    address: list[str]  # as text
+    peer_device: list[str]
+    peer_interface: list[str]
+    purpose: list[str]
+    fabric: list[str]
+
+
 @per_build
-def plan_texts(build: Build) -> list[str]:
-    """The text of each address of the plan, in plan order (ip-plan.csv, NetBox and the lock print them all)."""
-    return [text(r.address) for r in build.plan.addresses]
+def plan_columns(build: Build) -> PlanColumns:
+    rows = build.plan.addresses
+
+    def column(name: str) -> list[str]:
+        return list(map(attrgetter(name), rows))
+
+    return PlanColumns(
+        column("device"),
+        column("interface"),
+        [text(r.address) for r in rows],
+        column("peer_device"),
+        column("peer_interface"),
+        column("purpose"),
+        column("fabric"),
+    )

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable, Iterable, Sequence
 
 from fabric.pipeline import Build
-from fabric.render import iptext
+from fabric.render import csvtext, iptext
 from fabric.render.registry import Output, one_file
 
 CABLING_COLUMNS = (
@@ -86,22 +84,14 @@ def csv_text(
     then the table is first written as it is, and only if its text shows a cell that could need the apostrophe
     (seldom: a negative number will do) is it written again cell by cell (7.8M cells at 100k GPUs)."""
     if callable(rows):
-        text = _written(columns, rows())
+        text = csvtext.written(columns, rows())
         if not _may_hold_formula(text):
             return text
         rows = rows()
     start = FORMULA_START  # `as_text` inlined; the csv module writes None as an empty field itself
-    return _written(
+    return csvtext.written(
         columns, ([("'" + v if isinstance(v, str) and v.startswith(start) else v) for v in r] for r in rows)
     )
-
-
-def _written(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(rows)
-    return out.getvalue()
 
 
 def _length(value: float | None) -> str:
@@ -150,12 +140,20 @@ def cabling_csv(build: Build) -> str:
     return csv_text(CABLING_COLUMNS, rows)
 
 
-def ip_plan_csv(build: Build) -> str:
-    def rows() -> Iterable[Sequence[object]]:
-        for r, address in zip(build.plan.addresses, iptext.plan_texts(build), strict=True):
-            yield (r.device, r.interface, address, r.peer_device, r.peer_interface, r.purpose, r.fabric)
+def csv_columns(header: Sequence[str], columns: Sequence[Sequence[object]]) -> str:
+    """`csv_text` of a table given as columns: written in bulk (csvtext), then, only if its text shows a cell
+    that could need the apostrophe, again cell by cell."""
+    text = csvtext.table(header, columns)
+    if not _may_hold_formula(text):
+        return text
+    return csv_text(header, zip(*columns, strict=True))
 
-    return csv_text(IP_PLAN_COLUMNS, rows)
+
+def ip_plan_csv(build: Build) -> str:
+    c = iptext.plan_columns(build)
+    return csv_columns(
+        IP_PLAN_COLUMNS, (c.device, c.interface, c.address, c.peer_device, c.peer_interface, c.purpose, c.fabric)
+    )
 
 
 def asn_plan_csv(build: Build) -> str:

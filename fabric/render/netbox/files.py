@@ -13,13 +13,15 @@ import csv
 import io
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import repeat
+from operator import add
 from typing import Any
 
 import yaml
 
 from fabric.allocation.allocate import BOND_INTERFACE
 from fabric.pipeline import Build
-from fabric.render import iptext
+from fabric.render import csvtext, iptext
 from fabric.render.registry import Output
 from fabric.spec.catalog import NodeType, SwitchModel, switch_ports
 from fabric.spec.schema import NodeAttach
@@ -241,9 +243,9 @@ def netbox_files(build: Build) -> dict[str, str]:
             models.device_type(model), sort_keys=False, default_flow_style=False
         )
     files["netbox/07-devices.csv"] = _csv(DEVICE_COLUMNS, _devices(build, models, site, status))
-    files["netbox/08-interfaces.csv"] = _csv(INTERFACE_COLUMNS, _extra_interfaces(build, models))
-    files["netbox/09-cables.csv"] = _csv(CABLE_COLUMNS, _cables(build))
-    files["netbox/10-ip-addresses.csv"] = _csv(IP_COLUMNS, _addresses(build))
+    files["netbox/08-interfaces.csv"] = csvtext.rows(INTERFACE_COLUMNS, _extra_interfaces(build, models))
+    files["netbox/09-cables.csv"] = csvtext.rows(CABLE_COLUMNS, _cables(build))
+    files["netbox/10-ip-addresses.csv"] = _addresses(build)
     # a file with no rows is left out (NetBox's import refuses a header alone)
     return {path: text for path, text in files.items() if text.count("\n") > 1}
 
@@ -281,79 +283,90 @@ def _devices(build: Build, models: _Models, site: str, status: str) -> Iterable[
         }
 
 
-def _used_interfaces(build: Build) -> dict[tuple[str, str], tuple[int, str]]:
-    """(device, interface) the plan names → (speed, technology), or (0, address purpose) for virtual ones."""
-    used: dict[tuple[str, str], tuple[int, str]] = {}
-    for fabric in build.topology.fabrics.values():
-        for link in fabric.links:
-            for end in ((link.a, link.a_port), (link.b, link.b_port)):
-                used.setdefault(end, (link.speed_gbps, fabric.technology))
-    for row in build.plan.addresses:
-        used.setdefault((row.device, row.interface), (0, row.purpose))
-    return used
-
-
-def _extra_interfaces(build: Build, models: _Models) -> Iterable[dict[str, object]]:
+def _extra_interfaces(build: Build, models: _Models) -> list[tuple[str, ...]]:
+    """The interfaces the plan names that the device types do not create (in order of first mention: link ends
+    by fabric, then address rows): breakout ports, and virtual ones (loopback, server-gateway, …)."""
     known = {m: {i["name"] for i in models.interfaces(m)} for m in [*models.switches, *models.nodes]}
     devices = build.topology.devices
+    known_of = {name: known[d.model] for name, d in devices.items()}
+    # (device, interface) → (speed, technology) of its first mention, or (0, address purpose) for virtual ones
+    used: dict[tuple[str, str], tuple[int, str]] = {}
+    for fabric in build.topology.fabrics.values():
+        technology: str = fabric.technology
+        for link in fabric.links:
+            if link.a_port not in known_of[link.a]:
+                used.setdefault((link.a, link.a_port), (link.speed_gbps, technology))
+            if link.b_port not in known_of[link.b]:
+                used.setdefault((link.b, link.b_port), (link.speed_gbps, technology))
+    c = iptext.plan_columns(build)
+    for device, name, purpose in zip(c.device, c.interface, c.purpose, strict=True):
+        if name not in known_of[device]:
+            used.setdefault((device, name), (0, purpose))
     catalog = build.design.catalog
     connectors: dict[tuple[str, int], dict[str, str]] = {}  # (model, speed) → port name → connector, once each
-    for (device, name), (speed, technology) in _used_interfaces(build).items():
-        model = devices[device].model
-        if name in known[model]:
-            continue
+    kinds: dict[tuple[int, str, str], str] = {}  # (speed, connector, technology) → NetBox type, once each
+    rows: list[tuple[str, ...]] = []
+    for (device, name), (speed, technology) in used.items():
         if not speed:
-            kind, description = "virtual", technology  # loopback, server-gateway, …
-            if name == BOND_INTERFACE and technology == "server":
-                kind = "lag"  # a bonded node's LACP bond (`dual_homing: bond`)
-        else:
+            kind = "lag" if name == BOND_INTERFACE and technology == "server" else "virtual"  # `dual_homing: bond`
+            rows.append((device, name, kind, "", "", technology))  # technology: the purpose (loopback, …)
+            continue
+        model = devices[device].model
+        if (model, speed) not in connectors:
             switch = catalog.switches.get(model)
-            if (model, speed) not in connectors:
-                ports = switch_ports(switch, speed) if switch else ()
-                connectors[(model, speed)] = {p.name: p.connector for p in reversed(ports)}  # the first name wins
-            connector = connectors[(model, speed)].get(name, "")
-            kind, description = interface_type(speed, connector, technology), "breakout port"
-        yield {
-            "device": device,
-            "name": name,
-            "type": kind,
-            "speed": speed * 1_000_000 if speed else "",
-            "mgmt_only": "",
-            "description": description,
-        }
+            ports = switch_ports(switch, speed) if switch else ()
+            connectors[(model, speed)] = {p.name: p.connector for p in reversed(ports)}  # the first name wins
+        connector = connectors[(model, speed)].get(name, "")
+        kind = kinds.get((speed, connector, technology)) or kinds.setdefault(
+            (speed, connector, technology), interface_type(speed, connector, technology)
+        )
+        rows.append((device, name, kind, str(speed * 1_000_000), "", "breakout port"))
+    return rows
 
 
-def _cables(build: Build) -> Iterable[dict[str, object]]:
+def _cables(build: Build) -> list[tuple[str, ...]]:
     status = CABLE_STATUS[_status(build)]
+    interface = "dcim.interface"
+    rows: list[tuple[str, ...]] = []
     for cable in build.plan.cables:
         link = cable.link
-        yield {
-            "side_a_device": link.a,
-            "side_a_type": "dcim.interface",
-            "side_a_name": link.a_port,
-            "side_b_device": link.b,
-            "side_b_type": "dcim.interface",
-            "side_b_name": link.b_port,
-            "type": CABLE_TYPES.get(cable.media_kind, ""),
-            "status": status,
-            "label": cable.cable_id,
-            "length": f"{cable.length_m:g}" if cable.length_m is not None else "",
-            "length_unit": "m" if cable.length_m is not None else "",
-            "description": f"{cable.part} {link.speed_gbps}G {link.fabric} {link.tier}".strip(),
-        }
+        length = cable.length_m
+        rows.append(
+            (
+                link.a,
+                interface,
+                link.a_port,
+                link.b,
+                interface,
+                link.b_port,
+                CABLE_TYPES.get(cable.media_kind, ""),
+                status,
+                cable.cable_id,
+                "" if length is None else f"{length:g}",
+                "" if length is None else "m",
+                f"{cable.part} {link.speed_gbps}G {link.fabric} {link.tier}".strip(),
+            )
+        )
+    return rows
 
 
-def _addresses(build: Build) -> Iterable[dict[str, object]]:
+_LOOPBACKS = {"loopback": "loopback", "host-loopback": "loopback"}  # address purpose → NetBox role
+
+
+def _addresses(build: Build) -> str:
     status = "reserved" if _status(build) == "planned" else "active"
-    for row, address in zip(build.plan.addresses, iptext.plan_texts(build), strict=True):
-        yield {
-            "address": address,
-            "status": status,
-            "role": "loopback" if row.purpose in ("loopback", "host-loopback") else "",
-            "device": row.device,
-            "interface": row.interface,
-            "description": f"{row.fabric} {row.purpose}",
-        }
+    c = iptext.plan_columns(build)
+    return csvtext.table(
+        IP_COLUMNS,
+        (
+            c.address,
+            [status] * len(c.address),
+            list(map(_LOOPBACKS.get, c.purpose, repeat(""))),
+            c.device,
+            c.interface,
+            list(map(add, map(add, c.fabric, repeat(" ")), c.purpose)),
+        ),
+    )
 
 
 OUTPUTS: tuple[Output, ...] = (Output("netbox", netbox_files, together=iptext.PLAN_ADDRESSES),)
