@@ -48,3 +48,11 @@ def test_columns_of_different_lengths_are_refused() -> None:
         assert "differ in length" in str(exc)
     else:
         raise AssertionError("no ValueError")
+
+
+def test_more_rows_than_a_chunk() -> None:
+    rows: list[tuple[object, ...]] = [(f"a{i}", str(i), "") for i in range(600)]
+    expected = _csv(["x", "y", "z"], rows)
+    assert csvtext.rows(["x", "y", "z"], rows) == expected
+    assert csvtext.table(["x", "y", "z"], [list(c) for c in zip(*rows, strict=True)]) == expected
+    assert expected.count("\n") == 601

@@ -99,6 +99,7 @@ LINE_COLUMNS: list[tuple[tuple[str, ...], list[list[Any]]]] = [
     (("k", "%s{x}"), [['q"uote\\', "\x01"], ["50%", "{}"]]),
     (("flag", "v"), [[True, False], [None, 2.5]]),  # not text or whole numbers: row by row
     (("a",), [[]]),
+    (("i", "s"), [list(range(600)), [f"r{i}" for i in range(600)]]),  # more rows than bulk.CHUNK
 ]
 
 
@@ -107,7 +108,7 @@ def test_lines_are_line_of_each_row(keys: tuple[str, ...], columns: list[list[An
     expected = [
         "  " + json.dumps(dict(zip(keys, row, strict=True)), ensure_ascii=False) for row in zip(*columns, strict=True)
     ]
-    assert jsontext.lines(keys, columns, "  ") == expected
+    assert ",\n".join(jsontext.lines(keys, columns, "  ", ",\n")) == ",\n".join(expected)
     assert len(expected) == len(columns[0])
 
 

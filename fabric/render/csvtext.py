@@ -2,7 +2,7 @@
 
 The big tables (a million rows at 100k GPUs on RoCE) are mostly text that needs no quoting. A column is
 checked whole (one join, substring tests in C); when no cell of any column holds a comma, a quote or a line
-break, each row is one `%` of a pattern over the zipped columns (no Python frame per row). Anything else — a
+break, the rows go through one `%` pattern each (render/bulk.py: no Python frame per row). Anything else — a
 cell that needs quoting, a value that is not text, a single column (whose empty cell csv quotes) — goes to the
 csv module as it is. tests/test_csvtext.py compares the two.
 """
@@ -13,6 +13,8 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 from itertools import chain
+
+from fabric.render import bulk
 
 _QUOTED = (",", '"', "\r", "\n")  # what makes csv.writer quote a cell (QUOTE_MINIMAL, the default dialect)
 
@@ -31,20 +33,22 @@ def table(header: Sequence[str], columns: Sequence[Sequence[object]]) -> str:
     if len({len(c) for c in columns}) > 1:
         raise ValueError(f"columns of {header} differ in length")
     if len(columns) > 1 and all(map(_plain, columns)):
-        pattern = ",".join(["%s"] * len(columns)) + "\n"
-        return written(header, ()) + "".join(map(pattern.__mod__, zip(*columns, strict=True)))
+        return _bulk(header, zip(*columns, strict=True), len(columns[0]), len(columns))
     return written(header, zip(*columns, strict=True))
 
 
-def rows(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+def rows(header: Sequence[str], rows: Sequence[tuple[object, ...]]) -> str:
     """The header line, then one line per row (each of one value per column)."""
-    if len(header) > 1 and _plain(chain.from_iterable(rows)):
-        pattern = ",".join(["%s"] * len(header)) + "\n"
-        try:
-            return written(header, ()) + "".join(map(pattern.__mod__, rows))
-        except TypeError:  # a row of another length: as the csv module writes it
-            pass
+    width = len(header)
+    same = width > 1 and set(map(len, rows)) <= {width} and set(map(type, rows)) <= {tuple}
+    if same and _plain(chain.from_iterable(rows)):
+        return _bulk(header, rows, len(rows), width)
     return written(header, rows)
+
+
+def _bulk(header: Sequence[str], rows: Iterable[tuple[object, ...]], count: int, width: int) -> str:
+    pattern = ",".join(["%s"] * width) + "\n"
+    return "".join([written(header, ()), *bulk.formatted(pattern, rows, count, width, "")])
 
 
 def written(header: Sequence[str], rows: Iterable[Iterable[object]]) -> str:

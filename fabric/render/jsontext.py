@@ -22,6 +22,8 @@ from json import encoder
 from json.encoder import encode_basestring as _utf8
 from typing import Any
 
+from fabric.render import bulk
+
 _INDENT = "    "
 _text: Callable[[Any], str] = encoder.encode_basestring_ascii  # TypeError for anything but text
 _SHARED_MAX = 256  # cached texts of Shared values (a few per distinct port set and QoS profile of a build)
@@ -114,11 +116,11 @@ def line(value: dict[str, Any]) -> str:
     )
 
 
-def lines(keys: tuple[str, ...], columns: Sequence[Sequence[Any]], indent: str = "") -> list[str]:
-    """`[indent + line(dict(zip(keys, row))) for row in zip(*columns)]`, in bulk (the lock's million entries):
-    a column of text that needs no escaping goes in between quotes as it is, other text through the json
-    module's escaping once per cell, whole numbers as text; the rows then through one `%` pattern each, no
-    Python frame per row. A column of anything else: row by row through line()."""
+def lines(keys: tuple[str, ...], columns: Sequence[Sequence[Any]], indent: str = "", sep: str = "\n") -> list[str]:
+    """Pieces whose `sep.join` is that of `indent + line(dict(zip(keys, row)))` for each row of `columns`, in bulk
+    (the lock's million entries): a column of text that needs no escaping goes in between quotes as it is,
+    other text through the json module's escaping once per cell, whole numbers as text; the rows then through
+    one `%` pattern each (render/bulk.py). A column of anything else: row by row through line()."""
     if len({len(c) for c in columns}) > 1 or len(keys) != len(columns) or len(set(keys)) != len(keys):
         raise ValueError(f"columns of {keys}: not one per key, or of different lengths")
     places: list[str] = []
@@ -137,13 +139,17 @@ def lines(keys: tuple[str, ...], columns: Sequence[Sequence[Any]], indent: str =
             places.append("%s")
             cells.append(column)
         else:
-            return [indent + line(dict(zip(keys, row, strict=True))) for row in zip(*columns, strict=True)]
+            return _by_row(keys, columns, indent)
     try:
         names = [_utf8(k).replace("%", "%%") for k in keys]
     except TypeError:  # a key that is not text: the json module's rules
-        return [indent + line(dict(zip(keys, row, strict=True))) for row in zip(*columns, strict=True)]
+        return _by_row(keys, columns, indent)
     pattern = indent.replace("%", "%%") + "{" + ", ".join(f"{n}: {p}" for n, p in zip(names, places, strict=True)) + "}"
-    return list(map(pattern.__mod__, zip(*cells, strict=True)))
+    return bulk.formatted(pattern, zip(*cells, strict=True), len(columns[0]) if columns else 0, len(cells), sep)
+
+
+def _by_row(keys: tuple[str, ...], columns: Sequence[Sequence[Any]], indent: str) -> list[str]:
+    return [indent + line(dict(zip(keys, row, strict=True))) for row in zip(*columns, strict=True)]
 
 
 def _other(value: Any) -> str:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import repeat
-from operator import add
+from itertools import chain, filterfalse, product, repeat
+from operator import add, attrgetter
 from typing import Any
 
 import yaml
@@ -285,42 +286,46 @@ def _devices(build: Build, models: _Models, site: str, status: str) -> Iterable[
 
 def _extra_interfaces(build: Build, models: _Models) -> list[tuple[str, ...]]:
     """The interfaces the plan names that the device types do not create (in order of first mention: link ends
-    by fabric, then address rows): breakout ports, and virtual ones (loopback, server-gateway, …)."""
+    by fabric, then address rows): breakout ports, and virtual ones (loopback, server-gateway, …). Walked by
+    C loops (map over setdefault, a filter over the set of known ones): 1.6 million mentions at 100k GPUs."""
     known = {m: {i["name"] for i in models.interfaces(m)} for m in [*models.switches, *models.nodes]}
     devices = build.topology.devices
-    known_of = {name: known[d.model] for name, d in devices.items()}
+    known_ends: set[tuple[str, str]] = set()
+    for name, d in devices.items():
+        known_ends.update(product((name,), known[d.model]))
     # (device, interface) → (speed, technology) of its first mention, or (0, address purpose) for virtual ones
-    used: dict[tuple[str, str], tuple[int, str]] = {}
+    first: dict[tuple[str, str], tuple[int, str]] = {}
     for fabric in build.topology.fabrics.values():
-        technology: str = fabric.technology
-        for link in fabric.links:
-            if link.a_port not in known_of[link.a]:
-                used.setdefault((link.a, link.a_port), (link.speed_gbps, technology))
-            if link.b_port not in known_of[link.b]:
-                used.setdefault((link.b, link.b_port), (link.speed_gbps, technology))
+        links = fabric.links
+        ends = chain.from_iterable(zip(map(_A_END, links), map(_B_END, links), strict=True))
+        values = list(zip(map(_SPEED, links), repeat(str(fabric.technology))))
+        deque(map(first.setdefault, ends, chain.from_iterable(zip(values, values, strict=True))), maxlen=0)
     c = iptext.plan_columns(build)
-    for device, name, purpose in zip(c.device, c.interface, c.purpose, strict=True):
-        if name not in known_of[device]:
-            used.setdefault((device, name), (0, purpose))
+    deque(map(first.setdefault, zip(c.device, c.interface, strict=True), zip(repeat(0), c.purpose)), maxlen=0)
     catalog = build.design.catalog
-    connectors: dict[tuple[str, int], dict[str, str]] = {}  # (model, speed) → port name → connector, once each
-    kinds: dict[tuple[int, str, str], str] = {}  # (speed, connector, technology) → NetBox type, once each
+    # (model, speed, technology) → (port name → NetBox type, the type of another name, the speed as text)
+    breakouts: dict[tuple[str, int, str], tuple[dict[str, str], str, str]] = {}
     rows: list[tuple[str, ...]] = []
-    for (device, name), (speed, technology) in used.items():
+    for end in filterfalse(known_ends.__contains__, first):
+        device, name = end
+        speed, technology = first[end]
         if not speed:
             kind = "lag" if name == BOND_INTERFACE and technology == "server" else "virtual"  # `dual_homing: bond`
             rows.append((device, name, kind, "", "", technology))  # technology: the purpose (loopback, …)
             continue
         model = devices[device].model
-        if (model, speed) not in connectors:
+        found = breakouts.get((model, speed, technology))
+        if found is None:
             switch = catalog.switches.get(model)
             ports = switch_ports(switch, speed) if switch else ()
-            connectors[(model, speed)] = {p.name: p.connector for p in reversed(ports)}  # the first name wins
-        connector = connectors[(model, speed)].get(name, "")
-        kind = kinds.get((speed, connector, technology)) or kinds.setdefault(
-            (speed, connector, technology), interface_type(speed, connector, technology)
-        )
-        rows.append((device, name, kind, str(speed * 1_000_000), "", "breakout port"))
+            types = {p.name: interface_type(speed, p.connector, technology) for p in reversed(ports)}  # first wins
+            found = breakouts[(model, speed, technology)] = (
+                types,
+                interface_type(speed, "", technology),
+                str(speed * 1_000_000),
+            )
+        types, other, speed_text = found
+        rows.append((device, name, types.get(name, other), speed_text, "", "breakout port"))
     return rows
 
 
@@ -350,6 +355,7 @@ def _cables(build: Build) -> list[tuple[str, ...]]:
     return rows
 
 
+_A_END, _B_END, _SPEED = attrgetter("a", "a_port"), attrgetter("b", "b_port"), attrgetter("speed_gbps")
 _LOOPBACKS = {"loopback": "loopback", "host-loopback": "loopback"}  # address purpose → NetBox role
 
 
