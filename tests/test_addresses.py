@@ -20,6 +20,7 @@ V6 = st.lists(GROUP, min_size=8, max_size=8).map(lambda gs: sum(g << (16 * (7 - 
 def test_ipv6_text_is_strs(number: int, prefixlen: int) -> None:
     real = IPv6Interface((number, prefixlen))
     assert iptext.text(real) == str(real) == str(LazyIPv6Interface(number, prefixlen))
+    assert iptext.text(LazyIPv6Interface(number, prefixlen)) == str(real)
     assert iptext.text(IPv6Address(number)) == str(IPv6Address(number)) == ip_text(LazyIPv6Interface(number))
 
 
@@ -27,6 +28,7 @@ def test_ipv6_text_is_strs(number: int, prefixlen: int) -> None:
 def test_ipv4_text_is_strs(number: int, prefixlen: int) -> None:
     real = IPv4Interface((number, prefixlen))
     assert iptext.text(real) == str(real) == str(LazyIPv4Interface(number, prefixlen))
+    assert iptext.text(LazyIPv4Interface(number, prefixlen)) == str(real)
     assert iptext.text(IPv4Address(number)) == str(IPv4Address(number)) == ip_text(LazyIPv4Interface(number))
 
 
@@ -34,6 +36,7 @@ def test_the_ipv4_tailed_keep_ipaddress_text() -> None:
     checked = 0
     for text in ("::ffff:102:304/128", "::102:304/96", "::1/128", "::/0", "::ffff:0:0/96", "64:ff9b::102:304/96"):
         value = IPv6Interface(text)
-        assert iptext.text(value) == str(value) == str(LazyIPv6Interface(int(value), value.network.prefixlen))
+        lazy = LazyIPv6Interface(int(value), value.network.prefixlen)
+        assert iptext.text(value) == str(value) == str(lazy) == iptext.text(lazy)
         checked += 1
     assert checked == 6

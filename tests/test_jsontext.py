@@ -92,3 +92,28 @@ LINES: list[dict[Any, Any]] = [
 @pytest.mark.parametrize("value", LINES)
 def test_line_is_json_dumps_without_ascii(value: dict[str, Any]) -> None:
     assert jsontext.line(value) == json.dumps(value, ensure_ascii=False)
+
+
+LINE_COLUMNS: list[tuple[tuple[str, ...], list[list[Any]]]] = [
+    (("device", "n"), [["a", "b\u00e9"], [1, 20]]),
+    (("k", "%s{x}"), [['q"uote\\', "\x01"], ["50%", "{}"]]),
+    (("flag", "v"), [[True, False], [None, 2.5]]),  # not text or whole numbers: row by row
+    (("a",), [[]]),
+    (("i", "s"), [list(range(600)), [f"r{i}" for i in range(600)]]),  # more rows than bulk.CHUNK
+]
+
+
+@pytest.mark.parametrize(("keys", "columns"), LINE_COLUMNS)
+def test_lines_are_line_of_each_row(keys: tuple[str, ...], columns: list[list[Any]]) -> None:
+    expected = [
+        "  " + json.dumps(dict(zip(keys, row, strict=True)), ensure_ascii=False) for row in zip(*columns, strict=True)
+    ]
+    assert ",\n".join(jsontext.lines(keys, columns, "  ", ",\n")) == ",\n".join(expected)
+    assert len(expected) == len(columns[0])
+
+
+def test_lines_refuse_columns_that_do_not_fit_the_keys() -> None:
+    with pytest.raises(ValueError):
+        jsontext.lines(("a", "b"), [["1"], []])
+    with pytest.raises(ValueError):
+        jsontext.lines(("a", "a"), [["1"], ["2"]])

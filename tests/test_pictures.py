@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 from fabric import render_all, write_outputs
 from fabric.render.bom.costing import costing
+from fabric.render.csvtext import joined as _joined
 from fabric.render.diagrams.outputs import diagrams, draw
 from fabric.render.diagrams.topology import topology_diagram
-from fabric.render.tables import _joined, as_text, csv_text
+from fabric.render.tables import as_text, csv_text
 from tests.conftest import built, require_tool
 
 DOT_HINT = "Debian: apt-get install graphviz"

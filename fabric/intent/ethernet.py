@@ -266,16 +266,17 @@ def _lanes(first: int, count: int) -> tuple[int, ...]:
 def _maximum_paths(name: str, links: Sequence[Link]) -> int:
     """Equal-cost paths to allow: a switch's uplinks, or the most parallel links to one neighbour."""
     up = 0
-    per_peer: Counter[str] = Counter()
+    peers = []
     for link in links:
-        if link.tier in (Tier.NODE_LEAF, Tier.PEER):
+        tier = link.tier
+        if tier in (_NODE_LEAF, _PEER):
             continue
         if link.a == name:
             up += 1
-            per_peer[link.b] += 1
+            peers.append(link.b)
         else:
-            per_peer[link.a] += 1
-    return max(1, up, max(per_peer.values(), default=1))
+            peers.append(link.a)
+    return max(1, up, max(Counter(peers).values(), default=1))  # (Counter counts a list in C)
 
 
 # --------------------------------------------------------------------------------------------- build
@@ -397,19 +398,20 @@ class _IntentBuilder:
             peer_device, peer_port = (link.b, link.b_port) if mine_a else (link.a, link.a_port)
             purpose = "p2p"
             channel = None
-            if pair is not None and link.tier in (Tier.NODE_LEAF, Tier.PEER):
-                peer_link = link.tier == Tier.PEER
+            tier = link.tier
+            if pair is not None and tier in (_NODE_LEAF, _PEER):
+                peer_link = tier == _PEER
                 role = "peer-link" if peer_link else "server"
                 channel = PEER_CHANNEL if peer_link else pair[0].nodes.index(link.a) + 1
                 bonds[channel].append(port)
-            elif link.tier == Tier.NODE_LEAF and routed_nodes and self.topology.devices[link.a].layer == Layer.NODE:
+            elif tier == _NODE_LEAF and routed_nodes and self.topology.devices[link.a].layer == Layer.NODE:
                 role, purpose = "downlink", "host-p2p"  # a routed link with a BGP session to the node
-            elif link.tier == Tier.NODE_LEAF:
+            elif tier == _NODE_LEAF:
                 role = "server"
                 server_members.append(port)
             else:
                 role = "uplink" if mine_a else "downlink"
-            routed = not (unnumbered or role in ("server", "peer-link"))
+            routed = not (unnumbered or role == "server" or role == "peer-link")
             ports.append(
                 _port(
                     port,

@@ -16,11 +16,13 @@ C escaping. Two more kinds of value stand for dicts, so that big documents need 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from json import encoder
 from json.encoder import encode_basestring as _utf8
 from typing import Any
+
+from fabric.render import bulk
 
 _INDENT = "    "
 _text: Callable[[Any], str] = encoder.encode_basestring_ascii  # TypeError for anything but text
@@ -112,6 +114,42 @@ def line(value: dict[str, Any]) -> str:
     return pattern.format(
         *[_utf8(v) if v.__class__ is str else (str(v) if v.__class__ is int else _other(v)) for v in value.values()]
     )
+
+
+def lines(keys: tuple[str, ...], columns: Sequence[Sequence[Any]], indent: str = "", sep: str = "\n") -> list[str]:
+    """Pieces whose `sep.join` is that of `indent + line(dict(zip(keys, row)))` for each row of `columns`, in bulk
+    (the lock's million entries): a column of text that needs no escaping goes in between quotes as it is,
+    other text through the json module's escaping once per cell, whole numbers as text; the rows then through
+    one `%` pattern each (render/bulk.py). A column of anything else: row by row through line()."""
+    if len({len(c) for c in columns}) > 1 or len(keys) != len(columns) or len(set(keys)) != len(keys):
+        raise ValueError(f"columns of {keys}: not one per key, or of different lengths")
+    places: list[str] = []
+    cells: list[Sequence[Any]] = []
+    for column in columns:
+        kinds = set(map(type, column))
+        if kinds <= {str}:
+            joined = "".join(column)
+            if len(_utf8(joined)) == len(joined) + 2:  # nothing in it is escaped
+                places.append('"%s"')
+                cells.append(column)
+            else:
+                places.append("%s")
+                cells.append(list(map(_utf8, column)))
+        elif kinds == {int}:  # (not bool, which json writes as true/false)
+            places.append("%s")
+            cells.append(column)
+        else:
+            return _by_row(keys, columns, indent)
+    try:
+        names = [_utf8(k).replace("%", "%%") for k in keys]
+    except TypeError:  # a key that is not text: the json module's rules
+        return _by_row(keys, columns, indent)
+    pattern = indent.replace("%", "%%") + "{" + ", ".join(f"{n}: {p}" for n, p in zip(names, places, strict=True)) + "}"
+    return bulk.formatted(pattern, zip(*cells, strict=True), len(columns[0]) if columns else 0, len(cells), sep)
+
+
+def _by_row(keys: tuple[str, ...], columns: Sequence[Sequence[Any]], indent: str) -> list[str]:
+    return [indent + line(dict(zip(keys, row, strict=True))) for row in zip(*columns, strict=True)]
 
 
 def _other(value: Any) -> str:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable, Iterable, Sequence
 
 from fabric.pipeline import Build
-from fabric.render import iptext
+from fabric.render import csvtext, iptext
 from fabric.render.registry import Output, one_file
 
 CABLING_COLUMNS = (
@@ -91,42 +89,14 @@ def csv_text(
     (seldom: a negative number will do) is it written again cell by cell (7.8M cells at 100k GPUs). `plain`: the
     function's rows are tuples that seldom hold None or a cell to quote, so try them joined by commas first."""
     if callable(rows):
-        text = (_joined(columns, rows()) if plain else None) or _written(columns, rows())
+        text = (csvtext.joined(columns, rows()) if plain else None) or csvtext.written(columns, rows())
         if not _may_hold_formula(text):
             return text
         rows = rows()
     start = FORMULA_START  # `as_text` inlined; the csv module writes None as an empty field itself
-    return _written(
+    return csvtext.written(
         columns, ([("'" + v if isinstance(v, str) and v.startswith(start) else v) for v in r] for r in rows)
     )
-
-
-def _written(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(rows)
-    return out.getvalue()
-
-
-def _joined(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str | None:
-    """The table with its cells joined by commas in C, if that is what csv.writer writes (2.5x faster): every row a
-    tuple of one cell per column, none None (csv writes "") or holding a quote, comma or line break (csv quotes
-    those). Known from the text: no `None`, `"` or CR in it, one line break per row, a comma between cells; else
-    None (the caller writes the table cell by cell)."""
-    if len(columns) < 2:  # csv writes a row of one empty cell as ""
-        return None
-    line = ",".join(["%s"] * len(columns)) + "\n"
-    try:
-        lines = list(map(line.__mod__, rows))  # type: ignore[arg-type]  # a tuple each, else TypeError
-    except TypeError:
-        return None
-    text = "".join(lines)
-    if "None" in text or '"' in text or "\r" in text:
-        return None
-    if text.count("\n") != len(lines) or text.count(",") != len(lines) * (len(columns) - 1):
-        return None
-    return _written(columns, ()) + text
 
 
 def _length(value: float | None) -> str:
@@ -189,12 +159,20 @@ def cabling_csv(build: Build) -> str:
     return csv_text(CABLING_COLUMNS, rows, plain=True)
 
 
-def ip_plan_csv(build: Build) -> str:
-    def rows() -> Iterable[Sequence[object]]:
-        for r, address in zip(build.plan.addresses, iptext.plan_texts(build), strict=True):
-            yield (r.device, r.interface, address, r.peer_device, r.peer_interface, r.purpose, r.fabric)
+def csv_columns(header: Sequence[str], columns: Sequence[Sequence[object]]) -> str:
+    """`csv_text` of a table given as columns: written in bulk (csvtext), then, only if its text shows a cell
+    that could need the apostrophe, again cell by cell."""
+    text = csvtext.table(header, columns)
+    if not _may_hold_formula(text):
+        return text
+    return csv_text(header, zip(*columns, strict=True))
 
-    return csv_text(IP_PLAN_COLUMNS, rows)
+
+def ip_plan_csv(build: Build) -> str:
+    c = iptext.plan_columns(build)
+    return csv_columns(
+        IP_PLAN_COLUMNS, (c.device, c.interface, c.address, c.peer_device, c.peer_interface, c.purpose, c.fabric)
+    )
 
 
 def asn_plan_csv(build: Build) -> str:
