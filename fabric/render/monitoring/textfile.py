@@ -57,7 +57,7 @@ def _plain(*columns: Iterable[str]) -> bool:
     return True
 
 
-def _cable_lines(build: Build) -> str | None:
+def _cable_lines(build: Build) -> list[str] | None:
     """The cable and port series of every cable as plan.cable_info and plan.planned_ports label them, written
     column by column with one f-string a line (300k cables and 500k switch ends at 100k GPUs: a dict a series
     took 3 s); None when a value would need escaping, so the caller takes the general path."""
@@ -95,13 +95,12 @@ def _cable_lines(build: Build) -> str | None:
         map(good.__getitem__, goods),
         strict=True,
     )
-    cable_text = "".join(
-        [
-            f'fabric_planned_cable_info{{cable_id="{i}",label="{i} {ae} {ad} {ap} > {be} {bd} {bp}",{k}{al},'
-            f'a_device="{ad}",a_port="{ap}"{bl},b_device="{bd}",b_port="{bp}"{g}}} 1\n'
-            for i, ae, ad, ap, be, bd, bp, k, al, bl, g in rows
-        ]
-    )
+    lines = [_header("fabric_planned_cable_info")]
+    lines += [
+        f'fabric_planned_cable_info{{cable_id="{i}",label="{i} {ae} {ad} {ap} > {be} {bd} {bp}",{k}{al},'
+        f'a_device="{ad}",a_port="{ap}"{bl},b_device="{bd}",b_port="{bp}"{g}}} 1\n'
+        for i, ae, ad, ap, be, bd, bp, k, al, bl, g in rows
+    ]
     switches = {name for name, d in build.topology.devices.items() if plan.is_switch(d)}
     infiniband = {key for key, ft in build.topology.fabrics.items() if ft.technology == "infiniband"}
     on_ib = [f in infiniband for f in fabric]
@@ -115,8 +114,9 @@ def _cable_lines(build: Build) -> str | None:
             for d, p, i, c in zip(names, ports, on_ib, ids, strict=True)
         ]
 
-    port_text = "".join(chain.from_iterable(zip(side(a, a_port), side(b, b_port), strict=True)))
-    return _header("fabric_planned_cable_info") + cable_text + _header("fabric_planned_port_info") + port_text
+    lines.append(_header("fabric_planned_port_info"))
+    lines += chain.from_iterable(zip(side(a, a_port), side(b, b_port), strict=True))
+    return lines  # one list, joined once with the rest: the text is 150-250 MB at 100k GPUs
 
 
 def _session_lines(build: Build) -> list[str] | None:
@@ -161,7 +161,7 @@ def fabric_plan(build: Build) -> str:
     limits = list(plan.gpu_limits(build))
     fast = _cable_lines(build)
     parts: list[Iterable[str]] = (
-        [[fast]]
+        [fast]
         if fast is not None
         else [
             _family(
@@ -199,7 +199,7 @@ def fabric_plan(build: Build) -> str:
     temps = [_series("fabric_gpu_temp_limit_celsius", {"hostname": n}, t) for n, _, t in limits if t is not None]
     if temps:
         parts.append(_family("fabric_gpu_temp_limit_celsius", temps))
-    return "".join(line for part in parts for line in part)
+    return "".join(chain.from_iterable(parts))
 
 
 def _outputs(build: Build) -> dict[str, str]:
