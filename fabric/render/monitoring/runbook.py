@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabric.pipeline import Build
+from fabric.render.memo import per_build
 from fabric.render.monitoring import plan
 from fabric.render.monitoring.exporters import EXPORTERS
 from fabric.render.monitoring.rules import Rule, groups
@@ -61,7 +62,9 @@ def _platforms(build: Build) -> list[str]:
     return [p for p in PORT_CHECKS if p in found]
 
 
+@per_build
 def _parts(build: Build) -> list[str]:
+    """The cable parts of the plan, per fabric and tier (three alerts list them: counted once)."""
     counts = Counter((c.link.fabric, c.link.tier, c.part, c.media) for c in build.plan.cables)
     return [
         f"fabric `{f}`, {tier}: {n} × {part or 'no part'} ({media or 'no medium'})"
