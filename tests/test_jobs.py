@@ -5,6 +5,9 @@ rate and a job of whole leaves (SUs) that crosses them gets half."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -113,3 +116,31 @@ def test_summary_json_holds_the_job_table() -> None:
     # one SU turns on its rail leaves; across SUs, one of 16 spines lost is a sixteenth of the uplinks
     assert jobs[5]["worst_single_failure"] is None
     assert jobs[6]["worst_single_failure_gbps_per_gpu"] == 375
+
+
+def test_python_and_numpy_engines_give_the_same_job_table() -> None:
+    # small fabrics take the pure-Python path (no numpy/scipy import), as their figures do: same table
+    compared = failed = 0
+    for design in ("lab", "lab-ib", "superpod-h100-4su", "roce-512"):
+        b = built(design)
+        python = job_bandwidth(b.design, b.topology, engine="python")
+        numpy = job_bandwidth(b.design, b.topology, engine="numpy")
+        assert python == numpy, design
+        compared += python is not None and len(python.rows) > 2
+        failed += python is not None and any(r.failure for r in python.rows)
+    assert compared >= 3 and failed >= 3  # the comparison covered the worst single loss too
+
+
+def test_a_small_job_table_loads_no_numpy_or_scipy() -> None:
+    # the design report of a small fabric computes its job table without importing them (not timed)
+    code = (
+        "import sys\n"
+        "from fabric import build_fabric\n"
+        "from fabric.analysis.jobs import job_bandwidth\n"
+        "b = build_fabric(sys.argv[1])\n"
+        "table = job_bandwidth(b.design, b.topology)\n"
+        "print('ROWS', len(table.rows), sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'scipy'}))\n"
+    )
+    design = Path(__file__).parent.parent / "designs" / "lab.yaml"
+    out = subprocess.run([sys.executable, "-c", code, str(design)], capture_output=True, text=True, timeout=120)
+    assert "ROWS 4 []" in out.stdout, out.stdout + out.stderr

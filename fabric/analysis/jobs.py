@@ -17,13 +17,15 @@ NVLink and the network takes whatever the NICs send.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-import numpy as np
+from fabric.analysis import small
 
-# the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures
-from fabric.analysis.figures import _failures, _Split, _split_flow, _switch_graph, _SwitchGraph
+# the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures (on lists up
+# to figures.SMALL_SWITCHES switches, as the figures are: numpy and scipy then never load)
+from fabric.analysis.figures import SMALL_SWITCHES, _failures, _Split, _split_flow, _switch_graph, _SwitchGraph
 from fabric.analysis.locality import Locality, locality
-from fabric.analysis.small import switch_lists
+from fabric.analysis.small import SwitchGraph, switch_lists
 from fabric.model.kinds import Tier
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design
@@ -71,9 +73,15 @@ def placement(loc: Locality) -> list[str]:
 
 
 def job_bandwidth(
-    design: Design, topology: Topology, *, sizes: list[int] | None = None, failures: bool = True
+    design: Design,
+    topology: Topology,
+    *,
+    sizes: list[int] | None = None,
+    failures: bool = True,
+    engine: Literal["auto", "python", "numpy"] = "auto",
 ) -> JobTable | None:
-    """The job bandwidth table of the scheduler fabric; None when the design has none or it has no nodes."""
+    """The job bandwidth table of the scheduler fabric; None when the design has none or it has no nodes.
+    `engine`: numpy/scipy or pure Python (same results); auto picks by size, as figures.fabric_figures does."""
     loc = locality(design, topology)
     if loc is None:
         return None
@@ -81,7 +89,9 @@ def job_bandwidth(
     nodes = placement(loc)
     if not nodes:
         return None
-    sg = _switch_graph(switch_lists(ft))
+    lists = switch_lists(ft)
+    python = engine == "python" or (engine == "auto" and len(lists.names) <= SMALL_SWITCHES)
+    sg: SwitchGraph | _SwitchGraph = lists if python else _switch_graph(lists)
     index = {name: i for i, name in enumerate(sg.names)}
     ports: dict[str, list[tuple[int, int]]] = {n: [] for n in nodes}
     for link in ft.links:
@@ -105,8 +115,8 @@ def _span(loc: Locality, job: list[str]) -> str:
     return ""
 
 
-def _side(sg: _SwitchGraph, members: list[str], ports: dict[str, list[tuple[int, int]]]) -> np.ndarray:
-    cap = np.zeros(len(sg.names), dtype=np.int64)
+def _side(members: list[str], ports: dict[str, list[tuple[int, int]]], n: int) -> list[int]:
+    cap = [0] * n
     for node in members:
         for leaf, gbps in ports[node]:
             cap[leaf] += gbps
@@ -114,7 +124,7 @@ def _side(sg: _SwitchGraph, members: list[str], ports: dict[str, list[tuple[int,
 
 
 def _job(
-    sg: _SwitchGraph,
+    sg: SwitchGraph | _SwitchGraph,
     loc: Locality,
     job: list[str],
     ports: dict[str, list[tuple[int, int]]],
@@ -130,17 +140,36 @@ def _job(
     intact = float("inf")
     worst = float("inf")
     element: str | None = None
+    size = len(sg.names)
     for i, (a, b) in enumerate(cuts):
-        split = _Split("job", _side(sg, a, ports), _side(sg, b, ports))
         smaller = min(sum(gpus[n] for n in a), sum(gpus[n] for n in b))
-        flow, _ = _split_flow(sg, sg.pairs, split)
-        intact = min(intact, flow / smaller)
-        if failures and i == 0:
-            inside = np.ones(len(sg.names), dtype=bool)
-            for name, damaged, alive in _failures(sg, split, inside):
-                value, _ = _split_flow(sg, damaged, split, alive)
-                if value / smaller < worst:
-                    worst, element = value / smaller, name
+        for name, flow in _flows(sg, _side(a, ports, size), _side(b, ports, size), failures and i == 0):
+            if name is None:
+                intact = min(intact, flow / smaller)
+            elif flow / smaller < worst:
+                worst, element = flow / smaller, name
     if worst >= intact:  # no single loss lowers this job's figure
         worst, element = intact, None
     return JobBandwidth(len(job), n_gpus, _span(loc, job), nic, intact, worst, element)
+
+
+def _flows(
+    sg: SwitchGraph | _SwitchGraph, s_cap: list[int], t_cap: list[int], failures: bool
+) -> list[tuple[str | None, int]]:
+    """The cut's max flow (name None), then, with `failures`, its flow after each class of loss, in order."""
+    if isinstance(sg, SwitchGraph):
+        split = small.Split("job", s_cap, t_cap)
+        out: list[tuple[str | None, int]] = [(None, small.split_flow(sg, sg.pairs, split)[0])]
+        if failures:
+            lost = small.failures(sg, split, [True] * len(sg.names))
+            out += [(name, small.split_flow(sg, damaged, split, alive)[0]) for name, damaged, alive in lost]
+        return out
+    import numpy as np
+
+    arrays = _Split("job", np.array(s_cap, dtype=np.int64), np.array(t_cap, dtype=np.int64))
+    out = [(None, _split_flow(sg, sg.pairs, arrays)[0])]
+    if failures:
+        inside = np.ones(len(sg.names), dtype=bool)
+        lost_arrays = _failures(sg, arrays, inside)
+        out += [(name, _split_flow(sg, damaged, arrays, alive)[0]) for name, damaged, alive in lost_arrays]
+    return out
