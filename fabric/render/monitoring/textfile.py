@@ -58,65 +58,93 @@ def _plain(*columns: Iterable[str]) -> bool:
 
 
 def _cable_lines(build: Build) -> list[str] | None:
-    """The cable and port series of every cable as plan.cable_info and plan.planned_ports label them, written
-    column by column with one f-string a line (300k cables and 500k switch ends at 100k GPUs: a dict a series
-    took 3 s); None when a value would need escaping, so the caller takes the general path."""
+    """The cable and port series of every cable as plan.cable_info and plan.planned_ports label them, one
+    f-string a line, the parts shared by many cables (a place, a fabric and tier, a part) made once (300k cables
+    and 500k switch ends at 100k GPUs: a dict a series took 3 s). None when a value would need escaping, so the
+    caller takes the general path: the values of each cable are tested once, joined, the shared parts as made."""
     cables = build.plan.cables
-    links = list(map(attrgetter("link"), cables))
-    ids = list(map(attrgetter("cable_id"), cables))
-    a, a_port, b, b_port, fabric = (
-        list(map(attrgetter(key), links)) for key in ("a", "a_port", "b", "b_port", "fabric")
-    )
-    a_ends = list(map(attrgetter("a_rack", "a_u"), cables))
-    b_ends = list(map(attrgetter("b_rack", "b_u"), cables))
-    kinds = list(map(attrgetter("fabric", "plane", "tier"), links))
-    goods = list(map(attrgetter("part", "media"), cables))
-    places = set(a_ends) | set(b_ends)
-    kind_set, good_set = set(kinds), set(goods)
-    words = [r for r, _ in places] + [str(w) for k in kind_set for w in k] + [w for g in good_set for w in g]
-    if not _plain(ids, a, a_port, b, b_port, words):
+    devices = build.topology.devices
+    link = attrgetter("link")
+    ports = (map(attrgetter(end), map(link, cables)) for end in ("a_port", "b_port"))
+    if not _plain(devices, map(attrgetter("cable_id"), cables), *ports):  # every cable end is a device
         return None
-    end = {p: end_label(*p) for p in places}  # the label's "A01-U09"
-    a_place = {p: _place("a", *p) for p in places}
-    b_place = {p: _place("b", *p) for p in places}
-    kind = {k: f'fabric="{k[0]}"' + ("" if k[1] is None else f',plane="{k[1]}"') + f',tier="{k[2]}"' for k in kind_set}
-    good = {g: (f',part="{g[0]}"' if g[0] else "") + (f',media="{g[1]}"' if g[1] else "") for g in good_set}
-    rows = zip(
-        ids,
-        map(end.__getitem__, a_ends),
-        a,
-        a_port,
-        map(end.__getitem__, b_ends),
-        b,
-        b_port,
-        map(kind.__getitem__, kinds),
-        map(a_place.__getitem__, a_ends),
-        map(b_place.__getitem__, b_ends),
-        map(good.__getitem__, goods),
-        strict=True,
-    )
-    lines = [_header("fabric_planned_cable_info")]
-    lines += [
-        f'fabric_planned_cable_info{{cable_id="{i}",label="{i} {ae} {ad} {ap} > {be} {bd} {bp}",{k}{al},'
-        f'a_device="{ad}",a_port="{ap}"{bl},b_device="{bd}",b_port="{bp}"{g}}} 1\n'
-        for i, ae, ad, ap, be, bd, bp, k, al, bl, g in rows
-    ]
-    switches = {name for name, d in build.topology.devices.items() if plan.is_switch(d)}
+    places: dict[tuple[str, int | None], tuple[str, str, str]] = {}
+    kinds: dict[tuple[str, int | None, str], str] = {}
+    goods: dict[tuple[str, str], str] = {}
+    switches = {name for name, d in devices.items() if plan.is_switch(d)}
     infiniband = {key for key, ft in build.topology.fabrics.items() if ft.technology == "infiniband"}
-    on_ib = [f in infiniband for f in fabric]
     ib = build.infiniband.ends
-
-    def side(names: list[str], ports: list[str]) -> list[str]:  # as the exporters key a port (plan.planned_ports)
-        return [
-            f'fabric_planned_port_info{{hostname="{d}",port="{ib[d, p][1] if i else p}",cable_id="{c}"}} 1\n'
-            if d in switches
-            else ""
-            for d, p, i, c in zip(names, ports, on_ib, ids, strict=True)
-        ]
-
-    lines.append(_header("fabric_planned_port_info"))
-    lines += chain.from_iterable(zip(side(a, a_port), side(b, b_port), strict=True))
+    lines = [_header("fabric_planned_cable_info")]
+    port_lines = [_header("fabric_planned_port_info")]
+    for c in cables:
+        cl = c.link
+        i, ad, ap, bd, bp = c.cable_id, cl.a, cl.a_port, cl.b, cl.b_port
+        a = places.get((c.a_rack, c.a_u))
+        if a is None:
+            if not _plain((c.a_rack,)):
+                return None
+            a = places[(c.a_rack, c.a_u)] = _places(c.a_rack, c.a_u)
+        b = places.get((c.b_rack, c.b_u))
+        if b is None:
+            if not _plain((c.b_rack,)):
+                return None
+            b = places[(c.b_rack, c.b_u)] = _places(c.b_rack, c.b_u)
+        k = kinds.get((cl.fabric, cl.plane, cl.tier))
+        if k is None:
+            if not _plain((cl.fabric, str(cl.tier))):
+                return None
+            plane = "" if cl.plane is None else f',plane="{cl.plane}"'
+            k = kinds[(cl.fabric, cl.plane, cl.tier)] = f'fabric="{cl.fabric}"{plane},tier="{cl.tier}"'
+        g = goods.get((c.part, c.media))
+        if g is None:
+            if not _plain((c.part, c.media)):
+                return None
+            g = goods[(c.part, c.media)] = _label("part", c.part) + _label("media", c.media)
+        lines.append(
+            f'fabric_planned_cable_info{{cable_id="{i}",label="{i} {a[0]} {ad} {ap} > {b[0]} {bd} {bp}",{k}{a[1]},'
+            f'a_device="{ad}",a_port="{ap}"{b[2]},b_device="{bd}",b_port="{bp}"{g}}} 1\n'
+        )
+        # as the exporters key a port (plan.planned_ports): the IB port number, or the interface name
+        if ad in switches:
+            key = ib[ad, ap][1] if cl.fabric in infiniband else ap
+            port_lines.append(f'fabric_planned_port_info{{hostname="{ad}",port="{key}",cable_id="{i}"}} 1\n')
+        if bd in switches:
+            key = ib[bd, bp][1] if cl.fabric in infiniband else bp
+            port_lines.append(f'fabric_planned_port_info{{hostname="{bd}",port="{key}",cable_id="{i}"}} 1\n')
+    lines += port_lines
     return lines  # one list, joined once with the rest: the text is 150-250 MB at 100k GPUs
+
+
+def _places(rack: str, u: int | None) -> tuple[str, str, str]:
+    """A place as the label writes it ("A01-U09"), and its labels as the a end and as the b end."""
+    return end_label(rack, u), _place("a", rack, u), _place("b", rack, u)
+
+
+def _device_lines(build: Build, fabrics: dict[str, list[str]], sus: dict[str, int]) -> list[str] | None:
+    """The series of plan.device_labels, one f-string a device; None when a value would need escaping."""
+    devices = list(build.topology.devices.values())
+    text = attrgetter("name", "layer", "model", "fabric", "rack", "group", "platform")
+    joined = [",".join(f) for f in fabrics.values()]
+    if not _plain(chain.from_iterable((w or "" for w in text(d)) for d in devices), joined):
+        return None
+    return [
+        f'fabric_planned_device_info{{hostname="{d.name}",layer="{d.layer}",model="{d.model}"'
+        + _label("fabric", d.fabric if d.fabric else ",".join(fabrics.get(d.name, [])))
+        + _label("plane", d.plane)
+        + _label("su", d.su if d.su is not None else sus.get(d.name))
+        + _label("rail", d.rail)
+        + _label("rack", d.rack)
+        + _label("u", d.u)
+        + _label("group", d.group)
+        + _label("platform", d.platform)
+        + "} 1\n"
+        for d in devices
+    ]
+
+
+def _label(key: str, value: object) -> str:
+    """`,key="value"`, or nothing for a value plan.device_labels leaves out (None, "")."""
+    return "" if value is None or value == "" else f',{key}="{value}"'
 
 
 def _session_lines(build: Build) -> list[str] | None:
@@ -174,12 +202,11 @@ def fabric_plan(build: Build) -> str:
             ),
         ]
     )
-    parts.append(
-        _family(
-            "fabric_planned_device_info",
-            (_series("fabric_planned_device_info", plan.device_labels(build, d, fabrics, sus)) for d in devices),
-        )
-    )
+    device_lines = _device_lines(build, fabrics, sus)
+    if device_lines is None:
+        labels = (plan.device_labels(build, d, fabrics, sus) for d in devices)
+        device_lines = [_series("fabric_planned_device_info", d) for d in labels]
+    parts.append(_family("fabric_planned_device_info", device_lines))
     sessions = _session_lines(build)
     if sessions is None:
         sessions = [_series("fabric_planned_bgp_session_info", s) for s in plan.bgp_sessions(build)]
