@@ -5,6 +5,9 @@ rate and a job of whole leaves (SUs) that crosses them gets half."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -122,11 +125,39 @@ def test_failures_skipped_by_their_bound_change_no_job_figure(monkeypatch: pytes
     import fabric.analysis.figures as figures_module
 
     builds = [built(name) for name in ("superpod-h100-2su", "lab-ib-3tier", "roce-512", "lab")]
-    pruned = [job_bandwidth(b.design, b.topology) for b in builds]
+    pruned = [job_bandwidth(b.design, b.topology, engine="numpy") for b in builds]  # (bounds are on arrays)
     monkeypatch.setattr(figures_module, "_without_switch", lambda switch, intact: float("-inf"))
     monkeypatch.setattr(figures_module, "_without_capacity", lambda a, b, cap, lost, intact: float("-inf"))
-    every = [job_bandwidth(b.design, b.topology) for b in builds]
+    every = [job_bandwidth(b.design, b.topology, engine="numpy") for b in builds]
     assert pruned == every
     rows = [row for table in every if table is not None for row in table.rows]
     assert len(rows) >= 20
     assert sum(1 for row in rows if row.failure is not None) >= 3
+
+
+def test_python_and_numpy_engines_give_the_same_job_table() -> None:
+    # small fabrics take the pure-Python path (no numpy/scipy import), as their figures do: same table
+    compared = failed = 0
+    for design in ("lab", "lab-ib", "superpod-h100-4su", "roce-512"):
+        b = built(design)
+        python = job_bandwidth(b.design, b.topology, engine="python")
+        numpy = job_bandwidth(b.design, b.topology, engine="numpy")
+        assert python == numpy, design
+        compared += python is not None and len(python.rows) > 2
+        failed += python is not None and any(r.failure for r in python.rows)
+    assert compared >= 3 and failed >= 3  # the comparison covered the worst single loss too
+
+
+def test_a_small_job_table_loads_no_numpy_or_scipy() -> None:
+    # the design report of a small fabric computes its job table without importing them (not timed)
+    code = (
+        "import sys\n"
+        "from fabric import build_fabric\n"
+        "from fabric.analysis.jobs import job_bandwidth\n"
+        "b = build_fabric(sys.argv[1])\n"
+        "table = job_bandwidth(b.design, b.topology)\n"
+        "print('ROWS', len(table.rows), sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'scipy'}))\n"
+    )
+    design = Path(__file__).parent.parent / "designs" / "lab.yaml"
+    out = subprocess.run([sys.executable, "-c", code, str(design)], capture_output=True, text=True, timeout=120)
+    assert "ROWS 4 []" in out.stdout, out.stdout + out.stderr

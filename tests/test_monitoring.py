@@ -277,3 +277,31 @@ def test_the_design_report_lists_every_alert_with_its_runbook_section(design: st
         assert sorted(linked) == sorted(n.lower() for n in names), report  # every alert once
     for name in names:
         assert f'<a id="{name.lower()}"></a>' in runbook  # the link lands on the alert's section
+
+
+@pytest.mark.parametrize("design", ["lab", "lab-ib", "superpod-h100-4su"])
+def test_plan_series_fast_path_writes_what_the_general_path_writes(
+    design: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fabric.render.monitoring import textfile
+
+    b = built(design)
+    fast = textfile.fabric_plan(b)
+    monkeypatch.setattr(textfile, "_plain", lambda *columns: False)  # every value "needs escaping"
+    assert textfile._cable_lines(b) is None and not textfile._session_lines(b)
+    assert textfile.fabric_plan(b) == fast
+    assert fast.count("fabric_planned_cable_info{") == len(b.plan.cables)
+
+
+def test_plan_series_escape_what_needs_it() -> None:
+    from dataclasses import replace
+
+    from fabric.render.monitoring import textfile
+
+    b = built("lab")
+    cables = (replace(b.plan.cables[0], cable_id='c"1\\x'), *b.plan.cables[1:])
+    odd = replace(b, plan=replace(b.plan, cables=cables))
+    assert textfile._cable_lines(odd) is None
+    text = textfile.fabric_plan(odd)
+    assert text.count('cable_id="c\\"1\\\\x"') == 2  # its cable series and its switch end's port series
+    assert _series(text, "fabric_planned_cable_info")[0]["label"].startswith('c\\"1\\\\x A01-U01 ')

@@ -17,13 +17,15 @@ NVLink and the network takes whatever the NICs send.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-import numpy as np
+from fabric.analysis import small
 
-# the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures
-from fabric.analysis.figures import _failures, _Split, _split_reduced, _switch_graph, _SwitchGraph
+# the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures (on lists up
+# to figures.SMALL_SWITCHES switches, as the figures are: numpy and scipy then never load)
+from fabric.analysis.figures import SMALL_SWITCHES, _failures, _Split, _split_reduced, _switch_graph, _SwitchGraph
 from fabric.analysis.locality import Locality, locality
-from fabric.analysis.small import switch_lists
+from fabric.analysis.small import SwitchGraph, switch_lists
 from fabric.model.kinds import Tier
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design
@@ -71,9 +73,15 @@ def placement(loc: Locality) -> list[str]:
 
 
 def job_bandwidth(
-    design: Design, topology: Topology, *, sizes: list[int] | None = None, failures: bool = True
+    design: Design,
+    topology: Topology,
+    *,
+    sizes: list[int] | None = None,
+    failures: bool = True,
+    engine: Literal["auto", "python", "numpy"] = "auto",
 ) -> JobTable | None:
-    """The job bandwidth table of the scheduler fabric; None when the design has none or it has no nodes."""
+    """The job bandwidth table of the scheduler fabric; None when the design has none or it has no nodes.
+    `engine`: numpy/scipy or pure Python (same results); auto picks by size, as figures.fabric_figures does."""
     loc = locality(design, topology)
     if loc is None:
         return None
@@ -81,7 +89,9 @@ def job_bandwidth(
     nodes = placement(loc)
     if not nodes:
         return None
-    sg = _switch_graph(switch_lists(ft))
+    lists = switch_lists(ft)
+    python = engine == "python" or (engine == "auto" and len(lists.names) <= SMALL_SWITCHES)
+    sg: SwitchGraph | _SwitchGraph = lists if python else _switch_graph(lists)
     index = {name: i for i, name in enumerate(sg.names)}
     ports: dict[str, list[tuple[int, int]]] = {n: [] for n in nodes}
     for link in ft.links:
@@ -105,8 +115,8 @@ def _span(loc: Locality, job: list[str]) -> str:
     return ""
 
 
-def _side(sg: _SwitchGraph, members: list[str], ports: dict[str, list[tuple[int, int]]]) -> np.ndarray:
-    cap = np.zeros(len(sg.names), dtype=np.int64)
+def _side(members: list[str], ports: dict[str, list[tuple[int, int]]], n: int) -> list[int]:
+    cap = [0] * n
     for node in members:
         for leaf, gbps in ports[node]:
             cap[leaf] += gbps
@@ -114,7 +124,7 @@ def _side(sg: _SwitchGraph, members: list[str], ports: dict[str, list[tuple[int,
 
 
 def _job(
-    sg: _SwitchGraph,
+    sg: SwitchGraph | _SwitchGraph,
     loc: Locality,
     job: list[str],
     ports: dict[str, list[tuple[int, int]]],
@@ -130,19 +140,42 @@ def _job(
     intact = float("inf")
     worst = float("inf")
     element: str | None = None
+    size = len(sg.names)
     for i, (a, b) in enumerate(cuts):
-        split = _Split("job", _side(sg, a, ports), _side(sg, b, ports))
         smaller = min(sum(gpus[n] for n in a), sum(gpus[n] for n in b))
-        whole = _split_reduced(sg, sg.pairs, split)
-        intact = min(intact, whole.value / smaller)
-        if failures and i == 0:
-            inside = np.ones(len(sg.names), dtype=bool)
-            for name, damaged, alive, bound in _failures(sg, split, inside):
-                if bound(whole) / smaller >= worst:  # its flow is no lower: it cannot be the worst
-                    continue
-                value = _split_reduced(sg, damaged(), split, alive).value
-                if value / smaller < worst:
-                    worst, element = value / smaller, name
+        flow, lost = _cut(sg, _side(a, ports, size), _side(b, ports, size), failures and i == 0, smaller)
+        intact = min(intact, flow / smaller)
+        if lost is not None:
+            worst, element = lost
     if worst >= intact:  # no single loss lowers this job's figure
         worst, element = intact, None
     return JobBandwidth(len(job), n_gpus, _span(loc, job), nic, intact, worst, element)
+
+
+def _cut(
+    sg: SwitchGraph | _SwitchGraph, s_cap: list[int], t_cap: list[int], failures: bool, smaller: int
+) -> tuple[int, tuple[float, str] | None]:
+    """The cut's max flow and, with `failures`, the worst loss (flow per GPU of the `smaller` side, element): the
+    first of the lowest. On arrays, a loss whose lower bound is no lower than the worst so far is skipped (only a
+    strictly lower flow replaces it)."""
+    worst: tuple[float, str] | None = None
+    if isinstance(sg, SwitchGraph):
+        split = small.Split("job", s_cap, t_cap)
+        flow = small.split_flow(sg, sg.pairs, split)[0]
+        for name, damaged, alive in small.failures(sg, split, [True] * len(sg.names)) if failures else []:
+            value = small.split_flow(sg, damaged, split, alive)[0] / smaller
+            if worst is None or value < worst[0]:
+                worst = (value, name)
+        return flow, worst
+    import numpy as np
+
+    arrays = _Split("job", np.array(s_cap, dtype=np.int64), np.array(t_cap, dtype=np.int64))
+    whole = _split_reduced(sg, sg.pairs, arrays)
+    inside = np.ones(len(sg.names), dtype=bool)
+    for name, make, gone, bound in _failures(sg, arrays, inside) if failures else []:
+        if worst is not None and bound(whole) / smaller >= worst[0]:
+            continue
+        value = _split_reduced(sg, make(), arrays, gone).value / smaller
+        if worst is None or value < worst[0]:
+            worst = (value, name)
+    return whole.value, worst

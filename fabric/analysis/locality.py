@@ -110,12 +110,14 @@ def _levels(
     devices = topology.devices
     below: dict[str, set[str]] = {s: set() for s in ft.switches}  # physical switch → physical neighbours below
     speed: dict[str, int] = dict.fromkeys(ft.switches, 0)
-    for link in ft.links:
-        upper, lower = (link.b, link.a)
-        if link.tier == "leaf-leaf" or (link.tier == "node-leaf" and lower not in wanted):  # peer links: not up
+    for link in ft.links:  # 300,000 at 100k GPUs: no calls in this loop
+        tier = link.tier
+        if tier == "leaf-leaf" or (tier == "node-leaf" and link.a not in wanted):  # peer links: not up
             continue
-        below[upper].add(lower)
-        speed[upper] = max(speed[upper], link.speed_gbps)
+        upper = link.b
+        below[upper].add(link.a)
+        if link.speed_gbps > speed[upper]:
+            speed[upper] = link.speed_gbps
 
     # Level 0: leaves that share a scheduler node are one logical switch (union-find over the leaves).
     leaves = [s for s in ft.switches if devices[s].layer == "leaf" and below[s]]

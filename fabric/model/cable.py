@@ -9,7 +9,7 @@ from fabric.model.kinds import MediaKind
 from fabric.model.topology import Link
 
 
-def _end(rack: str, u: int | None) -> str:
+def end_label(rack: str, u: int | None) -> str:
     return f"{rack}-U{u:02d}" if rack and u else rack or "?"
 
 
@@ -30,6 +30,6 @@ class Cable:
     def labels(self) -> tuple[str, str]:
         """What is printed on the label at each end: the cable, then this end, then the far end."""
         link = self.link
-        a = f"{_end(self.a_rack, self.a_u)} {link.a} {link.a_port}"
-        b = f"{_end(self.b_rack, self.b_u)} {link.b} {link.b_port}"
+        a = f"{end_label(self.a_rack, self.a_u)} {link.a} {link.a_port}"
+        b = f"{end_label(self.b_rack, self.b_u)} {link.b} {link.b_port}"
         return f"{self.cable_id} {a} > {b}", f"{self.cable_id} {b} > {a}"

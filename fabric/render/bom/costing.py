@@ -16,7 +16,6 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from fabric.model.topology import Device
 from fabric.pipeline import Build
@@ -117,6 +116,9 @@ def _switch_cages(model: SwitchModel, platform: str | None) -> dict[str, tuple[i
     return {name: (ports[0].cage, ports[0].connector) for name, ports in port_candidates(model, platform).items()}
 
 
+_Ends = tuple[dict[str, tuple[str, str]], str, bool, str]
+
+
 def _node_cages(node_type: NodeType) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     for group in node_type.ports.values():
@@ -125,22 +127,19 @@ def _node_cages(node_type: NodeType) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _cage(
-    catalog: Catalog, device: Device, port: str, memo: dict[tuple[str, str | None], dict[str, tuple[Any, str]]]
-) -> tuple[str, str]:
-    """(cage id, connector) of a device port. `memo` keys by model name: hashing a pydantic part per port cost
-    seconds at 600,000 ports."""
-    key = (device.model, None if device.layer == "node" else device.platform)
+def _ends(catalog: Catalog, device: Device, memo: dict[tuple[str, str | None], _Ends]) -> _Ends:
+    """A device's port → (cage id, connector), with the connector of a port it does not list, whether it is a
+    node, and its rack. `memo` keys by model name: hashing a pydantic part per port cost seconds at 600,000 ports."""
+    node = device.layer == "node"
+    key = (device.model, None if node else device.platform)
     cages = memo.get(key)
     if cages is None:
-        if device.layer == "node":
-            cages = memo[key] = dict(_node_cages(catalog.nodes[device.model]))
+        if node:
+            cages = memo[key] = (_node_cages(catalog.nodes[device.model]), "?", True, "")
         else:
-            cages = memo[key] = dict(_switch_cages(catalog.switches[device.model], device.platform))
-    if device.layer == "node":
-        return cages.get(port, (port, "?"))
-    cage, connector = cages.get(port, (0, "rj45"))
-    return (str(cage) if cage else port), connector
+            switch = _switch_cages(catalog.switches[device.model], device.platform)
+            cages = memo[key] = ({p: (str(c) if c else p, k) for p, (c, k) in switch.items()}, "rj45", False, "")
+    return cages[0], cages[1], node, device.rack or ""
 
 
 def _transceiver(catalog: Catalog, connector: str, kind: str, speed: int) -> tuple[str, Transceiver] | None:
@@ -177,16 +176,20 @@ def _costing(build: Build) -> Costing:
     unmatched: set[str] = set()
     optics_w: dict[str, float] = defaultdict(float)
     cables: Counter[tuple[str, str, str, float | None]] = Counter()
-    memo: dict[tuple[str, str | None], dict[str, tuple[Any, str]]] = {}
+    memo: dict[tuple[str, str | None], _Ends] = {}
+    ends: dict[str, _Ends] = {}  # per device name: 600,000 link ends at 100k GPUs
     optics: dict[tuple[str, str, int], tuple[str, Transceiver] | None] = {}
+    cables.update([(c.link.fabric, c.media or "none", c.part, c.length_m) for c in build.plan.cables])
     for c in build.plan.cables:
-        link = c.link
-        cables[(link.fabric, c.media or "none", c.part, c.length_m)] += 1
         if c.media_kind not in OPTICAL:
             continue
+        link = c.link
         for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
-            device = devices[name]
-            cage, connector = _cage(catalog, device, port, memo)
+            here = ends.get(name)
+            if here is None:
+                here = ends[name] = _ends(catalog, devices[name], memo)
+            cages_of, default, node, rack = here
+            cage, connector = cages_of.get(port) or (port, default)
             wanted = (connector, c.media_kind, link.speed_gbps)
             if wanted not in optics:
                 optics[wanted] = _transceiver(catalog, *wanted)
@@ -194,12 +197,11 @@ def _costing(build: Build) -> Costing:
             if found is None:
                 unmatched.add(f"{connector} {c.media_kind} {link.speed_gbps}G")
                 continue
-            side = "node side" if device.layer == "node" else "switch side"
-            slot = (link.fabric, side, found[0])
-            if (name, cage) not in cages[slot]:
-                cages[slot].add((name, cage))
-                if device.layer == "node" and device.rack:
-                    optics_w[device.rack] += found[1].power_w
+            slot = cages[(link.fabric, "node side" if node else "switch side", found[0])]
+            if (name, cage) not in slot:
+                slot.add((name, cage))
+                if node and rack:
+                    optics_w[rack] += found[1].power_w
     for (fabric, side, optic), used in sorted(
         cages.items(), key=lambda kv: (list(topo.fabrics).index(kv[0][0]), kv[0][1], kv[0][2])
     ):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fabric.allocation.allocate import Cable
 from fabric.model.topology import Device
 from fabric.pipeline import Build
+from fabric.render.memo import per_build
 from fabric.spec.schema import MonitoringSettings
 
 # platforms whose routing daemon is FRR, so frr_exporter reads their BGP sessions (EOS runs its own)
@@ -97,8 +98,10 @@ def gpu_nodes(build: Build) -> list[Device]:
     return [d for d in build.topology.devices.values() if d.layer == "node" and nodes[d.model].gpus > 0]
 
 
+@per_build
 def targets(build: Build) -> dict[str, list[Target]]:
-    """Scrape targets per job (only jobs that have targets)."""
+    """Scrape targets per job (only jobs that have targets). Once a build (the targets files, prometheus.yml, the
+    rules and the runbook ask): callers read it, never change it."""
     conf = settings(build)
     fabrics = node_fabrics(build)
     sus = node_sus(build)

