@@ -8,7 +8,7 @@ import pytest
 
 from fabric import render_all
 from fabric.render import outputs
-from fabric.render.pool import POOL_ABOVE, SHARDS_PER_WORKER, tasks, worker_count
+from fabric.render.pool import POOL_ABOVE, SHARDS_PER_WORKER, Task, tasks, worker_count
 from tests.conftest import REPO, built
 
 
@@ -43,9 +43,12 @@ def test_tasks_shard_per_switch_outputs_and_keep_shared_work_together() -> None:
     named = [name for t in todo if t.parts == 1 for name in t.names]
     sharded = ["cabling-xlsx", "configs", "eos-structured-config"]
     assert sorted([*named, *sharded]) == sorted(o.name for o in every)
-    big = 3 * 2 * SHARDS_PER_WORKER + 2  # three sharded outputs, the diagrams with the report, the addresses
-    assert all(t.parts > 1 or len(t.names) > 1 for t in todo[:big])  # the big ones first
-    assert all(t.parts == 1 and len(t.names) == 1 for t in todo[big:])
+    # the heaviest first, by declared weight (a shard weighs its part): the addresses (7.5 s at 100k GPUs) lead
+    weight = {o.name: o.weight for o in every}
+    weights = [sum(weight[n] for n in t.names) / t.parts for t in todo]
+    assert weights == sorted(weights, reverse=True)
+    assert todo[0] == addresses[0]
+    assert todo.index(report[0]) < todo.index(configs[0]) < todo.index(Task(("inventory",)))
     assert all(t.parts == 1 for t in tasks(every, 1))  # one worker: nothing is sharded
 
 

@@ -129,4 +129,4 @@ def _rack_doc(design: str, rack: str, parts: list[tuple[str, str, list[Row]]]) -
     return "".join(out)
 
 
-OUTPUTS: tuple[Output, ...] = (Output("cabling-doc", cabling_md),)
+OUTPUTS: tuple[Output, ...] = (Output("cabling-doc", cabling_md, weight=1.0),)

@@ -30,4 +30,4 @@ def private_configs(build: Build) -> set[str]:
     }
 
 
-OUTPUTS: tuple[Output, ...] = (Output("configs", configs, private=private_configs, shard=config_shard),)
+OUTPUTS: tuple[Output, ...] = (Output("configs", configs, private=private_configs, shard=config_shard, weight=8.5),)

@@ -105,4 +105,4 @@ def lock_json(build: Build) -> str:
     return "".join(pieces)
 
 
-OUTPUTS: tuple[Output, ...] = (one_file("lock", LOCK_FILE, lock_json, together=iptext.PLAN_ADDRESSES),)
+OUTPUTS: tuple[Output, ...] = (one_file("lock", LOCK_FILE, lock_json, together=iptext.PLAN_ADDRESSES, weight=2.0),)

@@ -60,9 +60,12 @@ def worker_count(build: Build, workers: int | None) -> int:
 
 
 def tasks(outputs: tuple[Output, ...], workers: int) -> list[Task]:
-    """Shardable outputs in SHARDS_PER_WORKER parts a worker, outputs that go together as one task, the rest alone."""
+    """Shardable outputs in SHARDS_PER_WORKER parts a worker, outputs that go together as one task, the rest alone;
+    the heaviest first (by the outputs' declared weights; a shard weighs its part), so that no worker starts a
+    long one at the end alone. The order is the registry's among equals."""
     out: list[Task] = []
     groups: dict[str, list[str]] = {}
+    weight = {o.name: o.weight for o in outputs}
     for output in outputs:
         if output.shard is not None and workers > 1:
             parts = workers * SHARDS_PER_WORKER
@@ -76,8 +79,7 @@ def tasks(outputs: tuple[Output, ...], workers: int) -> list[Task]:
             out.append(Task((output.name,)))
     filled = iter(groups.values())
     out = [t if t.names else Task(tuple(next(filled))) for t in out]
-    # the big ones first (what is sharded or shares work), so that no worker starts one at the end alone
-    return sorted(out, key=lambda t: t.parts == 1 and len(t.names) == 1)
+    return sorted(out, key=lambda t: -sum(weight[n] for n in t.names) / t.parts)
 
 
 _BUILD: Build | None = None  # the build a forked worker renders (inherited, not pickled)

@@ -28,15 +28,20 @@ class Output:
 
     For the worker pool of render_all: `shard` renders a part of a big output (per switch) so that the parts
     spread over the workers; outputs with the same `together` key share per-build work (memo.per_build) and so
-    render in the same worker."""
+    render in the same worker; `weight` is its rough CPU time in seconds at 100k GPUs (the larger of the
+    InfiniBand and RoCE benchmarks): the pool starts the heaviest tasks first, so that none starts alone at the
+    end. It orders work only: it never changes a byte."""
 
     name: str
     render: Renderer
     private: Callable[[Build], Iterable[str]] = _no_secrets
     shard: Sharded | None = None
     together: str = ""
+    weight: float = 0.1
 
 
-def one_file(name: str, path: str, render: Callable[[Build], str | bytes], together: str = "") -> Output:
+def one_file(
+    name: str, path: str, render: Callable[[Build], str | bytes], together: str = "", weight: float = 0.1
+) -> Output:
     """An output that is a single file."""
-    return Output(name, lambda build: {path: render(build)}, together=together)
+    return Output(name, lambda build: {path: render(build)}, together=together, weight=weight)

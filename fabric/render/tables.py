@@ -205,8 +205,8 @@ def inventory_csv(build: Build) -> str:
 
 
 OUTPUTS: tuple[Output, ...] = (
-    one_file("cabling", "cabling.csv", cabling_csv),
-    one_file("ip-plan", "ip-plan.csv", ip_plan_csv, together=iptext.PLAN_ADDRESSES),
+    one_file("cabling", "cabling.csv", cabling_csv, weight=2.4),
+    one_file("ip-plan", "ip-plan.csv", ip_plan_csv, together=iptext.PLAN_ADDRESSES, weight=2.0),
     one_file("asn-plan", "asn-plan.csv", asn_plan_csv),
     one_file("inventory", "inventory.csv", inventory_csv),
 )

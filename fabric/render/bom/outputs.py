@@ -66,6 +66,6 @@ def power_csv(build: Build) -> str:
 
 # with the pictures and the report, which read the same costing (made once per process)
 OUTPUTS: tuple[Output, ...] = (
-    one_file("bom", "bom.csv", bom_csv, together="diagrams"),
+    one_file("bom", "bom.csv", bom_csv, together="diagrams", weight=0.5),
     one_file("power", "power.csv", power_csv, together="diagrams"),
 )

@@ -93,4 +93,4 @@ def files(items: list[Drawn]) -> dict[str, str | bytes]:
     return out
 
 
-OUTPUTS: tuple[Output, ...] = (Output("diagrams", lambda build: files(drawn(build)), together="diagrams"),)
+OUTPUTS: tuple[Output, ...] = (Output("diagrams", lambda build: files(drawn(build)), together="diagrams", weight=1.2),)

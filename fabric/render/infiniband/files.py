@@ -195,4 +195,4 @@ def render_infiniband(build: Build) -> dict[str, str]:
 
 
 # infiniband/<fabric>/: opensm.conf, GUID files, partitions.conf, node-name-map, topology.net
-OUTPUTS: tuple[Output, ...] = (Output("infiniband", render_infiniband),)
+OUTPUTS: tuple[Output, ...] = (Output("infiniband", render_infiniband, weight=1.4),)

@@ -181,4 +181,4 @@ def k8s_files(build: Build) -> dict[str, str]:
     }
 
 
-OUTPUTS: tuple[Output, ...] = (Output("kubernetes", k8s_files),)
+OUTPUTS: tuple[Output, ...] = (Output("kubernetes", k8s_files, weight=0.4),)

@@ -83,4 +83,4 @@ def monitoring_files(build: Build) -> dict[str, str]:
     return files
 
 
-OUTPUTS: tuple[Output, ...] = (Output("monitoring-prometheus", monitoring_files),)
+OUTPUTS: tuple[Output, ...] = (Output("monitoring-prometheus", monitoring_files, weight=0.5),)

@@ -233,4 +233,4 @@ def _outputs(build: Build) -> dict[str, str]:
     return {PATH: fabric_plan(build)} if plan.settings(build).enabled else {}
 
 
-OUTPUTS: tuple[Output, ...] = (Output("monitoring-plan-series", _outputs),)
+OUTPUTS: tuple[Output, ...] = (Output("monitoring-plan-series", _outputs, weight=2.0),)

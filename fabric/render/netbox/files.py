@@ -390,4 +390,4 @@ def _addresses(build: Build) -> str:
     )
 
 
-OUTPUTS: tuple[Output, ...] = (Output("netbox", netbox_files, together=iptext.PLAN_ADDRESSES),)
+OUTPUTS: tuple[Output, ...] = (Output("netbox", netbox_files, together=iptext.PLAN_ADDRESSES, weight=3.5),)

@@ -23,6 +23,6 @@ def report_md(build: Build) -> str:
 
 
 OUTPUTS: tuple[Output, ...] = (  # the report embeds the laid-out diagrams: one worker makes both
-    one_file("report-html", "report.html", report_html, together="diagrams"),
+    one_file("report-html", "report.html", report_html, together="diagrams", weight=0.2),
     one_file("report-md", "report.md", report_md, together="diagrams"),
 )

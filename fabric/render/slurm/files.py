@@ -166,4 +166,4 @@ def slurm_files(build: Build) -> dict[str, str]:
     }
 
 
-OUTPUTS: tuple[Output, ...] = (Output("slurm", slurm_files),)
+OUTPUTS: tuple[Output, ...] = (Output("slurm", slurm_files, weight=0.4),)
