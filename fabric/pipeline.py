@@ -16,7 +16,6 @@ values are the same either way.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -142,9 +141,14 @@ def beside(computations: tuple[Callable[[], Any], ...], fork: bool) -> Iterator[
     """Start each computation in a forked child (when `fork`), to be collected with get() inside the block; the
     children are gone when it ends, also on an error."""
     global _BESIDE
-    if not fork or "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
-        yield [_Result(c) for c in computations]  # (a daemonic process, such as a worker of `fabric plan`'s sweep,
-        return  # may not have children)
+    if fork:
+        import multiprocessing  # (here: `fabric validate` of a small design need not load it)
+
+        # a daemonic process, such as a worker of `fabric plan`'s sweep, may not have children
+        fork = "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
+    if not fork:
+        yield [_Result(c) for c in computations]
+        return
     _BESIDE = computations
     pool = multiprocessing.get_context("fork").Pool(len(computations))
     try:

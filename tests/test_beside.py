@@ -49,13 +49,13 @@ def test_graph_findings_made_beside_are_the_same(monkeypatch: pytest.MonkeyPatch
 def test_one_worker_or_no_jobs_forks_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)
     forks: list[int] = []
-    real = pipeline.multiprocessing.get_context
+    real = multiprocessing.get_context
 
     def counting(method: str) -> object:
         forks.append(1)
         return real(method)
 
-    monkeypatch.setattr(pipeline.multiprocessing, "get_context", counting)
+    monkeypatch.setattr(multiprocessing, "get_context", counting)
     assert build_fabric(DESIGNS / "lab.yaml", workers=1, jobs=True).jobs is LATER
     assert forks == []
     assert build_fabric(DESIGNS / "lab.yaml", workers=2).jobs is LATER  # figures beside, no table
