@@ -47,14 +47,29 @@ def adjacency(ft: FabricTopology) -> Adjacency:
         if link.a not in own and link.a not in layers:
             layers[link.a] = Layer.NODE
     adj: dict[str, dict[str, list[Link]]] = {name: {} for name in layers}
+    peer = Tier.PEER
+    # (get before set: setdefault would make a list for each of the 600,000 link ends at 100k GPUs)
     for link in ft.links:
-        if link.tier == Tier.PEER:  # as in `graph`: an MLAG peer link is no path of the Clos
+        if link.tier == peer:  # as in `graph`: an MLAG peer link is no path of the Clos
             continue
-        for end in (link.a, link.b):
-            if end not in adj:  # an end no switch list or earlier link named: networkx adds it here
-                layers[end] = Layer.NODE
-                adj[end] = {}
-        adj[link.a].setdefault(link.b, []).append(link)
-        if link.b != link.a:
-            adj[link.b].setdefault(link.a, []).append(link)
+        a, b = link.a, link.b
+        row_a = adj.get(a)
+        if row_a is None:  # an end no switch list or earlier link named: networkx adds it here
+            layers[a] = Layer.NODE
+            row_a = adj[a] = {}
+        row_b = adj.get(b)
+        if row_b is None:
+            layers[b] = Layer.NODE
+            row_b = adj[b] = {}
+        links = row_a.get(b)
+        if links is None:
+            row_a[b] = [link]
+        else:
+            links.append(link)
+        if b != a:
+            links = row_b.get(a)
+            if links is None:
+                row_b[a] = [link]
+            else:
+                links.append(link)
     return Adjacency(layers, adj)
