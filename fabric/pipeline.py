@@ -8,7 +8,7 @@ at the loader (FabricError with spec_invalid); design errors do not stop the pip
 reports every problem; `build` refuses to write outputs while errors remain.
 
 On a large design with spare cores, the fabric's figures with the graph checks (and, if asked, its job-bandwidth
-table) are computed beside allocation and intent, in forked children that share the topology (nothing of it is
+table) are computed beside allocation and intent, in a forked child that shares the topology (nothing of it is
 pickled; only the small results come back); the later checks that read the figures run once they are back. The
 values are the same either way.
 """
@@ -174,25 +174,26 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
     topology = build_topology(design)
     fork = workers > 1 and sum(len(ft.links) for ft in topology.fabrics.values()) >= BESIDE_ABOVE
 
-    def figures_of() -> tuple[dict[str, FabricFigures], list[Finding]]:
-        """The figures and the checks that read them and the graph only (beside, they need not wait for the
-        rest)."""
-        figures = {key: fabric_figures(ft) for key, ft in topology.fabrics.items()}
-        return figures, list(run_checks(Context(design, topology, figures)))
+    with_jobs = fork and jobs  # else the table is made on first use (in one process: no sooner than needed)
 
-    def jobs_of() -> JobTable | None:
+    def analysis() -> tuple[dict[str, FabricFigures], list[Finding], JobTable | Literal[Later.LATER] | None]:
+        """The figures, the checks that read only them and the graph, and the job table: beside, in one child
+        (numpy and scipy load once; it still ends before allocation and intent at 100k GPUs)."""
+        figures = {key: fabric_figures(ft) for key, ft in topology.fabrics.items()}
+        found = list(run_checks(Context(design, topology, figures)))
+        if not with_jobs:
+            return figures, found, LATER
         from fabric.analysis.jobs import job_bandwidth
 
-        return job_bandwidth(design, topology)
+        return figures, found, job_bandwidth(design, topology)
 
-    with beside((figures_of, jobs_of) if fork and jobs else (figures_of,), fork) as results:
+    with beside((analysis,), fork) as results:
         plan = keep_locked(design, topology, allocate(design, topology))  # a lock's assignments kept
         intents = build_intents(design, topology, plan)
         infiniband = build_infiniband(design, topology, plan)
         hosts = build_hosts(design, topology, plan)
         bonded = build_bonded(design, topology, plan)
-        figures, graph_findings = cast(tuple[dict[str, FabricFigures], list[Finding]], results[0].get())
-        table = cast("JobTable | None", results[1].get()) if len(results) > 1 else LATER
+        figures, graph_findings, table = results[0].get()
     plan_findings = run_plan_checks(PlanContext(design, topology, figures, plan))
     intent_findings = run_intent_checks(
         IntentContext(design, topology, figures, plan, intents.devices, infiniband.subnets)
