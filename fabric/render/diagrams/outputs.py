@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fabric.pipeline import Build
 from fabric.render.diagrams.dot import have_dot, layout, to_dot
 from fabric.render.diagrams.graph import Diagram
-from fabric.render.diagrams.racks import elevation_diagrams, floor_diagram
+from fabric.render.diagrams.racks import elevation_diagrams, elevation_pages, floor_diagram
 from fabric.render.diagrams.rails import rails_diagram
 from fabric.render.diagrams.topology import topology_diagram
 from fabric.render.memo import per_build
@@ -38,16 +38,49 @@ def detailed(build: Build, key: str) -> bool:
 
 def diagrams(build: Build, views: tuple[str, ...] = VIEWS) -> list[Diagram]:
     out: list[Diagram] = []
-    keys = list(build.topology.fabrics)
     if "topology" in views:
-        out.extend(topology_diagram(build, key, detailed(build, key)) for key in keys)
+        out.extend(_topology(build))
     if "rails" in views:
-        out.extend(d for d in (rails_diagram(build, key) for key in keys) if d is not None)
+        out.extend(_rails(build))
     if "racks" in views:
         out.extend(elevation_diagrams(build))
-    if "floor" in views and build.topology.racks:
-        out.append(floor_diagram(build))
+    if "floor" in views:
+        out.extend(_floor(build))
     return out
+
+
+@per_build
+def _topology(build: Build) -> list[Diagram]:
+    return [topology_diagram(build, key, detailed(build, key)) for key in build.topology.fabrics]
+
+
+@per_build
+def _rails(build: Build) -> list[Diagram]:
+    return [d for d in (rails_diagram(build, key) for key in build.topology.fabrics) if d is not None]
+
+
+@per_build
+def _floor(build: Build) -> list[Diagram]:
+    return [floor_diagram(build)] if build.topology.racks else []
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A picture by its name and title: what report.md links."""
+
+    name: str
+    title: str
+
+
+def listed(build: Build) -> list[Listed]:
+    """The pictures' names and titles in order, without drawing the rack elevations (hundreds of pages at scale:
+    their titles come from the pages alone)."""
+    racks = [Listed(name, title) for name, title, _ in elevation_pages(build)]
+    return [
+        *(Listed(d.name, d.title) for d in (*_topology(build), *_rails(build))),
+        *racks,
+        *(Listed(d.name, d.title) for d in _floor(build)),
+    ]
 
 
 def draw(items: list[Diagram], with_dot: bool | None = None) -> list[Drawn]:

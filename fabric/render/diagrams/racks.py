@@ -99,43 +99,50 @@ def _elevation(build: Build, rack: str, devices: list[Device], power_w: float, b
     return '<TABLE BORDER="1" CELLBORDER="1" CELLSPACING="0" CELLPADDING="1">' + "".join(rows) + "</TABLE>"
 
 
-def elevation_diagrams(build: Build) -> list[Diagram]:
-    racks = build.topology.racks
-    power = {r.rack: r for r in costing(build).racks}
-    contents = _by_rack(build)
+def elevation_pages(build: Build) -> list[tuple[str, str, list[str]]]:
+    """(diagram name, title, racks) of each page of rack elevations: PAGE racks of a row a page."""
     rows: dict[str, list[str]] = defaultdict(list)
-    for name, rack in racks.items():
+    for name, rack in build.topology.racks.items():
         rows[rack.row].append(name)
-    diagrams = []
-    direct = split(build)  # hundreds of pages at scale: drawn here as SVG, without dot's layout or a PNG
+    pages = []
     for row, names in rows.items():
         for page in range(0, len(names), PAGE):
             chunk = names[page : page + PAGE]
-            boxes = tuple(
-                Box(
-                    f"r_{name}",
-                    _elevation(build, name, contents.get(name, []), power[name].total_w, power[name].budget_w),
-                    html=True,
-                    attrs={"shape": "plaintext", "style": ""},
-                )
-                for name in chunk
-            )
             suffix = "" if len(names) <= PAGE else f"-{chunk[0]}-{chunk[-1]}"
             title = f"{build.name} · rack elevations, row {row}: {chunk[0]}–{chunk[-1]} (front, U1 at the bottom)"
-            svg = None
-            if direct:
-                svg = elevation_svg(build, title, [(n, contents.get(n, []), power[n]) for n in chunk])
-            diagrams.append(
-                Diagram(
-                    f"racks/row-{row}{suffix}",
-                    title,
-                    boxes,
-                    ranks=(tuple(b.id for b in boxes),),
-                    graph_attrs={"nodesep": "0.3"},
-                    png=not direct,
-                    svg=svg,
-                )
+            pages.append((f"racks/row-{row}{suffix}", title, chunk))
+    return pages
+
+
+def elevation_diagrams(build: Build) -> list[Diagram]:
+    power = {r.rack: r for r in costing(build).racks}
+    contents = _by_rack(build)
+    diagrams = []
+    direct = split(build)  # hundreds of pages at scale: drawn here as SVG, without dot's layout or a PNG
+    for page, title, chunk in elevation_pages(build):
+        boxes = tuple(
+            Box(
+                f"r_{name}",
+                _elevation(build, name, contents.get(name, []), power[name].total_w, power[name].budget_w),
+                html=True,
+                attrs={"shape": "plaintext", "style": ""},
             )
+            for name in chunk
+        )
+        svg = None
+        if direct:
+            svg = elevation_svg(build, title, [(n, contents.get(n, []), power[n]) for n in chunk])
+        diagrams.append(
+            Diagram(
+                page,
+                title,
+                boxes,
+                ranks=(tuple(b.id for b in boxes),),
+                graph_attrs={"nodesep": "0.3"},
+                png=not direct,
+                svg=svg,
+            )
+        )
     return diagrams
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from fabric.pipeline import Build
 from fabric.render.bom.costing import PLACEHOLDER_NOTE, costing, money
-from fabric.render.diagrams.outputs import Drawn, drawn
+from fabric.render.diagrams.outputs import Listed, drawn
 from fabric.render.documents import split
 from fabric.render.monitoring.plan import settings as monitoring_settings
 from fabric.render.monitoring.runbook import alerts
@@ -76,23 +76,27 @@ def _fabrics(data: dict[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
-def report_content(build: Build, items: list[Drawn] | None = None) -> dict[str, Any]:
+def report_content(build: Build, items: list[Listed] | None = None) -> dict[str, Any]:
+    """The report's data; `items`: the pictures by name and title only (report.md links them), else drawn."""
     data = summary(build)
     c = costing(build)
-    items = drawn(build) if items is None else items
     pictures = []
     elevations = 0
-    for d in items:
-        is_elevation = d.diagram.name.startswith("racks/")
+    if items is None:
+        entries = [(d.diagram.name, d.diagram.title, d.svg) for d in drawn(build)]
+    else:
+        entries = [(i.name, i.title, None) for i in items]
+    for name, title, svg in entries:
+        is_elevation = name.startswith("racks/")
         elevations += is_elevation
-        inline = d.svg is not None and (not is_elevation or elevations <= MAX_INLINE_ELEVATIONS)
+        inline = svg is not None and (not is_elevation or elevations <= MAX_INLINE_ELEVATIONS)
         pictures.append(
             {
-                "name": d.diagram.name,
-                "title": d.diagram.title,
-                "svg": inline_svg(d.svg) if inline and d.svg is not None else None,
-                "linked": d.svg is not None and not inline,
-                "file": f"diagrams/{d.diagram.name}.svg",
+                "name": name,
+                "title": title,
+                "svg": inline_svg(svg) if inline and svg is not None else None,
+                "linked": svg is not None and not inline,
+                "file": f"diagrams/{name}.svg",
             }
         )
     linked = split(build)  # above the split the tables are linked (cabling.md, ip-plan.csv), not embedded

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fabric.pipeline import Build
-from fabric.render.diagrams.outputs import Drawn, planned
+from fabric.render.diagrams.outputs import listed
 from fabric.render.memo import per_build
 from fabric.render.registry import Output, one_file
 from fabric.render.report.content import report_content as _content
@@ -17,9 +17,9 @@ def report_html(build: Build) -> str:
 
 
 def report_md(build: Build) -> str:
-    """The Markdown report links the pictures by name and title: it needs no layout by `dot`."""
-    listed = [Drawn(d, "", None, None) for d in planned(build)]
-    return render("report/report.md.j2", **_content(build, items=listed))
+    """The Markdown report links the pictures by name and title: it needs no layout by `dot`, and no drawing of
+    the rack elevations."""
+    return render("report/report.md.j2", **_content(build, items=listed(build)))
 
 
 OUTPUTS: tuple[Output, ...] = (  # the report embeds the laid-out diagrams: one worker makes both
