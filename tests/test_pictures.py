@@ -409,3 +409,16 @@ def test_adjacency_keeps_the_graphs_orders(design: str) -> None:
             assert [(o, id(link)) for o, link in adj.edges_of(name)] == expected
         checked += graph.number_of_edges()
     assert checked >= 8
+
+
+def test_report_md_lists_the_pictures_as_they_are_drawn() -> None:
+    # report.md names and titles the pictures without drawing them: the same list, in the same order
+    from fabric.render.diagrams.outputs import listed
+
+    compared = 0
+    for design in ("lab", "lab-dual", "lab-ib-3tier", "superpod-h100-2su", "roce-512"):
+        build = built(design)
+        drawn_list = [(d.name, d.title) for d in diagrams(build)]
+        assert [(item.name, item.title) for item in listed(build)] == drawn_list, design
+        compared += len(drawn_list)
+    assert compared >= 25

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from fabric.pipeline import Build
 from fabric.render.diagrams.dot import have_dot, layout, to_dot
 from fabric.render.diagrams.graph import Diagram
-from fabric.render.diagrams.racks import elevation_diagrams, elevation_pages, floor_diagram
+from fabric.render.diagrams.racks import elevation_diagrams, elevation_pages, floor_diagram, floor_title
 from fabric.render.diagrams.rails import rails_diagram
-from fabric.render.diagrams.topology import topology_diagram
+from fabric.render.diagrams.topology import topology_diagram, topology_title
 from fabric.render.memo import per_build
 from fabric.render.registry import Output
 
@@ -73,13 +73,14 @@ class Listed:
 
 
 def listed(build: Build) -> list[Listed]:
-    """The pictures' names and titles in order, without drawing the rack elevations (hundreds of pages at scale:
-    their titles come from the pages alone)."""
-    racks = [Listed(name, title) for name, title, _ in elevation_pages(build)]
+    """The pictures' names and titles in order, without drawing the topology, the rack elevations (hundreds of
+    pages at scale) or the floor: their titles come from the fabric and the pages alone."""
+    keys = list(build.topology.fabrics)
     return [
-        *(Listed(d.name, d.title) for d in (*_topology(build), *_rails(build))),
-        *racks,
-        *(Listed(d.name, d.title) for d in _floor(build)),
+        *(Listed(f"topology-{key}", topology_title(build, key, detailed(build, key))) for key in keys),
+        *(Listed(d.name, d.title) for d in _rails(build)),
+        *(Listed(name, title) for name, title, _ in elevation_pages(build)),
+        *([Listed("floor", floor_title(build))] if build.topology.racks else []),
     ]
 
 

@@ -228,6 +228,13 @@ def _floor_cell(
     )
 
 
+def floor_title(build: Build) -> str:
+    """The floor plan's title (report.md lists it without drawing the plan)."""
+    racks = build.topology.racks
+    rows = {rack.row for rack in racks.values()}
+    return f"{build.name} · floor plan: {len(racks)} racks in {len(rows)} rows (position 1 at the left)"
+
+
 def floor_diagram(build: Build) -> Diagram:
     racks = build.topology.racks
     contents = _by_rack(build)
@@ -257,7 +264,7 @@ def floor_diagram(build: Build) -> Diagram:
         + "".join(lines)
         + f'<TR><TD BORDER="0"><B>legend</B></TD>{legend}</TR></TABLE>'
     )
-    title = f"{build.name} · floor plan: {len(racks)} racks in {len(rows)} rows (position 1 at the left)"
     box = Box("floor", table, html=True, attrs={"shape": "plaintext", "style": ""})
+    title = floor_title(build)
     # above the split a floor of hundreds of racks: dot's PNG of it took 5 s (its SVG a tenth of that)
     return Diagram("floor", title, (box,), png=not split(build))

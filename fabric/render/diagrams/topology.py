@@ -137,11 +137,17 @@ def topology_diagram(build: Build, key: str, detailed: bool) -> Diagram:
         same = tuple(ids[d] for d, parts in drawn.items() if parts[0].layer == layer)
         if same:
             ranks.append(same)
+    title = topology_title(build, key, detailed)
+    return Diagram(f"topology-{key}", title, tuple(boxes), edges, tuple(clusters), tuple(ranks), {"ranksep": "1.2"})
+
+
+def topology_title(build: Build, key: str, detailed: bool) -> str:
+    """The picture's title (report.md lists it without drawing the picture)."""
+    ft = build.topology.fabrics[key]
     view = "detailed" if detailed else "aggregated"
-    switches = sum(1 for layer in graph.layers.values() if layer != "node")
-    title = (
+    switches = len(ft.switches)  # the nodes of the picture that are this fabric's switches (the rest are ends)
+    return (
         f"{build.name} · fabric {key} ({ft.technology}, {ft.tiers} tiers"
         + (f", {ft.planes} planes" if ft.planes > 1 else "")
         + f") · {switches:,} switches, {len(ft.links):,} links · {view}"
     )
-    return Diagram(f"topology-{key}", title, tuple(boxes), edges, tuple(clusters), tuple(ranks), {"ranksep": "1.2"})
