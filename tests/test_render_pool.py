@@ -142,3 +142,32 @@ def test_a_refusal_in_a_worker_leaves_no_staging_tree(tmp_path: Path, monkeypatc
         render_into(dataclasses.replace(build, intents=intents), staging.write, workers=2)
     staging.abort()  # as the build command does: the workers are gone by now, nothing writes after it
     assert list(tmp_path.iterdir()) == []
+
+
+def test_stopping_early_skips_the_tasks_not_begun_and_takes_every_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a refusal stops the pool without terminating a worker in the middle of sending a result (that left the
+    # pool's reader waiting for the rest of it): the tasks not begun return nothing, and no worker is left
+    import multiprocessing
+
+    import fabric.render.pool as pool
+    from fabric.render import RenderRefused
+
+    build = built("lab")
+    stop = multiprocessing.get_context("fork").Event()
+    stop.set()
+    monkeypatch.setattr(pool, "_STOP", stop)
+    monkeypatch.setattr(pool, "_WORKER", True)
+    skipped = pool.run(Task(("cabling",)), build, {o.name: o for o in outputs()})
+    assert (skipped.files, skipped.sunk, skipped.refused) == ({}, (), None)
+    monkeypatch.setattr(pool, "_WORKER", False)
+    monkeypatch.setattr(pool, "_STOP", None)
+
+    def refuse() -> None:
+        raise RenderRefused([])
+
+    every = outputs()
+    results = pool.render_tasks(build, every, 2, None, meanwhile=refuse)
+    with pytest.raises(RenderRefused):
+        next(results)
+    assert multiprocessing.active_children() == []
+    assert pool._STOP is None and pool._BUILD is None

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from fabric.pipeline import Build, cores, env_workers
 from fabric.render.registry import Output
@@ -85,6 +86,7 @@ def tasks(outputs: tuple[Output, ...], workers: int) -> list[Task]:
 _BUILD: Build | None = None  # the build a forked worker renders (inherited, not pickled)
 _OUTPUTS: dict[str, Output] = {}
 _SINK: Sink | None = None
+_STOP: Any = None  # set when the caller stops early: the tasks not begun return at once (inherited Event)
 _WORKER = False  # this process is a forked worker of the pool
 
 
@@ -107,6 +109,8 @@ def run(
     by_name = by_name or _OUTPUTS
     sink = sink or _SINK
     assert build is not None
+    if _WORKER and _STOP is not None and _STOP.is_set():
+        return Done(task.names, {})  # the caller no longer wants it
     files: dict[str, bytes] = {}
     sunk: list[str] = []
     for name in task.names:
@@ -169,16 +173,37 @@ def render_tasks(
             tell(task.names)
             yield run(task, build, by_name, sink)
         return
-    _BUILD, _OUTPUTS, _SINK = build, by_name, sink
+    global _STOP
+    context = multiprocessing.get_context("fork")
+    _BUILD, _OUTPUTS, _SINK, _STOP = build, by_name, sink, context.Event()
     gc.freeze()  # the workers' collector leaves the inherited objects alone: fewer shared pages copied
     try:
-        with multiprocessing.get_context("fork").Pool(workers, initializer=_start_worker) as pool:
+        with context.Pool(workers, initializer=_start_worker) as pool:
             results = pool.imap_unordered(run, todo)
-            if meanwhile is not None:
-                meanwhile()
-            for done in results:
-                tell(done.names)
-                yield done
+            try:
+                if meanwhile is not None:
+                    meanwhile()
+                for done in results:
+                    tell(done.names)
+                    yield done
+            except (GeneratorExit, Exception):
+                # Stopped early (a refusal, an error): the tasks not begun return at once, and every result is
+                # taken before the pool ends. Terminating a worker in the middle of sending one would leave the
+                # pool's reader waiting for the rest of it for ever.
+                _STOP.set()
+                _drain(results)
+                raise
     finally:
         gc.unfreeze()
-        _BUILD, _OUTPUTS, _SINK = None, {}, None
+        _BUILD, _OUTPUTS, _SINK, _STOP = None, {}, None, None
+
+
+def _drain(results: Iterator[Done]) -> None:
+    """Take every remaining result (a task's error included: it is not the one being raised)."""
+    while True:
+        try:
+            next(results)
+        except StopIteration:
+            return
+        except Exception:  # only waiting for the workers to be done
+            continue
