@@ -19,8 +19,10 @@ SHAPES = [
     ("opensm/topology.net.j2", "ca_port"),
     ("opensm/guids.txt.j2", "row"),
     ("opensm/node-name-map.j2", "row"),
+    ("docs/cabling-rack.md.j2", "fabric"),
+    ("docs/cabling-rack.md.j2", "row"),
 ]
-EXTRA = {"numbering": ["m: n"], "cables": 1, "node_count": 2, "title": "t", "what": "w"}
+EXTRA = {"numbering": ["m: n"], "cables": 1, "node_count": 2, "title": "t", "what": "w", "rack": "A01", "index": "i"}
 # printable text without the quote of the InfiniBand files, braces and placeholder-like text included
 CHARS = st.characters(categories=["L", "N", "P", "S"], include_characters=" ", exclude_characters='"')
 TEXT = st.text(CHARS, max_size=9)
