@@ -14,11 +14,12 @@ from typing import Any
 from fabric.model.cable import Cable
 from fabric.pipeline import Build
 from fabric.render.documents import split
-from fabric.render.lines import Shapes
+from fabric.render.lines import fill
 from fabric.render.registry import Output
 from fabric.render.templating import render
 
 UNPLACED = "unplaced"  # the group of cables whose a-end is in no rack
+LINES = "docs/_cabling-lines.j2"  # the rack files' line shapes
 
 
 def _fmt(value: float | None) -> str:
@@ -120,12 +121,11 @@ def cabling_md(build: Build) -> dict[str, str]:
 
 
 def _rack_doc(design: str, rack: str, parts: list[tuple[str, str, list[Row]]]) -> str:
-    """cabling/<rack>.md: the template's header, then per fabric its `fabric` macro and its `row` macro per cable."""
-    shapes = Shapes("docs/cabling-rack.md.j2", design=design, rack=rack, index="../cabling.md")
-    out = [shapes.text]
+    """cabling/<rack>.md: the template's header, then per fabric the `rack_fabric` line shape and a `row` per cable."""
+    out = [render("docs/cabling-rack.md.j2", design=design, rack=rack, index="../cabling.md")]
     for name, technology, rows in parts:
-        out.append(shapes.fill("fabric", [(name, technology, str(len(rows)))]))
-        out.append(shapes.fill("row", rows))
+        out.append(fill(LINES, "rack_fabric", [(name, technology, str(len(rows)))]))
+        out.append(fill(LINES, "row", rows))
     return "".join(out)
 
 
