@@ -3,6 +3,9 @@ what `finalize` refuses."""
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -55,3 +58,22 @@ def test_a_value_that_would_break_a_line_is_refused(value: str, why: str) -> Non
         shapes.fill("row", [("0x1", "fine"), ("0x2", value)])
     assert str(refused.value).startswith("opensm/node-name-map.j2: a value holds") and why in str(refused.value)
     assert value not in str(refused.value)
+
+
+def test_length_texts_keep_the_sign_of_zero() -> None:
+    from fabric.render.tables import LengthTexts
+
+    texts = LengthTexts()
+    assert [texts[v] for v in (0.0, -0.0, 1.5, 1.5, None, 150.0)] == ["0", "-0", "1.5", "1.5", "", "150"]
+    assert sorted(map(str, texts)) == ["1.5", "150.0", "None"]  # zero is not remembered: -0.0 == 0.0
+
+
+def test_cable_lengths_are_counted_as_written() -> None:
+    from types import SimpleNamespace
+
+    from fabric.render.cabling_md import _lengths
+
+    cables: Any = [SimpleNamespace(media_kind=k, length_m=v) for k, v in [("smf", 150.0), ("", None), ("smf", 150.0)]]
+    assert _lengths(cables) == Counter({("smf", "150"): 2, ("none", ""): 1})
+    cables += [SimpleNamespace(media_kind="dac", length_m=v) for v in (0.0, -0.0)]
+    assert _lengths(cables) == Counter({("smf", "150"): 2, ("none", ""): 1, ("dac", "0"): 1, ("dac", "-0"): 1})
