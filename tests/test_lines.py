@@ -3,11 +3,14 @@ what `finalize` refuses."""
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.render.lines import Shapes
+from fabric.render.lines import Shapes, fill, lines_of
 from fabric.render.safety import UnsafeText
 
 # (template, macro) of every shape fabric fills, with the header context its template needs
@@ -19,8 +22,10 @@ SHAPES = [
     ("opensm/topology.net.j2", "ca_port"),
     ("opensm/guids.txt.j2", "row"),
     ("opensm/node-name-map.j2", "row"),
+    ("docs/_cabling-lines.j2", "rack_fabric"),
+    ("docs/_cabling-lines.j2", "row"),
 ]
-EXTRA = {"numbering": ["m: n"], "cables": 1, "node_count": 2, "title": "t", "what": "w"}
+EXTRA = {"numbering": ["m: n"], "cables": 1, "node_count": 2, "title": "t", "what": "w", "rack": "A01", "index": "i"}
 # printable text without the quote of the InfiniBand files, braces and placeholder-like text included
 CHARS = st.characters(categories=["L", "N", "P", "S"], include_characters=" ", exclude_characters='"')
 TEXT = st.text(CHARS, max_size=9)
@@ -41,6 +46,8 @@ def test_a_filled_shape_is_what_jinja_renders(template: str, macro: str, data: s
     values[0] = data.draw(TRICKY)
     assert shapes.shape(macro)(*values) == str(jinja(*values))
     assert shapes.fill(macro, [values, values]) == 2 * str(jinja(*values))
+    if template.startswith("docs/_"):  # macros only: made once, without context
+        assert lines_of(template).text.strip() == "" and fill(template, macro, [values]) == str(jinja(*values))
 
 
 @pytest.mark.parametrize(("value", "why"), [("a\nb", "a line break"), ("x\x1b", "U+001B"), ('a"b', "the quote")])
@@ -51,3 +58,22 @@ def test_a_value_that_would_break_a_line_is_refused(value: str, why: str) -> Non
         shapes.fill("row", [("0x1", "fine"), ("0x2", value)])
     assert str(refused.value).startswith("opensm/node-name-map.j2: a value holds") and why in str(refused.value)
     assert value not in str(refused.value)
+
+
+def test_length_texts_keep_the_sign_of_zero() -> None:
+    from fabric.render.tables import LengthTexts
+
+    texts = LengthTexts()
+    assert [texts[v] for v in (0.0, -0.0, 1.5, 1.5, None, 150.0)] == ["0", "-0", "1.5", "1.5", "", "150"]
+    assert sorted(map(str, texts)) == ["1.5", "150.0", "None"]  # zero is not remembered: -0.0 == 0.0
+
+
+def test_cable_lengths_are_counted_as_written() -> None:
+    from types import SimpleNamespace
+
+    from fabric.render.cabling_md import _lengths
+
+    cables: Any = [SimpleNamespace(media_kind=k, length_m=v) for k, v in [("smf", 150.0), ("", None), ("smf", 150.0)]]
+    assert _lengths(cables) == Counter({("smf", "150"): 2, ("none", ""): 1})
+    cables += [SimpleNamespace(media_kind="dac", length_m=v) for v in (0.0, -0.0)]
+    assert _lengths(cables) == Counter({("smf", "150"): 2, ("none", ""): 1, ("dac", "0"): 1, ("dac", "-0"): 1})

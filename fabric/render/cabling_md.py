@@ -14,11 +14,13 @@ from typing import Any
 from fabric.model.cable import Cable
 from fabric.pipeline import Build
 from fabric.render.documents import split
-from fabric.render.lines import Shapes
+from fabric.render.lines import fill
 from fabric.render.registry import Output
+from fabric.render.tables import LengthTexts
 from fabric.render.templating import render
 
 UNPLACED = "unplaced"  # the group of cables whose a-end is in no rack
+LINES = "docs/_cabling-lines.j2"  # the rack files' line shapes
 
 
 def _fmt(value: float | None) -> str:
@@ -35,7 +37,7 @@ def _rows(cables: Sequence[Cable]) -> list[Row]:
     a_pos: dict[int | None, str] = {}
     b_pos: dict[tuple[str, int | None], str] = {}
     speeds: dict[int, str] = {}
-    lengths: dict[float | None, str] = {}
+    lengths = LengthTexts()
     out: list[Row] = []
     for c in cables:
         link = c.link
@@ -48,9 +50,7 @@ def _rows(cables: Sequence[Cable]) -> list[Row]:
         speed = speeds.get(link.speed_gbps)
         if speed is None:
             speed = speeds[link.speed_gbps] = str(link.speed_gbps)
-        length = lengths.get(c.length_m)
-        if length is None:
-            length = lengths[c.length_m] = _fmt(c.length_m)
+        length = lengths[c.length_m]
         out.append(
             (
                 c.cable_id,
@@ -71,6 +71,8 @@ def _rows(cables: Sequence[Cable]) -> list[Row]:
 def _lengths(cables: Sequence[Cable]) -> Counter[tuple[str, str]]:
     """Cables per (media, length as the tables show it), counted on the plan's values and then formatted."""
     counted = Counter(zip(map(_MEDIA, cables), map(_LENGTH, cables), strict=True))
+    if any(length == 0 for _, length in counted):  # 0.0 and -0.0: one key, two texts
+        return Counter((c.media_kind or "none", _fmt(c.length_m)) for c in cables)
     out: Counter[tuple[str, str]] = Counter()
     for (kind, length), n in counted.items():
         out[(kind or "none", _fmt(length))] += n
@@ -120,12 +122,11 @@ def cabling_md(build: Build) -> dict[str, str]:
 
 
 def _rack_doc(design: str, rack: str, parts: list[tuple[str, str, list[Row]]]) -> str:
-    """cabling/<rack>.md: the template's header, then per fabric its `fabric` macro and its `row` macro per cable."""
-    shapes = Shapes("docs/cabling-rack.md.j2", design=design, rack=rack, index="../cabling.md")
-    out = [shapes.text]
+    """cabling/<rack>.md: the template's header, then per fabric the `rack_fabric` line shape and a `row` per cable."""
+    out = [render("docs/cabling-rack.md.j2", design=design, rack=rack, index="../cabling.md")]
     for name, technology, rows in parts:
-        out.append(shapes.fill("fabric", [(name, technology, str(len(rows)))]))
-        out.append(shapes.fill("row", rows))
+        out.append(fill(LINES, "rack_fabric", [(name, technology, str(len(rows)))]))
+        out.append(fill(LINES, "row", rows))
     return "".join(out)
 
 

@@ -6,11 +6,16 @@ template still holds every character of the syntax, in a macro per shape: the ma
 placeholder per argument, which gives a format string, and `str.format` fills it per row in C. What the rows
 bring is checked as `finalize` checks it (one line of printable text, without the syntax's quote), all of a
 file's values in one pass.
+
+A shape's macro prints its arguments as they are, as every template does (no filter, test or condition on them:
+the placeholders would pass through one unchanged); tests/test_lines.py compares every shape with Jinja's
+rendering of its macro.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import cache
 from itertools import chain, starmap
 from typing import Any
 
@@ -55,3 +60,21 @@ class Shapes:
         """Macro `name` laid out once per row, the rows' values checked first."""
         self.check(chain.from_iterable(rows))
         return "".join(starmap(self.shape(name), rows))
+
+
+@cache
+def lines_of(template: str) -> Shapes:
+    """A template of macros only (`_*.j2`), made once: rendered without context, so that none of its macros can
+    depend on one (StrictUndefined), and its shapes the same for every file that fills them."""
+    return Shapes(template)
+
+
+@cache
+def line_shape(template: str, name: str) -> Callable[..., str]:
+    return lines_of(template).shape(name)
+
+
+def fill(template: str, name: str, rows: Sequence[Sequence[str]]) -> str:
+    """Macro `name` of a template of macros only, laid out once per row, the rows' values checked first."""
+    lines_of(template).check(chain.from_iterable(rows))
+    return "".join(starmap(line_shape(template, name), rows))

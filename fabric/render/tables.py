@@ -103,18 +103,20 @@ def _length(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
-class _Lengths(dict[float | None, str]):
-    """Lengths as the tables write them, each made once."""
+class LengthTexts(dict[float | None, str]):
+    """Lengths as the tables write them, each made once; but zero, whose two signs are one key and two texts."""
 
     def __missing__(self, value: float | None) -> str:
-        text = self[value] = _length(value)
+        text = _length(value)
+        if value is None or value != 0:
+            self[value] = text
         return text
 
 
 def cabling_csv(build: Build) -> str:
     models = {name: device.model for name, device in build.topology.devices.items()}
     ib_ends = build.infiniband.ends
-    lengths = _Lengths()
+    lengths = LengthTexts()
     none = ("", "")
 
     def rows() -> Iterable[Sequence[object]]:
