@@ -38,8 +38,9 @@ def _put(labels: dict[str, str], key: str, value: object) -> None:
         labels[key] = str(value)
 
 
+@per_build
 def node_fabrics(build: Build) -> dict[str, list[str]]:
-    """The fabrics each node is cabled to, in spec order."""
+    """The fabrics each node is cabled to, in spec order (the targets and the plan's series ask: read only)."""
     order = {key: i for i, key in enumerate(build.topology.fabrics)}
     found: dict[str, set[str]] = defaultdict(set)
     for cable in build.plan.cables:
@@ -47,8 +48,9 @@ def node_fabrics(build: Build) -> dict[str, list[str]]:
     return {node: sorted(fabrics, key=order.__getitem__) for node, fabrics in found.items()}
 
 
+@per_build
 def node_sus(build: Build) -> dict[str, int]:
-    """A node's scalable unit: that of the first leaf it is cabled to that belongs to one."""
+    """A node's scalable unit: that of the first leaf it is cabled to that belongs to one (read only)."""
     devices = build.topology.devices
     found: dict[str, int] = {}
     for cable in build.plan.cables:
