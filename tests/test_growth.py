@@ -287,17 +287,3 @@ def test_a_build_with_its_own_lock_renders_the_same_outputs() -> None:
     assert again.findings == build.findings
     assert outputs_of(again, "again").files == outputs_of(build, "lab").files
     assert lock_json(again) == lock_json(build)
-
-
-def test_the_lock_writes_its_big_lists_fast_as_the_general_path_does(monkeypatch: pytest.MonkeyPatch) -> None:
-    from fabric.render import lock
-
-    b = built("lab")
-    fast = lock_json(b)
-    assert lock._cable_entries(b) is not None and lock._address_entries(b) is not None
-    monkeypatch.setattr(lock, "FAST", {})
-    assert lock_json(b) == fast
-    odd = replace(b, plan=replace(b.plan, cables=(replace(b.plan.cables[0], cable_id='c"1\\x'), *b.plan.cables[1:])))
-    assert lock._cable_entries(odd) is None  # a value the json module escapes: the general path writes it
-    cables = json.loads(lock_json(odd))["cables"]
-    assert cables[0]["id"] == 'c"1\\x' and len(cables) == len(b.plan.cables)

@@ -5,8 +5,7 @@ fabric/spec/lock.py, whose docstring is the format (version 1, keys kept)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
-from operator import attrgetter
+from collections.abc import Iterator
 from typing import Any
 
 from fabric.allocation.lock import spec_facts
@@ -84,60 +83,12 @@ def lock_data(build: Build) -> dict[str, Any]:
     return {k: list(v()) if callable(v) else v for k, v in _sections(build).items()}
 
 
-def _text_only(*columns: Iterable[str]) -> bool:
-    """Every value of these columns is text the json module writes as it is, between quotes: one test of each
-    joined column, in C (a value of another type makes the join fail)."""
-    try:
-        texts = ["".join(column) for column in columns]
-    except TypeError:
-        return False
-    return all(t.isprintable() and '"' not in t and "\\" not in t for t in texts)
-
-
-def _cable_entries(build: Build) -> list[str] | None:
-    """The cables' entries as jsontext.line writes them, one f-string an entry (300k at 100k GPUs); None when a
-    value is not plain text."""
-    cables = build.plan.cables
-    links = list(map(attrgetter("link"), cables))
-    fields = [list(map(attrgetter(k), links)) for k in ("fabric", "a", "a_port", "b", "b_port")]
-    ids = list(map(attrgetter("cable_id"), cables))
-    if not _text_only(ids, *fields):
-        return None
-    return [
-        f'  {{"id": "{i}", "fabric": "{f}", "a_device": "{a}", "a_port": "{ap}", "b_device": "{b}", "b_port": "{bp}"}}'
-        for i, f, a, ap, b, bp in zip(ids, *fields, strict=True)
-    ]
-
-
-def _address_entries(build: Build) -> list[str] | None:
-    """The addresses' entries as jsontext.line writes them (600k at 100k GPUs); None when a value is not plain
-    text."""
-    rows = build.plan.addresses
-    keys = ("device", "interface", "purpose", "fabric", "peer_device", "peer_interface")
-    device, interface, purpose, fabric, peer_device, peer_interface = (list(map(attrgetter(k), rows)) for k in keys)
-    addresses = iptext.plan_texts(build)
-    if not _text_only(device, interface, addresses, purpose, fabric, peer_device, peer_interface):
-        return None
-    return [
-        f'  {{"device": "{d}", "interface": "{i}", "address": "{a}", "purpose": "{p}", "fabric": "{f}", '
-        f'"peer_device": "{pd}", "peer_interface": "{pi}"}}'
-        for d, i, a, p, f, pd, pi in zip(
-            device, interface, addresses, purpose, fabric, peer_device, peer_interface, strict=True
-        )
-    ]
-
-
-FAST: dict[str, Callable[[Build], list[str] | None]] = {"cables": _cable_entries, "addresses": _address_entries}
-
-
 def lock_json(build: Build) -> str:
     """JSON with one entry of each list per line, so that two locks diff line by line."""
     parts = []
     for key, value in _sections(build).items():
         if callable(value):
-            fast = FAST[key](build) if key in FAST else None
-            lines = fast if fast is not None else ["  " + jsontext.line(v) for v in value()]
-            entries = ",\n".join(lines)
+            entries = ",\n".join(["  " + jsontext.line(v) for v in value()])
             parts.append(f"{json.dumps(key)}: [\n{entries}\n ]" if entries else f"{json.dumps(key)}: []")
         else:
             parts.append(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
