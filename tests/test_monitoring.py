@@ -305,3 +305,13 @@ def test_plan_series_escape_what_needs_it() -> None:
     text = textfile.fabric_plan(odd)
     assert text.count('cable_id="c\\"1\\\\x"') == 2  # its cable series and its switch end's port series
     assert _series(text, "fabric_planned_cable_info")[0]["label"].startswith('c\\"1\\\\x A01-U01 ')
+
+
+def test_the_job_names_are_the_jobs_of_the_targets() -> None:
+    # the rules and the runbook ask only which jobs there are: the same answer without the labels
+    seen: set[str] = set()
+    for design in DESIGN_NAMES:
+        b = built(design)
+        assert plan.job_names(b) == set(plan.targets(b)), design
+        seen |= plan.job_names(b)
+    assert seen == {"node", "dcgm", "ipmi", "snmp", "frr", "infiniband"}

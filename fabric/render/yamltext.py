@@ -114,53 +114,59 @@ def _written(value: Any, key: bool) -> str:
     return found
 
 
-def _inside(value: Any, seen: set[int]) -> None:
-    """Note a container; one met twice PyYAML writes as an anchor and an alias, so it gets the document."""
-    if id(value) in seen:
-        raise _NotPlain
-    seen.add(id(value))
-
-
 def _mapping(
     data: dict[Any, Any], lead: str, pad: str, out: list[str], seen: set[int], as_text: tuple[type, ...]
 ) -> None:
-    """A block mapping: its first line starts with `lead`, the others with `pad`."""
-    keys, scalars = _KEYS, _SCALARS  # looked up inline: this loop runs for every node
+    """A block mapping: its first line starts with `lead`, the others with `pad`. A container met twice PyYAML
+    writes as an anchor and an alias, so it gets the document (`seen`). Written inline, one string a line: this
+    loop runs for every node."""
+    keys, scalars = _KEYS, _SCALARS
+    inner = pad + "  "
     for k, v in data.items():
         name = keys.get(k) if type(k) is str else None
-        start = lead + (name or _scalar(k, keys, True, as_text)) + ":"
-        lead = pad
+        if name is None:
+            name = _scalar(k, keys, True, as_text)
         kind = type(v)
-        if kind is dict or kind is list or (kind is tuple and as_text):
-            _inside(v, seen)
+        if kind is str:
+            text = scalars.get(v)
+            out.append(f"{lead}{name}: {_scalar(v, scalars, False, as_text) if text is None else text}\n")
+        elif kind is dict or kind is list or (kind is tuple and as_text):
+            if id(v) in seen:
+                raise _NotPlain
+            seen.add(id(v))
             if not v:
-                out.append(start + (" {}\n" if kind is dict else " []\n"))
+                out.append(f"{lead}{name}: {{}}\n" if kind is dict else f"{lead}{name}: []\n")
             elif kind is dict:
-                out.append(start + "\n")
-                _mapping(v, pad + "  ", pad + "  ", out, seen, as_text)
+                out.append(f"{lead}{name}:\n")
+                _mapping(v, inner, inner, out, seen, as_text)
             else:
-                out.append(start + "\n")
+                out.append(f"{lead}{name}:\n")
                 _sequence(v, pad, pad, out, seen, as_text)  # PyYAML does not indent a sequence in a mapping
         else:
-            text = scalars.get(v) if kind is str else None
-            out.append(f"{start} {text or _scalar(v, scalars, False, as_text)}\n")
+            out.append(f"{lead}{name}: {_scalar(v, scalars, False, as_text)}\n")
+        lead = pad
 
 
 def _sequence(
     items: list[Any] | tuple[Any, ...], lead: str, pad: str, out: list[str], seen: set[int], as_text: tuple[type, ...]
 ) -> None:
+    scalars = _SCALARS
+    inner = pad + "  "
     for v in items:
-        start = lead + "- "
-        lead = pad
         kind = type(v)
-        if kind is dict or kind is list or (kind is tuple and as_text):
-            _inside(v, seen)
+        if kind is str:
+            text = scalars.get(v)
+            out.append(f"{lead}- {_scalar(v, scalars, False, as_text) if text is None else text}\n")
+        elif kind is dict or kind is list or (kind is tuple and as_text):
+            if id(v) in seen:
+                raise _NotPlain
+            seen.add(id(v))
             if not v:
-                out.append(start + ("{}\n" if kind is dict else "[]\n"))
+                out.append(f"{lead}- {{}}\n" if kind is dict else f"{lead}- []\n")
             elif kind is dict:
-                _mapping(v, start, pad + "  ", out, seen, as_text)
+                _mapping(v, lead + "- ", inner, out, seen, as_text)
             else:
-                _sequence(v, start, pad + "  ", out, seen, as_text)
+                _sequence(v, lead + "- ", inner, out, seen, as_text)
         else:
-            text = _SCALARS.get(v) if kind is str else None
-            out.append(f"{start}{text or _scalar(v, _SCALARS, False, as_text)}\n")
+            out.append(f"{lead}- {_scalar(v, scalars, False, as_text)}\n")
+        lead = pad

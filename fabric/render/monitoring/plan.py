@@ -38,8 +38,9 @@ def _put(labels: dict[str, str], key: str, value: object) -> None:
         labels[key] = str(value)
 
 
+@per_build
 def node_fabrics(build: Build) -> dict[str, list[str]]:
-    """The fabrics each node is cabled to, in spec order."""
+    """The fabrics each node is cabled to, in spec order (the targets and the plan's series ask: read only)."""
     order = {key: i for i, key in enumerate(build.topology.fabrics)}
     found: dict[str, set[str]] = defaultdict(set)
     for cable in build.plan.cables:
@@ -47,8 +48,9 @@ def node_fabrics(build: Build) -> dict[str, list[str]]:
     return {node: sorted(fabrics, key=order.__getitem__) for node, fabrics in found.items()}
 
 
+@per_build
 def node_sus(build: Build) -> dict[str, int]:
-    """A node's scalable unit: that of the first leaf it is cabled to that belongs to one."""
+    """A node's scalable unit: that of the first leaf it is cabled to that belongs to one (read only)."""
     devices = build.topology.devices
     found: dict[str, int] = {}
     for cable in build.plan.cables:
@@ -98,33 +100,27 @@ def gpu_nodes(build: Build) -> list[Device]:
     return [d for d in build.topology.devices.values() if d.layer == "node" and nodes[d.model].gpus > 0]
 
 
-@per_build
-def targets(build: Build) -> dict[str, list[Target]]:
-    """Scrape targets per job (only jobs that have targets). Once a build (the targets files, prometheus.yml, the
-    rules and the runbook ask): callers read it, never change it."""
+def _entries(build: Build) -> Iterator[tuple[str, Device | None, str, dict[str, str] | None]]:
+    """(job, device, address, labels) of every scrape target; labels None: the device's (device_labels)."""
     conf = settings(build)
-    fabrics = node_fabrics(build)
-    sus = node_sus(build)
     mgmt = mgmt_addresses(build)
     devices = build.topology.devices
-    jobs: dict[str, list[Target]] = defaultdict(list)
     gpus = {d.name for d in gpu_nodes(build)}
     for device in devices.values():
-        labels = device_labels(build, device, fabrics, sus)
         if not is_switch(device):
-            jobs["node"].append(Target(f"{_host(build, device.name)}:{conf.ports.node}", labels))
+            yield "node", device, f"{_host(build, device.name)}:{conf.ports.node}", None
             if device.name in gpus:
-                jobs["dcgm"].append(Target(f"{_host(build, device.name)}:{conf.ports.dcgm}", labels))
+                yield "dcgm", device, f"{_host(build, device.name)}:{conf.ports.dcgm}", None
             if device.name in mgmt:
-                jobs["ipmi"].append(Target(mgmt[device.name], labels))
+                yield "ipmi", device, mgmt[device.name], None
             continue
         technology = build.topology.fabrics[device.fabric].technology if device.fabric else ""
         if technology != "ethernet" or device.name not in mgmt:
             continue
-        jobs["snmp"].append(Target(mgmt[device.name], labels))
+        yield "snmp", device, mgmt[device.name], None
         intent = build.intents.get(device.name)
         if intent is not None and intent.bgp is not None and intent.platform in FRR_PLATFORMS:
-            jobs["frr"].append(Target(f"{mgmt[device.name]}:{conf.ports.frr}", labels))
+            yield "frr", device, f"{mgmt[device.name]}:{conf.ports.frr}", None
     for subnet in build.infiniband.subnets:
         host = subnet.sm[0].host if subnet.sm else next((n.device for n in subnet.cas), None)
         if host is None:
@@ -133,8 +129,31 @@ def targets(build: Build) -> dict[str, list[Target]]:
         _put(labels, "plane", subnet.plane)
         _put(labels, "rack", devices[host].rack if host in devices else None)
         _put(labels, "u", devices[host].u if host in devices else None)
-        jobs["infiniband"].append(Target(f"{_host(build, host)}:{conf.ports.infiniband}", labels))
+        yield "infiniband", None, f"{_host(build, host)}:{conf.ports.infiniband}", labels
+
+
+@per_build
+def targets(build: Build) -> dict[str, list[Target]]:
+    """Scrape targets per job (only jobs that have targets). Once a build (the targets files and prometheus.yml
+    ask): callers read it, never change it."""
+    fabrics = node_fabrics(build)
+    sus = node_sus(build)
+    jobs: dict[str, list[Target]] = defaultdict(list)
+    labelled: dict[str, dict[str, str]] = {}  # a device's labels, one dict for all its jobs
+    for job, device, address, labels in _entries(build):
+        if labels is None:
+            assert device is not None
+            labels = labelled.get(device.name)
+            if labels is None:
+                labels = labelled[device.name] = device_labels(build, device, fabrics, sus)
+        jobs[job].append(Target(address, labels))
     return {job: jobs[job] for job in sorted(jobs)}
+
+
+@per_build
+def job_names(build: Build) -> frozenset[str]:
+    """The jobs that have targets, without their labels (what the rules and the runbook ask)."""
+    return frozenset(job for job, _, _, _ in _entries(build))
 
 
 # --------------------------------------------------------------------------------------------- planned series

@@ -321,7 +321,7 @@ def power_group(build: Build) -> Group:
 
 def groups(build: Build) -> list[Group]:
     """The rule groups that apply to the design."""
-    jobs = plan.targets(build)
+    jobs = plan.job_names(build)
     found = [link_group(build)]
     if plan.has_roce(build):
         found.append(roce_group(build))
