@@ -163,23 +163,22 @@ def _rows(table: Rows, newline: str) -> str:
     if not table.rows:
         return "{}"
     inner = newline + _INDENT
-    pairs = sorted(table.rows.items())
     if set(map(len, table.rows.values())) != {len(table.fields)}:
         raise ValueError(f"a row of {table.fields} has not one value per field")
+    names = sorted(table.rows)  # (text keys: faster sorted alone than as pairs)
     if not table.fields:  # keys alone (SONiC's `Ethernet0|10.0.0.1/31: {}`)
-        items = [f"{_text(key)}: {{}}" for key, _ in pairs]
-        return "{" + inner + ("," + inner).join(items) + newline + "}"
+        return "{" + inner + (": {}," + inner).join(map(_text, names)) + ": {}" + newline + "}"
     try:  # every value text: one % pattern for all rows, every cell escaped by one C loop
         pattern, order = _percent.get((table.fields, inner)) or _percent_pattern(table.fields, inner)
         width = len(order)
-        values = map(itemgetter(1), pairs)
+        values = map(table.rows.__getitem__, names)
         if order != tuple(range(width)):  # the values in the pattern's order (fields by name)
             values = map(itemgetter(*order), values) if width > 1 else values
         cells = map(_text, chain.from_iterable(values))
-        keys = map(_text, map(itemgetter(0), pairs))
+        keys = map(_text, names)
         items = list(map(pattern.__mod__, zip(keys, *[cells] * width, strict=False)))
-    except TypeError:  # a field left out (None) or a value that is not text: row by row
-        items = [_row(key, table.fields, values, inner) for key, values in pairs]
+    except TypeError:  # a key or field that is not text, a field left out (None): row by row
+        items = [_row(key, table.fields, table.rows[key], inner) for key in sorted(table.rows)]
     return "{" + inner + ("," + inner).join(items) + newline + "}"
 
 
