@@ -31,6 +31,7 @@ ROWS: list[Any] = [
     {"T": jsontext.Rows((), {"z": (), "a|10.0.0.1/31": ()}), "E": jsontext.Rows(("x",), {})},
     {"T": jsontext.Rows(("name", "local"), {"p1": ("a", None), "p0": ("b", "c"), "p2": (None, None)})},
     {"T": jsontext.Rows(("n", "{x}"), {"p": ("1", "2")}), "U": jsontext.Rows(("n",), {"q": (None,)})},
+    {"T": jsontext.Rows(("z%s", "a%", "m"), {"k%d": ("%s", "100%", "\u00e9"), "j": ("", "x", "y")})},
     [{"deep": jsontext.Rows(("v",), {"k": ("1",)})}, jsontext.Shared(_table, ("lossless",))],
     {"A": jsontext.Shared(_table, ("one",)), "B": {"C": jsontext.Shared(_table, ("one",))}},
 ]

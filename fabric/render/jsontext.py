@@ -18,8 +18,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from json import encoder
 from json.encoder import encode_basestring as _utf8
+from operator import itemgetter
 from typing import Any
 
 from fabric.render import bulk
@@ -47,6 +49,7 @@ class Shared:
 
 _shared: dict[tuple[Callable[..., Any], tuple[Hashable, ...], str], str] = {}
 _patterns: dict[tuple[tuple[str, ...], str], str] = {}
+_percent: dict[tuple[tuple[str, ...], str], tuple[str, tuple[int, ...]]] = {}  # Rows: fields → % pattern, order
 _line_patterns: dict[tuple[Any, ...], str] = {}  # line(): the keys of a key set, as a str.format pattern
 
 
@@ -160,17 +163,22 @@ def _rows(table: Rows, newline: str) -> str:
     if not table.rows:
         return "{}"
     inner = newline + _INDENT
-    pairs = sorted(table.rows.items())
     if set(map(len, table.rows.values())) != {len(table.fields)}:
         raise ValueError(f"a row of {table.fields} has not one value per field")
+    names = sorted(table.rows)  # (text keys: faster sorted alone than as pairs)
     if not table.fields:  # keys alone (SONiC's `Ethernet0|10.0.0.1/31: {}`)
-        items = [f"{_text(key)}: {{}}" for key, _ in pairs]
-        return "{" + inner + ("," + inner).join(items) + newline + "}"
-    try:  # every value text: one pattern for all rows
-        pattern = _patterns.get((table.fields, inner)) or _pattern(table.fields, inner)
-        items = [pattern.format(_text(key), *map(_text, values)) for key, values in pairs]
-    except TypeError:  # a field left out (None) or a value that is not text: row by row
-        items = [_row(key, table.fields, values, inner) for key, values in pairs]
+        return "{" + inner + (": {}," + inner).join(map(_text, names)) + ": {}" + newline + "}"
+    try:  # every value text: one % pattern for all rows, every cell escaped by one C loop
+        pattern, order = _percent.get((table.fields, inner)) or _percent_pattern(table.fields, inner)
+        width = len(order)
+        values = map(table.rows.__getitem__, names)
+        if order != tuple(range(width)):  # the values in the pattern's order (fields by name)
+            values = map(itemgetter(*order), values) if width > 1 else values
+        cells = map(_text, chain.from_iterable(values))
+        keys = map(_text, names)
+        items = list(map(pattern.__mod__, zip(keys, *[cells] * width, strict=False)))
+    except TypeError:  # a key or field that is not text, a field left out (None): row by row
+        items = [_row(key, table.fields, table.rows[key], inner) for key in sorted(table.rows)]
     return "{" + inner + ("," + inner).join(items) + newline + "}"
 
 
@@ -200,6 +208,19 @@ def _pattern(fields: tuple[str, ...], newline: str) -> str:
         pattern = "{0}: {{" + inner + ("," + inner).join(places) + newline + "}}"
     _patterns[(fields, newline)] = pattern
     return pattern
+
+
+def _percent_pattern(fields: tuple[str, ...], newline: str) -> tuple[str, tuple[int, ...]]:
+    """`_pattern` as % text: the key's text, then the fields' in name order; and that order (indices into
+    `fields`)."""
+    if len(set(fields)) != len(fields):
+        raise ValueError(f"a field is named twice in {fields}")
+    inner = newline + _INDENT
+    ordered = sorted((f, i) for i, f in enumerate(fields))
+    places = [_text(f).replace("%", "%%") + ": %s" for f, _ in ordered]
+    pattern = "%s: {" + inner + ("," + inner).join(places) + newline.replace("%", "%%") + "}"
+    _percent[(fields, newline)] = found = (pattern, tuple(i for _, i in ordered))
+    return found
 
 
 def _shared_text(value: Shared, newline: str) -> str:

@@ -93,7 +93,7 @@ _WORKER = False  # this process is a forked worker of the pool
 def _start_worker() -> None:
     """A worker collects garbage between its tasks, not during them: a render makes millions of short-lived
     containers and the collector's passes over them were 10–20 % of it (at 100k GPUs); cycles are rare, and
-    each task's end collects what they left."""
+    each task's end collects what they left (and freezes what survives)."""
     global _WORKER
     _WORKER = True
     gc.disable()
@@ -140,7 +140,10 @@ def run(
                 sink(path, data, path in private)
                 sunk.append(path)
     if _WORKER:
+        # what the task left, then what survives (the memos later tasks read) out of later collections' way: else
+        # each small task's collection walked the big ones' memos again (~0.13 s a task at 100k GPUs)
         gc.collect()
+        gc.freeze()
     return Done(task.names, files, sunk=tuple(sunk))
 
 

@@ -22,6 +22,8 @@ def _speed_mbps(port: PortIntent) -> str:
 
 
 _LANES: dict[tuple[int, ...], str] = {}
+# (cage, sub, breakout, speed, MTU, the platform's MTU) → a PORT row's alias, index, mtu and speed, as text
+_SHAPES: dict[tuple[int, ...], tuple[str, str, str, str]] = {}
 
 
 def _type(layer: str) -> str:
@@ -56,21 +58,24 @@ class Sonic(Platform):
         db["DEVICE_METADATA"] = {"localhost": metadata}
         max_mtu = self.max_mtu
         lanes = _LANES if len(_LANES) < 4096 else {}  # the lane lists of a model's ports, as text
-        db["PORT"] = Rows(
-            ("admin_status", "alias", "index", "lanes", "mtu", "speed", "description"),
-            {
-                p.name: (
-                    "up" if p.admin_up else "down",
-                    f"etp{p.cage}" + (chr(ord("a") + p.sub - 1) if p.breakout > 1 else ""),
-                    str(p.cage),
-                    lanes.get(p.lanes) or lanes.setdefault(p.lanes, ",".join(map(str, p.lanes))),
-                    str(min(p.mtu, max_mtu)),
-                    _speed_mbps(p),
-                    p.description,
-                )
-                for p in intent.ports
-            },
-        )
+        shapes = _SHAPES if len(_SHAPES) < 65536 else {}
+        port_rows: dict[str, tuple[str | None, ...]] = {}
+        for p in intent.ports:
+            key = (p.cage, p.sub, p.breakout, p.speed_gbps, p.mtu, max_mtu)
+            shape = shapes.get(key)
+            if shape is None:
+                alias = f"etp{p.cage}" + (chr(ord("a") + p.sub - 1) if p.breakout > 1 else "")
+                shape = shapes[key] = (alias, str(p.cage), str(min(p.mtu, max_mtu)), _speed_mbps(p))
+            port_rows[p.name] = (
+                "up" if p.admin_up else "down",
+                shape[0],
+                shape[1],
+                lanes.get(p.lanes) or lanes.setdefault(p.lanes, ",".join(map(str, p.lanes))),
+                shape[2],
+                shape[3],
+                p.description,
+            )
+        db["PORT"] = Rows(("admin_status", "alias", "index", "lanes", "mtu", "speed", "description"), port_rows)
         breakouts = {p.cage: p for p in intent.ports if p.breakout > 1 and p.sub == 1}
         if breakouts:
             db["BREAKOUT_CFG"] = Rows(
