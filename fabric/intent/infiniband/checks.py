@@ -75,7 +75,7 @@ def _ranks(subnet: Subnet, path: str, fallback: str, hint: str) -> Iterator[Find
     queue = deque(rank)
     while queue:
         here = queue.popleft()
-        for there in sorted(neighbours[here]):
+        for there in neighbours[here]:  # (any order: a rank is a distance)
             if there not in rank:
                 rank[there] = rank[here] + 1
                 queue.append(there)
