@@ -310,7 +310,8 @@ def build(
                 print(f"error: {printable(str(exc))}", file=sys.stderr)
                 raise typer.Exit(2) from None
             try:
-                files = render_into(result, staging.write, lambda name: step(f"rendering {name}"), workers=workers)
+                with staging.syncing():  # the disk writes while the cores render
+                    files = render_into(result, staging.write, lambda name: step(f"rendering {name}"), workers=workers)
                 step("writing")
                 written = staging.commit()
             except FabricError as exc:  # a value that would split a config line (the loader should have refused it)

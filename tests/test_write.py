@@ -414,3 +414,36 @@ def test_the_lab_never_puts_state_outside_its_directory(name: str) -> None:
     with pytest.raises(LabError, match="refusing"):
         state_name(name)
     assert state_name("leaf01") == "leaf01"
+
+
+def test_syncing_flushes_while_the_tree_is_written_and_commit_still_syncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the background flush starts the disk writes early; the commit's own sync (and its errors) stay
+    import threading
+
+    from fabric.write.atomic import Staging
+
+    calls: list[int] = []
+    written_once = threading.Event()
+
+    def record(fd: int) -> int:
+        calls.append(fd)
+        written_once.set()
+        return 0
+
+    monkeypatch.setattr(atomic, "_SYNCFS", record)
+    staging = Staging(tmp_path / "out", "d")
+    with staging.syncing(every=0.01):
+        staging.write("a.txt", b"a\n", False)
+        assert written_once.wait(5)  # the thread flushed at least once while the block ran
+    during = len(calls)
+    assert during >= 1 and not [t for t in threading.enumerate() if t.name == "fabric-sync"]  # joined
+    staging.commit()
+    assert len(calls) == during + 1  # commit's own sync
+    assert (tmp_path / "out" / "a.txt").read_bytes() == b"a\n"
+    monkeypatch.setattr(atomic, "_SYNCFS", None)
+    plain = Staging(tmp_path / "plain", "d")
+    with plain.syncing(every=0.01):  # without syncfs each file is fsynced as written: no thread
+        assert not [t for t in threading.enumerate() if t.name == "fabric-sync"]
+    plain.abort()

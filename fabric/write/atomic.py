@@ -24,7 +24,8 @@ import fcntl
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any, cast
 
@@ -253,6 +254,29 @@ class Staging:
         finally:
             self._close()
         return out_dir
+
+    @contextlib.contextmanager
+    def syncing(self, every: float = 0.5) -> Iterator[None]:
+        """While the block runs (the render workers writing the tree), a thread of its own flushes what is written
+        so far every `every` seconds, so that commit's sync finds little left: the disk writes while the cores
+        render (1.7 GB of a 100k-GPU RoCE build: commit 0.84 -> 0.01 s). Durability stays commit's; its sync
+        reports any error."""
+        if _SYNCFS is None:  # every file is fsynced as it is written
+            yield
+            return
+        syncfs, root, stop = _SYNCFS, self._root, threading.Event()
+
+        def flush() -> None:
+            while not stop.wait(every):
+                syncfs(root)
+
+        thread = threading.Thread(target=flush, name="fabric-sync", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
 
     def abort(self) -> None:
         """Remove the tree (and the directories made to hold it); the old output stays."""
