@@ -11,7 +11,10 @@ for every switch. Each row gives CPU seconds per stage (user + system, render wo
 µs of CPU per link (the whole run over the links of the compute fabric, both planes); `core s` and `core CPU` are
 the wall and CPU seconds of the stages before rendering, which run with the cyclic garbage collector paused as in
 `build_fabric` (`gc` is its first collection after the pause); with `--core` the run stops there (µs per link then
-over those stages). CPU seconds, not wall, are the figures to compare on a machine others share.
+over those stages). numpy and scipy, which the figures of a fabric above 320 switches load once, are imported
+first and shown as `imports`, outside the per-link figure. CPU seconds, not wall, are the figures to compare on a
+machine others share. The stages run here one after the other: `fabric build` computes the figures beside
+allocation and intent (benchmarks/build.py times that whole process).
 
 Each size runs in a child process so that its peak memory (ru_maxrss) is its own. The figures are
 printed, never asserted: speed goals live here, not in the tests.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -104,6 +108,14 @@ def run_one(name: str, core_only: bool = False) -> dict[str, object]:
 
     gpus, text = case_spec(name)
     times: dict[str, float] = {}
+    # a one-time cost, not a per-link one: the figures of a fabric above SMALL_SWITCHES switches load numpy and
+    # scipy's graph code (~0.25 s); loaded first and shown on their own, so that µs/link compares the sizes
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the `fabric` command sets it (fabric/cli.py)
+    before = _cpu()
+    import numpy  # noqa: F401
+    import scipy.sparse.csgraph  # noqa: F401
+
+    times["imports"] = round(_cpu() - before, 2)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{name}.yaml"
         path.write_text(text)

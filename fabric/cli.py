@@ -1003,6 +1003,9 @@ EXIT_AT_ONCE = frozenset({"build"})
 
 
 def main() -> None:
+    # numpy's BLAS would start a thread per core that spins for a while when the figures load it: ~0.15 s of CPU
+    # the stages and render workers need, for no matrix product (fabric makes none); a user's setting wins
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if sys.argv[1:2] and sys.argv[1] in EXIT_AT_ONCE:
         try:
             app()

@@ -123,6 +123,9 @@ _BESIDE: tuple[Callable[[], Any], ...] = ()  # what the forked children compute 
 
 
 def _beside(index: int) -> Any:
+    # numpy's BLAS would start a thread per core that spins for a while (~0.15 s of CPU the other cores need);
+    # nothing here multiplies matrices (only set if unset, and only in this child)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     return _BESIDE[index]()
 
 
