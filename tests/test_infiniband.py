@@ -443,6 +443,15 @@ def test_topology_net_round_trips() -> None:
     assert [(k.cable, k.a.node, k.a.port, k.a.guid, k.b.node, k.b.port, k.b.guid) for k in subnet.links] == list(
         subnet.wiring
     )
+    # links given as cabled keep their own rate: a link trained at 1x shows so (fabric verify's tests cable so)
+    import dataclasses
+
+    links = list(subnet.links)
+    assert links[2].rate is not None and links[2].rate.width == 4
+    links[2] = dataclasses.replace(links[2], rate=dataclasses.replace(links[2].rate, width=1))
+    discovered = parse_ibnetdiscover(topology_net(subnet, _header(subnet), links), "topology.net")
+    rates = sorted(d.rate for d in discovered.links)
+    assert rates.count(str(links[2].rate)) == 1 and len(rates) == len(links)
 
 
 REAL = (REPO / "tests" / "data" / "ibnetdiscover-ibsim.txt").read_text()

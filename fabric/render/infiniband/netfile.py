@@ -39,8 +39,10 @@ def topology_net(subnet: Subnet, header: Mapping[str, object], links: Sequence[I
     switches then CAs, the node macro and the port macro per cabled port, in port order (600,000 ports at 100k
     GPUs: each port's line is filled as the cable is read, its values checked once per node and rate)."""
     wiring: Sequence[Wire] = subnet.wiring
+    given: list[str] | None = None  # the links' own rates (a link may train at another width than planned)
     if links is not None:
         wiring = [(k.cable, k.a.node, k.a.port, k.a.guid, k.b.node, k.b.port, k.b.guid) for k in links]
+        given = [f" {k.rate}" if k.rate else "" for k in links]
     by_key = subnet.by_key
     shapes = Shapes(
         TEMPLATE, **header, numbering=numbering_notes(subnet), cables=len(wiring), node_count=len(subnet.nodes)
@@ -51,9 +53,9 @@ def topology_net(subnet: Subnet, header: Mapping[str, object], links: Sequence[I
     switch_port, ca_port = shapes.shape("switch_port"), shapes.shape("ca_port")
     rates: dict[int, str] = {}  # by speed
     lines: dict[str, list[tuple[int, str]]] = {n.key: [] for n in subnet.nodes}
-    for cable, a_key, a_number, a_guid, b_key, b_number, b_guid in wiring:
+    for i, (cable, a_key, a_number, a_guid, b_key, b_number, b_guid) in enumerate(wiring):
         speed = cable.link.speed_gbps
-        rate = rates.get(speed)
+        rate = rates.get(speed) if given is None else given[i]
         if rate is None:
             planned = plan_rate(speed)
             rate = rates[speed] = f" {planned}" if planned else ""
@@ -67,7 +69,7 @@ def topology_net(subnet: Subnet, header: Mapping[str, object], links: Sequence[I
         lines[b.key].append(
             (b_number, (switch_port if b.switch else ca_port)(b_port, b_text, a.nodeid, a_port, a_text, a.key, rate))
         )
-    shapes.check(rates.values())
+    shapes.check(rates.values() if given is None else given)
     parts = [shapes.text]
     for node in subnet.nodes:
         values = (f"0x{node.guid:016x}", f"{node.guid:x}", str(node.nports), node.nodeid, node.key)
