@@ -110,13 +110,16 @@ def env_workers() -> int | None:
     return int(env) if env.isdigit() and int(env) >= 1 else None
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def cores(workers: int | None) -> int:
     """Processes to use: `workers` if given, else $FABRIC_WORKERS, else the usable cores."""
     if workers is None:
         workers = env_workers()
-    if workers is not None:
-        return max(1, workers)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, workers) if workers is not None else usable_cores()
 
 
 _BESIDE: tuple[Callable[[], Any], ...] = ()  # what the forked children compute (inherited, not pickled)
@@ -155,7 +158,15 @@ def beside(computations: tuple[Callable[[], Any], ...], fork: bool) -> Iterator[
     _BESIDE = computations
     pool = multiprocessing.get_context("fork").Pool(len(computations))
     try:
-        yield [_Result(c, pool.apply_async(_beside, (i,))) for i, c in enumerate(computations)]
+        pending = [pool.apply_async(_beside, (i,)) for i in range(len(computations))]
+        try:
+            yield [_Result(c, p) for c, p in zip(computations, pending, strict=True)]
+        except Exception:
+            # the children's results are taken before the pool ends (as the render pool does): terminating a
+            # child in the middle of sending one would leave the pool's reader waiting for the rest for ever
+            for p in pending:
+                p.wait()
+            raise
     finally:
         _BESIDE = ()
         pool.terminate()

@@ -77,3 +77,14 @@ def test_an_error_beside_reaches_the_caller_and_stops_the_children() -> None:
     assert multiprocessing.active_children() == []
     with beside((_answers,), False) as inline:  # not forked: computed at get()
         assert inline[0].get() == 42
+    # an error on this side while the child still computes: its result is taken, then the pool ends
+    with pytest.raises(KeyError, match="here"), beside((_slowly,), True):
+        raise KeyError("here")
+    assert multiprocessing.active_children() == []
+
+
+def _slowly() -> int:
+    import time
+
+    time.sleep(0.3)
+    return 7

@@ -173,14 +173,9 @@ def _splits(sg: _SwitchGraph, members: np.ndarray) -> list[_Split]:
     ]
 
 
-def _split_flow(sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.ndarray | None = None) -> tuple[int, int]:
-    """Max flow from side A's endpoints to side B's, on the switch graph plus a source and a sink."""
-    flow = _split_reduced(sg, pairs, split, alive)
-    return flow.value, flow.size
-
-
 def _split_reduced(sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.ndarray | None = None) -> ReducedFlow:
-    """_split_flow's flow, with what it carries where (for the failures' lower bounds)."""
+    """Max flow from side A's endpoints to side B's, on the switch graph plus a source and a sink, with what it
+    carries where (for the failures' lower bounds)."""
     import numpy as np
 
     from fabric.analysis.reduction import FlowGraph, reduced_flow, row_ids

@@ -235,7 +235,7 @@ def reduced_flow(
         return ReducedFlow(value, small.n)
     for mask in avoid:
         dropped = np.zeros(small.n, dtype=bool)
-        dropped[colors[mask]] = True  # a class is equitable: a mask that holds one member should hold all
+        dropped[colors[mask]] = True  # a class partly in the mask is avoided whole (still a valid flow)
         if dropped[s] or dropped[t]:
             continue
         keep = ~dropped[small.src] & ~dropped[small.dst]

@@ -16,6 +16,7 @@ from functools import partial
 from typing import Any, Protocol, TypeVar
 
 from fabric.model.kinds import Tier
+from fabric.model.memo import per_object
 from fabric.model.topology import LAYER_RANK, FabricTopology
 
 
@@ -58,21 +59,10 @@ class GraphFigures:
     ecmp_short: tuple[tuple[str, str, int, int], ...]
 
 
-_KNOWN: list[tuple[FabricTopology, SwitchGraph]] = []  # the last few fabrics' graphs, by identity (frozen)
-
-
+@per_object
 def switch_lists(ft: FabricTopology) -> SwitchGraph:
     """The switch graph, from the fabric's links (its networkx graph is not needed); made once per fabric for the
     figures and the job table (callers only read it)."""
-    for known, graph in _KNOWN:
-        if known is ft:
-            return graph
-    graph = _switch_lists(ft)
-    _KNOWN[:] = [(ft, graph), *_KNOWN[:3]]
-    return graph
-
-
-def _switch_lists(ft: FabricTopology) -> SwitchGraph:
     names = list(ft.switches)
     index = {n: i for i, n in enumerate(names)}
     rank = [LAYER_RANK[ft.devices[n].layer] for n in names]

@@ -6,11 +6,11 @@ ranking and every output are the same wherever the sweep ran.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
+from fabric.pipeline import usable_cores
 from fabric.plan.candidates import Candidate
 from fabric.plan.evaluate import Outcome, evaluate
 
@@ -22,7 +22,7 @@ class SchedulerError(Exception):
 
 
 def default_workers() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return usable_cores()
 
 
 def sweep(

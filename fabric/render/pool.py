@@ -158,7 +158,7 @@ def render_tasks(
     """Every task's result: in this process with one worker, else from a pool of forked workers (as they finish);
     with a sink, the files go there in the process that rendered them. `meanwhile` runs before the first task in
     this process, or here while the workers start on theirs (if it raises, the workers are stopped)."""
-    global _BUILD, _OUTPUTS, _SINK
+    global _BUILD, _OUTPUTS, _SINK, _STOP
     by_name = {o.name: o for o in outputs}
     todo = tasks(outputs, workers)
     told: set[str] = set()
@@ -176,7 +176,6 @@ def render_tasks(
             tell(task.names)
             yield run(task, build, by_name, sink)
         return
-    global _STOP
     context = multiprocessing.get_context("fork")
     _BUILD, _OUTPUTS, _SINK, _STOP = build, by_name, sink, context.Event()
     gc.freeze()  # the workers' collector leaves the inherited objects alone: fewer shared pages copied

@@ -105,14 +105,8 @@ def draw(items: list[Diagram], with_dot: bool | None = None) -> list[Drawn]:
 
 
 @per_build
-def planned(build: Build) -> list[Diagram]:
-    """The build's diagrams, made once per worker: report.md lists them without laying them out."""
-    return diagrams(build)
-
-
-@per_build
 def drawn(build: Build) -> list[Drawn]:
-    return draw(planned(build))
+    return draw(diagrams(build))
 
 
 def files(items: list[Drawn]) -> dict[str, str | bytes]:
