@@ -5,13 +5,16 @@
 
 fabric: a spec with a 288-port Arista-style modular spine (288 x 400G QSFP-DD, each also 100G: a part file, since
 the catalog's 7808R4 has no 100G mode) and the catalog's 48 x 25G + 8 x 100G `arista-7050sx3-48yc8` leaf, platform
-eos, 4 uplinks per leaf (one to each spine), 48 single-port 25G servers per leaf, QoS off. Timed three ways, each in
+eos, 4 uplinks per leaf (one to each spine), 48 single-port 25G servers per leaf, QoS off. Timed four ways, each in
 a fresh process:
 - `fabric build`: every output it writes (configs, cabling, IP/ASN plans, docs, diagrams, report, workbook, exports);
 - configs+docs, the set the issue names and pyavd's side matches (SET): every switch's `startup-config` and
   `structured-config.yaml`; the cabling (`cabling.csv`, `cabling.md` and, above `documents.split_above` cables,
   `cabling/<rack>.md`); the IP and ASN plans (`ip-plan.csv`, `asn-plan.csv`); the docs: `inventory.csv` (switches
-  with their management addresses), `report.md` (the design's summary, findings, fabrics, cost) — written;
+  with their management addresses), `report.md` (the design's summary, findings, fabrics, cost) — made as
+  `fabric build` makes them (the analysis beside allocation and intent, the outputs rendered by its pool of
+  workers, each writing into the staging tree, then the commit); and `configs+docs, 1 proc`, the same outputs
+  rendered one after the other in one process, then written;
 - configs only: load, build, `startup-config` and `structured-config.yaml` of every switch, written.
 
 pyavd 6.4.0, installed by this script into its own virtual environment (benchmarks/results/pyavd-6.4.0, not a
@@ -273,6 +276,39 @@ def run_fabric_set(spec: Path, out: Path) -> dict[str, Any]:
     return {"seconds": times, "cpu": lap.cpu, "files": len(files), "bytes": sum(map(len, files.values()))}
 
 
+def run_fabric_set_pool(spec: Path, out: Path) -> dict[str, Any]:
+    """The outputs of SET as `fabric build` makes them (fabric/cli.py): the build with the analysis beside
+    allocation and intent, the outputs rendered by its pool of workers, each writing its files into the staging
+    tree as it makes them, then the commit."""
+    lap = Laps()
+    times = lap.times
+
+    from fabric import build_fabric
+    from fabric.render import cabling_md, configs, tables
+    from fabric.render.platforms import eos_structured
+    from fabric.render.pool import render_tasks, worker_count
+    from fabric.render.report import outputs as report
+    from fabric.write.atomic import Staging
+
+    declared = [o for module in (configs, eos_structured, tables, cabling_md, report) for o in module.OUTPUTS]
+    chosen = tuple(o for o in declared if o.name in SET)
+    assert len(chosen) == len(SET), "an output of SET was renamed"
+    lap("import")
+    build = build_fabric(spec, workers=None, jobs=True)
+    lap("build")
+    staging = Staging(out, build.name)
+    files = 0
+    with staging.syncing():
+        for done in render_tasks(build, chosen, worker_count(build, None), None, staging.write):
+            assert done.refused is None
+            files += len(done.sunk)
+    lap("render")
+    staging.commit()
+    lap("write")
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and p.name != ".fabric-output")
+    return {"seconds": times, "cpu": lap.cpu, "files": files, "bytes": size}
+
+
 def _tree(out: Path) -> tuple[int, int]:
     files = [p for p in out.rglob("*") if p.is_file() and p.name != ".fabric-output"]
     return len(files), sum(p.stat().st_size for p in files)
@@ -321,7 +357,7 @@ def _stages(results: list[dict[str, Any]]) -> str:
     return f"{last['files']} files, {last['bytes'] / 1e6:.1f} MB; stages (wall/CPU s) {stages}"
 
 
-CHILDREN = ("--pyavd-child", "--set-child", "--configs-child")
+CHILDREN = ("--pyavd-child", "--set-child", "--set-pool-child", "--configs-child")
 
 
 def _run_child(flag: str, args: list[str]) -> None:
@@ -331,6 +367,8 @@ def _run_child(flag: str, args: list[str]) -> None:
         result = run_pyavd(Path(args[0]))
     elif flag == "--set-child":
         result = run_fabric_set(Path(args[0]), Path(args[1]))
+    elif flag == "--set-pool-child":
+        result = run_fabric_set_pool(Path(args[0]), Path(args[1]))
     else:
         result = run_fabric_configs(Path(args[0]), Path(args[1]))
     print(json.dumps(result), flush=True)
@@ -345,7 +383,7 @@ def main(argv: list[str]) -> None:
     # fabric's bytecode, as an installed package has it (pip compiles pyavd's); without it (a source checkout
     # under PYTHONDONTWRITEBYTECODE) every child would compile fabric's modules again, 0.1 s
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "fabric")], check=True)
-    names = ("fabric build", "fabric configs+docs", "fabric configs only", "pyavd")
+    names = ("fabric build", "fabric configs+docs", "configs+docs, 1 proc", "fabric configs only", "pyavd")
     wall: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[float]] = {name: [] for name in names}
     produced: dict[str, str] = {}
@@ -365,7 +403,8 @@ def main(argv: list[str]) -> None:
             produced["fabric build"] = f"{files} files, {size / 1e6:.1f} MB ({configs} of them under configs/)"
             shutil.rmtree(out)
             for name, python, flag in (
-                ("fabric configs+docs", sys.executable, "--set-child"),
+                ("fabric configs+docs", sys.executable, "--set-pool-child"),
+                ("configs+docs, 1 proc", sys.executable, "--set-child"),
                 ("fabric configs only", sys.executable, "--configs-child"),
                 ("pyavd", avd_python, "--pyavd-child"),
             ):
