@@ -11,10 +11,10 @@ from functools import lru_cache
 from typing import Any
 
 import hostlist
-import yaml
 
 from fabric.analysis.locality import Locality, LogicalSwitch, locality
 from fabric.pipeline import Build
+from fabric.render import yamltext
 from fabric.render.registry import Output
 from fabric.render.templating import render
 
@@ -132,7 +132,7 @@ def topology_yaml(build: Build, loc: Locality) -> str:
         "# `tree` (the default) is topology.conf's tree, `block` is topology-block.conf's blocks; partitions pick\n"
         "# one with Topology=<name>. When this file exists Slurm ignores topology.conf and TopologyPlugin.\n"
     )
-    return header + "---\n" + yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+    return header + "---\n" + yamltext.dump(data)
 
 
 def nodes_conf(build: Build, loc: Locality) -> str:
