@@ -5,14 +5,13 @@ with its own files (`catalog: [my-parts.yaml]`), which are validated like the sp
 placeholders for the user to override: the catalog says so in every price field.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic would compile each annotation string (see schema.py).
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from itertools import pairwise
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
@@ -85,7 +84,7 @@ class SwitchPortGroup(StrictModel):
     )
 
     @model_validator(mode="after")
-    def _lane_map(self) -> SwitchPortGroup:
+    def _lane_map(self) -> Self:
         if self.lane_map is not None:
             if len(self.lane_map) != self.cages:
                 raise ValueError(f"`lane_map` gives {len(self.lane_map)} first lanes for {self.cages} cages")
@@ -164,7 +163,7 @@ class SwitchModel(StrictModel):
         return value
 
     @model_validator(mode="after")
-    def _platform(self) -> SwitchModel:
+    def _platform(self) -> Self:
         if self.technology == "ethernet" and self.platform is None:
             raise ValueError(f"an Ethernet switch needs a default `platform` ({', '.join(platform_names())})")
         if self.technology == "infiniband" and self.platform is not None:
@@ -202,7 +201,7 @@ class NodePortGroup(StrictModel):
     name: str | None = Field(default=None, description="Port name template with `{n}` (1-based).")
 
     @model_validator(mode="after")
-    def _ports_given(self) -> NodePortGroup:
+    def _ports_given(self) -> Self:
         if self.ports is None and (self.count is None or self.name is None):
             raise ValueError("give `ports`, or `count` and `name`")
         if self.ports is not None and self.count is not None:
@@ -346,7 +345,7 @@ class Catalog:
     racks: Mapping[str, RackPart] = field(default_factory=dict)
     pdus: Mapping[str, PduPart] = field(default_factory=dict)
 
-    def merged(self, extra: CatalogFile) -> Catalog:
+    def merged(self, extra: CatalogFile) -> "Catalog":
         """User parts override built-in ones of the same name and add new ones (kept after the built-ins)."""
         return Catalog(
             switches={**self.switches, **extra.switches},
