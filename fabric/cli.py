@@ -15,13 +15,11 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from typer.core import TyperGroup
 
 from fabric.model.findings import FabricError, Finding, Severity, sort_findings
@@ -29,7 +27,10 @@ from fabric.model.kinds import Tier
 from fabric.model.text import printable
 from fabric.spec.resources import default_spec
 
-if TYPE_CHECKING:  # the pipeline loads when a command runs, not for `--help`
+if TYPE_CHECKING:  # the pipeline loads when a command runs, not for `--help`; rich when a command prints with it
+    from rich.console import Console
+    from rich.table import Table
+
     from fabric.pipeline import Build
     from fabric.spec.loader import Design
 
@@ -90,7 +91,15 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
-console = Console(soft_wrap=False)
+
+
+@cache
+def _console() -> Console:
+    """stdout's console for the tables of show, plan and catalog: made on first use (rich takes ~20 ms to load)."""
+    from rich.console import Console
+
+    return Console(soft_wrap=False)
+
 
 SpecArg = Annotated[
     Path | None,
@@ -104,6 +113,12 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress displ
 def _stages(quiet: bool, total: int) -> Iterator[Callable[[str], None]]:
     """A progress display per stage on a terminal, shown once a build has taken a second (gone when done);
     silent when stderr is not a terminal or with --quiet. Yields `step(description)`."""
+    if quiet:  # nothing to show: rich is not even loaded
+        yield lambda description: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     err = Console(stderr=True)
     progress = Progress(
         SpinnerColumn(),
@@ -112,7 +127,7 @@ def _stages(quiet: bool, total: int) -> Iterator[Callable[[str], None]]:
         TimeElapsedColumn(),
         console=err,
         transient=True,
-        disable=quiet or not err.is_terminal,
+        disable=not err.is_terminal,
     )
     task = progress.add_task("checking the design", total=total)
     timer = threading.Timer(1.0, progress.start)
@@ -384,12 +399,14 @@ def diagram(
 @app.command()
 def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     """Print a summary of every fabric: switches, links, oversubscription, bisection, ECMP, failures, cables."""
+    from rich.table import Table
+
     from fabric.render.summary import cables_by_media, summary
     from fabric.spec.schema import format_ratio
 
     result = _run(spec, strict)
     data = summary(result)
-    console.print(
+    _console().print(
         f"[bold]{_shown(data['design'])}[/bold]: {data['gpus']:,} GPUs, {data['nodes']:,} nodes, "
         f"{data['switches']:,} switches, {data['racks']} racks, {data['cables']:,} cables"
     )
@@ -424,7 +441,7 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
             str(f["min_ecmp_width"] if f["min_ecmp_width"] is not None else "-"),
             f"{failure}% ({_shown(f['worst_single_failure'])})" if failure is not None else "-",
         )
-    console.print(table)
+    _console().print(table)
     media = Table(title="Cables by media")
     media.add_column("media")
     keys = list(result.topology.fabrics)
@@ -434,7 +451,7 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     per_fabric = {key: cables_by_media(result, key) for key in keys}
     for name, total in data["cables_by_media"].items():
         media.add_row(_shown(name), *(str(per_fabric[k].get(name, 0)) for k in keys), str(total))
-    console.print(media)
+    _console().print(media)
     cost = data["cost"]
     tco = Table(title=f"Total cost of ownership, {len(cost['tco_years'])} years (USD; {cost['note']})")
     for column in ("year", "capital", "energy", "space", "support", "total", "cumulative"):
@@ -447,18 +464,18 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
                 for k in ("capital_usd", "energy_usd", "space_usd", "support_usd", "total_usd", "cumulative_usd")
             ),
         )
-    console.print(tco)
+    _console().print(tco)
     per_gpu = cost["capital_per_gpu_usd"]
-    console.print(
+    _console().print(
         f"capital ${cost['capital_usd']:,.0f}"
         + (f" (${per_gpu:,.0f} per GPU)" if per_gpu is not None else "")
         + f", power {cost['power_kw']:,.1f} kW (heat {cost['heat_kw']:,.1f} kW), TCO ${cost['tco_usd']:,.0f}"
         + (f" = ${cost['tco_per_gpu_hour_usd']:.2f} per GPU-hour" if cost["tco_per_gpu_hour_usd"] is not None else "")
     )
     if data["job_bandwidth"] is not None:
-        console.print(_job_table(data["job_bandwidth"]))
+        _console().print(_job_table(data["job_bandwidth"]))
     counts = _counts(result.findings)
-    console.print(
+    _console().print(
         f"{counts['errors']} error(s), {counts['warnings']} warning(s), {counts['infos']} note(s)"
         + (" — run `fabric validate` for details" if len(result.findings) else "")
     )
@@ -516,6 +533,8 @@ def _plan_request(
 
 
 def _plan_table(data: Mapping[str, Any]) -> Table:
+    from rich.table import Table
+
     grow = data["grow_to"]
     title = f"fabric plan: {data['gpus']:,} GPUs" + (f", grown to {grow:,}" if grow else "") + f" ({data['note']})"
     table = Table(title=title)
@@ -602,6 +621,8 @@ def plan(
     ] = None,
 ) -> None:
     """Rank candidate designs for a GPU count: each candidate from the catalog built through the pipeline."""
+    from rich.console import Console
+
     from fabric.model.rendered import Rendered
     from fabric.plan.candidates import enumerate_candidates
     from fabric.plan.document import spec_yaml
@@ -631,7 +652,7 @@ def plan(
     if as_json:
         print(json.dumps(data, indent=2))
     else:  # a wide table: print it whole rather than fold every cell into a narrow terminal
-        wide = Console(soft_wrap=False, width=max(console.width, 200))
+        wide = Console(soft_wrap=False, width=max(_console().width, 200))
         wide.print(_plan_table(data))
         failing = [row for row in data["candidates"] if row["status"] == "fails"]
         if failing:
@@ -663,6 +684,8 @@ def plan(
 
 
 def _job_table(jobs: Mapping[str, Any]) -> Table:
+    from rich.table import Table
+
     title = f"Job bandwidth on {_shown(jobs['fabric'])}: Gb/s per GPU across a compact job's worst bisection"
     table = Table(title=title)
     for column in ("nodes", "GPUs", "within", "NIC", "intact", "worst failure"):
@@ -707,6 +730,8 @@ def catalog(
     ] = None,
 ) -> None:
     """List the hardware catalog: port groups, speeds, breakouts, U, power, placeholder prices, unverified values."""
+    from rich.table import Table
+
     from fabric.render.catalog_view import PRICES, catalog_json, catalog_markdown, node_ports, parts, switch_ports
     from fabric.spec.catalog import Media, NodeType, SwitchModel, builtin_catalog
 
@@ -755,7 +780,7 @@ def catalog(
         table.add_column(column, justify="right" if column in ("U", "W", "price") else "left", overflow="fold")
     for part_name, kind, description, ports, u, watts, cost, doubts in rows:
         table.add_row(part_name, kind, description, "\n".join(ports), u, watts, cost, "\n".join(doubts) or "—")
-    console.print(table)
+    _console().print(table)
 
 
 @app.command()
