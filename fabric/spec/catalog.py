@@ -10,8 +10,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from itertools import pairwise
+from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -363,7 +363,7 @@ def builtin_catalog() -> Catalog:
     """The bundled parts. Read from catalog.json, catalog.yaml's data as JSON (tests/test_catalog.py keeps the two
     in step; `pytest --update-golden` rewrites it): json parses it in 0.2 ms, the YAML reader with positions took
     5 ms of every process's first build. Validated by the same models as ever."""
-    text = resources.files("fabric.spec").joinpath("catalog.json").read_text(encoding="utf-8")
+    text = Path(__file__).with_name("catalog.json").read_text(encoding="utf-8")  # as resources.py finds templates
     data = CatalogFile.model_validate(json.loads(text))
     return Catalog(
         switches=data.switches,
