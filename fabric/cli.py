@@ -4,8 +4,7 @@ Exit codes: 0 clean or warnings only; 1 design errors; 2 the spec is unreadable 
 error (a bug in fabric: an exception no stage turned into a finding), never reported as a design error.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: typer would compile every parameter's annotation string at each start.
 import gc
 import json
 import os
@@ -94,7 +93,7 @@ app = typer.Typer(
 
 
 @cache
-def _console() -> Console:
+def _console() -> "Console":
     """stdout's console for the tables of show, plan and catalog: made on first use (rich takes ~20 ms to load)."""
     from rich.console import Console
 
@@ -170,7 +169,7 @@ class _LockChoice:
     out: Path | None  # where the build writes (its previous lock is read when no --lock is given)
 
 
-def _with_lock(design: Design, choice: _LockChoice) -> Design:
+def _with_lock(design: "Design", choice: _LockChoice) -> "Design":
     """The design with the lock to keep: --lock FILE, else the output directory's previous one of this design."""
     from dataclasses import replace
 
@@ -198,7 +197,7 @@ def _run(
     lock: _LockChoice | None = None,
     workers: int | None = None,
     jobs: bool = False,
-) -> Build:
+) -> "Build":
     """Build, or print why not and exit 2. Strict mode escalates warnings. `workers`, `jobs`: as build_fabric's
     (by default a large design's analysis runs beside the other stages on the spare cores)."""
     from fabric.pipeline import build_fabric
@@ -532,7 +531,7 @@ def _plan_request(
     )
 
 
-def _plan_table(data: Mapping[str, Any]) -> Table:
+def _plan_table(data: Mapping[str, Any]) -> "Table":
     from rich.table import Table
 
     grow = data["grow_to"]
@@ -683,7 +682,7 @@ def plan(
     raise typer.Exit(0 if passing else 1)
 
 
-def _job_table(jobs: Mapping[str, Any]) -> Table:
+def _job_table(jobs: Mapping[str, Any]) -> "Table":
     from rich.table import Table
 
     title = f"Job bandwidth on {_shown(jobs['fabric'])}: Gb/s per GPU across a compact job's worst bisection"
