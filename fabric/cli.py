@@ -109,10 +109,10 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress displ
 
 
 @contextmanager
-def _stages(quiet: bool, total: int) -> Iterator[Callable[[str], None]]:
+def _stages(quiet: bool, total: Callable[[], int]) -> Iterator[Callable[[str], None]]:
     """A progress display per stage on a terminal, shown once a build has taken a second (gone when done);
-    silent when stderr is not a terminal or with --quiet. Yields `step(description)`."""
-    if quiet:  # nothing to show: rich is not even loaded
+    silent when stderr is not a terminal or with --quiet. Yields `step(description)`. `total()`: the steps."""
+    if quiet:  # nothing to show: rich is not even loaded, nor the outputs counted (a refused spec never renders)
         yield lambda description: None
         return
     from rich.console import Console
@@ -128,7 +128,7 @@ def _stages(quiet: bool, total: int) -> Iterator[Callable[[str], None]]:
         transient=True,
         disable=not err.is_terminal,
     )
-    task = progress.add_task("checking the design", total=total)
+    task = progress.add_task("checking the design", total=total())
     timer = threading.Timer(1.0, progress.start)
     timer.daemon = True
     if not progress.disable:
@@ -308,7 +308,7 @@ def build(
         print("error: give --lock FILE or --no-lock, not both", file=sys.stderr)
         raise typer.Exit(2)
     refused: FabricError | None = None
-    with _stages(quiet, len(outputs()) + 2) as step:
+    with _stages(quiet, lambda: len(outputs()) + 2) as step:
         result = _run(spec, strict, lock=_LockChoice(lock, no_lock, allow_moves, out), workers=workers, jobs=True)
         if sum(len(ft.links) for ft in result.topology.fabrics.values()) > FREEZE_LINKS:
             # The build lives until the process ends: collections while rendering need not walk its objects
