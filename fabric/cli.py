@@ -4,8 +4,7 @@ Exit codes: 0 clean or warnings only; 1 design errors; 2 the spec is unreadable 
 error (a bug in fabric: an exception no stage turned into a finding), never reported as a design error.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: typer would compile every parameter's annotation string at each start.
 import gc
 import json
 import os
@@ -15,13 +14,11 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from typer.core import TyperGroup
 
 from fabric.model.findings import FabricError, Finding, Severity, sort_findings
@@ -29,7 +26,10 @@ from fabric.model.kinds import Tier
 from fabric.model.text import printable
 from fabric.spec.resources import default_spec
 
-if TYPE_CHECKING:  # the pipeline loads when a command runs, not for `--help`
+if TYPE_CHECKING:  # the pipeline loads when a command runs, not for `--help`; rich when a command prints with it
+    from rich.console import Console
+    from rich.table import Table
+
     from fabric.pipeline import Build
     from fabric.spec.loader import Design
 
@@ -90,7 +90,15 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
-console = Console(soft_wrap=False)
+
+
+@cache
+def _console() -> "Console":
+    """stdout's console for the tables of show, plan and catalog: made on first use (rich takes ~20 ms to load)."""
+    from rich.console import Console
+
+    return Console(soft_wrap=False)
+
 
 SpecArg = Annotated[
     Path | None,
@@ -101,9 +109,15 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress displ
 
 
 @contextmanager
-def _stages(quiet: bool, total: int) -> Iterator[Callable[[str], None]]:
+def _stages(quiet: bool, total: Callable[[], int]) -> Iterator[Callable[[str], None]]:
     """A progress display per stage on a terminal, shown once a build has taken a second (gone when done);
-    silent when stderr is not a terminal or with --quiet. Yields `step(description)`."""
+    silent when stderr is not a terminal or with --quiet. Yields `step(description)`. `total()`: the steps."""
+    if quiet:  # nothing to show: rich is not even loaded, nor the outputs counted (a refused spec never renders)
+        yield lambda description: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     err = Console(stderr=True)
     progress = Progress(
         SpinnerColumn(),
@@ -112,9 +126,9 @@ def _stages(quiet: bool, total: int) -> Iterator[Callable[[str], None]]:
         TimeElapsedColumn(),
         console=err,
         transient=True,
-        disable=quiet or not err.is_terminal,
+        disable=not err.is_terminal,
     )
-    task = progress.add_task("checking the design", total=total)
+    task = progress.add_task("checking the design", total=total())
     timer = threading.Timer(1.0, progress.start)
     timer.daemon = True
     if not progress.disable:
@@ -155,7 +169,7 @@ class _LockChoice:
     out: Path | None  # where the build writes (its previous lock is read when no --lock is given)
 
 
-def _with_lock(design: Design, choice: _LockChoice) -> Design:
+def _with_lock(design: "Design", choice: _LockChoice) -> "Design":
     """The design with the lock to keep: --lock FILE, else the output directory's previous one of this design."""
     from dataclasses import replace
 
@@ -183,7 +197,7 @@ def _run(
     lock: _LockChoice | None = None,
     workers: int | None = None,
     jobs: bool = False,
-) -> Build:
+) -> "Build":
     """Build, or print why not and exit 2. Strict mode escalates warnings. `workers`, `jobs`: as build_fabric's
     (by default a large design's analysis runs beside the other stages on the spare cores)."""
     from fabric.pipeline import build_fabric
@@ -294,7 +308,7 @@ def build(
         print("error: give --lock FILE or --no-lock, not both", file=sys.stderr)
         raise typer.Exit(2)
     refused: FabricError | None = None
-    with _stages(quiet, len(outputs()) + 2) as step:
+    with _stages(quiet, lambda: len(outputs()) + 2) as step:
         result = _run(spec, strict, lock=_LockChoice(lock, no_lock, allow_moves, out), workers=workers, jobs=True)
         if sum(len(ft.links) for ft in result.topology.fabrics.values()) > FREEZE_LINKS:
             # The build lives until the process ends: collections while rendering need not walk its objects
@@ -384,12 +398,14 @@ def diagram(
 @app.command()
 def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     """Print a summary of every fabric: switches, links, oversubscription, bisection, ECMP, failures, cables."""
+    from rich.table import Table
+
     from fabric.render.summary import cables_by_media, summary
     from fabric.spec.schema import format_ratio
 
     result = _run(spec, strict)
     data = summary(result)
-    console.print(
+    _console().print(
         f"[bold]{_shown(data['design'])}[/bold]: {data['gpus']:,} GPUs, {data['nodes']:,} nodes, "
         f"{data['switches']:,} switches, {data['racks']} racks, {data['cables']:,} cables"
     )
@@ -424,7 +440,7 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
             str(f["min_ecmp_width"] if f["min_ecmp_width"] is not None else "-"),
             f"{failure}% ({_shown(f['worst_single_failure'])})" if failure is not None else "-",
         )
-    console.print(table)
+    _console().print(table)
     media = Table(title="Cables by media")
     media.add_column("media")
     keys = list(result.topology.fabrics)
@@ -434,7 +450,7 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     per_fabric = {key: cables_by_media(result, key) for key in keys}
     for name, total in data["cables_by_media"].items():
         media.add_row(_shown(name), *(str(per_fabric[k].get(name, 0)) for k in keys), str(total))
-    console.print(media)
+    _console().print(media)
     cost = data["cost"]
     tco = Table(title=f"Total cost of ownership, {len(cost['tco_years'])} years (USD; {cost['note']})")
     for column in ("year", "capital", "energy", "space", "support", "total", "cumulative"):
@@ -447,18 +463,18 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
                 for k in ("capital_usd", "energy_usd", "space_usd", "support_usd", "total_usd", "cumulative_usd")
             ),
         )
-    console.print(tco)
+    _console().print(tco)
     per_gpu = cost["capital_per_gpu_usd"]
-    console.print(
+    _console().print(
         f"capital ${cost['capital_usd']:,.0f}"
         + (f" (${per_gpu:,.0f} per GPU)" if per_gpu is not None else "")
         + f", power {cost['power_kw']:,.1f} kW (heat {cost['heat_kw']:,.1f} kW), TCO ${cost['tco_usd']:,.0f}"
         + (f" = ${cost['tco_per_gpu_hour_usd']:.2f} per GPU-hour" if cost["tco_per_gpu_hour_usd"] is not None else "")
     )
     if data["job_bandwidth"] is not None:
-        console.print(_job_table(data["job_bandwidth"]))
+        _console().print(_job_table(data["job_bandwidth"]))
     counts = _counts(result.findings)
-    console.print(
+    _console().print(
         f"{counts['errors']} error(s), {counts['warnings']} warning(s), {counts['infos']} note(s)"
         + (" — run `fabric validate` for details" if len(result.findings) else "")
     )
@@ -515,7 +531,9 @@ def _plan_request(
     )
 
 
-def _plan_table(data: Mapping[str, Any]) -> Table:
+def _plan_table(data: Mapping[str, Any]) -> "Table":
+    from rich.table import Table
+
     grow = data["grow_to"]
     title = f"fabric plan: {data['gpus']:,} GPUs" + (f", grown to {grow:,}" if grow else "") + f" ({data['note']})"
     table = Table(title=title)
@@ -602,6 +620,8 @@ def plan(
     ] = None,
 ) -> None:
     """Rank candidate designs for a GPU count: each candidate from the catalog built through the pipeline."""
+    from rich.console import Console
+
     from fabric.model.rendered import Rendered
     from fabric.plan.candidates import enumerate_candidates
     from fabric.plan.document import spec_yaml
@@ -631,7 +651,7 @@ def plan(
     if as_json:
         print(json.dumps(data, indent=2))
     else:  # a wide table: print it whole rather than fold every cell into a narrow terminal
-        wide = Console(soft_wrap=False, width=max(console.width, 200))
+        wide = Console(soft_wrap=False, width=max(_console().width, 200))
         wide.print(_plan_table(data))
         failing = [row for row in data["candidates"] if row["status"] == "fails"]
         if failing:
@@ -662,7 +682,9 @@ def plan(
     raise typer.Exit(0 if passing else 1)
 
 
-def _job_table(jobs: Mapping[str, Any]) -> Table:
+def _job_table(jobs: Mapping[str, Any]) -> "Table":
+    from rich.table import Table
+
     title = f"Job bandwidth on {_shown(jobs['fabric'])}: Gb/s per GPU across a compact job's worst bisection"
     table = Table(title=title)
     for column in ("nodes", "GPUs", "within", "NIC", "intact", "worst failure"):
@@ -707,6 +729,8 @@ def catalog(
     ] = None,
 ) -> None:
     """List the hardware catalog: port groups, speeds, breakouts, U, power, placeholder prices, unverified values."""
+    from rich.table import Table
+
     from fabric.render.catalog_view import PRICES, catalog_json, catalog_markdown, node_ports, parts, switch_ports
     from fabric.spec.catalog import Media, NodeType, SwitchModel, builtin_catalog
 
@@ -755,7 +779,7 @@ def catalog(
         table.add_column(column, justify="right" if column in ("U", "W", "price") else "left", overflow="fold")
     for part_name, kind, description, ports, u, watts, cost, doubts in rows:
         table.add_row(part_name, kind, description, "\n".join(ports), u, watts, cost, "\n".join(doubts) or "—")
-    console.print(table)
+    _console().print(table)
 
 
 @app.command()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -9,9 +11,12 @@ import pytest
 from fabric import FabricError, load_spec_text
 from fabric.spec.catalog import builtin_catalog, radix, switch_ports
 from fabric.spec.schema import CablingPolicy
+from fabric.spec.yamlio import parse_yaml
 from fabric.topology.media import CablingRules, MediaChooser, length_code
+from tests.conftest import REPO
 
 CATALOG = builtin_catalog()
+SPEC_DIR = REPO / "fabric" / "spec"
 
 
 @pytest.mark.parametrize(
@@ -232,3 +237,12 @@ def test_part_numbers_are_strict_and_bounded(part: str, base: dict[str, object],
     with pytest.raises(ValidationError) as caught:
         CatalogFile.model_validate({part: {"p1": {**base, key: bad}}})
     assert caught.value.error_count() == 1
+
+
+def test_the_json_catalog_is_the_yaml_one(golden: Callable[[Path, str], None]) -> None:
+    """catalog.json, what builtin_catalog reads (fast), is catalog.yaml, what people edit, value for value."""
+    data = parse_yaml((SPEC_DIR / "catalog.yaml").read_text(encoding="utf-8"), "catalog.yaml").data
+    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    assert repr(json.loads(text)) == repr(data)  # lossless: no number key became a string, no 1 became 1.0
+    golden(SPEC_DIR / "catalog.json", text)
+    assert len(data["switches"]) == len(CATALOG.switches) > 10

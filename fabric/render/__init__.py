@@ -9,22 +9,26 @@ hands its sink (the writer's staging tree) as each file is made.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable
 from contextlib import closing
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from fabric.model.findings import error
 from fabric.model.rendered import Rendered
 from fabric.pipeline import Build
-from fabric.render.pool import Sink, render_tasks, worker_count
 from fabric.render.registry import Output
 from fabric.render.safety import CODE, HINT, RenderRefused, unsafe_values
+
+if TYPE_CHECKING:  # the pool (and multiprocessing) load when a build renders, not with each renderer module
+    from fabric.render.pool import Sink
 
 
 @cache
 def outputs() -> tuple[Output, ...]:
     """Every declared output, in name order (each module under fabric.render that has `OUTPUTS`)."""
+    import pkgutil
+
     found: dict[str, Output] = {}
     for info in sorted(pkgutil.walk_packages(__path__, __name__ + "."), key=lambda m: m.name):
         module = importlib.import_module(info.name)
@@ -67,6 +71,8 @@ def _render(
         if problems:
             raise RenderRefused(problems)
 
+    from fabric.render.pool import render_tasks, worker_count
+
     paths: set[str] = set()
     # closed on the way out: the pool's workers end before the caller (say, removing the staging tree) goes on
     tasks = render_tasks(build, outputs(), worker_count(build, workers), step, sink, meanwhile=check)
@@ -82,6 +88,14 @@ def _render(
                 paths.add(path)
             files.update(done.files)
     return paths
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Sink":
+        from fabric.render.pool import Sink
+
+        return Sink
+    raise AttributeError(f"module 'fabric.render' has no attribute {name!r}")
 
 
 __all__ = ["Output", "RenderRefused", "Rendered", "Sink", "outputs", "render_all", "render_into"]

@@ -16,15 +16,14 @@ A lock that cannot be read or is not a valid lock is a `lock-invalid` finding th
 never what the file holds.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic would compile each annotation string (see schema.py).
 import json
 from dataclasses import dataclass
 from ipaddress import IPv4Address, ip_interface
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, StrictInt, StrictStr, ValidationError
+from pydantic import AfterValidator, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from fabric.model.findings import FabricError, Finding, Severity
 from fabric.spec.jsonio import JsonLimitError, load_json
@@ -81,7 +80,12 @@ RouterId = Annotated[StrictStr, AfterValidator(_router_id)]
 Count = Annotated[StrictInt, Field(ge=0, le=10_000_000)]
 
 
-class LockedFabric(StrictModel):
+class _Locked(StrictModel):
+    # built when a lock is first read: a build without one (the first into a directory) never pays for it
+    model_config = ConfigDict(defer_build=True)
+
+
+class LockedFabric(_Locked):
     technology: Literal["infiniband", "ethernet"]
     leaf: Count
     spine: Count
@@ -89,13 +93,13 @@ class LockedFabric(StrictModel):
     asn: Short = ""
 
 
-class LockedSpec(StrictModel):
+class LockedSpec(_Locked):
     nodes: dict[Name, Count]
     fabrics: dict[Name, LockedFabric]
     addressing: dict[Name, Short]
 
 
-class LockedDevice(StrictModel):
+class LockedDevice(_Locked):
     name: Name
     layer: Literal["node", "leaf", "spine", "core"]
     model: Short
@@ -104,7 +108,7 @@ class LockedDevice(StrictModel):
     u: Annotated[StrictInt, Field(ge=0, le=1000)] = 0
 
 
-class LockedCable(StrictModel):
+class LockedCable(_Locked):
     id: Name
     fabric: Name
     a_device: Name
@@ -113,7 +117,7 @@ class LockedCable(StrictModel):
     b_port: Port
 
 
-class LockedAddress(StrictModel):
+class LockedAddress(_Locked):
     device: Name
     interface: Port
     address: Address
@@ -123,19 +127,19 @@ class LockedAddress(StrictModel):
     peer_interface: Annotated[StrictStr, AfterValidator(_port)] = ""
 
 
-class LockedAsn(StrictModel):
+class LockedAsn(_Locked):
     device: Name
     fabric: Name
     asn: Annotated[StrictInt, Field(ge=1, le=4294967295)]
     router_id: RouterId = ""
 
 
-class LockedGuid(StrictModel):
+class LockedGuid(_Locked):
     node: Short  # the NodeDescription: a switch, or `<device> <hca>`
     guid: Annotated[StrictStr, Field(pattern=r"^0x[0-9a-f]{16}$")]
 
 
-class Lock(StrictModel):
+class Lock(_Locked):
     format: Literal["fabric-allocations-lock"]
     version: Literal[1]
     design: Name
