@@ -10,10 +10,12 @@ import re
 import shutil
 from functools import cache
 from html import escape
-
-import graphviz
+from typing import TYPE_CHECKING
 
 from fabric.render.diagrams.graph import Diagram
+
+if TYPE_CHECKING:  # loaded where a picture is drawn: report.md and the exports only list them
+    import graphviz
 
 INSTALL_HINT = (
     "install graphviz (Debian: `apt-get install graphviz`) to get SVG and PNG diagrams; .dot sources are written"
@@ -28,6 +30,8 @@ def html_text(text: object) -> str:
 
 
 def to_dot(diagram: Diagram) -> str:
+    import graphviz
+
     graph = graphviz.Graph(
         name=re.sub(r"\W", "_", diagram.name),
         graph_attr={
@@ -74,5 +78,7 @@ def have_dot() -> bool:
 
 def layout(source: str, fmt: str) -> bytes:
     """Run `dot -T<fmt>` on the source; SVG without graphviz's version comment."""
+    import graphviz
+
     out = graphviz.pipe("dot", fmt, source.encode("utf-8"), quiet=True)
     return _VERSION_COMMENT.sub(b"", out) if fmt == "svg" else out
