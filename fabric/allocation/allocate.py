@@ -530,7 +530,7 @@ def _slot(rules: CablingRules, chooser: MediaChooser, route: float | None, link:
     fields = (
         choice.media.kind if choice else "",
         choice.key if choice else "",
-        choice.part if choice else "",
+        chooser.part(choice) if choice else "",
         choice.length_m if choice else (round(needed, 1) if needed else None),
         round(route, 2) if route is not None else None,
     )
