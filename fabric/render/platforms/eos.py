@@ -57,7 +57,7 @@ _new_port = tuple.__new__  # a _Port without its Python-level __new__ (one per p
 
 
 @cache
-def _speed(speed_gbps: int, lanes: int) -> str:
+def eos_speed(speed_gbps: int, lanes: int) -> str:
     """EOS speed keyword: `400g-4` is 400G on 4 lanes, `100g` a plain 100G port, `1g` copper."""
     if speed_gbps < 10:
         return f"{speed_gbps}g"
@@ -79,7 +79,7 @@ class Eos(Platform):
 
     def speed_keyword(self, port: PortIntent) -> str:
         """The `speed` statement's keyword for a port (structured-config.yaml says the same as startup-config)."""
-        return _speed(port.speed_gbps, len(port.lanes))
+        return eos_speed(port.speed_gbps, len(port.lanes))
 
     def render(self, intent: DeviceIntent) -> dict[str, str]:
         lossless = set(intent.qos.ports) if intent.qos else set()
@@ -88,7 +88,7 @@ class Eos(Platform):
         for p in intent.ports:
             role = p.role
             addresses = address_pairs(p.ipv4, p.ipv6) if p.ipv4 is not None or p.ipv6 is not None else ()
-            speed = _speed(p.speed_gbps, len(p.lanes))
+            speed = eos_speed(p.speed_gbps, len(p.lanes))
             routed = role == "uplink" or role == "downlink"
             ports.append(
                 _new_port(
