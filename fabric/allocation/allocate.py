@@ -313,12 +313,14 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
             rows.extend(_pair_subnets(server_pool, len(data_leaves), pairs, v6_blocks, findings))
     mgmt_network = pools.mgmt
     oob_blocks = 0
+    oob_rows: list[AddressRow] = []
     if oob_leaves:
         mgmt_subnets = Pool(mgmt_network, _subnet_prefix(oob_leaves, ethernet))
-        rows.extend(_leaf_subnets("mgmt", mgmt_subnets, oob_leaves, None, "mgmt", findings))
+        oob_rows = _leaf_subnets("mgmt", mgmt_subnets, oob_leaves, None, "mgmt", findings)
+        rows.extend(oob_rows)
         oob_blocks = len(oob_leaves) * mgmt_subnets.size
-    # management addresses of everything not on an out-of-band leaf
-    done = {(r.device, r.interface) for r in rows if r.purpose == "mgmt"}
+    # management addresses of everything not on an out-of-band leaf (the rows of that purpose so far)
+    done = {(r.device, r.interface) for r in oob_rows if r.purpose == "mgmt"}
     rows.extend(_mgmt(design, topo, findings, done, oob_blocks))
     return rows, findings, loopbacks
 
@@ -426,6 +428,7 @@ def _leaf_subnets(
         return []
     rows = []
     prefix = pool.prefixlen
+    lazy4, lazy6, row = LazyIPv4Interface, LazyIPv6Interface, _address_row  # (interface_at: 200,000 node ports)
     for i, (leaf, (fabric, links)) in enumerate(leaves.items()):
         subnet = pool.start(i)
         if len(links) + 3 > pool.size:
@@ -451,29 +454,10 @@ def _leaf_subnets(
                 )
             )
         for j, link in enumerate(links):
-            rows.append(
-                _address_row(
-                    link.a,
-                    link.a_port,
-                    interface_at(subnet + 2 + j, prefix, 4),
-                    link.b,
-                    link.b_port,
-                    purpose,
-                    fabric,
-                )
-            )
+            a, a_port, b, b_port = link.a, link.a_port, link.b, link.b_port
+            rows.append(row(a, a_port, lazy4(subnet + 2 + j, prefix), b, b_port, purpose, fabric))
             if v6_net is not None:
-                rows.append(
-                    _address_row(
-                        link.a,
-                        link.a_port,
-                        interface_at(v6_net + 2 + j, 64, 6),
-                        link.b,
-                        link.b_port,
-                        purpose,
-                        fabric,
-                    )
-                )
+                rows.append(row(a, a_port, lazy6(v6_net + 2 + j, 64), b, b_port, purpose, fabric))
     return rows
 
 

@@ -305,17 +305,18 @@ class ClosGenerator:
         limit = math.ceil(total / (groups * width))  # ports per leaf when spread evenly
         leaves = [_Leaf(plane, None, None, down) for _ in range(groups * width)]
         base = 0
+        group = leaves[:width]
         for att in attached:
             need = len(att.ports)
             while True:
-                if base >= len(leaves):  # uneven port counts can need one more group
-                    leaves.extend(_Leaf(plane, None, None, down) for _ in range(width))
-                group = leaves[base : base + width]
-                room = sorted((len(leaf.used), i) for i, leaf in enumerate(group) if len(leaf.used) < limit)
+                room = sorted([(len(leaf.used), i) for i, leaf in enumerate(group) if len(leaf.used) < limit])
                 if len(room) >= need:
                     break
                 base += width
-            for ep, (_, i) in zip(att.ports, room[:need], strict=True):
+                if base >= len(leaves):  # uneven port counts can need one more group
+                    leaves.extend(_Leaf(plane, None, None, down) for _ in range(width))
+                group = leaves[base : base + width]
+            for ep, (_, i) in zip(att.ports, room, strict=False):  # (the `need` least used)
                 leaf = group[i]
                 leaf.used[leaf.next_free()] = ep
         return leaves
