@@ -384,11 +384,16 @@ class ClosGenerator:
         naming = self.fabric.naming
         template = naming.leaf or ("su{su}-rail{rail}-leaf" if self.topo.rail_optimized else "leaf{index:02d}")
         leaf_model, platform = self._model("leaf")
+        append, key, in_plane = self.draft.links.append, self.key, self._plane(plane)
+        provisioned: dict[int, int] = {}  # id of a down-port list (the leaves share one) → its Gb/s
         for i, leaf in enumerate(leaves, start=1):
             leaf.index = i
             leaf.pod = (i - 1) // per_pod + 1 if pods else None
             leaf.name = self._name(template, plane, su=leaf.su, rail=leaf.rail, pod=leaf.pod, index=i)
-            self.draft.provisioned_down[leaf.name] = sum(p.speed_gbps for p in leaf.down)
+            down = leaf.down
+            if id(down) not in provisioned:
+                provisioned[id(down)] = sum(p.speed_gbps for p in down)
+            self.draft.provisioned_down[leaf.name] = provisioned[id(down)]
             self.draft.switches.append(
                 SwitchDraft(
                     leaf.name,
@@ -402,22 +407,12 @@ class ClosGenerator:
                     i,
                 )
             )
-            for port_index in sorted(leaf.used):
-                ep = leaf.used[port_index]
-                port = leaf.down[port_index]
-                self.draft.links.append(
-                    new_link(
-                        self.key,
-                        Tier.NODE_LEAF,
-                        ep.device,
-                        ep.port,
-                        leaf.name,
-                        port.name,
-                        min(ep.speed_gbps, port.speed_gbps),
-                        self._plane(plane),
-                        ep.rail,
-                    )
-                )
+            used, name = leaf.used, leaf.name
+            for port_index in sorted(used):
+                ep = used[port_index]
+                port = down[port_index]
+                speed = ep.speed_gbps if ep.speed_gbps <= port.speed_gbps else port.speed_gbps
+                append(new_link(key, Tier.NODE_LEAF, ep.device, ep.port, name, port.name, speed, in_plane, ep.rail))
         if self.peer_ports:
             for lower, upper in zip(leaves[::2], leaves[1::2], strict=True):
                 for port in self.peer_ports:
