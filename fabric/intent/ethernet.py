@@ -463,7 +463,7 @@ class _IntentBuilder:
                 )
         mgmt_name = mgmt_port(platform, model.mgmt_port)
         mgmt = self._address(name, mgmt_name, "mgmt", 4)
-        gateway_ip = spec.management.gateway or (str(next(ip_interface(mgmt).network.hosts())) if mgmt else None)
+        gateway_ip = spec.management.gateway or (str(next(mgmt.network.hosts())) if mgmt else None)
         qos = self._qos(key, ft, [p.name for p in ports if p.admin_up])
         return DeviceIntent(
             hostname=name,
