@@ -534,7 +534,7 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
         # cables of one route length and speed (a rack pair, the same unit offsets) get the same medium and part:
         # choose once per such slot
         cache: dict[tuple[float | None, int, str | None], _Slot] = {}
-        prefix, digits = f"{key}-", f"0{width}d"
+        cable_id = key.replace("%", "%%") + f"-%0{width}d"  # `cable_id % n`: the fabric, then n zero-padded
         layout, tray = spec.racks, rules.tray_height_m
         for n, link in enumerate(ft.links, start=1):
             a, b = devices[link.a], devices[link.b]
@@ -553,7 +553,7 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
             needed, choice, fields = hit
             if needed is not None and choice is None:
                 too_long.append((needed, link))
-            cables.append(_cable(prefix + format(n, digits), link, a.rack or "", a.u, b.rack or "", b.u, *fields))
+            cables.append(_cable(cable_id % n, link, a.rack or "", a.u, b.rack or "", b.u, *fields))
         if too_long:
             needed, worst = max(too_long, key=lambda t: t[0])
             kinds = ", ".join(rules.kinds) if rules.kinds else "any"
