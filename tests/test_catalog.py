@@ -137,7 +137,7 @@ def test_sonic_counts_lanes_across_port_groups() -> None:
 
 
 def test_an_sfp28_cage_is_one_lane_so_eos_names_it_ethernet_n() -> None:
-    from fabric.render.platforms.eos import _speed
+    from fabric.render.platforms.eos import eos_speed
     from fabric.spec.catalog import SwitchModel
 
     model = SwitchModel.model_validate(
@@ -170,17 +170,20 @@ def test_an_sfp28_cage_is_one_lane_so_eos_names_it_ethernet_n() -> None:
     assert [g.lanes for g in model.ports] == [1, 4]  # from the connector
     ports = switch_ports(model, 25, "eos")
     assert len(ports) == 48 + 8 * 4
-    assert [(p.name, _speed(p.speed_gbps, p.lanes)) for p in ports[:2]] == [("Ethernet1", "25g"), ("Ethernet2", "25g")]
-    assert [(p.name, _speed(p.speed_gbps, p.lanes)) for p in ports[48:50]] == [
+    assert [(p.name, eos_speed(p.speed_gbps, p.lanes)) for p in ports[:2]] == [
+        ("Ethernet1", "25g"),
+        ("Ethernet2", "25g"),
+    ]
+    assert [(p.name, eos_speed(p.speed_gbps, p.lanes)) for p in ports[48:50]] == [
         ("Ethernet49/1", "25g"),
         ("Ethernet49/2", "25g"),
     ]
     up = [p for p in switch_ports(model, 100, "eos") if p.speed_gbps == 100]
-    assert len(up) == 8 and (up[0].name, _speed(up[0].speed_gbps, up[0].lanes)) == ("Ethernet49/1", "100g-4")
+    assert len(up) == 8 and (up[0].name, eos_speed(up[0].speed_gbps, up[0].lanes)) == ("Ethernet49/1", "100g-4")
     big = switch_ports(CATALOG.switches["sn5600"], 800, "eos")
-    assert (big[0].name, _speed(big[0].speed_gbps, big[0].lanes)) == ("Ethernet1/1", "800g-8")
+    assert (big[0].name, eos_speed(big[0].speed_gbps, big[0].lanes)) == ("Ethernet1/1", "800g-8")
     half = switch_ports(CATALOG.switches["sn5600"], 400, "eos")
-    assert [(p.name, _speed(p.speed_gbps, p.lanes)) for p in half[:2]] == [
+    assert [(p.name, eos_speed(p.speed_gbps, p.lanes)) for p in half[:2]] == [
         ("Ethernet1/1", "400g-4"),
         ("Ethernet1/5", "400g-4"),
     ]

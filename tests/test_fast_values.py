@@ -41,6 +41,29 @@ def test_maker_refuses_what_it_cannot_make() -> None:
     with pytest.raises(TypeError, match="frozen slots"):
         maker(NoSlots)
 
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class KeywordOnly:
+        x: int
+        y: int = dataclasses.field(default=0, kw_only=True)
+
+    with pytest.raises(TypeError, match="positional init fields only"):
+        maker(KeywordOnly)
+
+
+def test_maker_fills_defaults_and_factories() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Filled:
+        x: int
+        tags: list[str] = dataclasses.field(default_factory=list)
+        note: str = "-"
+
+    make = maker(Filled)
+    a, b = make(1), make(1)
+    assert (a, type(a), a.tags is not b.tags) == (Filled(1), Filled, True)  # a new list each, as Filled's
+    assert make(2, ["t"], note="n") == Filled(2, ["t"], "n")
+    with pytest.raises(TypeError):
+        make()  # x is required, as it is for Filled
+
 
 @pytest.mark.parametrize(
     ("value", "prefix", "lazy", "real"),

@@ -313,12 +313,14 @@ def _allocate_addresses(design: Design, topo: Topology) -> tuple[list[AddressRow
             rows.extend(_pair_subnets(server_pool, len(data_leaves), pairs, v6_blocks, findings))
     mgmt_network = pools.mgmt
     oob_blocks = 0
+    oob_rows: list[AddressRow] = []
     if oob_leaves:
         mgmt_subnets = Pool(mgmt_network, _subnet_prefix(oob_leaves, ethernet))
-        rows.extend(_leaf_subnets("mgmt", mgmt_subnets, oob_leaves, None, "mgmt", findings))
+        oob_rows = _leaf_subnets("mgmt", mgmt_subnets, oob_leaves, None, "mgmt", findings)
+        rows.extend(oob_rows)
         oob_blocks = len(oob_leaves) * mgmt_subnets.size
-    # management addresses of everything not on an out-of-band leaf
-    done = {(r.device, r.interface) for r in rows if r.purpose == "mgmt"}
+    # management addresses of everything not on an out-of-band leaf (the rows of that purpose so far)
+    done = {(r.device, r.interface) for r in oob_rows if r.purpose == "mgmt"}
     rows.extend(_mgmt(design, topo, findings, done, oob_blocks))
     return rows, findings, loopbacks
 
@@ -426,6 +428,7 @@ def _leaf_subnets(
         return []
     rows = []
     prefix = pool.prefixlen
+    lazy4, lazy6, row = LazyIPv4Interface, LazyIPv6Interface, _address_row  # (interface_at: 200,000 node ports)
     for i, (leaf, (fabric, links)) in enumerate(leaves.items()):
         subnet = pool.start(i)
         if len(links) + 3 > pool.size:
@@ -451,29 +454,10 @@ def _leaf_subnets(
                 )
             )
         for j, link in enumerate(links):
-            rows.append(
-                _address_row(
-                    link.a,
-                    link.a_port,
-                    interface_at(subnet + 2 + j, prefix, 4),
-                    link.b,
-                    link.b_port,
-                    purpose,
-                    fabric,
-                )
-            )
+            a, a_port, b, b_port = link.a, link.a_port, link.b, link.b_port
+            rows.append(row(a, a_port, lazy4(subnet + 2 + j, prefix), b, b_port, purpose, fabric))
             if v6_net is not None:
-                rows.append(
-                    _address_row(
-                        link.a,
-                        link.a_port,
-                        interface_at(v6_net + 2 + j, 64, 6),
-                        link.b,
-                        link.b_port,
-                        purpose,
-                        fabric,
-                    )
-                )
+                rows.append(row(a, a_port, lazy6(v6_net + 2 + j, 64), b, b_port, purpose, fabric))
     return rows
 
 
@@ -530,7 +514,7 @@ def _slot(rules: CablingRules, chooser: MediaChooser, route: float | None, link:
     fields = (
         choice.media.kind if choice else "",
         choice.key if choice else "",
-        choice.part if choice else "",
+        chooser.part(choice) if choice else "",
         choice.length_m if choice else (round(needed, 1) if needed else None),
         round(route, 2) if route is not None else None,
     )
@@ -550,7 +534,7 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
         # cables of one route length and speed (a rack pair, the same unit offsets) get the same medium and part:
         # choose once per such slot
         cache: dict[tuple[float | None, int, str | None], _Slot] = {}
-        prefix, digits = f"{key}-", f"0{width}d"
+        cable_id = key.replace("%", "%%") + f"-%0{width}d"  # `cable_id % n`: the fabric, then n zero-padded
         layout, tray = spec.racks, rules.tray_height_m
         for n, link in enumerate(ft.links, start=1):
             a, b = devices[link.a], devices[link.b]
@@ -569,7 +553,7 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
             needed, choice, fields = hit
             if needed is not None and choice is None:
                 too_long.append((needed, link))
-            cables.append(_cable(prefix + format(n, digits), link, a.rack or "", a.u, b.rack or "", b.u, *fields))
+            cables.append(_cable(cable_id % n, link, a.rack or "", a.u, b.rack or "", b.u, *fields))
         if too_long:
             needed, worst = max(too_long, key=lambda t: t[0])
             kinds = ", ".join(rules.kinds) if rules.kinds else "any"

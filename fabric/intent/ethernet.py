@@ -82,6 +82,7 @@ class PrefixRule:
 
 
 _PEER, _NODE_LEAF = Tier.PEER, Tier.NODE_LEAF
+_NONE: Mapping[tuple[str, str, int], Interface] = {}  # a device without addresses
 _port = maker(PortIntent)  # half a million at 100k GPUs: built as cheaply as a plain dataclass
 _neighbor = maker(Neighbor)
 
@@ -288,24 +289,27 @@ class _IntentBuilder:
         self.topology = topology
         self.plan = plan
         self.findings: list[Finding] = []
-        # (device, interface, purpose, IP version) → the first such address; node ports' rows (half the plan)
+        # device → (interface, purpose, IP version) → the first such address (per device, as _device reads them:
+        # one dict keyed by all four was a cache miss a lookup at 100k GPUs); node ports' rows (half the plan)
         # are not looked up
-        self.addresses: dict[tuple[str, str, str, int], Interface] = {}
+        self.addresses: dict[str, dict[tuple[str, str, int], Interface]] = defaultdict(dict)
         self.v6 = False  # any IPv6 address in the plan (else no port looks one up)
+        # each fabric's leaf subnets: out-of-band leaves hold management subnets, the others server subnets
+        self.subnet_prefix: dict[str, int] = {}
+        addresses, gateways = self.addresses, ("server-gateway", "mgmt-gateway")
         for row in plan.addresses:
-            if row.purpose != "server":
-                version = row.address.version
-                self.addresses.setdefault((row.device, row.interface, row.purpose, version), row.address)
+            purpose = row.purpose
+            if purpose != "server":
+                address = row.address
+                version = address.version
+                addresses[row.device].setdefault((row.interface, purpose, version), address)
                 if version == 6:
                     self.v6 = True
+                elif purpose in gateways:
+                    self.subnet_prefix.setdefault(row.fabric, address.network.prefixlen)
         self.rank = {name: LAYER_RANK[dev.layer] for name, dev in topology.devices.items()}
         self.layouts: dict[tuple[str, str, tuple[tuple[str, int], ...]], list[_Port]] = {}
         self.asn = {row.device: row.asn for row in plan.asns}
-        # each fabric's leaf subnets: out-of-band leaves hold management subnets, the others server subnets
-        self.subnet_prefix: dict[str, int] = {}
-        for r in plan.addresses:
-            if r.purpose in ("server-gateway", "mgmt-gateway") and r.address.version == 4:
-                self.subnet_prefix.setdefault(r.fabric, r.address.network.prefixlen)
         # fabric → the most links one routed node has in it (the paths to its loopback)
         self.routed_width: dict[str, int] = {}
         for key, ft in topology.fabrics.items():
@@ -318,13 +322,17 @@ class _IntentBuilder:
             if design.spec.dual_homing(key) == "bond":
                 for i, pair in enumerate(mlag_pairs(ft), start=1):
                     self.pairs[pair.lower] = self.pairs[pair.upper] = (pair, i)
-        self.cable_m: dict[tuple[str, str], float | None] = {}
+        # switch → port → its cable's length; per switch, as _device reads them (one dict of every cable end
+        # keyed by (device, port) was a cache miss a port: 0.4 s at 100k GPUs on RoCE)
+        self.cable_m: dict[str, dict[str, float | None]] = defaultdict(dict)
         ethernet = {key for key, ft in topology.fabrics.items() if ft.technology == "ethernet"}
+        cable_m = self.cable_m
         for cable in plan.cables:
             link = cable.link
             if link.fabric in ethernet:
-                self.cable_m[(link.a, link.a_port)] = cable.length_m
-                self.cable_m[(link.b, link.b_port)] = cable.length_m
+                if link.tier != _NODE_LEAF:  # (the lower end of a node link is a node or a management port)
+                    cable_m[link.a][link.a_port] = cable.length_m
+                cable_m[link.b][link.b_port] = cable.length_m
         spec = design.spec
         self.snmp: str | None = None
         if spec.management.snmp_community is not None:
@@ -342,7 +350,7 @@ class _IntentBuilder:
                     self.findings.append(problem)
 
     def _address(self, device: str, interface: str, purpose: str, version: int) -> Interface | None:
-        return self.addresses.get((device, interface, purpose, version))
+        return self.addresses.get(device, _NONE).get((interface, purpose, version))
 
     def _layout(self, model_key: str, platform: str, used: dict[str, int]) -> list[_Port]:
         """`_layout`, once per model, platform and cabled ports in order: the leaves of a fabric share a few."""
@@ -386,8 +394,9 @@ class _IntentBuilder:
         bonds: dict[int, list[str]] = defaultdict(list)  # channel → this leaf's member ports
         ports = []
         server_members = []
-        address = self.addresses.get
-        cable_m = self.cable_m.get
+        local_v4: dict[str, tuple[str, Interface | None]] = {}  # routed port → (purpose, its address): for _bgp
+        address = self.addresses.get(name, _NONE).get
+        cable_m = self.cable_m.get(name, {}).get
         v6 = self.v6
         for port, cage, sub, breakout, speed, lanes in self._layout(device.model, platform, used):
             link = peers.get(port)
@@ -412,6 +421,10 @@ class _IntentBuilder:
             else:
                 role = "uplink" if mine_a else "downlink"
             routed = not (unnumbered or role == "server" or role == "peer-link")
+            ipv4 = None
+            if routed:
+                ipv4 = address((port, purpose, 4))
+                local_v4[port] = (purpose, ipv4)
             ports.append(
                 _port(
                     port,
@@ -425,9 +438,9 @@ class _IntentBuilder:
                     role,
                     peer_device,
                     peer_port,
-                    address((name, port, purpose, 4)) if routed else None,
-                    address((name, port, purpose, 6)) if routed and v6 else None,
-                    cable_m((name, port)),
+                    ipv4,
+                    address((port, purpose, 6)) if routed and v6 else None,
+                    cable_m(port),
                     channel,
                 )
             )
@@ -450,7 +463,7 @@ class _IntentBuilder:
                 )
         mgmt_name = mgmt_port(platform, model.mgmt_port)
         mgmt = self._address(name, mgmt_name, "mgmt", 4)
-        gateway_ip = spec.management.gateway or (str(next(ip_interface(mgmt).network.hosts())) if mgmt else None)
+        gateway_ip = spec.management.gateway or (str(next(mgmt.network.hosts())) if mgmt else None)
         qos = self._qos(key, ft, [p.name for p in ports if p.admin_up])
         return DeviceIntent(
             hostname=name,
@@ -466,7 +479,9 @@ class _IntentBuilder:
             loopback_v6=loopback_v6,
             ports=tuple(ports),
             servers=servers,
-            bgp=self._bgp(key, ft, name, links, loopback_v4, loopback_v6, servers, unnumbered, routed_nodes, mlag),
+            bgp=self._bgp(
+                key, ft, name, links, loopback_v4, loopback_v6, servers, unnumbered, routed_nodes, mlag, local_v4
+            ),
             mtu=mtu,
             lldp=True,
             ntp=tuple(spec.management.ntp),
@@ -545,12 +560,15 @@ class _IntentBuilder:
         unnumbered: bool,
         routed_nodes: bool = False,
         mlag: MlagIntent | None = None,
+        local_v4: Mapping[str, tuple[str, Interface | None]] | None = None,
     ) -> BgpIntent | None:
         asn = self.asn.get(name)
         if asn is None or loopback_v4 is None:
             return None  # the plan failed (its findings say why)
         neighbors = []
-        address = self.addresses.get
+        addresses = self.addresses
+        address = addresses.get(name, _NONE).get
+        local = local_v4 or {}
         asns = self.asn.get
         rank, my_rank = self.rank, self.rank[name]
         remote_up = set()  # the ASNs of the neighbours above this switch
@@ -566,10 +584,11 @@ class _IntentBuilder:
             if unnumbered:
                 neighbor = _neighbor(mine, mine, asns(peer), peer, peer_port)
             else:
-                peer_ip = address((peer, peer_port, purpose, 4))
+                peer_ip = addresses.get(peer, _NONE).get((peer_port, purpose, 4))
                 if peer_ip is None:
                     continue
-                local_ip = address((name, mine, purpose, 4))
+                known = local.get(mine)  # _device looked it up
+                local_ip = known[1] if known is not None and known[0] == purpose else address((mine, purpose, 4))
                 neighbor = _neighbor(
                     ip_text(peer_ip),  # a neighbour is named by its address (numbered) or the interface (unnumbered)
                     mine,

@@ -184,7 +184,7 @@ def asn_plan_csv(build: Build) -> str:
 def inventory_csv(build: Build) -> str:
     return csv_text(
         INVENTORY_COLUMNS,
-        (
+        lambda: (  # a function: the table is written as it is unless its text shows a formula character
             (
                 d.name,
                 d.layer,

@@ -27,7 +27,9 @@ def _environment(**options: object) -> Environment:
 
 @cache
 def environment(quote: str = "") -> Environment:
-    return _environment(autoescape=False, finalize=partial(one_line, quote=quote))
+    # one_line itself where no quote is barred: a partial's call costs three times the check (100,000 values
+    # in a 260-switch EOS fabric's configs)
+    return _environment(autoescape=False, finalize=partial(one_line, quote=quote) if quote else one_line)
 
 
 def quote_of(template: str) -> str:

@@ -28,6 +28,9 @@ _RESOLVERS = _DUMPER.yaml_implicit_resolvers
 _SCALARS: dict[Any, str] = {}  # value (a str) or (type, value) → as PyYAML writes it after `key: `
 _KEYS: dict[Any, str] = {}  # the same for keys, written before `: `
 _ATOMS = (int, bool, float, type(None))
+# ints, booleans and null as PyYAML writes them, a memo per type (True == 1, but they are written differently),
+# looked up inline as text is: a call of _scalar each was a tenth of an EOS structured config's time
+_TYPED: dict[type, dict[Any, str]] = {int: {}, bool: {}, type(None): {}}
 
 
 class _NotPlain(Exception):
@@ -87,7 +90,11 @@ def _scalar(value: Any, cache: dict[Any, str], key: bool, as_text: tuple[type, .
         value, kind = str(value), str
     if kind is float:
         return _written(value, key)  # not remembered: -0.0 == 0.0, but they are written differently
-    memo = value if kind is str else (kind, value)  # True == 1, but they are written differently
+    typed = _TYPED.get(kind) if not key else None
+    if typed is not None:
+        cache, memo = typed, value
+    else:
+        memo = value if kind is str else (kind, value)  # True == 1, but they are written differently
     found = cache.get(memo)
     if found is None:
         found = _written(value, key)
@@ -120,7 +127,7 @@ def _mapping(
     """A block mapping: its first line starts with `lead`, the others with `pad`. A container met twice PyYAML
     writes as an anchor and an alias, so it gets the document (`seen`). Written inline, one string a line: this
     loop runs for every node."""
-    keys, scalars = _KEYS, _SCALARS
+    keys, scalars, atoms = _KEYS, _SCALARS, _TYPED
     inner = pad + "  "
     for k, v in data.items():
         name = keys.get(k) if type(k) is str else None
@@ -143,7 +150,9 @@ def _mapping(
                 out.append(f"{lead}{name}:\n")
                 _sequence(v, pad, pad, out, seen, as_text)  # PyYAML does not indent a sequence in a mapping
         else:
-            out.append(f"{lead}{name}: {_scalar(v, scalars, False, as_text)}\n")
+            typed = atoms.get(kind)
+            text = typed.get(v) if typed is not None else None
+            out.append(f"{lead}{name}: {_scalar(v, scalars, False, as_text) if text is None else text}\n")
         lead = pad
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fabric.model.findings import Finding, error
+from fabric.model.frozen import maker
 from fabric.spec.catalog import Catalog
 from fabric.spec.platforms import mgmt_port
 from fabric.spec.schema import NodeAttach, Spec, SwitchMgmtAttach
@@ -45,6 +46,10 @@ class Attachment:
         return all(p.rail is not None for p in self.ports)
 
 
+# as cheaply as plain dataclasses: a node entry and an attachment per node, an endpoint per port (100,000 at 100k)
+_node_entry, _endpoint, new_attachment = maker(NodeEntry), maker(Endpoint), maker(Attachment)
+
+
 def expand_nodes(spec: Spec) -> tuple[list[NodeEntry], list[Finding]]:
     nodes: list[NodeEntry] = []
     findings: list[Finding] = []
@@ -58,7 +63,7 @@ def expand_nodes(spec: Spec) -> tuple[list[NodeEntry], list[Finding]]:
                 clashes.append(name)
                 continue
             seen[name] = group.group
-            nodes.append(NodeEntry(name, group.group, group.type, index))
+            nodes.append(_node_entry(name, group.group, group.type, index))
         if clashes:
             shown = ", ".join(clashes[:4]) + (f" and {len(clashes) - 4} more" if len(clashes) > 4 else "")
             findings.append(
@@ -92,23 +97,17 @@ def attachments(
             port_group = catalog.nodes[group.type].ports[entry.ports]
             ports = port_group.port_list()
             ordered = sorted(range(len(ports)), key=lambda j: (ports[j].rail is None, ports[j].rail or 0, j))
+            speed, named = port_group.speed_gbps, [(ports[j].name, ports[j].rail) for j in ordered]
             for node in by_group.get(entry.group, []):
-                out.append(
-                    Attachment(
-                        node.name,
-                        entry.group,
-                        tuple(
-                            Endpoint(node.name, ports[j].name, port_group.speed_gbps, ports[j].rail) for j in ordered
-                        ),
-                        path,
-                    )
-                )
+                name = node.name
+                ends = tuple([_endpoint(name, port, speed, rail) for port, rail in named])
+                out.append(new_attachment(name, entry.group, ends, path))
         elif isinstance(entry, SwitchMgmtAttach):
             others = [f for f in spec.fabrics if f != key] if entry.switch_mgmt == "all" else entry.switch_mgmt
             for other in others:
                 for name, model, platform in switch_mgmt.get(other, ()):
                     port = mgmt_port(platform, catalog.switches[model].mgmt_port)
-                    out.append(Attachment(name, "mgmt", (Endpoint(name, port, MGMT_SPEED_GBPS, None),), path))
+                    out.append(new_attachment(name, "mgmt", (_endpoint(name, port, MGMT_SPEED_GBPS, None),), path))
     return out
 
 

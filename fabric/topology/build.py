@@ -10,14 +10,14 @@ from dataclasses import replace
 from fabric.model.draft import FabricDraft
 from fabric.model.findings import Finding, error
 from fabric.model.kinds import Layer
-from fabric.model.topology import Device, FabricTopology, Link, Topology
+from fabric.model.topology import Device, FabricTopology, Link, Topology, new_device
 from fabric.spec.loader import Design, suggest
 from fabric.spec.paths import locate
 from fabric.spec.schema import MAX_NAME, NAME_RULE, ClosTopology, CsvTopology, ExplicitTopology, is_name
 from fabric.topology.attach import NodeEntry, attachments, expand_nodes, mgmt_dependencies
 from fabric.topology.clos import generate_clos
 from fabric.topology.explicit import Pin, build_explicit, build_from_csv, locate_csv_rows
-from fabric.topology.racks import Placeable, parse_rack, place
+from fabric.topology.racks import Placeable, new_placeable, parse_rack, place
 
 
 def _fabric_order(design: Design) -> tuple[list[str], list[Finding]]:
@@ -93,7 +93,7 @@ def build_topology(design: Design) -> Topology:
     for node in nodes:
         node_type = catalog.nodes[node.type]
         rack, u = placement.positions.get(node.name, (None, None))
-        devices[node.name] = Device(
+        devices[node.name] = new_device(
             node.name,
             Layer.NODE,
             node.type,
@@ -110,7 +110,7 @@ def build_topology(design: Design) -> Topology:
             rack, u = placement.positions.get(sw.name, (None, None))
             devices.setdefault(
                 sw.name,
-                Device(
+                new_device(
                     sw.name,
                     sw.layer,
                     sw.model,
@@ -244,8 +244,9 @@ def _placeables(
 ) -> list[Placeable]:
     spec, catalog = design.spec, design.catalog
     per_rack = {g.group: g.per_rack for g in spec.nodes}
+    node_types = catalog.nodes
     items = [
-        Placeable(n.name, catalog.nodes[n.type].u, catalog.nodes[n.type].power_w, f"group:{n.group}", per_rack[n.group])
+        new_placeable(n.name, node_types[n.type].u, node_types[n.type].power_w, f"group:{n.group}", per_rack[n.group])
         for n in nodes
     ]
     seen: set[str] = set()
@@ -260,7 +261,7 @@ def _placeables(
             model = catalog.switches[sw.model]
             pin = pins.get(sw.name)
             items.append(
-                Placeable(
+                new_placeable(
                     sw.name,
                     model.u,
                     model.power_w,

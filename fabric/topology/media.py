@@ -72,6 +72,8 @@ class MediaChooser:
         self.technology = technology
         self._media = media
         self._candidates: dict[int, list[tuple[str, Media]]] = {}
+        self._made: dict[tuple[str, float], Choice] = {}  # (medium, length) → its one Choice
+        self._parts: dict[tuple[str, float], str] = {}
 
     def candidates(self, speed: int) -> Sequence[tuple[str, Media]]:
         found = self._candidates.get(speed)
@@ -95,8 +97,18 @@ class MediaChooser:
             if needed_m <= m.reach_m:
                 for length in m.lengths_m:
                     if length >= needed_m - 1e-9:
-                        return Choice(key, m, length)
+                        made = self._made.get((key, length))
+                        if made is None:
+                            made = self._made[(key, length)] = Choice(key, m, length)
+                        return made
         return None
+
+    def part(self, choice: Choice) -> str:
+        """`choice.part`, formatted once per medium and length (a cable plan asks for thousands)."""
+        found = self._parts.get((choice.key, choice.length_m))
+        if found is None:
+            found = self._parts[(choice.key, choice.length_m)] = choice.part
+        return found
 
     def reach(self, speed: int) -> float:
         return max((m.reach_m for _, m in self.candidates(speed)), default=0.0)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fabric.model.findings import Finding, error
+from fabric.model.frozen import maker
 from fabric.model.topology import Rack
 from fabric.spec.schema import RackLayout
 
@@ -32,6 +33,9 @@ class Placeable:
     rack: str | None = None  # pinned by the spec
     u: int | None = None
     path: str = ""  # spec path, for findings about a pinned placement
+
+
+new_placeable = maker(Placeable)  # one per device: as cheaply as a plain dataclass
 
 
 @dataclass(frozen=True)

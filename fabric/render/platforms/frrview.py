@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from fabric.allocation.allocate import Interface
 from fabric.intent.ethernet import DeviceIntent, Neighbor, PrefixRule
@@ -18,7 +19,9 @@ class PrefixLine:
     bounds: str  # " ge 32", " le 24" or ""
 
 
-def prefix_lines(rules: tuple[PrefixRule, ...]) -> list[PrefixLine]:
+@cache
+def prefix_lines(rules: tuple[PrefixRule, ...]) -> tuple[PrefixLine, ...]:
+    """The lines of a prefix list; made once per distinct rules (the switches of a fabric share theirs)."""
     out = []
     for i, rule in enumerate(rules, start=1):
         bounds = (f" ge {rule.ge}" if rule.ge is not None else "") + (f" le {rule.le}" if rule.le is not None else "")
@@ -26,7 +29,7 @@ def prefix_lines(rules: tuple[PrefixRule, ...]) -> list[PrefixLine]:
         if rule.ge is None and rule.le is not None and rule.le == rule.prefix.prefixlen:
             bounds = ""
         out.append(PrefixLine(i * 10, str(rule.prefix), bounds))
-    return out
+    return tuple(out)
 
 
 @dataclass(frozen=True)
