@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from fabric.analysis import small
+from fabric.analysis import cuts
 
 # the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures (on lists up
 # to figures.SMALL_SWITCHES switches, as the figures are: numpy and scipy then never load)
@@ -99,74 +99,108 @@ def job_bandwidth(
             ports[link.a].append((index[link.b], link.speed_gbps))
     # per GPU; a scheduler node without GPUs counts as one (its figure is then per node)
     gpus = {n: design.catalog.nodes[topology.devices[n].model].gpus or 1 for n in nodes}
+    counts = [min(k, len(nodes)) for k in sizes or job_sizes(len(nodes))]
+    prefix = _prefixes(nodes, ports, gpus, len(sg.names), {b for k in counts for b in (k, k // 2)})
+    spans = _spans(loc, nodes)
     rows = []
-    for k in sizes or job_sizes(len(nodes)):
-        job = nodes[: min(k, len(nodes))]
-        rows.append(_job(sg, loc, job, ports, gpus, failures))
+    for k in counts:
+        span = next((name for name, held in spans if held >= k), "")
+        rows.append(_job(sg, k, span, prefix, failures))
     return JobTable(loc.fabric, tuple(rows))
 
 
-def _span(loc: Locality, job: list[str]) -> str:
-    wanted = set(job)
+def _spans(loc: Locality, nodes: list[str]) -> list[tuple[str, int]]:
+    """Each logical switch, lowest level first, with how long a prefix of the placement it holds: a job of the
+    first k nodes spans the first switch holding k or more."""
+    out = []
     for level in loc.levels:
         for switch in level:
-            if wanted <= set(switch.nodes):
-                return switch.name
-    return ""
+            below = set(switch.nodes)
+            held = 0
+            while held < len(nodes) and nodes[held] in below:
+                held += 1
+            out.append((switch.name, held))
+    return out
 
 
-def _side(members: list[str], ports: dict[str, list[tuple[int, int]]], n: int) -> list[int]:
-    cap = [0] * n
-    for node in members:
-        for leaf, gbps in ports[node]:
-            cap[leaf] += gbps
-    return cap
+@dataclass(frozen=True, slots=True)
+class _Prefix:
+    """The first k nodes of the placement, those at even and at odd positions apart: per switch Gb/s, GPUs."""
+
+    even: list[int]
+    odd: list[int]
+    even_gpus: int
+    odd_gpus: int
+
+    def caps(self) -> list[int]:
+        return [a + b for a, b in zip(self.even, self.odd, strict=True)]
 
 
-def _job(
-    sg: SwitchGraph | _SwitchGraph,
-    loc: Locality,
-    job: list[str],
-    ports: dict[str, list[tuple[int, int]]],
-    gpus: dict[str, int],
-    failures: bool,
-) -> JobBandwidth:
-    n_gpus = sum(gpus[n] for n in job)
-    nic = sum(g for n in job for _, g in ports[n]) / n_gpus
-    if len(job) < 2:
-        return JobBandwidth(len(job), n_gpus, _span(loc, job), nic, nic, nic, None)
-    half = len(job) // 2
-    cuts = [(job[:half], job[half:]), (job[0::2], job[1::2])]
+def _prefixes(
+    nodes: list[str], ports: dict[str, list[tuple[int, int]]], gpus: dict[str, int], n: int, wanted: set[int]
+) -> dict[int, _Prefix]:
+    """The prefixes of the placement of the `wanted` lengths, in one walk along it."""
+    caps = ([0] * n, [0] * n)
+    count = [0, 0]
+    out = {}
+    for i in range(max(wanted) + 1):
+        if i in wanted:
+            out[i] = _Prefix(list(caps[0]), list(caps[1]), count[0], count[1])
+        if i == len(nodes):
+            break
+        side = caps[i % 2]
+        for leaf, gbps in ports[nodes[i]]:
+            side[leaf] += gbps
+        count[i % 2] += gpus[nodes[i]]
+    return out
+
+
+def _job(sg: SwitchGraph | _SwitchGraph, k: int, span: str, prefix: dict[int, _Prefix], failures: bool) -> JobBandwidth:
+    whole = prefix[k]
+    n_gpus = whole.even_gpus + whole.odd_gpus
+    everything = whole.caps()
+    nic = sum(everything) / n_gpus
+    if k < 2:
+        return JobBandwidth(k, n_gpus, span, nic, nic, nic, None)
+    # the cuts: first half against second half, odd against even nodes
+    first = prefix[k // 2]
+    halves = first.caps()
+    a_gpus = first.even_gpus + first.odd_gpus
+    cuts = [
+        (halves, [x - y for x, y in zip(everything, halves, strict=True)], min(a_gpus, n_gpus - a_gpus)),
+        (whole.even, whole.odd, min(whole.even_gpus, whole.odd_gpus)),
+    ]
     intact = float("inf")
     worst = float("inf")
     element: str | None = None
-    size = len(sg.names)
-    for i, (a, b) in enumerate(cuts):
-        smaller = min(sum(gpus[n] for n in a), sum(gpus[n] for n in b))
-        flow, lost = _cut(sg, _side(a, ports, size), _side(b, ports, size), failures and i == 0, smaller)
+    for i, (s_cap, t_cap, smaller) in enumerate(cuts):
+        if i and cuts[0] == cuts[1]:  # a job on one leaf: both cuts are the same
+            continue
+        flow, lost = _cut(sg, s_cap, t_cap, failures and i == 0, smaller)
         intact = min(intact, flow / smaller)
         if lost is not None:
             worst, element = lost
     if worst >= intact:  # no single loss lowers this job's figure
         worst, element = intact, None
-    return JobBandwidth(len(job), n_gpus, _span(loc, job), nic, intact, worst, element)
+    return JobBandwidth(k, n_gpus, span, nic, intact, worst, element)
 
 
 def _cut(
     sg: SwitchGraph | _SwitchGraph, s_cap: list[int], t_cap: list[int], failures: bool, smaller: int
 ) -> tuple[int, tuple[float, str] | None]:
     """The cut's max flow and, with `failures`, the worst loss (flow per GPU of the `smaller` side, element): the
-    first of the lowest. On arrays, a loss whose lower bound is no lower than the worst so far is skipped (only a
-    strictly lower flow replaces it)."""
+    first of the lowest. A loss whose lower bound is no lower than the worst so far is skipped (only a strictly lower
+    flow replaces it)."""
     worst: tuple[float, str] | None = None
     if isinstance(sg, SwitchGraph):
-        split = small.Split("job", s_cap, t_cap)
-        flow = small.split_flow(sg, sg.pairs, split)[0]
-        for name, damaged, alive in small.failures(sg, split, [True] * len(sg.names)) if failures else []:
-            value = small.split_flow(sg, damaged, split, alive)[0] / smaller
+        cut = cuts.Cut(cuts.cut_graph(sg), s_cap, t_cap)
+        for name, computed, lower in cuts.failures(sg, cut) if failures else []:
+            if worst is not None and lower / smaller >= worst[0]:
+                continue
+            value = computed() / smaller
             if worst is None or value < worst[0]:
                 worst = (value, name)
-        return flow, worst
+        return cut.flow.value, worst
     import numpy as np
 
     arrays = _Split("job", np.array(s_cap, dtype=np.int64), np.array(t_cap, dtype=np.int64))
