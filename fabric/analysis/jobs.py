@@ -17,7 +17,7 @@ NVLink and the network takes whatever the NICs send.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from fabric.analysis import cuts
 
@@ -27,6 +27,7 @@ from fabric.analysis.figures import SMALL_SWITCHES, _failures, _Split, _split_re
 from fabric.analysis.locality import Locality, locality
 from fabric.analysis.small import SwitchGraph, switch_lists
 from fabric.model.kinds import Tier
+from fabric.model.memo import per_object
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design
 
@@ -204,12 +205,23 @@ def _cut(
     import numpy as np
 
     arrays = _Split("job", np.array(s_cap, dtype=np.int64), np.array(t_cap, dtype=np.int64))
-    whole = _split_reduced(sg, sg.pairs, arrays)
+    base = _base(sg)
+    whole = _split_reduced(sg, sg.pairs, arrays, base=base)
     inside = np.ones(len(sg.names), dtype=bool)
-    for name, make, gone, bound in _failures(sg, arrays, inside) if failures else []:
+    # the cut's classes on the switches are its reduced flow's (the same refinement, source and sink aside)
+    colors = whole.colors[: len(sg.names)] if whole.colors is not None else None
+    for name, make, gone, bound in _failures(sg, arrays, inside, colors) if failures else []:
         if worst is not None and bound(whole) / smaller >= worst[0]:
             continue
-        value = _split_reduced(sg, make(), arrays, gone).value / smaller
+        value = _split_reduced(sg, make(), arrays, gone, base).value / smaller
         if worst is None or value < worst[0]:
             worst = (value, name)
     return whole.value, worst
+
+
+@per_object
+def _base(sg: _SwitchGraph) -> Any:
+    """The switch graph's coarsest equitable partition of its ranks: every cut's classes refine it."""
+    from fabric.analysis.reduction import refine
+
+    return refine(sg.pairs, sg.rank)
