@@ -99,7 +99,9 @@ def job_bandwidth(
         if link.tier == Tier.NODE_LEAF and link.a in ports:
             ports[link.a].append((index[link.b], link.speed_gbps))
     # per GPU; a scheduler node without GPUs counts as one (its figure is then per node)
-    gpus = {n: design.catalog.nodes[topology.devices[n].model].gpus or 1 for n in nodes}
+    per_model = {model: part.gpus or 1 for model, part in design.catalog.nodes.items()}
+    devices = topology.devices
+    gpus = {n: per_model[devices[n].model] for n in nodes}
     counts = [min(k, len(nodes)) for k in sizes or job_sizes(len(nodes))]
     prefix = _prefixes(nodes, ports, gpus, len(sg.names), {b for k in counts for b in (k, k // 2)})
     spans = _spans(loc, nodes)
@@ -114,12 +116,18 @@ def _spans(loc: Locality, nodes: list[str]) -> list[tuple[str, int]]:
     """Each logical switch, lowest level first, with how long a prefix of the placement it holds: a job of the
     first k nodes spans the first switch holding k or more."""
     out = []
+    whole = tuple(nodes)
     for level in loc.levels:
         for switch in level:
-            below = set(switch.nodes)
-            held = 0
-            while held < len(nodes) and nodes[held] in below:
-                held += 1
+            if switch.nodes == whole:  # the whole placement, as the root holds it
+                held = len(nodes)
+            elif nodes[0] not in switch.nodes:  # most switches: no job starts under them
+                held = 0
+            else:
+                below = set(switch.nodes)
+                held = 1
+                while held < len(nodes) and nodes[held] in below:
+                    held += 1
             out.append((switch.name, held))
     return out
 
