@@ -16,7 +16,9 @@ NVLink and the network takes whatever the NICs send.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from fabric.analysis import cuts
@@ -197,19 +199,30 @@ def _job(sg: SwitchGraph | _SwitchGraph, k: int, span: str, prefix: dict[int, _P
 def _cut(
     sg: SwitchGraph | _SwitchGraph, s_cap: list[int], t_cap: list[int], failures: bool, smaller: int
 ) -> tuple[int, tuple[float, str] | None]:
-    """The cut's max flow and, with `failures`, the worst loss (flow per GPU of the `smaller` side, element): the
-    first of the lowest. A loss whose lower bound is no lower than the worst so far is skipped (only a strictly lower
-    flow replaces it)."""
-    worst: tuple[float, str] | None = None
+    """The cut's max flow and, with `failures`, the worst loss that costs it anything (flow per GPU of the `smaller`
+    side, element): the first of the lowest. Only a strictly lower flow may replace the worst so far, or the intact
+    flow at first (a loss that costs nothing leaves the job's figure as it is, whichever loss it is), so a loss
+    whose lower bound is no lower is not computed."""
     if isinstance(sg, SwitchGraph):
         cut = cuts.Cut(cuts.cut_graph(sg), s_cap, t_cap)
-        for name, computed, lower in cuts.failures(sg, cut) if failures else []:
-            if worst is not None and lower / smaller >= worst[0]:
-                continue
-            value = computed() / smaller
-            if worst is None or value < worst[0]:
-                worst = (value, name)
-        return cut.flow.value, worst
+        flow = cut.flow.value
+        losses = cuts.failures(sg, cut) if failures else []
+    else:
+        flow, losses = _array_cut(sg, s_cap, t_cap, failures)
+    worst: tuple[float, str] | None = None
+    for name, computed, lower in losses:
+        if lower / smaller >= (worst[0] if worst is not None else flow / smaller):
+            continue
+        value = computed() / smaller
+        if value < (worst[0] if worst is not None else flow / smaller):
+            worst = (value, name)
+    return flow, worst
+
+
+def _array_cut(
+    sg: _SwitchGraph, s_cap: list[int], t_cap: list[int], failures: bool
+) -> tuple[int, list[tuple[str, Callable[[], int], float]]]:
+    """The cut's max flow on arrays, and each loss with its flow (made when asked for) and lower bound."""
     import numpy as np
 
     arrays = _Split("job", np.array(s_cap, dtype=np.int64), np.array(t_cap, dtype=np.int64))
@@ -218,13 +231,16 @@ def _cut(
     inside = np.ones(len(sg.names), dtype=bool)
     # the cut's classes on the switches are its reduced flow's (the same refinement, source and sink aside)
     colors = whole.colors[: len(sg.names)] if whole.colors is not None else None
-    for name, make, gone, bound in _failures(sg, arrays, inside, colors) if failures else []:
-        if worst is not None and bound(whole) / smaller >= worst[0]:
-            continue
-        value = _split_reduced(sg, make(), arrays, gone, base).value / smaller
-        if worst is None or value < worst[0]:
-            worst = (value, name)
-    return whole.value, worst
+    start = base if colors is None else colors
+
+    def damaged(make: Callable[[], Any], gone: Any) -> int:
+        return _split_reduced(sg, make(), arrays, gone, start).value
+
+    losses: list[tuple[str, Callable[[], int], float]] = [
+        (name, partial(damaged, make, gone), bound(whole))
+        for name, make, gone, bound in (_failures(sg, arrays, inside, colors) if failures else [])
+    ]
+    return whole.value, losses
 
 
 @per_object
