@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
+# the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures; on lists up to
+# figures.SMALL_SWITCHES switches, as the figures are (numpy and scipy then never load), refined cut by cut from
+# the fabric's own partition (cuts.py)
 from fabric.analysis import cuts
-
-# the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures (on lists up
-# to figures.SMALL_SWITCHES switches, as the figures are: numpy and scipy then never load)
 from fabric.analysis.figures import SMALL_SWITCHES, _failures, _Split, _split_reduced, _switch_graph, _SwitchGraph
 from fabric.analysis.locality import Locality, locality
 from fabric.analysis.small import SwitchGraph, switch_lists
