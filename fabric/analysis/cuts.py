@@ -21,10 +21,22 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
-from fabric.analysis.figures import _less
-from fabric.analysis.small import SwitchGraph, refine
+from fabric.analysis.small import (
+    Flow,
+    GraphFigures,
+    Split,
+    SwitchGraph,
+    _less,
+    components,
+    ecmp,
+    plane_bisection,
+    refine,
+    splits,
+)
 from fabric.model.memo import per_object
+from fabric.model.topology import FabricTopology
 
 Adjacency = list[list[tuple[int, int]]]  # per switch: (neighbour, Gb/s), each pair of the switch graph both ways
 
@@ -264,20 +276,23 @@ class Cut:
 Loss = tuple[str, Callable[[], int], float]  # element, its flow (computed when asked for), a lower bound of it
 
 
-def failures(sg: SwitchGraph, cut: Cut) -> list[Loss]:
+def failures(sg: SwitchGraph, cut: Cut, inside: list[bool] | None = None) -> list[Loss]:
     """small.failures' elements in its order (one per class of spine/core switch, then per class of
-    switch-to-switch link, on the whole graph), each with its flow and a lower bound from the intact flow."""
+    switch-to-switch link, of the switches `inside`, default all), each with its flow and a lower bound from the
+    intact flow."""
     colors, whole = cut.part.colors, cut.flow
     out: list[Loss] = []
     seen: set[int] = set()
     for i, rank in enumerate(sg.rank):
-        if rank >= 2 and colors[i] not in seen:
+        if rank >= 2 and colors[i] not in seen and (inside is None or inside[i]):
             seen.add(colors[i])
             bound = _less(whole.value, whole.through(i))
             out.append((f"switch {sg.names[i]}", partial(cut.without_switch, i), bound))
     pairs = sg.pairs
     seen_links: set[tuple[int, int, int]] = set()
     for a, b, cap, count in zip(pairs.src, pairs.dst, pairs.cap, sg.counts, strict=True):
+        if inside is not None and not inside[a]:
+            continue
         x, y, lost = colors[a], colors[b], cap // count
         key = (x, y, lost) if x <= y else (y, x, lost)
         if key in seen_links:
@@ -287,3 +302,72 @@ def failures(sg: SwitchGraph, cut: Cut) -> list[Loss]:
         bound = _less(whole.value, min(whole.on_pair(a, b, cap), lost))
         out.append((f"link {sg.names[lo]} — {sg.names[hi]}", partial(cut.without_capacity, a, b, lost), bound))
     return out
+
+
+# --------------------------------------------------------------------------------------------- the figures
+
+
+def graph_figures(ft: FabricTopology, sg: SwitchGraph, failures_too: bool) -> GraphFigures:
+    """Components, bisection, worst failure and ECMP on lists (figures.fabric_figures' loop; the numpy path's
+    numbers): each balanced split is a cut refined from the fabric's partition, its losses with their bounds."""
+    labels = components(sg)
+    leaves = [i for i, r in enumerate(sg.rank) if r == 1]
+    planes = sorted({labels[i] for i in leaves})
+    bisection = 0.0
+    reduced = 0
+    worst: tuple[str, float] | None = None
+    notes: list[str] = []
+    connected = len(set(labels)) <= max(ft.planes, 1) and len(sg.names) > 0
+    if connected:
+        plane_sets = []
+        for plane in planes:
+            inside = [label == plane for label in labels]
+            plane_sets.append(([i for i, yes in enumerate(inside) if yes], inside))
+        made = _Cuts(cut_graph(sg))
+        bisection, reduced, worst = plane_bisection(
+            plane_sets,
+            lambda members: splits(sg, members),
+            made.flow,
+            lambda split, inside: [
+                (name, partial(_given, computed), None, partial(_given, bound))
+                for name, computed, bound in failures(sg, made.cut(split), inside)
+            ],
+            _INTACT,
+            failures_too,
+        )
+    else:
+        notes.append("the switch graph falls apart into more islands than planes")
+    width, pair, short = ecmp(sg)
+    return GraphFigures(len(set(labels)), bisection, reduced, worst, tuple(notes), width, pair, tuple(short))
+
+
+def _INTACT() -> int:  # a marker: the "graph" of a split's intact flow (a damaged graph is its flow)
+    raise AssertionError("a marker, not a flow")
+
+
+def _given(value: Any, *_: Any) -> Any:
+    return value
+
+
+class _Cuts:
+    """Each split's cut, made once: its intact flow, then its losses."""
+
+    def __init__(self, cg: CutGraph) -> None:
+        self.cg = cg
+        self.made: list[tuple[Split, Cut]] = []
+
+    def cut(self, split: Split) -> Cut:
+        for known, cut in self.made:
+            if known is split:
+                return cut
+        cut = Cut(self.cg, split.s_cap, split.t_cap)
+        self.made.append((split, cut))
+        return cut
+
+    def flow(self, graph: Callable[[], int], split: Split, alive: list[bool] | None) -> Flow:
+        """The intact flow and the size of the graph it was reduced to (its classes, the source and the sink), or
+        a damaged flow (its size is not asked for)."""
+        if graph is _INTACT:
+            cut = self.cut(split)
+            return Flow(cut.flow.value, len(cut.part.members) + 2)
+        return Flow(graph(), 0)

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
+from fabric.analysis.cuts import graph_figures
 from fabric.analysis.small import (
     GraphFigures,
     SwitchGraph,
+    _less,
     endpoint_splits,
-    graph_figures,
     plane_bisection,
     switch_lists,
 )
@@ -267,12 +268,6 @@ def _failures(
         bound = partial(_without_capacity, a, b, int(pairs.cap[j]), lost)
         out.append((f"link {sg.names[lo]} — {sg.names[hi]}", partial(without_cable, k, lost), None, bound))
     return out
-
-
-def _less(value: int, lost: float) -> float:
-    """value - lost, a hair lower when anything is lost (the spread is in floats: a bound a hair low never skips
-    a failure it should not; nothing lost is exact)."""
-    return value - lost - 1e-9 * max(1, value) if lost else float(value)
 
 
 def _without_switch(switch: int, intact: ReducedFlow) -> float:
