@@ -178,9 +178,10 @@ def _split_reduced(
     sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.ndarray | None = None, base: np.ndarray | None = None
 ) -> ReducedFlow:
     """Max flow from side A's endpoints to side B's, on the switch graph plus a source and a sink, with what it
-    carries where (for the failures' lower bounds). `base`: an equitable partition of the intact switch graph to
-    refine from instead of the ranks (the job table's many cuts): an intact cut's classes are the same, and any
-    equitable partition gives the same flow."""
+    carries where (for the failures' lower bounds). `base`: classes of the switches to refine from instead of the
+    ranks (the job table's many cuts). From an equitable partition of the ranks (coarser than any cut's classes) an
+    intact cut's classes are the same; a damaged graph's flow is the same from any start (refinement ends
+    equitable, and any equitable partition keeps the flow)."""
     import numpy as np
 
     from fabric.analysis.reduction import FlowGraph, reduced_flow, row_ids
