@@ -133,8 +133,10 @@ def _levels(
     for leaf in leaves:
         for node in below[leaf]:
             if node in owner:
-                a, b = sorted((find(owner[node]), find(leaf)), key=order.__getitem__)
-                parent[b] = a
+                a, b = find(owner[node]), find(leaf)
+                if order[b] < order[a]:
+                    a, b = b, a
+                parent[b] = a  # the root: the one first in the fabric's order
             else:
                 owner[node] = leaf
     components: dict[str, list[str]] = {}
