@@ -200,6 +200,17 @@ def test_groups_apply_where_they_should() -> None:
     assert names["superpod-h100-4su"] == ["fabric-links", "fabric-bgp", "fabric-gpu", "fabric-power"]
 
 
+def test_job_names_are_the_jobs_of_the_targets() -> None:
+    # job_names finds the jobs without making the targets' addresses: the same set as listing every target
+    seen = set()
+    for design in ("lab", "lab-ib", "roce-512", "superpod-h100-4su"):
+        b = built(design)
+        jobs = frozenset(job for job, _, _, _ in plan._entries(b))
+        assert plan.job_names(b) == jobs, design
+        seen |= jobs
+    assert seen == {"node", "dcgm", "ipmi", "snmp", "frr", "infiniband"}
+
+
 def _spec(extra: str) -> str:
     return (DESIGNS / "roce-512.yaml").read_text() + extra
 

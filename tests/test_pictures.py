@@ -77,6 +77,28 @@ def test_dac_links_have_no_transceivers() -> None:
     assert not c.unmatched_optics
 
 
+def test_ends_no_transceiver_fits_are_named_and_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An end whose connector, medium and speed no transceiver of the catalog fits is named once, and neither its
+    cage nor its power is counted; the others' are as before."""
+    import fabric.render.bom.costing as costing_module
+
+    build = built("superpod-h100-4su")
+    before = costing_module._costing(build)
+    real = costing_module._transceiver
+    missing = next(c for c in build.plan.cables if c.media_kind in ("mmf", "smf"))
+    speed = missing.link.speed_gbps
+
+    def without(catalog: object, connector: str, kind: str, gbps: int) -> object:
+        return None if gbps == speed and kind == missing.media_kind else real(catalog, connector, kind, gbps)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(costing_module, "_transceiver", without)
+    after = costing_module._costing(build)
+    assert after.unmatched_optics and all(f" {missing.media_kind} {speed}G" in u for u in after.unmatched_optics)
+    counted = {line.model: line.count for line in after.lines if line.category == "transceiver"}
+    assert 0 < sum(counted.values()) < sum(line.count for line in before.lines if line.category == "transceiver")
+    assert sum(r.optics_w for r in after.racks) < sum(r.optics_w for r in before.racks)
+
+
 def test_power_and_tco() -> None:
     build = built("superpod-h100-4su")
     c = costing(build)

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
+from fabric.analysis.cuts import graph_figures
 from fabric.analysis.small import (
     GraphFigures,
     SwitchGraph,
+    _less,
     endpoint_splits,
-    graph_figures,
     plane_bisection,
     switch_lists,
 )
@@ -173,9 +174,14 @@ def _splits(sg: _SwitchGraph, members: np.ndarray) -> list[_Split]:
     ]
 
 
-def _split_reduced(sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.ndarray | None = None) -> ReducedFlow:
+def _split_reduced(
+    sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.ndarray | None = None, base: np.ndarray | None = None
+) -> ReducedFlow:
     """Max flow from side A's endpoints to side B's, on the switch graph plus a source and a sink, with what it
-    carries where (for the failures' lower bounds)."""
+    carries where (for the failures' lower bounds). `base`: classes of the switches to refine from instead of the
+    ranks (the job table's many cuts). From an equitable partition of the ranks (coarser than any cut's classes) an
+    intact cut's classes are the same; a damaged graph's flow is the same from any start (refinement ends
+    equitable, and any equitable partition keeps the flow)."""
     import numpy as np
 
     from fabric.analysis.reduction import FlowGraph, reduced_flow, row_ids
@@ -197,7 +203,8 @@ def _split_reduced(sg: _SwitchGraph, pairs: FlowGraph, split: _Split, alive: np.
     keep = graph.cap > 0
     graph = FlowGraph(graph.n, graph.src[keep], graph.dst[keep], graph.cap[keep])
     ranks = np.r_[sg.rank, 0, 0]
-    init = row_ids(np.r_[sg.rank, 10, 11], np.r_[s_cap, 0, 0], np.r_[t_cap, 0, 0])
+    start, top = (sg.rank, 10) if base is None else (base, int(base.max(initial=0)) + 1)
+    init = row_ids(np.r_[start, top, top + 1], np.r_[s_cap, 0, 0], np.r_[t_cap, 0, 0])
     # bounds read from a flow that stays below the spines, else below the cores, if one does (jobs within a leaf
     # or a pod then lose nothing to an upper switch's failure, and it is known without computing it)
     return reduced_flow(graph, source, sink, init, avoid=(ranks >= 2, ranks >= 3))
@@ -213,17 +220,19 @@ Bound = Callable[[Any], float]  # a lower bound of a failure's flow, from the in
 
 
 def _failures(
-    sg: _SwitchGraph, split: _Split, inside: np.ndarray
+    sg: _SwitchGraph, split: _Split, inside: np.ndarray, colors: np.ndarray | None = None
 ) -> list[tuple[str, Callable[[], FlowGraph], np.ndarray | None, Bound]]:
     """One damaged graph (made when asked for) per class of spine/core switch and per class of switch-to-switch link
     (`inside`: the switches of the plane under study), each with a lower bound of its flow: the intact flow less
     what passes the lost switch, or the lost capacity if less than what the link carries (so a failure whose
-    bound is no worse than the worst found so far need not be computed)."""
+    bound is no worse than the worst found so far need not be computed). `colors`: the split's classes when known
+    (those of its reduced flow)."""
     import numpy as np
 
     from fabric.analysis.reduction import FlowGraph, row_ids
 
-    colors = _split_classes(sg, split)
+    if colors is None:
+        colors = _split_classes(sg, split)
     pairs = sg.pairs
     out: list[tuple[str, Callable[[], FlowGraph], np.ndarray | None, Bound]] = []
     # The damaged graphs hold the plane's own links only: the split's endpoints are all in it and the plane is a
@@ -260,12 +269,6 @@ def _failures(
         bound = partial(_without_capacity, a, b, int(pairs.cap[j]), lost)
         out.append((f"link {sg.names[lo]} — {sg.names[hi]}", partial(without_cable, k, lost), None, bound))
     return out
-
-
-def _less(value: int, lost: float) -> float:
-    """value - lost, a hair lower when anything is lost (the spread is in floats: a bound a hair low never skips
-    a failure it should not; nothing lost is exact)."""
-    return value - lost - 1e-9 * max(1, value) if lost else float(value)
 
 
 def _without_switch(switch: int, intact: ReducedFlow) -> float:

@@ -16,17 +16,20 @@ NVLink and the network takes whatever the NICs send.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from functools import partial
+from typing import Any, Literal
 
-from fabric.analysis import small
-
-# the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures (on lists up
-# to figures.SMALL_SWITCHES switches, as the figures are: numpy and scipy then never load)
+# the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures; on lists up to
+# figures.SMALL_SWITCHES switches, as the figures are (numpy and scipy then never load), refined cut by cut from
+# the fabric's own partition (cuts.py)
+from fabric.analysis import cuts
 from fabric.analysis.figures import SMALL_SWITCHES, _failures, _Split, _split_reduced, _switch_graph, _SwitchGraph
 from fabric.analysis.locality import Locality, locality
 from fabric.analysis.small import SwitchGraph, switch_lists
 from fabric.model.kinds import Tier
+from fabric.model.memo import per_object
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design
 
@@ -98,84 +101,151 @@ def job_bandwidth(
         if link.tier == Tier.NODE_LEAF and link.a in ports:
             ports[link.a].append((index[link.b], link.speed_gbps))
     # per GPU; a scheduler node without GPUs counts as one (its figure is then per node)
-    gpus = {n: design.catalog.nodes[topology.devices[n].model].gpus or 1 for n in nodes}
+    per_model = {model: part.gpus or 1 for model, part in design.catalog.nodes.items()}
+    devices = topology.devices
+    gpus = {n: per_model[devices[n].model] for n in nodes}
+    counts = [min(k, len(nodes)) for k in sizes or job_sizes(len(nodes))]
+    prefix = _prefixes(nodes, ports, gpus, len(sg.names), {b for k in counts for b in (k, k // 2)})
+    spans = _spans(loc, nodes)
     rows = []
-    for k in sizes or job_sizes(len(nodes)):
-        job = nodes[: min(k, len(nodes))]
-        rows.append(_job(sg, loc, job, ports, gpus, failures))
+    for k in counts:
+        span = next((name for name, held in spans if held >= k), "")
+        rows.append(_job(sg, k, span, prefix, failures))
     return JobTable(loc.fabric, tuple(rows))
 
 
-def _span(loc: Locality, job: list[str]) -> str:
-    wanted = set(job)
+def _spans(loc: Locality, nodes: list[str]) -> list[tuple[str, int]]:
+    """Each logical switch, lowest level first, with how long a prefix of the placement it holds: a job of the
+    first k nodes spans the first switch holding k or more."""
+    out = []
+    whole = tuple(nodes)
     for level in loc.levels:
         for switch in level:
-            if wanted <= set(switch.nodes):
-                return switch.name
-    return ""
+            if switch.nodes == whole:  # the whole placement, as the root holds it
+                held = len(nodes)
+            elif nodes[0] not in switch.nodes:  # most switches: no job starts under them
+                held = 0
+            else:
+                below = set(switch.nodes)
+                held = 1
+                while held < len(nodes) and nodes[held] in below:
+                    held += 1
+            out.append((switch.name, held))
+    return out
 
 
-def _side(members: list[str], ports: dict[str, list[tuple[int, int]]], n: int) -> list[int]:
-    cap = [0] * n
-    for node in members:
-        for leaf, gbps in ports[node]:
-            cap[leaf] += gbps
-    return cap
+@dataclass(frozen=True, slots=True)
+class _Prefix:
+    """The first k nodes of the placement, those at even and at odd positions apart: per switch Gb/s, GPUs."""
+
+    even: list[int]
+    odd: list[int]
+    even_gpus: int
+    odd_gpus: int
+
+    def caps(self) -> list[int]:
+        return [a + b for a, b in zip(self.even, self.odd, strict=True)]
 
 
-def _job(
-    sg: SwitchGraph | _SwitchGraph,
-    loc: Locality,
-    job: list[str],
-    ports: dict[str, list[tuple[int, int]]],
-    gpus: dict[str, int],
-    failures: bool,
-) -> JobBandwidth:
-    n_gpus = sum(gpus[n] for n in job)
-    nic = sum(g for n in job for _, g in ports[n]) / n_gpus
-    if len(job) < 2:
-        return JobBandwidth(len(job), n_gpus, _span(loc, job), nic, nic, nic, None)
-    half = len(job) // 2
-    cuts = [(job[:half], job[half:]), (job[0::2], job[1::2])]
+def _prefixes(
+    nodes: list[str], ports: dict[str, list[tuple[int, int]]], gpus: dict[str, int], n: int, wanted: set[int]
+) -> dict[int, _Prefix]:
+    """The prefixes of the placement of the `wanted` lengths, in one walk along it."""
+    caps = ([0] * n, [0] * n)
+    count = [0, 0]
+    out = {}
+    for i in range(max(wanted) + 1):
+        if i in wanted:
+            out[i] = _Prefix(list(caps[0]), list(caps[1]), count[0], count[1])
+        if i == len(nodes):
+            break
+        side = caps[i % 2]
+        for leaf, gbps in ports[nodes[i]]:
+            side[leaf] += gbps
+        count[i % 2] += gpus[nodes[i]]
+    return out
+
+
+def _job(sg: SwitchGraph | _SwitchGraph, k: int, span: str, prefix: dict[int, _Prefix], failures: bool) -> JobBandwidth:
+    whole = prefix[k]
+    n_gpus = whole.even_gpus + whole.odd_gpus
+    everything = whole.caps()
+    nic = sum(everything) / n_gpus
+    if k < 2:
+        return JobBandwidth(k, n_gpus, span, nic, nic, nic, None)
+    # the cuts: first half against second half, odd against even nodes
+    first = prefix[k // 2]
+    halves = first.caps()
+    a_gpus = first.even_gpus + first.odd_gpus
+    cuts = [
+        (halves, [x - y for x, y in zip(everything, halves, strict=True)], min(a_gpus, n_gpus - a_gpus)),
+        (whole.even, whole.odd, min(whole.even_gpus, whole.odd_gpus)),
+    ]
     intact = float("inf")
     worst = float("inf")
     element: str | None = None
-    size = len(sg.names)
-    for i, (a, b) in enumerate(cuts):
-        smaller = min(sum(gpus[n] for n in a), sum(gpus[n] for n in b))
-        flow, lost = _cut(sg, _side(a, ports, size), _side(b, ports, size), failures and i == 0, smaller)
+    for i, (s_cap, t_cap, smaller) in enumerate(cuts):
+        if i and cuts[0] == cuts[1]:  # a job on one leaf: both cuts are the same
+            continue
+        flow, lost = _cut(sg, s_cap, t_cap, failures and i == 0, smaller)
         intact = min(intact, flow / smaller)
         if lost is not None:
             worst, element = lost
     if worst >= intact:  # no single loss lowers this job's figure
         worst, element = intact, None
-    return JobBandwidth(len(job), n_gpus, _span(loc, job), nic, intact, worst, element)
+    return JobBandwidth(k, n_gpus, span, nic, intact, worst, element)
 
 
 def _cut(
     sg: SwitchGraph | _SwitchGraph, s_cap: list[int], t_cap: list[int], failures: bool, smaller: int
 ) -> tuple[int, tuple[float, str] | None]:
-    """The cut's max flow and, with `failures`, the worst loss (flow per GPU of the `smaller` side, element): the
-    first of the lowest. On arrays, a loss whose lower bound is no lower than the worst so far is skipped (only a
-    strictly lower flow replaces it)."""
-    worst: tuple[float, str] | None = None
+    """The cut's max flow and, with `failures`, the worst loss that costs it anything (flow per GPU of the `smaller`
+    side, element): the first of the lowest. Only a strictly lower flow may replace the worst so far, or the intact
+    flow at first (a loss that costs nothing leaves the job's figure as it is, whichever loss it is), so a loss
+    whose lower bound is no lower is not computed."""
     if isinstance(sg, SwitchGraph):
-        split = small.Split("job", s_cap, t_cap)
-        flow = small.split_flow(sg, sg.pairs, split)[0]
-        for name, damaged, alive in small.failures(sg, split, [True] * len(sg.names)) if failures else []:
-            value = small.split_flow(sg, damaged, split, alive)[0] / smaller
-            if worst is None or value < worst[0]:
-                worst = (value, name)
-        return flow, worst
+        cut = cuts.Cut(cuts.cut_graph(sg), s_cap, t_cap)
+        flow = cut.flow.value
+        losses = cuts.failures(sg, cut) if failures else []
+    else:
+        flow, losses = _array_cut(sg, s_cap, t_cap, failures)
+    worst: tuple[float, str] | None = None
+    for name, computed, lower in losses:
+        if lower / smaller >= (worst[0] if worst is not None else flow / smaller):
+            continue
+        value = computed() / smaller
+        if value < (worst[0] if worst is not None else flow / smaller):
+            worst = (value, name)
+    return flow, worst
+
+
+def _array_cut(
+    sg: _SwitchGraph, s_cap: list[int], t_cap: list[int], failures: bool
+) -> tuple[int, list[tuple[str, Callable[[], int], float]]]:
+    """The cut's max flow on arrays, and each loss with its flow (made when asked for) and lower bound."""
     import numpy as np
 
     arrays = _Split("job", np.array(s_cap, dtype=np.int64), np.array(t_cap, dtype=np.int64))
-    whole = _split_reduced(sg, sg.pairs, arrays)
+    base = _base(sg)
+    whole = _split_reduced(sg, sg.pairs, arrays, base=base)
     inside = np.ones(len(sg.names), dtype=bool)
-    for name, make, gone, bound in _failures(sg, arrays, inside) if failures else []:
-        if worst is not None and bound(whole) / smaller >= worst[0]:
-            continue
-        value = _split_reduced(sg, make(), arrays, gone).value / smaller
-        if worst is None or value < worst[0]:
-            worst = (value, name)
-    return whole.value, worst
+    # the cut's classes on the switches are its reduced flow's (the same refinement, source and sink aside)
+    colors = whole.colors[: len(sg.names)] if whole.colors is not None else None
+    start = base if colors is None else colors
+
+    def damaged(make: Callable[[], Any], gone: Any) -> int:
+        return _split_reduced(sg, make(), arrays, gone, start).value
+
+    losses: list[tuple[str, Callable[[], int], float]] = [
+        (name, partial(damaged, make, gone), bound(whole))
+        for name, make, gone, bound in (_failures(sg, arrays, inside, colors) if failures else [])
+    ]
+    return whole.value, losses
+
+
+@per_object
+def _base(sg: _SwitchGraph) -> Any:
+    """The switch graph's coarsest equitable partition of its ranks: every cut's classes refine it."""
+    from fabric.analysis.reduction import refine
+
+    return refine(sg.pairs, sg.rank)

@@ -133,8 +133,10 @@ def _levels(
     for leaf in leaves:
         for node in below[leaf]:
             if node in owner:
-                a, b = sorted((find(owner[node]), find(leaf)), key=order.__getitem__)
-                parent[b] = a
+                a, b = find(owner[node]), find(leaf)
+                if order[b] < order[a]:
+                    a, b = b, a
+                parent[b] = a  # the root: the one first in the fabric's order
             else:
                 owner[node] = leaf
     components: dict[str, list[str]] = {}
@@ -169,7 +171,9 @@ def _levels(
         whole = len(merged) == 1 and sum(len(m) for m in merged.values()) > 1
         nxt: list[LogicalSwitch] = []
         for i, (children, group) in enumerate(merged.items(), 1):
-            under = sorted({n for c in children for n in by_name[c].nodes}, key=node_rank.__getitem__)
+            below_it = {n for c in children for n in by_name[c].nodes}
+            # over every scheduler node (the root, as a rule): they are in node order already
+            under = node_order if len(below_it) == len(node_order) else sorted(below_it, key=node_rank.__getitem__)
             name = _name(topology, layer, tuple(group), whole, i, taken)
             spd = max(speed[m] for m in group)
             nxt.append(LogicalSwitch(name, len(levels), layer, tuple(group), children, tuple(under), spd))

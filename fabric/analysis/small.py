@@ -4,7 +4,9 @@ without loading numpy and scipy (a quarter of a second, more than a small design
 Each function mirrors its namesake in figures.py or reduction.py step by step, on lists. Colour refinement
 compares exact signatures (a class and the capacity into it) instead of hashing them, which gives the
 partition the hashed version gives when nothing collides; flows are exact integers either way.
-tests/test_figures.py checks both paths against each other on every bundled design.
+tests/test_figures.py checks both paths against each other on every bundled design. The figures and the job table
+run through cuts.py, which refines each cut from the fabric's own partition; the from-scratch refinement, split
+flow and failures here are what tests/test_cuts.py checks it against.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, Protocol, TypeVar
 
 from fabric.model.kinds import Tier
@@ -389,12 +390,10 @@ class Flow:
     size: int
 
 
-def _no_bound(_: Any) -> float:
-    return float("-inf")
-
-
-def _same(graph: Pairs) -> Pairs:
-    return graph
+def _less(value: int, lost: float) -> float:
+    """value - lost, a hair lower when anything is lost (the spread is in floats: a bound a hair low never skips
+    a failure it should not; nothing lost is exact)."""
+    return value - lost - 1e-9 * max(1, value) if lost else float(value)
 
 
 def plane_bisection(
@@ -452,32 +451,3 @@ def plane_bisection(
         i = drops.index(max(drops))
         worst = (worst_names[i], bisection - drops[i])
     return bisection, reduced, worst
-
-
-def graph_figures(ft: FabricTopology, sg: SwitchGraph, failures_too: bool) -> GraphFigures:
-    """Components, bisection, worst failure and ECMP: figures.fabric_figures' loop, on lists."""
-    labels = components(sg)
-    leaves = [i for i, r in enumerate(sg.rank) if r == 1]
-    planes = sorted({labels[i] for i in leaves})
-    bisection = 0.0
-    reduced = 0
-    worst: tuple[str, float] | None = None
-    notes: list[str] = []
-    connected = len(set(labels)) <= max(ft.planes, 1) and len(sg.names) > 0
-    if connected:
-        plane_sets = []
-        for plane in planes:
-            inside = [label == plane for label in labels]
-            plane_sets.append(([i for i, yes in enumerate(inside) if yes], inside))
-        bisection, reduced, worst = plane_bisection(
-            plane_sets,
-            lambda members: splits(sg, members),
-            lambda pairs, split, alive: Flow(*split_flow(sg, pairs, split, alive)),
-            lambda split, inside: [(e, partial(_same, d), a, _no_bound) for e, d, a in failures(sg, split, inside)],
-            sg.pairs,
-            failures_too,
-        )
-    else:
-        notes.append("the switch graph falls apart into more islands than planes")
-    width, pair, short = ecmp(sg)
-    return GraphFigures(len(set(labels)), bisection, reduced, worst, tuple(notes), width, pair, tuple(short))

@@ -30,8 +30,17 @@ def _gbps(value: float | None) -> int | float | None:
 
 
 def cables_by_media(build: Build, fabric: str | None = None) -> dict[str, int]:
-    counts = Counter(c.media or "none" for c in build.plan.cables if fabric is None or c.link.fabric == fabric)
+    counts: Counter[str] = Counter()
+    for (key, media), n in _media_counts(build).items():
+        if fabric is None or key == fabric:
+            counts[media] += n
     return dict(sorted(counts.items()))
+
+
+@per_build  # read-only
+def _media_counts(build: Build) -> Counter[tuple[str, str]]:
+    """Cables per fabric and medium: one pass for every fabric's count and the total."""
+    return Counter((c.link.fabric, c.media or "none") for c in build.plan.cables)
 
 
 @per_build  # report.html, report.md and summary.json show it (read-only)

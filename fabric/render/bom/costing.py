@@ -116,7 +116,9 @@ def _switch_cages(model: SwitchModel, platform: str | None) -> dict[str, tuple[i
     return {name: (ports[0].cage, ports[0].connector) for name, ports in port_candidates(model, platform).items()}
 
 
-_Ends = tuple[dict[str, tuple[str, str]], str, bool, str]
+_Ends = tuple[dict[str, tuple[str, str]], str, bool, str, tuple[str, str | None]]  # cages, default, node, rack, model
+_EndKey = tuple[tuple[str, str | None], str, str, int, str]  # model, port, medium kind, speed, fabric
+_End = tuple[str, set[tuple[str, str]] | None, float]  # cage, the cages filled (None: no transceiver fits), watts
 
 
 def _node_cages(node_type: NodeType) -> dict[str, tuple[str, str]]:
@@ -135,11 +137,11 @@ def _ends(catalog: Catalog, device: Device, memo: dict[tuple[str, str | None], _
     cages = memo.get(key)
     if cages is None:
         if node:
-            cages = memo[key] = (_node_cages(catalog.nodes[device.model]), "?", True, "")
+            cages = memo[key] = (_node_cages(catalog.nodes[device.model]), "?", True, "", key)
         else:
             switch = _switch_cages(catalog.switches[device.model], device.platform)
-            cages = memo[key] = ({p: (str(c) if c else p, k) for p, (c, k) in switch.items()}, "rj45", False, "")
-    return cages[0], cages[1], node, device.rack or ""
+            cages = memo[key] = ({p: (str(c) if c else p, k) for p, (c, k) in switch.items()}, "rj45", False, "", key)
+    return cages[0], cages[1], node, device.rack or "", key
 
 
 def _transceiver(catalog: Catalog, connector: str, kind: str, speed: int) -> tuple[str, Transceiver] | None:
@@ -147,6 +149,27 @@ def _transceiver(catalog: Catalog, connector: str, kind: str, speed: int) -> tup
         if part.connector == connector and kind in part.media_kinds and speed in part.speeds_gbps:
             return key, part
     return None
+
+
+def _end(
+    catalog: Catalog,
+    here: _Ends,
+    key: _EndKey,
+    cages: dict[tuple[str, str, str], set[tuple[str, str]]],
+    optics: dict[tuple[str, str, int], tuple[str, Transceiver] | None],
+) -> _End:
+    """A port's cage, the cages its transceiver type fills on its side of the fabric and what one draws; or the
+    text naming what no transceiver fits, and None."""
+    cages_of, default, node = here[0], here[1], here[2]
+    _, port, kind, speed, fabric = key
+    cage, connector = cages_of.get(port) or (port, default)
+    wanted = (connector, kind, speed)
+    if wanted not in optics:
+        optics[wanted] = _transceiver(catalog, *wanted)
+    found = optics[wanted]
+    if found is None:
+        return f"{connector} {kind} {speed}G", None, 0.0
+    return cage, cages[(fabric, "node side" if node else "switch side", found[0])], found[1].power_w
 
 
 @per_build
@@ -180,28 +203,33 @@ def _costing(build: Build) -> Costing:
     ends: dict[str, _Ends] = {}  # per device name: 600,000 link ends at 100k GPUs
     optics: dict[tuple[str, str, int], tuple[str, Transceiver] | None] = {}
     cables.update([(c.link.fabric, c.media or "none", c.part, c.length_m) for c in build.plan.cables])
+    # per end (600,000 at 100k GPUs): its device's cages (by name), then what its model's port gives with this
+    # medium, speed and fabric (by model and port): the cage, the set of cages its transceiver type fills on that
+    # side and what one draws, or the text of an end no transceiver fits
+    resolved: dict[_EndKey, _End] = {}
     for c in build.plan.cables:
-        if c.media_kind not in OPTICAL:
+        kind = c.media_kind
+        if kind not in OPTICAL:
             continue
         link = c.link
         for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
             here = ends.get(name)
             if here is None:
                 here = ends[name] = _ends(catalog, devices[name], memo)
-            cages_of, default, node, rack = here
-            cage, connector = cages_of.get(port) or (port, default)
-            wanted = (connector, c.media_kind, link.speed_gbps)
-            if wanted not in optics:
-                optics[wanted] = _transceiver(catalog, *wanted)
-            found = optics[wanted]
-            if found is None:
-                unmatched.add(f"{connector} {c.media_kind} {link.speed_gbps}G")
-                continue
-            slot = cages[(link.fabric, "node side" if node else "switch side", found[0])]
-            if (name, cage) not in slot:
-                slot.add((name, cage))
-                if node and rack:
-                    optics_w[rack] += found[1].power_w
+            which, node, rack = here[4], here[2], here[3]
+            key = (which, port, kind, link.speed_gbps, link.fabric)
+            end = resolved.get(key)
+            if end is None:
+                end = resolved[key] = _end(catalog, here, key, cages, optics)
+            cage, used, watts = end
+            if used is None:  # (the cage holds what no transceiver fits)
+                unmatched.add(cage)
+            elif not node:
+                used.add((name, cage))
+            elif (name, cage) not in used:
+                used.add((name, cage))
+                if rack:
+                    optics_w[rack] += watts
     for (fabric, side, optic), used in sorted(
         cages.items(), key=lambda kv: (list(topo.fabrics).index(kv[0][0]), kv[0][1], kv[0][2])
     ):

@@ -152,8 +152,30 @@ def targets(build: Build) -> dict[str, list[Target]]:
 
 @per_build
 def job_names(build: Build) -> frozenset[str]:
-    """The jobs that have targets, without their labels (what the rules and the runbook ask)."""
-    return frozenset(job for job, _, _, _ in _entries(build))
+    """The jobs that have targets (what the rules and the runbook ask): those _entries yields, without making their
+    addresses or labels."""
+    mgmt = {row.device for row in build.plan.addresses if row.purpose == "mgmt"}
+    catalog = build.design.catalog.nodes
+    fabrics = build.topology.fabrics
+    found: set[str] = set()
+    for device in build.topology.devices.values():
+        if not is_switch(device):
+            found.add("node")
+            if catalog[device.model].gpus > 0:
+                found.add("dcgm")
+            if device.name in mgmt:
+                found.add("ipmi")
+            continue
+        technology = fabrics[device.fabric].technology if device.fabric else ""
+        if technology != "ethernet" or device.name not in mgmt:
+            continue
+        found.add("snmp")
+        intent = build.intents.get(device.name)
+        if intent is not None and intent.bgp is not None and intent.platform in FRR_PLATFORMS:
+            found.add("frr")
+    if any(subnet.sm or subnet.cas for subnet in build.infiniband.subnets):
+        found.add("infiniband")
+    return frozenset(found)
 
 
 # --------------------------------------------------------------------------------------------- planned series
