@@ -291,8 +291,8 @@ def build(
             min=1,
             metavar="N",
             help="Processes to build and render in (same bytes whatever the count). Default: $FABRIC_WORKERS, else "
-            "the cores for large designs (from 5,000 links the analysis runs beside allocation and intent, from "
-            "4,000 cables the outputs render in a pool), else 1.",
+            "the cores for large designs (from 5,000 links and a fabric of over 320 switches the analysis runs "
+            "beside allocation and intent, from 4,000 cables the outputs render in a pool), else 1.",
         ),
     ] = None,
 ) -> None:

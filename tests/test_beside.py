@@ -20,6 +20,7 @@ def test_beside_gives_the_build_of_one_process(design: str, monkeypatch: pytest.
     alone = build_fabric(DESIGNS / f"{design}.yaml")
     assert alone.jobs is LATER  # one process: the table is made on first use
     monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)  # fork even for a small design
+    monkeypatch.setattr(pipeline, "BESIDE_SWITCHES", 0)
     forked = build_fabric(DESIGNS / f"{design}.yaml", workers=2, jobs=True)
     assert forked.figures == alone.figures
     assert forked.findings == alone.findings
@@ -39,6 +40,7 @@ def test_graph_findings_made_beside_are_the_same(monkeypatch: pytest.MonkeyPatch
     text = explicit_spec(drop={(1, 1, 0)})  # a missing link: bisection error, uneven-spread warning
     alone = build_fabric(load_spec_text(text))
     monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)
+    monkeypatch.setattr(pipeline, "BESIDE_SWITCHES", 0)
     forked = build_fabric(load_spec_text(text), workers=2, jobs=True)
     codes = sorted(f.code for f in forked.findings)
     assert "bisection" in codes and "uneven-spread" in codes
@@ -48,6 +50,7 @@ def test_graph_findings_made_beside_are_the_same(monkeypatch: pytest.MonkeyPatch
 
 def test_one_worker_or_no_jobs_forks_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)
+    monkeypatch.setattr(pipeline, "BESIDE_SWITCHES", 0)
     forks: list[int] = []
     real = multiprocessing.get_context
 
@@ -88,3 +91,17 @@ def _slowly() -> int:
 
     time.sleep(0.3)
     return 7
+
+
+def test_the_analysis_forks_only_where_it_pays(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 4 x 256 EOS has 13,312 links but 260 switches: its analysis takes the pure-Python path (~0.03 s), less than
+    # a fork costs; a fabric above BESIDE_SWITCHES switches also loads numpy and scipy beside
+    build = build_fabric(DESIGNS / "superpod-h100-2su.yaml")
+    switches = len(build.topology.fabrics["compute"].switches)
+    assert 0 < switches <= pipeline.BESIDE_SWITCHES
+    monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)
+    assert not pipeline.beside_pays(build.topology)  # enough links, too few switches
+    monkeypatch.setattr(pipeline, "BESIDE_SWITCHES", switches - 1)
+    assert pipeline.beside_pays(build.topology)
+    monkeypatch.setattr(pipeline, "BESIDE_ABOVE", sum(len(ft.links) for ft in build.topology.fabrics.values()) + 1)
+    assert not pipeline.beside_pays(build.topology)  # too few links
