@@ -29,6 +29,7 @@ from fabric.analysis.small import (
     Split,
     SwitchGraph,
     _less,
+    augment,
     components,
     ecmp,
     plane_bisection,
@@ -190,31 +191,7 @@ def _flow(
             out[SINK] = t_cap[first] * size
             residual[SINK][cid] = 0
     sourced = dict(residual[SOURCE])
-    flow = 0
-    while True:
-        parent = {SOURCE: SOURCE}
-        queue = deque([SOURCE])
-        while queue and SINK not in parent:
-            v = queue.popleft()
-            for w, c in residual[v].items():
-                if c > 0 and w not in parent:
-                    parent[w] = v
-                    queue.append(w)
-        if SINK not in parent:
-            break
-        push, w = None, SINK
-        while w != SOURCE:
-            v = parent[w]
-            push = residual[v][w] if push is None else min(push, residual[v][w])
-            w = v
-        assert push is not None
-        w = SINK
-        while w != SOURCE:
-            v = parent[w]
-            residual[v][w] -= push
-            residual[w][v] = residual[w].get(v, 0) + push
-            w = v
-        flow += push
+    flow = augment(residual, SOURCE, SINK)
     if not spread:
         return flow, {}, {}, {}
     # an undirected pair's net flow, x to y (x < y): both ways started at its capacity, and their sum stays twice it

@@ -12,13 +12,15 @@ flow and failures here are what tests/test_cuts.py checks it against.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from fabric.model.kinds import Tier
 from fabric.model.memo import per_object
 from fabric.model.topology import LAYER_RANK, FabricTopology
+
+Residual = list[dict[int, int]] | Mapping[int, dict[int, int]]  # by vertex index or by vertex id
 
 
 @dataclass
@@ -148,6 +150,12 @@ def max_flow(pairs: Pairs, source: int, sink: int) -> int:
         if c > 0:
             residual[a][b] = residual[a].get(b, 0) + c
             residual[b][a] = residual[b].get(a, 0) + c
+    return augment(residual, source, sink)
+
+
+def augment(residual: Residual, source: int, sink: int) -> int:
+    """Edmonds–Karp on a residual graph (vertex → neighbour → capacity left), changed in place: the flow pushed
+    from `source` to `sink` along shortest augmenting paths until none is left."""
     flow = 0
     while True:
         parent = {source: source}
