@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from fabric.model.findings import FabricError
 from fabric.render.lock import lock_json
 from fabric.spec import lock as spec_lock
 from fabric.spec.schema import is_name
@@ -87,3 +88,19 @@ def test_a_lock_file_as_large_as_the_largest_benchmark_s_is_read() -> None:
     from fabric.spec.reading import LIMITS, MIB
 
     assert 4 * 247 * 10**6 <= LIMITS["lock"] <= 1024 * MIB
+
+
+def test_a_true_among_numbers_is_refused_as_the_schema_refuses_it() -> None:
+    data = _data("lab")
+    data["devices"][0]["u"], data["devices"][1]["u"] = 1, True  # equal in a set of distinct values
+    assert spec_lock._by_columns(data) is None
+    with pytest.raises(FabricError) as caught:
+        spec_lock.parse_lock(json.dumps(data), "x.json")
+    assert [(f.code, f.path) for f in caught.value.findings] == [("lock-invalid", "lock.devices.1.u")]
+
+
+def test_a_name_read_by_columns_is_held_once() -> None:
+    lock = spec_lock._by_columns(_data("superpod-2su"))
+    assert lock is not None
+    same = [c.b_device for c in lock.cables if c.b_device == lock.cables[0].b_device]
+    assert len(same) > 1 and all(d is same[0] for d in same)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import gc
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import repeat
@@ -178,7 +178,7 @@ ROUTER_ID = _lines(_V4, optional=True)
 GUID = _lines("0x[0-9a-f]{16}")
 
 
-def _every(pattern: re.Pattern[str], values: list[Any], dots: bool = True) -> bool:
+def _every(pattern: re.Pattern[str], values: Sequence[Any], dots: bool = True) -> bool:
     """Every value a str that `pattern` takes whole (`dots`: '..' allowed). One `sub` over the column joined: each
     value becomes NUL, so the result is known exactly; a value holding a newline makes an extra line."""
     if not values:
@@ -192,81 +192,94 @@ def _every(pattern: re.Pattern[str], values: list[Any], dots: bool = True) -> bo
     return pattern.sub("\0", joined) == "\0\n" * (len(values) - 1) + "\0"
 
 
-def _few(pattern: re.Pattern[str], values: list[Any], dots: bool = False) -> bool:
-    """As _every, for a column of few distinct values (names, ports): each checked once."""
+Column = Sequence[Any]
+
+
+def _distinct(values: Column) -> set[Any] | None:
     try:
-        distinct = set(values)
+        return set(values)
     except TypeError:  # a list or an object
-        return False
-    return _every(pattern, list(distinct), dots)
+        return None
 
 
-def _one_of(allowed: frozenset[str], values: list[Any]) -> bool:
-    try:
-        distinct = set(values)
-    except TypeError:
-        return False
-    return all(type(v) is str for v in distinct) and distinct <= allowed
+def _shared(values: Column, distinct: set[Any]) -> Column:
+    """The column with one object per distinct value: a device name or port is held once, not once per row (a
+    million rows at 100k GPUs on RoCE: ~350 MB less). Only for values of one type (1 == 1.0 == True)."""
+    if len(distinct) * 2 > len(values):
+        return values
+    canon = dict(zip(distinct, distinct, strict=True))
+    return list(map(canon.__getitem__, values))
 
 
-def _short(values: list[Any]) -> bool:
+def _few(pattern: re.Pattern[str], values: Column, dots: bool = False) -> Column | None:
+    """As _every, for a column of few distinct values (names, ports): each checked once. (A value that is not a
+    str equals no str: it stays in the set and fails there.)"""
+    distinct = _distinct(values)
+    if distinct is None or not _every(pattern, list(distinct), dots):
+        return None
+    return _shared(values, distinct)
+
+
+def _one_of(allowed: frozenset[str], values: Column) -> Column | None:
+    distinct = _distinct(values)
+    if distinct is None or not all(type(v) is str for v in distinct) or not distinct <= allowed:
+        return None
+    return _shared(values, distinct)
+
+
+def _short(values: Column) -> Column | None:
     """schema.Short: printable, at most 128 characters."""
-    try:
+    distinct = _distinct(values)
+    if distinct is None or not all(type(v) is str and len(v) <= 128 and v.isprintable() for v in distinct):
+        return None
+    return _shared(values, distinct)
+
+
+def _ints(low: int, high: int) -> Callable[[Column], Column | None]:
+    def check(values: Column) -> Column | None:
+        if set(map(type, values)) != {int}:  # every value: true, 1.0 and 1 are one in a set
+            return None
         distinct = set(values)
-    except TypeError:
-        return False
-    return all(type(v) is str and len(v) <= 128 and v.isprintable() for v in distinct)
-
-
-def _ints(low: int, high: int) -> Callable[[list[Any]], bool]:
-    def check(values: list[Any]) -> bool:
-        try:
-            distinct = set(values)
-        except TypeError:
-            return False
-        return all(type(v) is int and low <= v <= high for v in distinct)  # not bool, not float
+        return _shared(values, distinct) if all(low <= v <= high for v in distinct) else None
 
     return check
+
+
+def _all(pattern: re.Pattern[str], dots: bool = True) -> Callable[[Column], Column | None]:
+    """A column of (mostly) distinct values, checked whole."""
+    return lambda values: values if _every(pattern, values, dots) else None
+
+
+def _some(pattern: re.Pattern[str]) -> Callable[[Column], Column | None]:
+    return lambda values: _few(pattern, values)
 
 
 LAYERS = frozenset(("node", "leaf", "spine", "core"))
 PURPOSES = frozenset(("loopback", "p2p", "server-gateway", "server", "mgmt-gateway", "mgmt"))
 
 # each list's columns, in ENTRIES' field order: the check of the column (as the schema's field accepts a subset)
-Check = Callable[[list[Any]], bool]
+Check = Callable[[Column], Column | None]  # the column (its values shared), or None: not valid so
 COLUMNS: dict[str, tuple[Check, ...]] = {
     "devices": (
-        lambda v: _every(NAME, v, dots=False),
+        _all(NAME, dots=False),
         lambda v: _one_of(LAYERS, v),
         _short,
-        lambda v: _few(OPT_NAME, v),
-        lambda v: _few(OPT_NAME, v),
+        _some(OPT_NAME),
+        _some(OPT_NAME),
         _ints(0, 1000),
     ),
-    "cables": (
-        lambda v: _every(NAME, v, dots=False),
-        lambda v: _few(NAME, v),
-        lambda v: _few(NAME, v),
-        lambda v: _few(PORT, v),
-        lambda v: _few(NAME, v),
-        lambda v: _few(PORT, v),
-    ),
+    "cables": (_all(NAME, dots=False), _some(NAME), _some(NAME), _some(PORT), _some(NAME), _some(PORT)),
     "addresses": (
-        lambda v: _few(NAME, v),
-        lambda v: _few(PORT, v),
-        lambda v: _every(ADDRESS, v),
+        _some(NAME),
+        _some(PORT),
+        _all(ADDRESS),
         lambda v: _one_of(PURPOSES, v),
-        lambda v: _few(OPT_NAME, v),
-        lambda v: _few(OPT_NAME, v),
-        lambda v: _few(PORT, v),
+        _some(OPT_NAME),
+        _some(OPT_NAME),
+        _some(PORT),
     ),
-    "asns": (
-        lambda v: _few(NAME, v),
-        lambda v: _few(NAME, v),
-        _ints(1, 4294967295),
-        lambda v: _every(ROUTER_ID, v),
-    ),
-    "guids": (_short, lambda v: _every(GUID, v)),
+    "asns": (_some(NAME), _some(NAME), _ints(1, 4294967295), _all(ROUTER_ID)),
+    "guids": (_short, _all(GUID)),
 }
 
 
@@ -281,14 +294,18 @@ def _entries(kind: Any, checks: tuple[Check, ...], data: Any) -> tuple[Any, ...]
     try:
         if set(map(len, data)) != {len(keys)}:
             return None
-        rows = list(map(itemgetter(*keys), data))  # KeyError: a key missing; TypeError: not an object
+        columns = [list(map(itemgetter(key), data)) for key in keys]  # KeyError: a key missing; TypeError: no object
     except (KeyError, TypeError):
         return None
-    for i, check in enumerate(checks):
-        if not check(list(map(itemgetter(i), rows))):
+    checked = []
+    for check, column in zip(checks, columns, strict=True):
+        values = check(column)
+        if values is None:
             return None
+        checked.append(values)
+    del columns
     make = cast(Callable[[type, tuple[Any, ...]], Any], tuple.__new__)
-    return tuple(map(make, repeat(kind), rows))
+    return tuple(map(make, repeat(kind), zip(*checked, strict=True)))
 
 
 HEAD = frozenset(("format", "version", "design", "spec", *ENTRIES))
