@@ -18,9 +18,10 @@ import bisect
 import re
 from collections import Counter
 from dataclasses import replace
-from ipaddress import IPv6Network, ip_interface, ip_network
-from operator import itemgetter
-from typing import Any
+from ipaddress import IPv6Interface, IPv6Network, ip_interface, ip_network
+from itertools import repeat
+from operator import attrgetter, contains, itemgetter
+from typing import Any, cast
 
 from fabric.allocation.allocate import AddressRow, AsnRow, Interface, Network, Plan, interface_at
 from fabric.allocation.interfaces import LazyIPv4Interface, LazyIPv6Interface, interface_text
@@ -29,9 +30,9 @@ from fabric.model.findings import Finding, Severity
 from fabric.model.kinds import Layer
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design
-from fabric.spec.lock import Lock, LockedAddress
+from fabric.spec.lock import Lock, LockedAddress, LockedCable
 
-Key = tuple[str, str, int]  # device, interface, IP version
+Key = tuple[str, str, bool]  # device, interface, IPv6
 _NUMBER = re.compile(r"(.*)-(\d+)\Z")
 
 
@@ -118,6 +119,10 @@ class _Moves:
 
 
 _LOCKED_ENDS = itemgetter(2, 3, 4, 5)  # a LockedCable's a_device, a_port, b_device, b_port
+_LOCKED_ID = itemgetter(0)
+_ENDS = attrgetter("link.a", "link.a_port", "link.b", "link.b_port")
+_CABLE_ID = attrgetter("cable_id")
+_LOCKED_DEVICE, _LOCKED_INTERFACE, _LOCKED_ADDRESS = itemgetter(0), itemgetter(1), itemgetter(2)  # LockedAddress
 
 
 def _numbers(lock: Lock) -> tuple[dict[str, int], dict[str, int], set[str]]:
@@ -135,11 +140,15 @@ def _numbers(lock: Lock) -> tuple[dict[str, int], dict[str, int], set[str]]:
 def _cables(plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[Cable]:
     locked = dict(zip(map(_LOCKED_ENDS, lock.cables), lock.cables, strict=True))
     numbers: tuple[dict[str, int], dict[str, int], set[str]] | None = None  # made at the first new cable
-    out: list[Cable] = []
-    kept: set[str] = set()
-    for cable in plan.cables:
+    hits = list(map(locked.get, map(_ENDS, plan.cables)))
+    every = cast(list[LockedCable], hits)
+    if None not in hits and list(map(_LOCKED_ID, every)) == list(map(_CABLE_ID, plan.cables)):
+        out, kept = list(plan.cables), set(map(_LOCKED_ID, every))  # a rebuild: every cable is the locked one
+        return out if kept.issuperset(map(_LOCKED_ID, lock.cables)) else _gone(out, kept, lock, topo, moves)
+    out = []
+    kept = set()
+    for cable, hit in zip(plan.cables, hits, strict=True):
         link = cable.link
-        hit = locked.get((link.a, link.a_port, link.b, link.b_port))
         if hit is not None:
             out.append(cable if cable.cable_id == hit.id else replace(cable, cable_id=hit.id))
             kept.add(hit.id)
@@ -155,6 +164,11 @@ def _cables(plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[Cable
             out.append(replace(cable, cable_id=cable_id))
         else:
             out.append(cable)
+    return _gone(out, kept, lock, topo, moves)
+
+
+def _gone(out: list[Cable], kept: set[str], lock: Lock, topo: Topology, moves: _Moves) -> list[Cable]:
+    """`out`, after a move for each locked cable not kept whose devices are still there."""
     gone = [c for c in lock.cables if c.id not in kept]
     if not gone:
         return out
@@ -283,9 +297,11 @@ def _inside(address: str, pool: Network | None) -> bool:
 
 def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[AddressRow]:
     pools = _pools(design)
-    locked: dict[Key, LockedAddress] = {
-        (a.device, a.interface, 6 if ":" in a.address else 4): a for a in lock.addresses
-    }
+    entries = lock.addresses
+    six = map(contains, map(_LOCKED_ADDRESS, entries), repeat(":"))  # an IPv6 address holds a colon, IPv4 never
+    locked: dict[Key, LockedAddress] = dict(
+        zip(zip(map(_LOCKED_DEVICE, entries), map(_LOCKED_INTERFACE, entries), six, strict=True), entries, strict=True)
+    )
     rows = list(plan.addresses)
     final: dict[int, Interface] = {}  # row index → address
     space = _Space()
@@ -295,8 +311,8 @@ def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _M
     # 1. what the lock holds and the pools still hold is kept
     for i, row in enumerate(rows):
         address = row.address
+        hit = locked.get((row.device, row.interface, isinstance(address, IPv6Interface)))
         version = address.version
-        hit = locked.get((row.device, row.interface, version))
         if hit is None:
             continue
         home = homes.get((hit.purpose, version)) or homes.setdefault(
@@ -320,76 +336,79 @@ def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _M
             kept[version].append(int(final[i]))
         else:
             moved.append((i, hit))
-    for family, values in kept.items():
-        space.take_all(family, values)
-    gateways = {
-        (rows[i].device, rows[i].address.version): final[i].network
-        for i in final
-        if rows[i].purpose.endswith("gateway")
-    }
-    for (_, version), net in gateways.items():
-        space.reserve(version, int(net.network_address), net.num_addresses)
-    # 2. new subnets (a new leaf's) where they are free, else the next free block; the leaf's rows move along
-    shift: dict[tuple[str, int], int] = {}
-    for i, row in enumerate(rows):
-        if i in final or not row.purpose.endswith("gateway"):
-            continue
-        version, net = row.address.version, row.address.network
-        size = net.num_addresses
-        start = int(net.network_address)
-        if not space.free(version, start, size):
-            pool, _, first = pools[(row.purpose, version)]
-            found = space.next_free(pool, net.prefixlen, first)
-            if found is None:
-                continue  # no room: the row keeps its fresh value; the plan checks see the clash
-            shift[(row.device, version)] = found - start
-            start = found
-        final[i] = interface_at(int(row.address.ip) + shift.get((row.device, version), 0), net.prefixlen, version)
-        gateways[(row.device, version)] = ip_network((start, net.prefixlen))
-        space.reserve(version, start, size)
-        space.take(version, int(final[i].ip))
-    # 3. the rest: in its leaf's subnet when it has one, else the next free unit of its pool
-    for i, row in enumerate(rows):
-        if i in final:
-            continue
-        version = row.address.version
-        subnet = gateways.get((row.peer_device, version)) if row.purpose in ("server", "mgmt") else None
-        fresh = int(row.address.ip) + shift.get((row.peer_device, version), 0)
-        if subnet is not None:
-            if ip_interface((fresh, subnet.prefixlen)).ip not in subnet or space.taken(version, fresh):
-                spot = space.next_free(subnet, subnet.max_prefixlen, 2, inside=True)
-                fresh = spot if spot is not None else fresh
-            final[i] = interface_at(fresh, subnet.prefixlen, version)
-            space.take(version, fresh)
-            continue
-        pool, unit, first = pools.get((row.purpose, version), (None, 0, 0))
-        if row.purpose == "p2p":
-            continue  # pairs, below
-        if space.free(version, fresh, 1) or pool is None:
-            final[i] = row.address
-        else:
-            spot = space.next_free(pool, unit, first)
-            final[i] = interface_at(spot, row.address.network.prefixlen, version) if spot is not None else row.address
-        space.take(version, int(final[i].ip))
-    # 4. new point-to-point links: both ends in one free /31 (/127)
-    pairs: dict[tuple[str, str, str, str, int], list[int]] = {}
-    for i, row in enumerate(rows):
-        if i not in final and row.purpose == "p2p":
-            ends = sorted([(row.device, row.interface), (row.peer_device, row.peer_interface)])
-            pairs.setdefault((*ends[0], *ends[1], row.address.version), []).append(i)
-    for members in pairs.values():
-        version = rows[members[0]].address.version
-        low = min(int(rows[m].address.network.network_address) for m in members)
-        if not space.free(version, low, 2):
-            pool, unit, first = pools[("p2p", version)]
-            spot = space.next_free(pool, unit, first)
-            if spot is not None:
-                for m in members:
-                    offset = int(rows[m].address.ip) - int(rows[m].address.network.network_address)
-                    final[m] = interface_at(spot + offset, unit, version)
-        for m in members:
-            final.setdefault(m, rows[m].address)
-            space.take(version, int(final[m].ip))
+    if len(final) < len(rows):  # else (a rebuild) every row is kept: nothing to place
+        for family, values in kept.items():
+            space.take_all(family, values)
+        gateways = {
+            (rows[i].device, rows[i].address.version): final[i].network
+            for i in final
+            if rows[i].purpose.endswith("gateway")
+        }
+        for (_, version), net in gateways.items():
+            space.reserve(version, int(net.network_address), net.num_addresses)
+        # 2. new subnets (a new leaf's) where they are free, else the next free block; the leaf's rows move along
+        shift: dict[tuple[str, int], int] = {}
+        for i, row in enumerate(rows):
+            if i in final or not row.purpose.endswith("gateway"):
+                continue
+            version, net = row.address.version, row.address.network
+            size = net.num_addresses
+            start = int(net.network_address)
+            if not space.free(version, start, size):
+                pool, _, first = pools[(row.purpose, version)]
+                found = space.next_free(pool, net.prefixlen, first)
+                if found is None:
+                    continue  # no room: the row keeps its fresh value; the plan checks see the clash
+                shift[(row.device, version)] = found - start
+                start = found
+            final[i] = interface_at(int(row.address.ip) + shift.get((row.device, version), 0), net.prefixlen, version)
+            gateways[(row.device, version)] = ip_network((start, net.prefixlen))
+            space.reserve(version, start, size)
+            space.take(version, int(final[i].ip))
+        # 3. the rest: in its leaf's subnet when it has one, else the next free unit of its pool
+        for i, row in enumerate(rows):
+            if i in final:
+                continue
+            version = row.address.version
+            subnet = gateways.get((row.peer_device, version)) if row.purpose in ("server", "mgmt") else None
+            fresh = int(row.address.ip) + shift.get((row.peer_device, version), 0)
+            if subnet is not None:
+                if ip_interface((fresh, subnet.prefixlen)).ip not in subnet or space.taken(version, fresh):
+                    spot = space.next_free(subnet, subnet.max_prefixlen, 2, inside=True)
+                    fresh = spot if spot is not None else fresh
+                final[i] = interface_at(fresh, subnet.prefixlen, version)
+                space.take(version, fresh)
+                continue
+            pool, unit, first = pools.get((row.purpose, version), (None, 0, 0))
+            if row.purpose == "p2p":
+                continue  # pairs, below
+            if space.free(version, fresh, 1) or pool is None:
+                final[i] = row.address
+            else:
+                spot = space.next_free(pool, unit, first)
+                final[i] = (
+                    interface_at(spot, row.address.network.prefixlen, version) if spot is not None else row.address
+                )
+            space.take(version, int(final[i].ip))
+        # 4. new point-to-point links: both ends in one free /31 (/127)
+        pairs: dict[tuple[str, str, str, str, int], list[int]] = {}
+        for i, row in enumerate(rows):
+            if i not in final and row.purpose == "p2p":
+                ends = sorted([(row.device, row.interface), (row.peer_device, row.peer_interface)])
+                pairs.setdefault((*ends[0], *ends[1], row.address.version), []).append(i)
+        for members in pairs.values():
+            version = rows[members[0]].address.version
+            low = min(int(rows[m].address.network.network_address) for m in members)
+            if not space.free(version, low, 2):
+                pool, unit, first = pools[("p2p", version)]
+                spot = space.next_free(pool, unit, first)
+                if spot is not None:
+                    for m in members:
+                        offset = int(rows[m].address.ip) - int(rows[m].address.network.network_address)
+                        final[m] = interface_at(spot + offset, unit, version)
+            for m in members:
+                final.setdefault(m, rows[m].address)
+                space.take(version, int(final[m].ip))
     for i, hit in moved:
         now = final.get(i, rows[i].address)
         if str(now) != hit.address:

@@ -228,11 +228,14 @@ def _one_of(allowed: frozenset[str], values: Column) -> Column | None:
 
 
 def _short(values: Column) -> Column | None:
-    """schema.Short: printable, at most 128 characters."""
-    distinct = _distinct(values)
-    if distinct is None or not all(type(v) is str and len(v) <= 128 and v.isprintable() for v in distinct):
+    """schema.Short: printable (each character, so the column joined), at most 128 characters."""
+    try:
+        joined = "".join(values)
+    except TypeError:  # not every value a str
         return None
-    return _shared(values, distinct)
+    if not joined.isprintable() or max(map(len, values), default=0) > 128:
+        return None
+    return _shared(values, set(values))
 
 
 def _ints(low: int, high: int) -> Callable[[Column], Column | None]:
