@@ -81,6 +81,7 @@ def test_the_name_and_port_patterns_take_what_the_schema_takes() -> None:
     assert spec_lock._every(spec_lock.PORT, ["Ethernet1/1", "", "swp1s0:1"])
     assert not spec_lock._few(spec_lock.PORT, ["Ethernet1/1", "a..b"]) and not spec_lock._few(spec_lock.PORT, [1])
     assert not spec_lock._every(spec_lock.NAME, ["a", "b\n"]) and not spec_lock._every(spec_lock.OPT_NAME, ["a\n"])
+    assert not spec_lock._every(spec_lock.OPT_NAME, ["\0"]) and not spec_lock._every(spec_lock.NAME, ["a", "\0"])
 
 
 def test_a_lock_file_as_large_as_the_largest_benchmark_s_is_read() -> None:
@@ -104,3 +105,24 @@ def test_a_name_read_by_columns_is_held_once() -> None:
     assert lock is not None
     same = [c.b_device for c in lock.cables if c.b_device == lock.cables[0].b_device]
     assert len(same) > 1 and all(d is same[0] for d in same)
+
+
+HOSTILE: list[Any] = ["", " ", "a..b", "a\nb", "\0", "\x1b[2J", "é", "a" * 65, "../x", "1.2.3.04/24", "::1.2.3.4/128"]
+HOSTILE += [1, 0, -1, 1001, 2**32, True, 1.0, None, [], {}, "1"]
+
+
+@pytest.mark.parametrize("design", ["lab", "superpod-2su"])
+def test_what_the_columns_take_in_any_field_the_schema_takes_alike(design: str) -> None:
+    """Each odd value in each field of the first entry of each list: read by columns only when the schema reads
+    the same lock; else the schema judges it."""
+    base = _data(design)
+    taken = 0
+    for key in (k for k in spec_lock.ENTRIES if base[k]):
+        for field in base[key][0]:
+            for value in HOSTILE:
+                data = {**base, key: [{**base[key][0], field: value}, *base[key][1:]]}
+                fast = spec_lock._by_columns(data)
+                if fast is not None:
+                    taken += 1
+                    assert fast == spec_lock._by_schema(data, "x.json"), (key, field, value)
+    assert 10 < taken < 100  # the values valid in some field (e.g. "" as an optional name, 1 as a rack unit)
