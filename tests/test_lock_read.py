@@ -19,6 +19,12 @@ from tests.conftest import built
 from tests.test_growth import _built
 
 
+def _fast(data: Any) -> spec_lock.Lock | None:
+    """The lock read by columns, or None (for the schema)."""
+    found = spec_lock._by_columns(data)
+    return None if found is None else spec_lock._lock(found)
+
+
 def _data(design: str) -> Any:
     return json.loads(lock_json(built(design) if design == "lab" else _built(design)))
 
@@ -26,7 +32,7 @@ def _data(design: str) -> Any:
 @pytest.mark.parametrize("design", ["lab", "superpod-2su"])
 def test_columns_and_schema_read_a_written_lock_alike(design: str) -> None:
     data = _data(design)
-    fast = spec_lock._by_columns(data)
+    fast = _fast(data)
     assert fast is not None and fast == spec_lock._by_schema(data, "x.json")
     assert fast.as_data() == data and len(fast.addresses) == len(data["addresses"]) > 0
     assert len(fast.guids) == len(data["guids"]) and (design == "lab") == (not fast.guids)
@@ -37,7 +43,7 @@ def test_a_lock_written_otherwise_is_read_by_the_schema() -> None:
     v4 = next(a for a in data["addresses"] if ":" not in a["address"])
     v4["address"] = v4["address"].replace("/", "/0")  # a prefix length with a leading zero: ipaddress takes it
     del data["devices"][0]["u"]  # a key with a default
-    assert spec_lock._by_columns(data) is None
+    assert _fast(data) is None
     lock = spec_lock.parse_lock(json.dumps(data), "x.json")
     assert lock.devices[0].u == 0 and sum(a.address == v4["address"] for a in lock.addresses) == 1
 
@@ -94,14 +100,14 @@ def test_a_lock_file_as_large_as_the_largest_benchmark_s_is_read() -> None:
 def test_a_true_among_numbers_is_refused_as_the_schema_refuses_it() -> None:
     data = _data("lab")
     data["devices"][0]["u"], data["devices"][1]["u"] = 1, True  # equal in a set of distinct values
-    assert spec_lock._by_columns(data) is None
+    assert _fast(data) is None
     with pytest.raises(FabricError) as caught:
         spec_lock.parse_lock(json.dumps(data), "x.json")
     assert [(f.code, f.path) for f in caught.value.findings] == [("lock-invalid", "lock.devices.1.u")]
 
 
 def test_a_name_read_by_columns_is_held_once() -> None:
-    lock = spec_lock._by_columns(_data("superpod-2su"))
+    lock = _fast(_data("superpod-2su"))
     assert lock is not None
     same = [c.b_device for c in lock.cables if c.b_device == lock.cables[0].b_device]
     assert len(same) > 1 and all(d is same[0] for d in same)
@@ -121,7 +127,7 @@ def test_what_the_columns_take_in_any_field_the_schema_takes_alike(design: str) 
         for field in base[key][0]:
             for value in HOSTILE:
                 data = {**base, key: [{**base[key][0], field: value}, *base[key][1:]]}
-                fast = spec_lock._by_columns(data)
+                fast = _fast(data)
                 if fast is not None:
                     taken += 1
                     assert fast == spec_lock._by_schema(data, "x.json"), (key, field, value)
