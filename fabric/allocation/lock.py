@@ -18,18 +18,21 @@ import bisect
 import re
 from collections import Counter
 from dataclasses import replace
-from ipaddress import IPv6Network, ip_interface, ip_network
-from typing import Any
+from ipaddress import IPv6Interface, IPv6Network, ip_interface, ip_network
+from itertools import repeat
+from operator import attrgetter, contains, itemgetter
+from typing import Any, cast
 
 from fabric.allocation.allocate import AddressRow, AsnRow, Interface, Network, Plan, interface_at
+from fabric.allocation.interfaces import LazyIPv4Interface, LazyIPv6Interface, interface_text
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, Severity
 from fabric.model.kinds import Layer
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design
-from fabric.spec.lock import Lock, LockedAddress
+from fabric.spec.lock import Lock, LockedAddress, LockedCable
 
-Key = tuple[str, str, int]  # device, interface, IP version
+Key = tuple[str, str, bool]  # device, interface, IPv6
 _NUMBER = re.compile(r"(.*)-(\d+)\Z")
 
 
@@ -115,13 +118,15 @@ class _Moves:
 # --------------------------------------------------------------------------------------------- cables
 
 
-def _ends(a: str, a_port: str, b: str, b_port: str) -> tuple[str, str, str, str]:
-    return (a, a_port, b, b_port)
+_LOCKED_ENDS = itemgetter(2, 3, 4, 5)  # a LockedCable's a_device, a_port, b_device, b_port
+_LOCKED_ID = itemgetter(0)
+_ENDS = attrgetter("link.a", "link.a_port", "link.b", "link.b_port")
+_CABLE_ID = attrgetter("cable_id")
+_LOCKED_DEVICE, _LOCKED_INTERFACE, _LOCKED_ADDRESS = itemgetter(0), itemgetter(1), itemgetter(2)  # LockedAddress
 
 
-def _cables(plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[Cable]:
-    locked = {_ends(c.a_device, c.a_port, c.b_device, c.b_port): c for c in lock.cables}
-    used = {c.id for c in lock.cables}
+def _numbers(lock: Lock) -> tuple[dict[str, int], dict[str, int], set[str]]:
+    """Per fabric, the lock's last cable number and its width; and every locked id (for new cables only)."""
     top: dict[str, int] = {}
     width: dict[str, int] = {}
     for c in lock.cables:
@@ -129,15 +134,27 @@ def _cables(plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[Cable
         if match and match.group(1) == c.fabric:
             top[c.fabric] = max(top.get(c.fabric, 0), int(match.group(2)))
             width[c.fabric] = max(width.get(c.fabric, 0), len(match.group(2)))
-    out: list[Cable] = []
-    kept: set[str] = set()
-    for cable in plan.cables:
+    return top, width, {c.id for c in lock.cables}
+
+
+def _cables(plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[Cable]:
+    locked = dict(zip(map(_LOCKED_ENDS, lock.cables), lock.cables, strict=True))
+    numbers: tuple[dict[str, int], dict[str, int], set[str]] | None = None  # made at the first new cable
+    hits = list(map(locked.get, map(_ENDS, plan.cables)))
+    every = cast(list[LockedCable], hits)
+    if None not in hits and list(map(_LOCKED_ID, every)) == list(map(_CABLE_ID, plan.cables)):
+        out, kept = list(plan.cables), set(map(_LOCKED_ID, every))  # a rebuild: every cable is the locked one
+        return out if kept.issuperset(map(_LOCKED_ID, lock.cables)) else _gone(out, kept, lock, topo, moves)
+    out = []
+    kept = set()
+    for cable, hit in zip(plan.cables, hits, strict=True):
         link = cable.link
-        hit = locked.get(_ends(link.a, link.a_port, link.b, link.b_port))
         if hit is not None:
-            out.append(replace(cable, cable_id=hit.id))
+            out.append(cable if cable.cable_id == hit.id else replace(cable, cable_id=hit.id))
             kept.add(hit.id)
-        elif link.fabric in top:  # new cables number on after the lock's last in their fabric
+            continue
+        top, width, used = numbers = numbers or _numbers(lock)
+        if link.fabric in top:  # new cables number on after the lock's last in their fabric
             top[link.fabric] += 1
             number = top[link.fabric]
             cable_id = f"{link.fabric}-{number:0{max(width[link.fabric], len(str(number)))}d}"
@@ -147,12 +164,20 @@ def _cables(plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[Cable
             out.append(replace(cable, cable_id=cable_id))
         else:
             out.append(cable)
+    return _gone(out, kept, lock, topo, moves)
+
+
+def _gone(out: list[Cable], kept: set[str], lock: Lock, topo: Topology, moves: _Moves) -> list[Cable]:
+    """`out`, after a move for each locked cable not kept whose devices are still there."""
+    gone = [c for c in lock.cables if c.id not in kept]
+    if not gone:
+        return out
     by_end = {}
     for cable in out:
         by_end[(cable.link.a, cable.link.a_port)] = cable
         by_end[(cable.link.b, cable.link.b_port)] = cable
-    for c in lock.cables:
-        if c.id in kept or c.a_device not in topo.devices or c.b_device not in topo.devices:
+    for c in gone:
+        if c.a_device not in topo.devices or c.b_device not in topo.devices:
             continue  # a device that is gone is one finding of its own
         now = by_end.get((c.a_device, c.a_port)) or by_end.get((c.b_device, c.b_port))
         where = (
@@ -196,14 +221,22 @@ class _Space:
 
     def __init__(self) -> None:
         self.points: dict[int, list[int]] = {4: [], 6: []}  # sorted
-        self.seen: set[tuple[int, int]] = set()
+        self.seen: dict[int, set[int]] = {4: set(), 6: set()}
         self.blocks: list[tuple[int, int, int]] = []  # version, first, last
         self.cursor: dict[tuple[str, int, int], int] = {}
 
     def take(self, version: int, address: int) -> None:
-        if (version, address) not in self.seen:
-            self.seen.add((version, address))
+        if address not in self.seen[version]:
+            self.seen[version].add(address)
             bisect.insort(self.points[version], address)
+
+    def take_all(self, version: int, addresses: list[int]) -> None:
+        """take() of each, sorted once (a rebuild of 100k GPUs on RoCE keeps a million)."""
+        self.seen[version].update(addresses)
+        self.points[version] = sorted(self.seen[version])
+
+    def taken(self, version: int, address: int) -> bool:
+        return address in self.seen[version]
 
     def reserve(self, version: int, first: int, size: int) -> None:
         self.blocks.append((version, first, first + size - 1))
@@ -226,15 +259,11 @@ class _Space:
         i = self.cursor.get(key, start)
         while i < count - (1 if inside else 0):  # inside a subnet the last address is its broadcast
             first = base + i * size
-            if ((network.version, first) not in self.seen) if inside else self.free(network.version, first, size):
+            if not self.taken(network.version, first) if inside else self.free(network.version, first, size):
                 self.cursor[key] = i + 1
                 return first
             i += 1
         return None
-
-
-def _key(row: AddressRow) -> Key:
-    return (row.device, row.interface, row.address.version)
 
 
 def _home(design: Design, purpose: str, version: int) -> Network | None:
@@ -251,102 +280,135 @@ def _home(design: Design, purpose: str, version: int) -> Network | None:
     )
 
 
+def _mask(design: Design, hit: LockedAddress, version: int) -> tuple[Network | None, int, int]:
+    """The pool of a locked address's purpose, its netmask and first address as integers."""
+    pool = _home(design, hit.purpose, version)
+    return (pool, int(pool.netmask), int(pool.network_address)) if pool is not None else (None, 0, 0)
+
+
+def _text(address: Interface) -> str:
+    kind = type(address)
+    return interface_text(address) if kind is LazyIPv4Interface or kind is LazyIPv6Interface else str(address)  # type: ignore[arg-type]
+
+
 def _inside(address: str, pool: Network | None) -> bool:
     return pool is not None and ip_interface(address).ip in pool
 
 
 def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[AddressRow]:
     pools = _pools(design)
-    locked: dict[Key, LockedAddress] = {}
-    for a in lock.addresses:
-        locked[(a.device, a.interface, ip_interface(a.address).version)] = a
+    entries = lock.addresses
+    six = map(contains, map(_LOCKED_ADDRESS, entries), repeat(":"))  # an IPv6 address holds a colon, IPv4 never
+    locked: dict[Key, LockedAddress] = dict(
+        zip(zip(map(_LOCKED_DEVICE, entries), map(_LOCKED_INTERFACE, entries), six, strict=True), entries, strict=True)
+    )
     rows = list(plan.addresses)
     final: dict[int, Interface] = {}  # row index → address
     space = _Space()
     moved: list[tuple[int, LockedAddress]] = []
+    homes: dict[tuple[str, int], tuple[Network | None, int, int]] = {}  # (purpose, version) → pool, mask, first
+    kept: dict[int, list[int]] = {4: [], 6: []}
     # 1. what the lock holds and the pools still hold is kept
     for i, row in enumerate(rows):
-        hit = locked.get(_key(row))
+        address = row.address
+        hit = locked.get((row.device, row.interface, isinstance(address, IPv6Interface)))
+        version = address.version
         if hit is None:
             continue
-        pool = _home(design, hit.purpose, row.address.version)
+        home = homes.get((hit.purpose, version)) or homes.setdefault(
+            (hit.purpose, version), _mask(design, hit, version)
+        )
+        pool, mask, first = home
         same_link = row.purpose != "p2p" or (hit.peer_device, hit.peer_interface) == (
             row.peer_device,
             row.peer_interface,
         )
-        if hit.purpose == row.purpose and same_link and _inside(hit.address, pool):
+        if hit.purpose != row.purpose or not same_link:
+            moved.append((i, hit))
+        elif hit.address == _text(address):  # the lock holds what the allocator gave again (a rebuild): no parse
+            if pool is not None and int(address) & mask == first:
+                final[i] = address
+                kept[version].append(int(address))
+            else:
+                moved.append((i, hit))
+        elif _inside(hit.address, pool):
             final[i] = ip_interface(hit.address)
-            space.take(final[i].version, int(final[i].ip))
+            kept[version].append(int(final[i]))
         else:
             moved.append((i, hit))
-    gateways = {
-        (rows[i].device, rows[i].address.version): final[i].network
-        for i in final
-        if rows[i].purpose.endswith("gateway")
-    }
-    for (_, version), net in gateways.items():
-        space.reserve(version, int(net.network_address), net.num_addresses)
-    # 2. new subnets (a new leaf's) where they are free, else the next free block; the leaf's rows move along
-    shift: dict[tuple[str, int], int] = {}
-    for i, row in enumerate(rows):
-        if i in final or not row.purpose.endswith("gateway"):
-            continue
-        version, net = row.address.version, row.address.network
-        size = net.num_addresses
-        start = int(net.network_address)
-        if not space.free(version, start, size):
-            pool, _, first = pools[(row.purpose, version)]
-            found = space.next_free(pool, net.prefixlen, first)
-            if found is None:
-                continue  # no room: the row keeps its fresh value; the plan checks see the clash
-            shift[(row.device, version)] = found - start
-            start = found
-        final[i] = interface_at(int(row.address.ip) + shift.get((row.device, version), 0), net.prefixlen, version)
-        gateways[(row.device, version)] = ip_network((start, net.prefixlen))
-        space.reserve(version, start, size)
-        space.take(version, int(final[i].ip))
-    # 3. the rest: in its leaf's subnet when it has one, else the next free unit of its pool
-    for i, row in enumerate(rows):
-        if i in final:
-            continue
-        version = row.address.version
-        subnet = gateways.get((row.peer_device, version)) if row.purpose in ("server", "mgmt") else None
-        fresh = int(row.address.ip) + shift.get((row.peer_device, version), 0)
-        if subnet is not None:
-            if ip_interface((fresh, subnet.prefixlen)).ip not in subnet or (version, fresh) in space.seen:
-                spot = space.next_free(subnet, subnet.max_prefixlen, 2, inside=True)
-                fresh = spot if spot is not None else fresh
-            final[i] = interface_at(fresh, subnet.prefixlen, version)
-            space.take(version, fresh)
-            continue
-        pool, unit, first = pools.get((row.purpose, version), (None, 0, 0))
-        if row.purpose == "p2p":
-            continue  # pairs, below
-        if space.free(version, fresh, 1) or pool is None:
-            final[i] = row.address
-        else:
-            spot = space.next_free(pool, unit, first)
-            final[i] = interface_at(spot, row.address.network.prefixlen, version) if spot is not None else row.address
-        space.take(version, int(final[i].ip))
-    # 4. new point-to-point links: both ends in one free /31 (/127)
-    pairs: dict[tuple[str, str, str, str, int], list[int]] = {}
-    for i, row in enumerate(rows):
-        if i not in final and row.purpose == "p2p":
-            ends = sorted([(row.device, row.interface), (row.peer_device, row.peer_interface)])
-            pairs.setdefault((*ends[0], *ends[1], row.address.version), []).append(i)
-    for members in pairs.values():
-        version = rows[members[0]].address.version
-        low = min(int(rows[m].address.network.network_address) for m in members)
-        if not space.free(version, low, 2):
-            pool, unit, first = pools[("p2p", version)]
-            spot = space.next_free(pool, unit, first)
-            if spot is not None:
-                for m in members:
-                    offset = int(rows[m].address.ip) - int(rows[m].address.network.network_address)
-                    final[m] = interface_at(spot + offset, unit, version)
-        for m in members:
-            final.setdefault(m, rows[m].address)
-            space.take(version, int(final[m].ip))
+    if len(final) < len(rows):  # else (a rebuild) every row is kept: nothing to place
+        for family, values in kept.items():
+            space.take_all(family, values)
+        gateways = {
+            (rows[i].device, rows[i].address.version): final[i].network
+            for i in final
+            if rows[i].purpose.endswith("gateway")
+        }
+        for (_, version), net in gateways.items():
+            space.reserve(version, int(net.network_address), net.num_addresses)
+        # 2. new subnets (a new leaf's) where they are free, else the next free block; the leaf's rows move along
+        shift: dict[tuple[str, int], int] = {}
+        for i, row in enumerate(rows):
+            if i in final or not row.purpose.endswith("gateway"):
+                continue
+            version, net = row.address.version, row.address.network
+            size = net.num_addresses
+            start = int(net.network_address)
+            if not space.free(version, start, size):
+                pool, _, first = pools[(row.purpose, version)]
+                found = space.next_free(pool, net.prefixlen, first)
+                if found is None:
+                    continue  # no room: the row keeps its fresh value; the plan checks see the clash
+                shift[(row.device, version)] = found - start
+                start = found
+            final[i] = interface_at(int(row.address.ip) + shift.get((row.device, version), 0), net.prefixlen, version)
+            gateways[(row.device, version)] = ip_network((start, net.prefixlen))
+            space.reserve(version, start, size)
+            space.take(version, int(final[i].ip))
+        # 3. the rest: in its leaf's subnet when it has one, else the next free unit of its pool
+        for i, row in enumerate(rows):
+            if i in final:
+                continue
+            version = row.address.version
+            subnet = gateways.get((row.peer_device, version)) if row.purpose in ("server", "mgmt") else None
+            fresh = int(row.address.ip) + shift.get((row.peer_device, version), 0)
+            if subnet is not None:
+                if ip_interface((fresh, subnet.prefixlen)).ip not in subnet or space.taken(version, fresh):
+                    spot = space.next_free(subnet, subnet.max_prefixlen, 2, inside=True)
+                    fresh = spot if spot is not None else fresh
+                final[i] = interface_at(fresh, subnet.prefixlen, version)
+                space.take(version, fresh)
+                continue
+            pool, unit, first = pools.get((row.purpose, version), (None, 0, 0))
+            if row.purpose == "p2p":
+                continue  # pairs, below
+            if space.free(version, fresh, 1) or pool is None:
+                final[i] = row.address
+            else:
+                spot = space.next_free(pool, unit, first)
+                final[i] = (
+                    interface_at(spot, row.address.network.prefixlen, version) if spot is not None else row.address
+                )
+            space.take(version, int(final[i].ip))
+        # 4. new point-to-point links: both ends in one free /31 (/127)
+        pairs: dict[tuple[str, str, str, str, int], list[int]] = {}
+        for i, row in enumerate(rows):
+            if i not in final and row.purpose == "p2p":
+                ends = sorted([(row.device, row.interface), (row.peer_device, row.peer_interface)])
+                pairs.setdefault((*ends[0], *ends[1], row.address.version), []).append(i)
+        for members in pairs.values():
+            version = rows[members[0]].address.version
+            low = min(int(rows[m].address.network.network_address) for m in members)
+            if not space.free(version, low, 2):
+                pool, unit, first = pools[("p2p", version)]
+                spot = space.next_free(pool, unit, first)
+                if spot is not None:
+                    for m in members:
+                        offset = int(rows[m].address.ip) - int(rows[m].address.network.network_address)
+                        final[m] = interface_at(spot + offset, unit, version)
+            for m in members:
+                final.setdefault(m, rows[m].address)
+                space.take(version, int(final[m].ip))
     for i, hit in moved:
         now = final.get(i, rows[i].address)
         if str(now) != hit.address:
@@ -356,7 +418,10 @@ def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _M
                 "addressing",
                 rows[i].fabric,
             )
-    return [replace(row, address=final.get(i, row.address)) for i, row in enumerate(rows)]
+    return [
+        row if (new := final.get(i)) is None or new is row.address else replace(row, address=new)
+        for i, row in enumerate(rows)
+    ]
 
 
 # --------------------------------------------------------------------------------------------- ASNs, devices

@@ -30,7 +30,7 @@ from fabric.pipeline import Build
 from fabric.render import outputs
 from fabric.render.lock import lock_data
 from fabric.spec.loader import Design
-from fabric.spec.lock import Lock, LockInput
+from fabric.spec.lock import LockInput, validate_lock
 from fabric.spec.reading import ReadError, read_text
 
 TABLES = ("cabling.csv", "inventory.csv", "ip-plan.csv", "asn-plan.csv")
@@ -97,7 +97,7 @@ def outputs_of(build: Build, name: str) -> Outputs:
 
 def grown(old: Build, new: Design) -> Design:
     """NEW with OLD's assignments kept, as `fabric build --lock` keeps them, its moves allowed (to be listed)."""
-    lock = Lock.model_validate(lock_data(old))
+    lock = validate_lock(lock_data(old), old.name)
     return replace(new, lock=LockInput(lock, old.name, allow_moves=True))
 
 
