@@ -283,12 +283,16 @@ def _locked_positions(design: Design, items: list[Placeable]) -> list[Placeable]
         return items
     where = {d.name: (d.rack, d.u) for d in design.lock.lock.devices if d.rack and d.u}
     layout = design.spec.racks
-    return [
-        replace(item, rack=where[item.name][0], u=where[item.name][1])
-        if item.rack is None and item.name in where and parse_rack(layout, where[item.name][0]) is not None
-        else item
-        for item in items
-    ]
+    # each rack of the lock parsed once (a lock names a few hundred racks for 100,000 devices)
+    kept = {rack for rack in {rack for rack, _ in where.values()} if parse_rack(layout, rack) is not None}
+    out = []
+    for item in items:
+        at = where.get(item.name) if item.rack is None else None
+        if at is not None and at[0] in kept:
+            i = item
+            item = new_placeable(i.name, i.height_u, i.power_w, i.block, i.per_rack, at[0], at[1], i.path)
+        out.append(item)
+    return out
 
 
 def _superpod_order(
