@@ -19,7 +19,7 @@ import gc
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
@@ -53,7 +53,7 @@ LATER = Later.LATER  # a value not computed by the build: made on first use
 
 @dataclass(frozen=True)
 class Build:
-    design: Design
+    design: Design  # without its lock (the plan holds what was kept)
     topology: Topology
     figures: dict[str, FabricFigures]
     plan: Plan
@@ -221,6 +221,8 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
         hosts = build_hosts(design, topology, plan)
         bonded = build_bonded(design, topology, plan)
         figures, graph_findings, table = results[0].get()
+    if design.lock is not None:  # kept: the build needs it no more (~200 MB at 100k GPUs on RoCE while rendering)
+        design = replace(design, lock=None)
     plan_findings = run_plan_checks(PlanContext(design, topology, figures, plan))
     intent_findings = run_intent_checks(
         IntentContext(design, topology, figures, plan, intents.devices, infiniband.subnets)
