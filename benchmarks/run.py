@@ -108,7 +108,8 @@ def run_one(name: str, core_only: bool = False) -> dict[str, object]:
     from fabric.intent.context import IntentContext
     from fabric.intent.ethernet import build_intents
     from fabric.intent.infiniband import build_infiniband
-    from fabric.pipeline import Build, gc_paused
+    from fabric.model.collector import gc_paused
+    from fabric.pipeline import Build
     from fabric.render import render_all
     from fabric.spec.loader import load_spec
     from fabric.topology.build import build_topology

@@ -15,7 +15,6 @@ values are the same either way.
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -34,6 +33,7 @@ from fabric.intent.context import IntentContext
 from fabric.intent.ethernet import DeviceIntent, build_intents
 from fabric.intent.hosts import BondedHost, HostIntent, build_bonded, build_hosts
 from fabric.intent.infiniband import IbPlan, build_infiniband
+from fabric.model.collector import gc_paused
 from fabric.model.findings import Finding, Severity, sort_findings
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design, load_spec
@@ -75,28 +75,6 @@ class Build:
     @property
     def errors(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == Severity.ERROR]
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside: the stages make millions of long-lived objects (a 100k-GPU
-    fabric: ~2.5 million) and next to no cyclic garbage; each automatic collection walks all of them again,
-    which cost ~40% of the build. Reference counting still frees everything as usual.
-
-    On the way out the survivors go straight to the oldest generation (freeze, then unfreeze: a list splice, no
-    walk); else the first collection after the pause walks them all as young objects (~1 s at 100k GPUs). They
-    stay collectable as any long-lived object. Skipped when something else holds objects frozen: unfreeze
-    would release those too."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            if gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 T = TypeVar("T")

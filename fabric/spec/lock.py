@@ -26,11 +26,9 @@ parse), where the models made a pydantic instance of each (~600 bytes and severa
 
 from __future__ import annotations
 
-import gc
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import itemgetter
@@ -39,6 +37,7 @@ from typing import Any, NamedTuple, cast
 
 from pydantic import ValidationError
 
+from fabric.model.collector import gc_paused
 from fabric.model.findings import FabricError, Finding, Severity
 from fabric.spec import lockschema as schema
 from fabric.spec.jsonio import JsonLimitError, load_json
@@ -372,22 +371,9 @@ def _by_schema(data: Any, file: str) -> Lock:
     return Lock(model.design, model.spec, **lists)
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic collection while a million entries are made (as pipeline.gc_paused, for the reading stage):
-    each automatic collection would walk them all again."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def validate_lock(data: Any, file: str) -> Lock:
     """A lock from JSON data, or FabricError with `lock-invalid` findings."""
-    with _gc_paused():
+    with gc_paused():  # a million entries: each automatic collection would walk them again
         found = _by_columns(data)
         if found is not None:
             return _lock(found)
@@ -396,7 +382,7 @@ def validate_lock(data: Any, file: str) -> Lock:
 
 def parse_lock(text: str, file: str) -> Lock:
     """A lock from JSON text, or FabricError with `lock-invalid` findings (where and what, never the text)."""
-    with _gc_paused():
+    with gc_paused():
         try:  # the text as a build writes it: parsed without a Python call per number and per node
             data = json.loads(text, parse_constant=_no_constant)
             found = _by_columns(data)
