@@ -15,6 +15,8 @@ from fabric.model.kinds import Layer
 
 @dataclass(frozen=True)
 class PlanContext(Context):
+    """The graph checks' context with the plan."""
+
     plan: Plan
 
 

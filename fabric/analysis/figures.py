@@ -41,6 +41,8 @@ LAYERS = (Layer.LEAF, Layer.SPINE, Layer.CORE)
 
 @dataclass(frozen=True, slots=True)
 class SwitchLoad:
+    """A switch's down and up Gb/s and links, and whether it is in the top tier."""
+
     name: str
     layer: str
     down_gbps: int
@@ -67,12 +69,16 @@ class SwitchLoad:
 
 @dataclass(frozen=True)
 class Failure:
+    """A failed switch or link and the bisection bandwidth left without it."""
+
     element: str  # "switch spine03" or "link su1-rail0-leaf:sw17p1 — spine01:sw1p1"
     bisection_gbps: float
 
 
 @dataclass(frozen=True)
 class FabricFigures:
+    """A fabric's counts, oversubscription, bisection, failure and ECMP figures (the report and checks read them)."""
+
     name: str
     technology: str
     role: str
@@ -114,6 +120,8 @@ class FabricFigures:
 
 @dataclass
 class _SwitchGraph:
+    """A fabric's switches as arrays: rank, plane, aggregated pair capacities and endpoint links."""
+
     names: list[str]
     rank: np.ndarray  # 1 leaf, 2 spine, 3 core
     plane: np.ndarray  # declared plane (0 when the fabric has one)
@@ -159,6 +167,8 @@ def _components(sg: _SwitchGraph) -> np.ndarray:
 
 @dataclass
 class _Split:
+    """A balanced split of the endpoints, as arrays: per switch the Gb/s on side A and on side B."""
+
     name: str
     s_cap: np.ndarray  # per switch: endpoint Gb/s on side A
     t_cap: np.ndarray  # per switch: endpoint Gb/s on side B

@@ -38,6 +38,8 @@ PEER_NET = IPv4Network("169.254.0.0/31")
 
 @dataclass(frozen=True, slots=True)
 class PortIntent:
+    """A switch port as configured: speed, lanes, MTU, address and what it connects to."""
+
     name: str
     cage: int
     sub: int
@@ -61,6 +63,8 @@ class PortIntent:
 
 @dataclass(frozen=True, slots=True)
 class Neighbor:
+    """A BGP session: peer address or interface, remote AS and the device and port at the other end."""
+
     peer: str  # the peer's address (numbered) or the local interface (unnumbered)
     interface: str
     remote_as: int | None  # the peer's ASN (FRR and NVUE say `external` on unnumbered sessions)
@@ -76,6 +80,8 @@ class Neighbor:
 
 @dataclass(frozen=True, slots=True)
 class PrefixRule:
+    """A prefix-list entry: a prefix with its optional ge and le lengths."""
+
     prefix: Network
     ge: int | None
     le: int | None
@@ -89,6 +95,8 @@ _neighbor = maker(Neighbor)
 
 @dataclass(frozen=True)
 class BgpIntent:
+    """A switch's BGP: ASN, router ID, sessions, multipath and the prefixes it originates."""
+
     asn: int
     router_id: IPv4Address | IPv6Address
     unnumbered: bool
@@ -106,6 +114,8 @@ class BgpIntent:
 
 @dataclass(frozen=True)
 class ServerSubnet:
+    """A leaf's server subnet: VLAN, gateway addresses and member ports."""
+
     name: str  # the bridge/VLAN interface holding the gateway
     vlan: int
     gateway_v4: Interface
@@ -119,6 +129,8 @@ class ServerSubnet:
 
 @dataclass(frozen=True, slots=True)
 class Bond:
+    """A port-channel of an MLAG leaf: its number, the bonded node and this leaf's member ports."""
+
     channel: int  # port-channel / bond number, the same on both leaves of the pair
     node: str  # the bonded node ("" for the peer link)
     members: tuple[str, ...]  # this leaf's ports in it
@@ -175,6 +187,8 @@ class QosIntent:
 
 @dataclass(frozen=True)
 class DeviceIntent:
+    """Everything one Ethernet switch is configured with, vendor-neutral: the renderers only format it."""
+
     hostname: str
     fabric: str
     layer: str
@@ -212,6 +226,8 @@ class DeviceIntent:
 
 @dataclass(frozen=True)
 class Intents:
+    """Every Ethernet switch's intent, by hostname, with the findings of making them."""
+
     devices: Mapping[str, DeviceIntent]
     findings: tuple[Finding, ...]
 

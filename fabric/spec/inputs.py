@@ -28,6 +28,8 @@ CSV_PORTS = ("a_port", "b_port")
 
 @dataclass(frozen=True)
 class CsvRow:
+    """One row of a cabling CSV by column, with its line."""
+
     line: int
     cells: Mapping[str, str]
 
@@ -45,12 +47,16 @@ class CsvInput:
 
 @dataclass(frozen=True)
 class Secret:
+    """A secret the spec refers to: its value, or the finding about why it could not be read."""
+
     value: str | None
     problem: Finding | None = None
 
 
 @dataclass(frozen=True)
 class Inputs:
+    """The files the spec names, read once by the loader: cabling CSVs, inventories and secrets."""
+
     csv: Mapping[str, CsvInput] = field(default_factory=dict)  # by fabric key
     inventories: Mapping[str, Inventory] = field(default_factory=dict)  # by fabric key; one file read once
     secrets: Mapping[str, Secret] = field(default_factory=dict)  # by the spec path of the reference

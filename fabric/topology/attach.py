@@ -20,6 +20,8 @@ MGMT_SPEED_GBPS = 1
 
 @dataclass(frozen=True, slots=True)
 class NodeEntry:
+    """A node of a node group: its name, group, node type and index in the group."""
+
     name: str
     group: str
     type: str
@@ -28,6 +30,8 @@ class NodeEntry:
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
+    """A node port that a fabric cables: its device, port, speed and rail."""
+
     device: str
     port: str
     speed_gbps: int
@@ -36,6 +40,8 @@ class Endpoint:
 
 @dataclass(frozen=True, slots=True)
 class Attachment:
+    """A device's ports on one fabric, from one attach entry of the spec."""
+
     device: str
     group: str  # node group, or "mgmt" for a switch's management port
     ports: tuple[Endpoint, ...]  # rail ports first, by rail, then the rest in catalog order

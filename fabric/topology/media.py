@@ -45,6 +45,8 @@ class CablingRules:
 
 @dataclass(frozen=True, slots=True)
 class Choice:
+    """The medium chosen for a link and its orderable length."""
+
     key: str
     media: Media
     length_m: float  # orderable length
