@@ -67,3 +67,26 @@ def test_an_infiniband_build_still_gets_its_subnets_and_checks() -> None:
     build = build_fabric(root / "designs" / "lab-ib.yaml")
     assert len(build.infiniband.subnets) == 1
     assert "fabric.intent.infiniband.checks" in sys.modules  # the subnet checks ran
+
+
+def test_a_section_made_by_model_construct_is_the_section_validated_from_nothing() -> None:
+    # schema.py's sections default to Model.model_construct (their own validators are not built at import): that is
+    # the same value only while the model has no model validator and pydantic validates no default
+    from pydantic import BaseModel
+
+    from fabric.spec import schema
+
+    models = [v for v in vars(schema).values() if isinstance(v, type) and issubclass(v, schema.StrictModel)]
+    made = []
+    for model in models:
+        for name, info in model.model_fields.items():
+            factory = info.default_factory
+            owner = getattr(factory, "__self__", None)
+            if getattr(factory, "__name__", "") == "model_construct" and isinstance(owner, type):
+                assert issubclass(owner, BaseModel)
+                assert not owner.__pydantic_decorators__.model_validators, f"{owner.__name__} has a model validator"
+                assert not info.validate_default and not owner.model_config.get("validate_default")
+                constructed = factory()  # type: ignore[call-arg]
+                assert constructed == owner.model_validate({}), f"{model.__name__}.{name}"
+                made.append(owner.__name__)
+    assert len(made) >= 15  # the sections of Spec, Exports, Fabric, MonitoringSettings, …
