@@ -9,9 +9,11 @@ for an irregular graph it is an upper bound of it. Planes are separate fabrics: 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 from fabric.analysis.cuts import graph_figures
@@ -418,6 +420,9 @@ def _analytic(ft: FabricTopology, endpoint_gbps: int) -> float | None:
     return endpoint_gbps / 2 * factor
 
 
+_TIER, _GBPS = attrgetter("tier"), itemgetter(1)  # a link's tier; an endpoint's (leaf, Gb/s) Gb/s
+
+
 def fabric_figures(
     ft: FabricTopology, *, failures: bool = True, engine: Literal["auto", "python", "numpy"] = "auto"
 ) -> FabricFigures:
@@ -426,9 +431,9 @@ def fabric_figures(
     loads = _loads(ft)
     switches = {layer: sum(1 for ld in loads if ld.layer == layer) for layer in LAYERS}
     links: dict[str, int] = dict.fromkeys(TIERS, 0)
-    for link in ft.links:
-        links[link.tier] = links.get(link.tier, 0) + 1  # leaf-leaf (MLAG peer links) only where there are any
-    endpoint_gbps = sum(g for _, g in lists.endpoints)
+    for tier, count in Counter(map(_TIER, ft.links)).items():  # (counted in C, in the order the tiers come)
+        links[tier] = links.get(tier, 0) + count  # leaf-leaf (MLAG peer links) only where there are any
+    endpoint_gbps = sum(map(_GBPS, lists.endpoints))
     over: dict[str, float] = {}
     over_connected: dict[str, float] = {}
     over_tier: dict[str, float] = {}
