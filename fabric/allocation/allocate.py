@@ -47,6 +47,8 @@ Interface = IPv4Interface | IPv6Interface
 
 @dataclass(frozen=True, slots=True)
 class AddressRow:
+    """An address of the plan: device, interface, address, peer and purpose."""
+
     device: str
     interface: str
     address: Interface  # address and prefix length
@@ -61,6 +63,8 @@ _address_row = maker(AddressRow)  # a million at 100k GPUs: built as cheaply as 
 
 @dataclass(frozen=True, slots=True)
 class AsnRow:
+    """A switch's (or routing host's) ASN and router ID."""
+
     device: str
     fabric: str
     layer: str
@@ -73,6 +77,8 @@ _cable = maker(Cable)
 
 @dataclass(frozen=True)
 class Plan:
+    """The allocation stage's plan: cables, addresses and ASNs, with its findings."""
+
     cables: tuple[Cable, ...]
     addresses: tuple[AddressRow, ...]
     asns: tuple[AsnRow, ...]

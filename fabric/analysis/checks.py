@@ -23,6 +23,8 @@ TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class Context:
+    """What the graph checks read: the design, its topology and the fabrics' figures."""
+
     design: Design
     topology: Topology
     figures: Mapping[str, FabricFigures]

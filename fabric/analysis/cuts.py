@@ -44,6 +44,8 @@ Adjacency = list[list[tuple[int, int]]]  # per switch: (neighbour, Gb/s), each p
 
 @dataclass(frozen=True)
 class CutGraph:
+    """A switch graph's adjacency with its coarsest equitable partition, made once for every cut."""
+
     adjacent: Adjacency
     base: tuple[int, ...]  # the fabric's coarsest equitable partition of its ranks (class per switch)
     classes: dict[int, tuple[int, ...]]  # its members per class

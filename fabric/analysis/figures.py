@@ -9,9 +9,11 @@ for an irregular graph it is an upper bound of it. Planes are separate fabrics: 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 from fabric.analysis.cuts import graph_figures
@@ -41,6 +43,8 @@ LAYERS = (Layer.LEAF, Layer.SPINE, Layer.CORE)
 
 @dataclass(frozen=True, slots=True)
 class SwitchLoad:
+    """A switch's down and up Gb/s and links, and whether it is in the top tier."""
+
     name: str
     layer: str
     down_gbps: int
@@ -67,12 +71,16 @@ class SwitchLoad:
 
 @dataclass(frozen=True)
 class Failure:
+    """A failed switch or link and the bisection bandwidth left without it."""
+
     element: str  # "switch spine03" or "link su1-rail0-leaf:sw17p1 — spine01:sw1p1"
     bisection_gbps: float
 
 
 @dataclass(frozen=True)
 class FabricFigures:
+    """A fabric's counts, oversubscription, bisection, failure and ECMP figures (the report and checks read them)."""
+
     name: str
     technology: str
     role: str
@@ -114,6 +122,8 @@ class FabricFigures:
 
 @dataclass
 class _SwitchGraph:
+    """A fabric's switches as arrays: rank, plane, aggregated pair capacities and endpoint links."""
+
     names: list[str]
     rank: np.ndarray  # 1 leaf, 2 spine, 3 core
     plane: np.ndarray  # declared plane (0 when the fabric has one)
@@ -159,6 +169,8 @@ def _components(sg: _SwitchGraph) -> np.ndarray:
 
 @dataclass
 class _Split:
+    """A balanced split of the endpoints, as arrays: per switch the Gb/s on side A and on side B."""
+
     name: str
     s_cap: np.ndarray  # per switch: endpoint Gb/s on side A
     t_cap: np.ndarray  # per switch: endpoint Gb/s on side B
@@ -408,6 +420,9 @@ def _analytic(ft: FabricTopology, endpoint_gbps: int) -> float | None:
     return endpoint_gbps / 2 * factor
 
 
+_TIER, _GBPS = attrgetter("tier"), itemgetter(1)  # a link's tier; an endpoint's (leaf, Gb/s) Gb/s
+
+
 def fabric_figures(
     ft: FabricTopology, *, failures: bool = True, engine: Literal["auto", "python", "numpy"] = "auto"
 ) -> FabricFigures:
@@ -416,9 +431,9 @@ def fabric_figures(
     loads = _loads(ft)
     switches = {layer: sum(1 for ld in loads if ld.layer == layer) for layer in LAYERS}
     links: dict[str, int] = dict.fromkeys(TIERS, 0)
-    for link in ft.links:
-        links[link.tier] = links.get(link.tier, 0) + 1  # leaf-leaf (MLAG peer links) only where there are any
-    endpoint_gbps = sum(g for _, g in lists.endpoints)
+    for tier, count in Counter(map(_TIER, ft.links)).items():  # (counted in C, in the order the tiers come)
+        links[tier] = links.get(tier, 0) + count  # leaf-leaf (MLAG peer links) only where there are any
+    endpoint_gbps = sum(map(_GBPS, lists.endpoints))
     over: dict[str, float] = {}
     over_connected: dict[str, float] = {}
     over_tier: dict[str, float] = {}

@@ -27,6 +27,8 @@ from fabric.spec.schema import ClosTopology, NodeAttach
 
 @dataclass(frozen=True, slots=True)
 class Headroom:
+    """How far a fabric can grow: nodes and GPUs on its free ports and what growth beyond needs."""
+
     fabric: str
     nodes: int  # more nodes on free ports only
     gpus: int

@@ -36,6 +36,8 @@ from fabric.spec.loader import Design
 
 @dataclass(frozen=True, slots=True)
 class JobBandwidth:
+    """A job of `nodes` nodes: its span, and its NIC, intact and worst-failure bandwidth per GPU."""
+
     nodes: int
     gpus: int
     span: str  # the lowest logical switch (locality.py) holding every node of the job; "" when none does
@@ -55,6 +57,8 @@ class JobBandwidth:
 
 @dataclass(frozen=True)
 class JobTable:
+    """The job-bandwidth rows of the scheduler fabric, by job size."""
+
     fabric: str
     rows: tuple[JobBandwidth, ...]
 

@@ -20,6 +20,8 @@ from fabric.spec.schema import NodeAttach
 
 @dataclass(frozen=True)
 class LogicalSwitch:
+    """Physical switches merged into one level of the scheduler's tree, with its children and nodes."""
+
     name: str
     level: int  # 0: lowest; Slurm's Level (1 + the highest child level)
     layer: str  # physical layer of its members
@@ -31,6 +33,8 @@ class LogicalSwitch:
 
 @dataclass(frozen=True)
 class Locality:
+    """A fabric's scheduler tree: logical switches per level over the scheduler nodes."""
+
     fabric: str
     groups: tuple[str, ...]
     nodes: tuple[str, ...]  # scheduler nodes, in design order

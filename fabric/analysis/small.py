@@ -35,6 +35,8 @@ class Pairs:
 
 @dataclass
 class SwitchGraph:
+    """A fabric's switches as lists: rank, plane, pair capacities and endpoint links (figures._SwitchGraph's twin)."""
+
     names: list[str]
     rank: list[int]
     plane: list[int]
@@ -45,6 +47,8 @@ class SwitchGraph:
 
 @dataclass
 class Split:
+    """A balanced split of the endpoints: per switch the Gb/s on side A and on side B."""
+
     name: str
     s_cap: list[int]
     t_cap: list[int]
@@ -52,6 +56,8 @@ class Split:
 
 @dataclass(frozen=True)
 class GraphFigures:
+    """The graph figures of a fabric: components, bisection, worst failure and ECMP width."""
+
     components: int
     bisection_gbps: float
     reduced_vertices: int
@@ -394,6 +400,8 @@ class _ArraySplit(Protocol):
 
 @dataclass(frozen=True)
 class Flow:
+    """A maximum flow's value and the size of the graph it was computed on."""
+
     value: int
     size: int
 

@@ -1,13 +1,12 @@
-"""The checks of the intent stage, in one registry: what a switch's platform must be able to do, settings
-accepted but without effect yet, and the InfiniBand subnet checks (infiniband/checks.py). Each takes the
-IntentContext."""
+"""The checks of the intent stage: what a switch's platform must be able to do and settings accepted but without
+effect yet (INTENT_CHECKS), then the InfiniBand subnet checks (infiniband/checks.py's SUBNET_CHECKS). Each takes
+the IntentContext."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from fabric.intent.context import IntentCheck, IntentContext
-from fabric.intent.infiniband.checks import SUBNET_CHECKS
 from fabric.model.findings import Finding, error, warning
 from fabric.spec.platforms import FEATURES, Feature, platforms
 
@@ -69,12 +68,18 @@ def check_unsupported(ctx: IntentContext) -> Iterator[Finding]:
 INTENT_CHECKS: dict[str, IntentCheck] = {
     "capabilities": check_capabilities,
     "unsupported": check_unsupported,
-    **SUBNET_CHECKS,
 }
 
 
 def run_intent_checks(ctx: IntentContext) -> list[Finding]:
+    """INTENT_CHECKS, then infiniband/checks.py's SUBNET_CHECKS (each runs per subnet: a design without InfiniBand
+    subnets has none to run, and does not load their module)."""
     findings: list[Finding] = []
     for check in INTENT_CHECKS.values():
         findings.extend(check(ctx))
+    if ctx.subnets:
+        from fabric.intent.infiniband.checks import SUBNET_CHECKS
+
+        for check in SUBNET_CHECKS.values():
+            findings.extend(check(ctx))
     return findings

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fabric.allocation.checks import PlanContext
 from fabric.intent.ethernet import DeviceIntent
-from fabric.intent.infiniband.subnet import Subnet
 from fabric.model.findings import Finding
+
+if TYPE_CHECKING:  # (subnet.py is loaded only for a design with InfiniBand)
+    from fabric.intent.infiniband.subnet import Subnet
 
 
 @dataclass(frozen=True)
 class IntentContext(PlanContext):
+    """The plan checks' context with the switch intents and the InfiniBand subnets."""
+
     intents: Mapping[str, DeviceIntent]
     subnets: tuple[Subnet, ...]
 

@@ -25,6 +25,8 @@ HOST_MTU = 9000  # the jumbo frame servers use, under the switches' 9216 (room f
 
 @dataclass(frozen=True, slots=True)
 class HostPort:
+    """A node port of a routing host: its leaf, speed, MTU and addresses."""
+
     name: str
     fabric: str
     leaf: str
@@ -41,6 +43,8 @@ class HostPort:
 
 @dataclass(frozen=True)
 class HostIntent:
+    """A node that routes on the host: ASN, router ID, loopbacks, ports and BGP sessions."""
+
     hostname: str
     asn: int
     router_id: IPv4Address | IPv6Address
@@ -60,6 +64,8 @@ class HostIntent:
 
 @dataclass(frozen=True)
 class BondedHost:
+    """A node bonded to an MLAG leaf pair: its bond, members, addresses and gateways."""
+
     hostname: str
     bond: str  # the bond's interface name
     members: tuple[HostPort, ...]  # without addresses: the bond has them

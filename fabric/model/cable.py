@@ -15,6 +15,8 @@ def end_label(rack: str, u: int | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Cable:
+    """A planned cable: its link, both ends' rack and U, medium, part, length and ID."""
+
     cable_id: str
     link: Link
     a_rack: str

@@ -18,6 +18,8 @@ Level = Literal["error", "warning", "info"]
 
 @dataclass(frozen=True, slots=True)
 class Code:
+    """A finding code as the registry declares it: its severities, the stages that raise it and what it means."""
+
     code: str
     severities: tuple[Level, ...]
     stages: tuple[Stage, ...]  # where it is raised, in pipeline order

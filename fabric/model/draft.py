@@ -12,6 +12,8 @@ from fabric.model.topology import ClosParams, Link
 
 @dataclass
 class SwitchDraft:
+    """A switch while a fabric is generated (mutable: the generator fills it in)."""
+
     name: str
     layer: LayerName
     model: str
@@ -25,6 +27,8 @@ class SwitchDraft:
 
 @dataclass
 class FabricDraft:
+    """A fabric while it is generated: switches, links, findings and each switch's provisioned down ports."""
+
     switches: list[SwitchDraft] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
     params: ClosParams | None = None

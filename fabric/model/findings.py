@@ -29,6 +29,8 @@ class Severity(enum.IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """One problem or note: severity, registered code, spec path, message and hint, with file and line once located."""
+
     severity: Severity
     code: str
     path: str

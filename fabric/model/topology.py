@@ -87,6 +87,8 @@ class ClosParams:
 
 @dataclass(frozen=True)
 class FabricTopology:
+    """One fabric as generated or given: its switches, links and the parameters that made them."""
+
     name: str
     role: Role
     technology: Technology
@@ -127,6 +129,8 @@ class FabricTopology:
 
 @dataclass(frozen=True)
 class Rack:
+    """A rack of the floor plan: its row, place in the row and floor coordinates."""
+
     name: str
     row: str
     position: int  # 1-based within the row
@@ -136,6 +140,8 @@ class Rack:
 
 @dataclass(frozen=True)
 class Topology:
+    """Every device, fabric and rack of the design, with the topology stage's findings."""
+
     design: str
     devices: Mapping[str, Device]
     fabrics: Mapping[str, FabricTopology]

@@ -339,6 +339,8 @@ class CatalogFile(StrictModel):
 
 @dataclass(frozen=True)
 class Catalog:
+    """The built-in parts merged with the spec's part files, by kind and name."""
+
     switches: Mapping[str, SwitchModel]
     nodes: Mapping[str, NodeType]
     media: Mapping[str, Media]

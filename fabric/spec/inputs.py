@@ -14,13 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fabric.model.findings import Finding, error
-from fabric.spec.inventory import Inventory, numbered, read_inventory
 from fabric.spec.reading import ReadError, read_text
 from fabric.spec.schema import PORT_RE, CsvTopology, SecretRef, Spec, is_name
 from fabric.spec.text import text_problem
+
+if TYPE_CHECKING:  # inventory.py loads where a spec names an inventory (or a cabling CSV is read)
+    from fabric.spec.inventory import Inventory
 
 CSV_NAMES = ("a_device", "b_device", "a_rack", "b_rack")
 CSV_PORTS = ("a_port", "b_port")
@@ -28,6 +30,8 @@ CSV_PORTS = ("a_port", "b_port")
 
 @dataclass(frozen=True)
 class CsvRow:
+    """One row of a cabling CSV by column, with its line."""
+
     line: int
     cells: Mapping[str, str]
 
@@ -45,12 +49,16 @@ class CsvInput:
 
 @dataclass(frozen=True)
 class Secret:
+    """A secret the spec refers to: its value, or the finding about why it could not be read."""
+
     value: str | None
     problem: Finding | None = None
 
 
 @dataclass(frozen=True)
 class Inputs:
+    """The files the spec names, read once by the loader: cabling CSVs, inventories and secrets."""
+
     csv: Mapping[str, CsvInput] = field(default_factory=dict)  # by fabric key
     inventories: Mapping[str, Inventory] = field(default_factory=dict)  # by fabric key; one file read once
     secrets: Mapping[str, Secret] = field(default_factory=dict)  # by the spec path of the reference
@@ -69,6 +77,8 @@ def read_inputs(spec: Spec, base_dir: Path) -> Inputs:
             path = base_dir / ib.inventory
             real = os.path.realpath(path)  # never raises, not even for a symlink loop
             if real not in by_file:
+                from fabric.spec.inventory import read_inventory
+
                 by_file[real] = read_inventory(path, str(path), f"fabrics.{key}.infiniband.inventory")
                 inventories[key] = by_file[real]
         if fabric.routing is not None and fabric.routing.bgp_password is not None:
@@ -105,6 +115,8 @@ def read_csv(path: Path, name: str, where: str) -> CsvInput:
 
 
 def _dict_rows(reader: csv.DictReader[str]) -> list[tuple[int, dict[str, str]]]:
+    from fabric.spec.inventory import numbered
+
     out = []
     for number, row in numbered(reader):  # type: ignore[arg-type]
         out.append((number, row))

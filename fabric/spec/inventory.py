@@ -52,6 +52,8 @@ def format_guid(guid: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class InventoryRow:
+    """One inventory line: a device (and a server's HCA or port) with its node and port GUIDs."""
+
     device: str
     port: str  # "" for a switch; an HCA or port name for a server
     node_guid: int
@@ -61,6 +63,8 @@ class InventoryRow:
 
 @dataclass(frozen=True)
 class Inventory:
+    """An inventory CSV's rows, with the findings about the file."""
+
     file: str  # as shown in findings
     rows: tuple[InventoryRow, ...]
     findings: tuple[Finding, ...]

@@ -7,13 +7,12 @@ before the loader gives up, so a user fixes a spec in one round.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import types
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -21,7 +20,6 @@ from fabric.model.findings import FabricError, Finding, Severity, error, warning
 from fabric.spec.catalog import Catalog, CatalogFile, builtin_catalog
 from fabric.spec.inputs import Inputs, read_inputs
 from fabric.spec.limits import size_findings
-from fabric.spec.lock import LockInput
 from fabric.spec.paths import display_path, locate
 from fabric.spec.schema import (
     FABRIC_ROLES,
@@ -35,6 +33,9 @@ from fabric.spec.schema import (
 )
 from fabric.spec.text import text_problems
 from fabric.spec.yamlio import IDENTIFIER, PathKey, YamlDoc, YamlReadError, parse_yaml, read_yaml
+
+if TYPE_CHECKING:  # lock.py (and its models) load where a lock is read
+    from fabric.spec.lock import LockInput
 
 MAX_UNKNOWN_KEYS = 5  # per file: a file that is not a spec at all should not be listed key by key
 
@@ -132,6 +133,8 @@ def validation_findings(
     exc: ValidationError, doc: YamlDoc, model: type[BaseModel], *, code_prefix: str = "spec"
 ) -> list[Finding]:
     """One finding per offending path; messages of union branches are joined."""
+    from difflib import get_close_matches  # (here: only a refused spec needs it)
+
     grouped: dict[PathKey, list[tuple[str, str, str]]] = {}
     for err in exc.errors(include_url=False):
         loc = tuple(err["loc"])
@@ -142,7 +145,7 @@ def validation_findings(
             key = str(path[-1]) if path else ""
             parent = _model_at(model, loc[:-1])
             valid = sorted(parent.model_fields) if parent else []
-            close = difflib.get_close_matches(key, valid, n=1)
+            close = get_close_matches(key, valid, n=1)
             # a key is shown only when it could be one: never print lines of a file that is not YAML at all
             msg = f"unknown key `{key}`" if IDENTIFIER.match(key) else "an unknown key (not a plausible name)"
             hint = (f"did you mean `{close[0]}`? " if close else "") + (
@@ -213,7 +216,9 @@ def text_findings(doc: YamlDoc, code: str) -> list[Finding]:
 def suggest(name: str, valid: list[str]) -> str:
     if not valid:
         return "there is none to choose from"
-    close = difflib.get_close_matches(name, valid, n=1, cutoff=0.5)
+    from difflib import get_close_matches  # (here: only a refused spec needs it)
+
+    close = get_close_matches(name, valid, n=1, cutoff=0.5)
     listing = ", ".join(valid) if len(valid) <= 24 else ", ".join(valid[:24]) + f", … ({len(valid)} in all)"
     return (f"did you mean `{close[0]}`? " if close else "") + f"valid: {listing}"
 

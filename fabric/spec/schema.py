@@ -63,8 +63,20 @@ def is_name(value: str) -> bool:
     return bool(NAME_RE.match(value)) and ".." not in value and len(value) <= MAX_NAME
 
 
+def no_entries() -> list[Any]:
+    """An empty list: the default of a list field. (Not `list` itself: pydantic reads every default factory's
+    signature, and list's is parsed from its text, ~0.3 ms a field at each import.)"""
+    return []
+
+
 class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # defer_build: a model nested in the spec (or in a catalog file) is validated by its root's validator, which
+    # holds its schema; only a root builds a validator of its own (Spec at import, CatalogFile when the catalog is
+    # first read), and a nested model when something validates it alone. A validator and serializer per model
+    # cost ~10 ms of every import. A section's default is made by model_construct, not by validating {} (which
+    # would build the section's own validator): the same value, as those sections have no model validators and
+    # pydantic validates no default (tests/test_startup.py checks both).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 def _not_bool(value: Any) -> Any:
@@ -580,7 +592,7 @@ class Partition(StrictModel):
         "default partition; `ALL_CAS` for another).",
     )
     limited: list[str] = Field(
-        default_factory=list,
+        default_factory=no_entries,
         description="Node groups that are limited members: they talk to full members only, not to each other.",
     )
     ipoib: Bool = Field(default=True, description="Create the IPoIB broadcast group.")
@@ -622,7 +634,7 @@ class Partition(StrictModel):
 
 class SubnetManager(StrictModel):
     hosts: list[str] = Field(
-        default_factory=list,
+        default_factory=no_entries,
         description="Node names that run the SM, master first; each gets its own opensm.conf, bound to its first "
         "port in this fabric.",
     )
@@ -711,7 +723,7 @@ class InfinibandSettings(StrictModel):
     )
     lmc: Int = Field(default=0, ge=0, le=7, description="LID mask control; ftree needs 0.")
     mtu: Literal[256, 512, 1024, 2048, 4096] = Field(default=4096, description="IB MTU in bytes.")
-    sm: SubnetManager = Field(default_factory=SubnetManager)
+    sm: SubnetManager = Field(default_factory=SubnetManager.model_construct)
     partitions: list[Partition] = Field(
         default_factory=lambda: [Partition(name="Default", pkey=0x7FFF)],
         description="P_Key partitions. Without one of P_Key 0x7fff, partitions.conf gets an explicit "
@@ -729,7 +741,7 @@ class InfinibandSettings(StrictModel):
         "group not in `io_groups`.",
     )
     io_groups: list[str] = Field(
-        default_factory=list,
+        default_factory=no_entries,
         description="Node groups listed as ftree I/O nodes (`io_guid_file`), e.g. storage or UFM hosts.",
     )
     max_reverse_hops: Int = Field(
@@ -909,9 +921,9 @@ class Addressing(StrictModel):
 class Management(StrictModel):
     """Management services for switch configs (rendered by later outputs)."""
 
-    ntp: list[str] = Field(default_factory=list, description="NTP servers.")
-    syslog: list[str] = Field(default_factory=list, description="Syslog servers.")
-    dns: list[str] = Field(default_factory=list, description="DNS servers.")
+    ntp: list[str] = Field(default_factory=no_entries, description="NTP servers.")
+    syslog: list[str] = Field(default_factory=no_entries, description="Syslog servers.")
+    dns: list[str] = Field(default_factory=no_entries, description="DNS servers.")
     domain: str | None = Field(default=None, description="DNS domain of the switches.")
     snmp_community: SecretRef | None = Field(default=None, description="SNMP read community (a secret reference).")
     snmp_location: str | None = Field(default=None)
@@ -1025,8 +1037,8 @@ class MonitoringSettings(StrictModel):
         default="runbook.md",
         description="Where `monitoring/runbook.md` is published; an alert's `runbook` annotation is this + `#anchor`.",
     )
-    ports: ExporterPorts = Field(default_factory=ExporterPorts)
-    thresholds: AlertThresholds = Field(default_factory=AlertThresholds)
+    ports: ExporterPorts = Field(default_factory=ExporterPorts.model_construct)
+    thresholds: AlertThresholds = Field(default_factory=AlertThresholds.model_construct)
 
     @field_validator("exporter_host", "snmp_module")
     @classmethod
@@ -1051,11 +1063,11 @@ class Fabric(StrictModel):
     topology: Topology
     switches: LayerSwitches
     oversubscription: Oversubscription = Field(
-        default_factory=OversubscriptionByLayer,
+        default_factory=OversubscriptionByLayer.model_construct,
         description='Target down:up bandwidth, `"1:1"` or `{leaf: "4:3", spine: "1:1"}`. '
         "Checked per switch and per tier.",
     )
-    attach: list[Attach] = Field(default_factory=list, description="What connects to the leaves.")
+    attach: list[Attach] = Field(default_factory=no_entries, description="What connects to the leaves.")
     speed_gbps: Int | None = Field(
         default=None,
         ge=1,
@@ -1063,7 +1075,7 @@ class Fabric(StrictModel):
         description="Switch port speed; cages break out to reach it. Default: the fastest node port attached.",
     )
     cabling: CablingPolicy | None = None
-    naming: Naming = Field(default_factory=Naming)
+    naming: Naming = Field(default_factory=Naming.model_construct)
     infiniband: InfinibandSettings | None = Field(default=None, description="InfiniBand fabrics only.")
     routing: RoutingSettings | None = Field(default=None, description="Ethernet fabrics only.")
     qos: QosSettings | None = Field(
@@ -1176,7 +1188,7 @@ class KubernetesSettings(StrictModel):
         "`cloud.provider.com/topology-rack|block`), `gke` (`cloud.google.com/gce-topology-subblock|block|host`).",
     )
     labels: TopologyLabels = Field(
-        default_factory=TopologyLabels, description="Keys set one by one; each wins over the preset's."
+        default_factory=TopologyLabels.model_construct, description="Keys set one by one; each wins over the preset's."
     )
     group_label: str = Field(
         default="fabric.topology/node-group",
@@ -1213,9 +1225,9 @@ class NetboxSettings(StrictModel):
 class Exports(StrictModel):
     """Cluster-side exports: scheduler topology (Slurm, Kubernetes) and the NetBox import."""
 
-    scheduler: SlurmSettings = Field(default_factory=SlurmSettings)
-    kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
-    netbox: NetboxSettings = Field(default_factory=NetboxSettings)
+    scheduler: SlurmSettings = Field(default_factory=SlurmSettings.model_construct)
+    kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings.model_construct)
+    netbox: NetboxSettings = Field(default_factory=NetboxSettings.model_construct)
 
 
 class Costs(StrictModel):
@@ -1287,23 +1299,28 @@ class Documents(StrictModel):
 class Spec(StrictModel):
     """A cluster design: racks, node groups and fabrics."""
 
+    model_config = ConfigDict(defer_build=False)  # the root (see StrictModel)
+
     name: str = Field(description="Design name; outputs go to `output/<name>/`.")
     description: str = Field(default="", max_length=1024, description="Free text (one line).")
     catalog: list[str] = Field(
-        default_factory=list, description="Extra part files (relative to the spec), merged over the built-in catalog."
+        default_factory=no_entries,
+        description="Extra part files (relative to the spec), merged over the built-in catalog.",
     )
-    racks: RackLayout = Field(default_factory=RackLayout)
+    racks: RackLayout = Field(default_factory=RackLayout.model_construct)
     nodes: list[NodeGroup] = Field(min_length=1)
     fabrics: dict[str, Fabric] = Field(min_length=1, description="Fabrics by name.")
-    addressing: Addressing = Field(default_factory=Addressing)
-    asn: AsnPlan = Field(default_factory=AsnPlan)
-    cabling: CablingPolicy = Field(default_factory=CablingPolicy)
-    management: Management = Field(default_factory=Management)
-    exports: Exports = Field(default_factory=Exports)
-    costs: Costs = Field(default_factory=Costs, description="Cost and TCO rates (placeholders to override).")
-    diagrams: Diagrams = Field(default_factory=Diagrams)
-    documents: Documents = Field(default_factory=Documents)
-    monitoring: MonitoringSettings = Field(default_factory=MonitoringSettings)
+    addressing: Addressing = Field(default_factory=Addressing.model_construct)
+    asn: AsnPlan = Field(default_factory=AsnPlan.model_construct)
+    cabling: CablingPolicy = Field(default_factory=CablingPolicy.model_construct)
+    management: Management = Field(default_factory=Management.model_construct)
+    exports: Exports = Field(default_factory=Exports.model_construct)
+    costs: Costs = Field(
+        default_factory=Costs.model_construct, description="Cost and TCO rates (placeholders to override)."
+    )
+    diagrams: Diagrams = Field(default_factory=Diagrams.model_construct)
+    documents: Documents = Field(default_factory=Documents.model_construct)
+    monitoring: MonitoringSettings = Field(default_factory=MonitoringSettings.model_construct)
 
     @field_validator("name")
     @classmethod

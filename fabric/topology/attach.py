@@ -20,6 +20,8 @@ MGMT_SPEED_GBPS = 1
 
 @dataclass(frozen=True, slots=True)
 class NodeEntry:
+    """A node of a node group: its name, group, node type and index in the group."""
+
     name: str
     group: str
     type: str
@@ -28,6 +30,8 @@ class NodeEntry:
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
+    """A node port that a fabric cables: its device, port, speed and rail."""
+
     device: str
     port: str
     speed_gbps: int
@@ -36,6 +40,8 @@ class Endpoint:
 
 @dataclass(frozen=True, slots=True)
 class Attachment:
+    """A device's ports on one fabric, from one attach entry of the spec."""
+
     device: str
     group: str  # node group, or "mgmt" for a switch's management port
     ports: tuple[Endpoint, ...]  # rail ports first, by rail, then the rest in catalog order
@@ -56,14 +62,14 @@ def expand_nodes(spec: Spec) -> tuple[list[NodeEntry], list[Finding]]:
     seen: dict[str, str] = {}
     for group in spec.nodes:
         clashes: list[str] = []
-        for i in range(group.count):
-            index = group.start + i
-            name = group.name.format(group=group.group, index=index)
+        name_of, group_name, node_type = group.name.format, group.group, group.type  # (looked up once a group)
+        for index in range(group.start, group.start + group.count):
+            name = name_of(group=group_name, index=index)
             if name in seen:
                 clashes.append(name)
                 continue
-            seen[name] = group.group
-            nodes.append(_node_entry(name, group.group, group.type, index))
+            seen[name] = group_name
+            nodes.append(_node_entry(name, group_name, node_type, index))
         if clashes:
             shown = ", ".join(clashes[:4]) + (f" and {len(clashes) - 4} more" if len(clashes) > 4 else "")
             findings.append(
@@ -98,10 +104,17 @@ def attachments(
             ports = port_group.port_list()
             ordered = sorted(range(len(ports)), key=lambda j: (ports[j].rail is None, ports[j].rail or 0, j))
             speed, named = port_group.speed_gbps, [(ports[j].name, ports[j].rail) for j in ordered]
-            for node in by_group.get(entry.group, []):
-                name = node.name
-                ends = tuple([_endpoint(name, port, speed, rail) for port, rail in named])
-                out.append(new_attachment(name, entry.group, ends, path))
+            members, group_name, append = by_group.get(entry.group, []), entry.group, out.append
+            if len(named) == 1:  # one port a node (no comprehension a node: 12,288 at 4 x 256 EOS)
+                ((port, rail),) = named
+                for node in members:
+                    name = node.name
+                    append(new_attachment(name, group_name, (_endpoint(name, port, speed, rail),), path))
+            else:
+                for node in members:
+                    name = node.name
+                    ends = tuple([_endpoint(name, port, speed, rail) for port, rail in named])
+                    append(new_attachment(name, group_name, ends, path))
         elif isinstance(entry, SwitchMgmtAttach):
             others = [f for f in spec.fabrics if f != key] if entry.switch_mgmt == "all" else entry.switch_mgmt
             for other in others:

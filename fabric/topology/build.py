@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from fabric.model.draft import FabricDraft
 from fabric.model.findings import Finding, error
@@ -16,8 +17,10 @@ from fabric.spec.paths import locate
 from fabric.spec.schema import MAX_NAME, NAME_RULE, ClosTopology, CsvTopology, ExplicitTopology, is_name
 from fabric.topology.attach import NodeEntry, attachments, expand_nodes, mgmt_dependencies
 from fabric.topology.clos import generate_clos
-from fabric.topology.explicit import Pin, build_explicit, build_from_csv, locate_csv_rows
 from fabric.topology.racks import Placeable, new_placeable, parse_rack, place
+
+if TYPE_CHECKING:  # explicit.py loads for an explicit or CSV fabric
+    from fabric.topology.explicit import Pin
 
 
 def _fabric_order(design: Design) -> tuple[list[str], list[Finding]]:
@@ -68,11 +71,15 @@ def build_topology(design: Design) -> Topology:
         if isinstance(fabric.topology, ClosTopology):
             draft = generate_clos(key, fabric, catalog, attached)
         elif isinstance(fabric.topology, ExplicitTopology):
+            from fabric.topology.explicit import build_explicit  # (a Clos design need not load explicit.py)
+
             result = build_explicit(key, fabric, catalog, nodes, attached)
             draft, fabric_pins = result.draft, result.pins
             pins.update(fabric_pins)
         else:
             assert isinstance(fabric.topology, CsvTopology)
+            from fabric.topology.explicit import build_from_csv
+
             result = build_from_csv(key, fabric, catalog, nodes, attached, design.inputs.csv[key])
             draft, fabric_pins = result.draft, result.pins
             pins.update(fabric_pins)
@@ -130,7 +137,11 @@ def build_topology(design: Design) -> Topology:
 
     fabrics = {key: _fabric_topology(design, key, drafts[key], devices) for key in spec.fabrics}
     csv_files = {f"fabrics.{key}.topology.file": table.file for key, table in design.inputs.csv.items()}
-    located = tuple(locate(design.doc, f) for f in locate_csv_rows(findings, csv_files))
+    if csv_files:
+        from fabric.topology.explicit import locate_csv_rows
+
+        findings = locate_csv_rows(findings, csv_files)
+    located = tuple(locate(design.doc, f) for f in findings)
     return Topology(spec.name, devices, fabrics, placement.racks, located)
 
 

@@ -202,9 +202,14 @@ class ClosGenerator:
             down_ports, self.peer_ports = down_ports[:-PEER_LINKS], down_ports[-PEER_LINKS:]
         planes: list[list[_Leaf]] = []
         for plane in range(1, topo.planes + 1):
-            attached = [
-                new_attachment(a.device, a.group, a.ports[plane - 1 :: topo.planes], a.path) for a in self.attachments
-            ]
+            attached = (
+                list(self.attachments)  # one plane: each attachment as it is (a copy of each was 5 ms at 4 x 256)
+                if topo.planes == 1
+                else [
+                    new_attachment(a.device, a.group, a.ports[plane - 1 :: topo.planes], a.path)
+                    for a in self.attachments
+                ]
+            )
             attached = [a for a in attached if a.ports]
             if not attached:
                 self._fail(

@@ -41,12 +41,16 @@ class Pin:
 
 @dataclass
 class ExplicitResult:
+    """An explicit or CSV fabric as a draft, with the ports its links pin."""
+
     draft: FabricDraft
     pins: dict[str, Pin]
 
 
 @dataclass(frozen=True)
 class _End:
+    """One end of an explicit link as written, with the ports its name can be."""
+
     device: str
     port: str
     layer: str

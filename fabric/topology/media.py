@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -45,6 +46,8 @@ class CablingRules:
 
 @dataclass(frozen=True, slots=True)
 class Choice:
+    """The medium chosen for a link and its orderable length."""
+
     key: str
     media: Media
     length_m: float  # orderable length
@@ -95,12 +98,14 @@ class MediaChooser:
         )
         for key, m in options:
             if needed_m <= m.reach_m:
-                for length in m.lengths_m:
-                    if length >= needed_m - 1e-9:
-                        made = self._made.get((key, length))
-                        if made is None:
-                            made = self._made[(key, length)] = Choice(key, m, length)
-                        return made
+                lengths = m.lengths_m  # ascending (the catalog refuses others): the first long enough, by bisection
+                i = bisect_left(lengths, needed_m - 1e-9)
+                if i < len(lengths):
+                    length = lengths[i]
+                    made = self._made.get((key, length))
+                    if made is None:
+                        made = self._made[(key, length)] = Choice(key, m, length)
+                    return made
         return None
 
     def part(self, choice: Choice) -> str:

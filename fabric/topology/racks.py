@@ -25,6 +25,8 @@ U_M = 0.04445  # one rack unit, m (EIA-310)
 
 @dataclass(frozen=True, slots=True)
 class Placeable:
+    """Something that takes rack units and power: a switch or node to be placed, or pinned by the spec."""
+
     name: str
     height_u: int
     power_w: int
@@ -40,6 +42,8 @@ new_placeable = maker(Placeable)  # one per device: as cheaply as a plain datacl
 
 @dataclass(frozen=True)
 class Placement:
+    """The racks used and every device's rack and lowest U, with the findings of placing them."""
+
     racks: dict[str, Rack]
     positions: dict[str, tuple[str, int]]  # device → (rack, lowest U)
     findings: tuple[Finding, ...]

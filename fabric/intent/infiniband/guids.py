@@ -58,6 +58,8 @@ class GuidNeed:
 
 @dataclass(frozen=True, slots=True)
 class Guids:
+    """A switch's or HCA's node GUID and port GUIDs, from the inventory or placeholders."""
+
     node: int
     ports: tuple[int, ...]  # port GUIDs of a CA, port 1 first; () for a switch
     placeholder: bool

@@ -62,6 +62,8 @@ MTU_CODES: Mapping[int, int] = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 
 @dataclass(frozen=True, slots=True)
 class Rate:
+    """An InfiniBand link rate: lane count and lane speed."""
+
     width: int  # lanes
     lane: str  # SDR … XDR
 
@@ -190,6 +192,8 @@ def switch_numbering(model: SwitchModel, used: Iterable[tuple[str, int]]) -> Swi
 
 @dataclass(frozen=True, slots=True)
 class CaPortRef:
+    """A node port's channel adapter and its port number on it."""
+
     hca: str
     number: int  # 1-based port of the CA
     ports: tuple[str, ...]  # every port name of that CA, port 1 first

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from fabric.allocation.allocate import Plan
+from fabric.intent.infiniband import IbPlan
 from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids
 from fabric.intent.infiniband.ports import (
     MTU_CODES,
@@ -61,6 +62,8 @@ class IbNode:
 
 @dataclass(frozen=True, slots=True)
 class IbEnd:
+    """One end of an InfiniBand cable: node, IB port number, port GUID and the plan's port name."""
+
     node: str  # IbNode.key
     port: int  # IB port number
     guid: int  # port GUID (a switch's ports share its node GUID)
@@ -70,6 +73,8 @@ class IbEnd:
 
 @dataclass(frozen=True, slots=True)
 class IbLink:
+    """A cable as an InfiniBand link: both ends and the rate."""
+
     cable: Cable
     a: IbEnd  # the lower layer, as in cabling.csv
     b: IbEnd
@@ -82,6 +87,8 @@ class IbLink:
 
 @dataclass(frozen=True, slots=True)
 class CaPort:
+    """A port of a channel adapter in a subnet, with its GUID and node group."""
+
     node: str  # IbNode.key
     port: int
     guid: int
@@ -104,6 +111,8 @@ _node = maker(IbNode, skip_post_init=True)  # given its nodeid as __post_init__ 
 
 @dataclass(frozen=True, slots=True)
 class SmHost:
+    """A subnet-manager host: priority, master or standby, its port and config file."""
+
     host: str
     priority: int
     master: bool
@@ -114,6 +123,8 @@ class SmHost:
 
 @dataclass(frozen=True, slots=True)
 class Member:
+    """A partition member: port GUID and membership."""
+
     guid: int
     membership: str  # full | limited
     label: str  # `<device> <hca> (<group>)`, for the comment
@@ -121,6 +132,8 @@ class Member:
 
 @dataclass(frozen=True, slots=True)
 class PartitionPlan:
+    """A partition as OpenSM gets it: P_Key, IPoIB, MTU, rate and members."""
+
     name: str
     pkey: int
     ipoib: bool
@@ -136,6 +149,8 @@ class PartitionPlan:
 
 @dataclass(frozen=True)
 class Subnet:
+    """One InfiniBand subnet (a fabric or one plane of it): nodes, cables, ftree roles, SM hosts and partitions."""
+
     design: str
     fabric: str
     plane: int | None
@@ -183,16 +198,6 @@ class Subnet:
         return tuple(n for n in self.nodes if not n.switch)
 
 
-@dataclass(frozen=True)
-class IbPlan:
-    subnets: tuple[Subnet, ...] = ()
-    ends: Mapping[tuple[str, str], tuple[str | None, int]] = field(default_factory=dict)  # (device, port) → (hca, IB)
-    findings: tuple[Finding, ...] = ()
-
-    def subnet(self, fabric: str, plane: int | None = None) -> Subnet | None:
-        return next((s for s in self.subnets if s.fabric == fabric and s.plane == plane), None)
-
-
 def settings_of(design: Design, fabric: str) -> InfinibandSettings:
     return design.spec.fabrics[fabric].infiniband or InfinibandSettings()
 
@@ -209,6 +214,8 @@ def settings_path(design: Design, fabric: str, key: str = "") -> str:
 
 @dataclass
 class _Draft:
+    """A subnet while it is built: its switches, cables, port numbering and channel adapters."""
+
     fabric: str
     plane: int | None
     switches: list[str]
@@ -296,8 +303,8 @@ def _merged(inventories: Sequence[Inventory]) -> Inventory | None:
     return Inventory(", ".join(inv.file for inv in inventories), rows, ())
 
 
-def build_infiniband(design: Design, topology: Topology, plan: Plan) -> IbPlan:
-    """The intent of every InfiniBand subnet of the design, with the findings about it."""
+def build_subnets(design: Design, topology: Topology, plan: Plan) -> IbPlan:
+    """The intent of every InfiniBand subnet of the design, with the findings about it (build_infiniband)."""
     drafts = _drafts(design, topology, plan)
     if not drafts:
         return IbPlan()

@@ -6,7 +6,6 @@ The `dot` runs are independent, so they run side by side.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from fabric.pipeline import Build
@@ -91,6 +90,8 @@ def draw(items: list[Diagram], with_dot: bool | None = None) -> list[Drawn]:
         return [Drawn(d, src, d.svg, None) for d, src in zip(items, sources, strict=True)]
     laid = [(d, src) for d, src in zip(items, sources, strict=True) if d.svg is None]
     jobs = [(src, "svg") for _, src in laid] + [(src, "png") for d, src in laid if d.png]
+    from concurrent.futures import ThreadPoolExecutor  # (here: a build without pictures need not load it)
+
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda job: layout(*job), jobs))
     svgs = iter(results[: len(laid)])
