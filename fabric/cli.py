@@ -200,8 +200,11 @@ def _run(
 ) -> "Build":
     """Build, or print why not and exit 2. Strict mode escalates warnings. `workers`, `jobs`: as build_fabric's
     (by default a large design's analysis runs beside the other stages on the spare cores)."""
-    from fabric.pipeline import build_fabric
-    from fabric.spec.loader import load_spec
+    from fabric.model.collector import gc_paused
+
+    with gc_paused():  # importing the pipeline makes ~30,000 long-lived objects (see fabric/__init__.py)
+        from fabric.pipeline import build_fabric
+        from fabric.spec.loader import load_spec
 
     path = spec or default_spec()
     try:
