@@ -26,7 +26,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, cast
 
 from fabric.model.rendered import Rendered
@@ -51,9 +51,8 @@ def output_parts(path: str) -> tuple[str, ...]:
     """The parts of an output path, or OutputError if it could land anywhere but inside the output."""
     if not isinstance(path, str) or not path:
         raise OutputError(f"refusing to write output path {path!r}: not a non-empty string")
-    pure = PurePosixPath(path)
     parts = tuple(path.split("/"))
-    if pure.is_absolute() or any(p in ("", ".", "..") for p in parts):
+    if path.startswith("/") or any(p in ("", ".", "..") for p in parts):  # (an absolute path starts with "/")
         raise OutputError(f"refusing to write output path {path!r}: it must be relative, without `..`, `.` or `//`")
     bad = next((p for p in parts if not p.isprintable() or "\\" in p), None)
     if bad is not None:
@@ -100,11 +99,16 @@ def _write_file(dir_fd: int, name: str, data: bytes, mode: int) -> None:
     """Create `name` in the directory `dir_fd` (never through a symlink, never over a file); fsync it unless
     the tree is synced at once."""
     fd = os.open(name, _FILE_FLAGS, mode, dir_fd=dir_fd)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-        handle.flush()
+    try:  # os.write, not a file object: no buffer, no fstat (840 files at 4 x 256 EOS)
+        done = os.write(fd, data)
+        if done < len(data):  # a short write (a signal, a full disk): the rest, until it is all written
+            view = memoryview(data)[done:]
+            while view:
+                view = view[os.write(fd, view) :]
         if _SYNCFS is None:
-            os.fsync(handle.fileno())
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _rmtree(path: Path) -> None:
