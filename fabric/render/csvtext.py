@@ -14,6 +14,7 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 from itertools import chain
+from operator import itemgetter
 
 from fabric.render import bulk
 
@@ -57,6 +58,13 @@ def joined(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str | Non
     tuple of one cell per column, none None (csv writes "") or holding a quote, comma or line break (csv quotes
     those). Known from the text: no `None`, `"` or CR in it, one line break per row, a comma between cells; else
     None (the caller writes the table cell by cell)."""
+    done = joined_rows(header, rows)
+    return None if done is None else done[0]
+
+
+def joined_rows(header: Sequence[str], rows: Iterable[Sequence[object]]) -> tuple[str, str] | None:
+    """`joined`'s text, and the first character of each row (a quote-free text's row starts: a row's first cell
+    starts there, found without a scan of the whole text for a line break before it)."""
     if len(header) < 2:  # csv writes a row of one empty cell as ""
         return None
     line = ",".join(["%s"] * len(header)) + "\n"
@@ -69,7 +77,7 @@ def joined(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str | Non
         return None
     if text.count("\n") != len(lines) or text.count(",") != len(lines) * (len(header) - 1):
         return None
-    return written(header, ()) + text
+    return written(header, ()) + text, "".join(map(itemgetter(0), lines))  # (a line holds its "\n" at least)
 
 
 def written(header: Sequence[str], rows: Iterable[Iterable[object]]) -> str:
