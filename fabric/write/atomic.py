@@ -52,10 +52,10 @@ def output_parts(path: str) -> tuple[str, ...]:
     if not isinstance(path, str) or not path:
         raise OutputError(f"refusing to write output path {path!r}: not a non-empty string")
     parts = tuple(path.split("/"))
-    if path.startswith("/") or any(p in ("", ".", "..") for p in parts):  # (an absolute path starts with "/")
+    # (an absolute path starts with "/"; the whole path is printable and free of backslashes if every part is)
+    if path.startswith("/") or "" in parts or "." in parts or ".." in parts:
         raise OutputError(f"refusing to write output path {path!r}: it must be relative, without `..`, `.` or `//`")
-    bad = next((p for p in parts if not p.isprintable() or "\\" in p), None)
-    if bad is not None:
+    if not path.isprintable() or "\\" in path:
         raise OutputError(f"refusing to write output path {path!r}: a part is not a single line of printable text")
     if parts == (MARKER,):
         raise OutputError(f"refusing to write output path {path!r}: that is the output marker")
