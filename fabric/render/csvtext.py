@@ -72,12 +72,14 @@ def joined_rows(header: Sequence[str], rows: Iterable[Sequence[object]]) -> tupl
         lines = list(map(line.__mod__, rows))  # type: ignore[arg-type]  # a tuple each, else TypeError
     except TypeError:
         return None
-    text = "".join(lines)
-    if "None" in text or '"' in text or "\r" in text:
+    head = written(header, ())
+    text = "".join([head, *lines])  # the header joined in: no copy of the whole text to put it in front
+    if "None" in text or '"' in text or "\r" in text:  # (a header holding one only makes this say no)
         return None
-    if text.count("\n") != len(lines) or text.count(",") != len(lines) * (len(header) - 1):
+    commas = len(lines) * (len(header) - 1) + head.count(",")
+    if text.count("\n") != len(lines) + head.count("\n") or text.count(",") != commas:
         return None
-    return written(header, ()) + text, "".join(map(itemgetter(0), lines))  # (a line holds its "\n" at least)
+    return text, "".join(map(itemgetter(0), lines))  # (a line holds its "\n" at least)
 
 
 def written(header: Sequence[str], rows: Iterable[Iterable[object]]) -> str:
