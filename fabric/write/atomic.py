@@ -104,7 +104,10 @@ def _write_file(dir_fd: int, name: str, data: bytes, mode: int) -> None:
         if done < len(data):  # a short write (a signal, a full disk): the rest, until it is all written
             view = memoryview(data)[done:]
             while view:
-                view = view[os.write(fd, view) :]
+                done = os.write(fd, view)
+                if done == 0:  # (no progress, no error: never seen on a file, but not a reason to spin)
+                    raise OSError(errno.EIO, "a write made no progress")
+                view = view[done:]
         if _SYNCFS is None:
             os.fsync(fd)
     finally:
