@@ -147,6 +147,10 @@ def test_csv_text_joined_is_the_same_text(rows: list[tuple[object, ...]], width:
 def test_csv_text_joins_plain_rows() -> None:
     rows = [("x", 1, 2.5, ""), ("y-1", "", 3, "z")]
     assert _joined(("a", "b", "c", "d"), rows) == "a,b,c,d\nx,1,2.5,\ny-1,,3,z\n"
+    # a row's first cell that could be a formula is found from the rows' first characters (a cell after a comma
+    # from the text)
+    assert csv_text(("a", "b"), lambda: iter([("x", "y"), ("-1", "z")]), plain=True) == "a,b\nx,y\n'-1,z\n"
+    assert csv_text(("a", "b"), lambda: iter([("x", "-y")]), plain=True) == "a,b\nx,'-y\n"
     assert [_joined(("a", "b"), [bad]) for bad in (("x", None), ("x,y", ""), ('"', ""), ("x\ny", ""), ("x",))] == [
         None
     ] * 5

@@ -175,6 +175,43 @@ def test_an_exception_mid_write_keeps_the_old_output(tmp_path: Path, monkeypatch
     assert tree(out) == written(OTHER) and siblings(out) == []
 
 
+def test_short_writes_are_continued_until_every_byte_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_write = os.write
+    sizes: list[int] = []
+
+    def short(fd: int, data: bytes | memoryview) -> int:  # at most 3 bytes a call, as a signal may cut a write
+        sizes.append(len(data))
+        return real_write(fd, bytes(data[:3]))
+
+    monkeypatch.setattr(atomic.os, "write", short)
+    files = Rendered({"a.txt": b"0123456789a", "b/c.txt": b""}, private=())
+    out = write_outputs(files, tmp_path / "out", "d")
+    monkeypatch.undo()
+    assert tree(out) == written(files)
+    at = sizes.index(11)  # a.txt (the marker's 31 bytes went 31, 28, …, 1), then its rest, 3 bytes at a time
+    assert sizes[at : at + 4] == [11, 8, 5, 2] and sizes.count(0) == 1  # (the empty file: one call)
+
+
+def test_a_write_that_makes_no_progress_is_an_error_not_a_spin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_write = os.write
+    calls: list[int] = []
+
+    def stuck(fd: int, data: bytes | memoryview) -> int:  # the marker written, then a byte of a.txt, then nothing
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real_write(fd, data)
+        return real_write(fd, bytes(data[:1])) if len(calls) == 2 else 0
+
+    out = write_outputs(OTHER, tmp_path / "out", "d")
+    monkeypatch.setattr(atomic.os, "write", stuck)
+    with pytest.raises(OutputError, match=r"a\.txt.*made no progress"):
+        write_outputs(FILES, out, "d")
+    monkeypatch.undo()
+    assert calls == [31, 4, 3] and tree(out) == written(OTHER) and siblings(out) == []  # the old output stays
+
+
 def test_an_interrupt_mid_write_keeps_the_old_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = write_outputs(OTHER, tmp_path / "out", "d")
 

@@ -14,6 +14,7 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 from itertools import chain
+from operator import itemgetter
 
 from fabric.render import bulk
 
@@ -57,6 +58,13 @@ def joined(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str | Non
     tuple of one cell per column, none None (csv writes "") or holding a quote, comma or line break (csv quotes
     those). Known from the text: no `None`, `"` or CR in it, one line break per row, a comma between cells; else
     None (the caller writes the table cell by cell)."""
+    done = joined_rows(header, rows)
+    return None if done is None else done[0]
+
+
+def joined_rows(header: Sequence[str], rows: Iterable[Sequence[object]]) -> tuple[str, str] | None:
+    """`joined`'s text, and the first character of each row (a quote-free text's row starts: a row's first cell
+    starts there, found without a scan of the whole text for a line break before it)."""
     if len(header) < 2:  # csv writes a row of one empty cell as ""
         return None
     line = ",".join(["%s"] * len(header)) + "\n"
@@ -64,12 +72,14 @@ def joined(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str | Non
         lines = list(map(line.__mod__, rows))  # type: ignore[arg-type]  # a tuple each, else TypeError
     except TypeError:
         return None
-    text = "".join(lines)
-    if "None" in text or '"' in text or "\r" in text:
+    head = written(header, ())
+    text = "".join([head, *lines])  # the header joined in: no copy of the whole text to put it in front
+    if "None" in text or '"' in text or "\r" in text:  # (a header holding one only makes this say no)
         return None
-    if text.count("\n") != len(lines) or text.count(",") != len(lines) * (len(header) - 1):
+    commas = len(lines) * (len(header) - 1) + head.count(",")
+    if text.count("\n") != len(lines) + head.count("\n") or text.count(",") != commas:
         return None
-    return written(header, ()) + text
+    return text, "".join(map(itemgetter(0), lines))  # (a line holds its "\n" at least)
 
 
 def written(header: Sequence[str], rows: Iterable[Iterable[object]]) -> str:

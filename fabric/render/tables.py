@@ -68,13 +68,20 @@ def as_text(value: object) -> object:
     return "" if value is None else value
 
 
-def _may_hold_formula(text: str) -> bool:
+def _may_hold_formula(text: str, row_starts: str | None = None) -> bool:
     """Whether a cell of this CSV text could start with a formula character: = + @ tab or CR anywhere (plans seldom
     hold them), - where a cell starts (names hold many elsewhere), maybe after the quote that opens the cell.
-    Substring tests in C: a regular expression over the 96 MB cabling.csv of 100k GPUs took a second."""
+    Substring tests in C: a regular expression over the 96 MB cabling.csv of 100k GPUs took a second. With the
+    first character of every row after the header (`row_starts`, of a text without quotes) a row's first cell
+    is looked up there: a two-character search ("\\n-") crosses the whole text at ~1 ns a character."""
     if any(c in text for c in "=+@\t\r"):
         return True
-    starts = (",-", "\n-", ',"-', '\n"-') if '"' in text else (",-", "\n-")  # (without a quote, no cell is quoted)
+    if '"' in text:
+        starts: tuple[str, ...] = (",-", "\n-", ',"-', '\n"-')
+    elif row_starts is not None:
+        return ",-" in text or "-" in row_starts or text.startswith("-")
+    else:
+        starts = (",-", "\n-")  # (without a quote, no cell is quoted)
     return any(p in text for p in starts) or text.startswith(("-", '"-'))
 
 
@@ -89,8 +96,9 @@ def csv_text(
     (seldom: a negative number will do) is it written again cell by cell (7.8M cells at 100k GPUs). `plain`: the
     function's rows are tuples that seldom hold None or a cell to quote, so try them joined by commas first."""
     if callable(rows):
-        text = (csvtext.joined(columns, rows()) if plain else None) or csvtext.written(columns, rows())
-        if not _may_hold_formula(text):
+        done = csvtext.joined_rows(columns, rows()) if plain else None
+        text, row_starts = done if done is not None else (csvtext.written(columns, rows()), None)
+        if not _may_hold_formula(text, row_starts):
             return text
         rows = rows()
     start = FORMULA_START  # `as_text` inlined; the csv module writes None as an empty field itself

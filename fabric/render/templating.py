@@ -21,6 +21,7 @@ def _environment(**options: object) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        auto_reload=False,  # templates do not change while a build renders: no stat of the file per render
         **options,  # type: ignore[arg-type]
     )
 

@@ -104,6 +104,15 @@ def _scalar(value: Any, cache: dict[Any, str], key: bool, as_text: tuple[type, .
     return found
 
 
+def _new_text(value: str) -> str:
+    """A text value met for the first time (no memo holds it: `_scalar` without its checks), then remembered."""
+    found = _written(value, False)
+    if len(_SCALARS) >= _MEMO:
+        _SCALARS.clear()
+    _SCALARS[value] = found
+    return found
+
+
 def _written(value: Any, key: bool) -> str:
     """Plain text as it is; anything else as PyYAML writes it, so the style (plain, quoted, escaped) is its own."""
     if key and type(value) is str and len(value) >= _SIMPLE_KEY:
@@ -136,7 +145,7 @@ def _mapping(
         kind = type(v)
         if kind is str:
             text = scalars.get(v)
-            out.append(f"{lead}{name}: {_scalar(v, scalars, False, as_text) if text is None else text}\n")
+            out.append(f"{lead}{name}: {_new_text(v) if text is None else text}\n")
         elif kind is dict or kind is list or (kind is tuple and as_text):
             if id(v) in seen:
                 raise _NotPlain
@@ -165,7 +174,7 @@ def _sequence(
         kind = type(v)
         if kind is str:
             text = scalars.get(v)
-            out.append(f"{lead}- {_scalar(v, scalars, False, as_text) if text is None else text}\n")
+            out.append(f"{lead}- {_new_text(v) if text is None else text}\n")
         elif kind is dict or kind is list or (kind is tuple and as_text):
             if id(v) in seen:
                 raise _NotPlain

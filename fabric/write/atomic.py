@@ -26,7 +26,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, cast
 
 from fabric.model.rendered import Rendered
@@ -51,12 +51,11 @@ def output_parts(path: str) -> tuple[str, ...]:
     """The parts of an output path, or OutputError if it could land anywhere but inside the output."""
     if not isinstance(path, str) or not path:
         raise OutputError(f"refusing to write output path {path!r}: not a non-empty string")
-    pure = PurePosixPath(path)
     parts = tuple(path.split("/"))
-    if pure.is_absolute() or any(p in ("", ".", "..") for p in parts):
+    # (an absolute path starts with "/"; the whole path is printable and free of backslashes if every part is)
+    if path.startswith("/") or "" in parts or "." in parts or ".." in parts:
         raise OutputError(f"refusing to write output path {path!r}: it must be relative, without `..`, `.` or `//`")
-    bad = next((p for p in parts if not p.isprintable() or "\\" in p), None)
-    if bad is not None:
+    if not path.isprintable() or "\\" in path:
         raise OutputError(f"refusing to write output path {path!r}: a part is not a single line of printable text")
     if parts == (MARKER,):
         raise OutputError(f"refusing to write output path {path!r}: that is the output marker")
@@ -100,11 +99,19 @@ def _write_file(dir_fd: int, name: str, data: bytes, mode: int) -> None:
     """Create `name` in the directory `dir_fd` (never through a symlink, never over a file); fsync it unless
     the tree is synced at once."""
     fd = os.open(name, _FILE_FLAGS, mode, dir_fd=dir_fd)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-        handle.flush()
+    try:  # os.write, not a file object: no buffer, no fstat (840 files at 4 x 256 EOS)
+        done = os.write(fd, data)
+        if done < len(data):  # a short write (a signal, a full disk): the rest, until it is all written
+            view = memoryview(data)[done:]
+            while view:
+                done = os.write(fd, view)
+                if done == 0:  # (no progress, no error: never seen on a file, but not a reason to spin)
+                    raise OSError(errno.EIO, "a write made no progress")
+                view = view[done:]
         if _SYNCFS is None:
-            os.fsync(handle.fileno())
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _rmtree(path: Path) -> None:
@@ -256,11 +263,12 @@ class Staging:
         return out_dir
 
     @contextlib.contextmanager
-    def syncing(self, every: float = 0.5) -> Iterator[None]:
+    def syncing(self, every: float = 0.1) -> Iterator[None]:
         """While the block runs (the render workers writing the tree), a thread of its own flushes what is written
         so far every `every` seconds, so that commit's sync finds little left: the disk writes while the cores
-        render (1.7 GB of a 100k-GPU RoCE build: commit 0.84 -> 0.01 s). Durability stays commit's; its sync
-        reports any error."""
+        render (1.7 GB of a 100k-GPU RoCE build: commit 0.84 -> 0.01 s; the 14 MB of 4 x 256 EOS's configs and
+        docs, rendered in 0.3 s: 0.02 -> 0.005 s, where every 0.5 s flushed nothing before commit). Durability
+        stays commit's; its sync reports any error."""
         if _SYNCFS is None:  # every file is fsynced as it is written
             yield
             return

@@ -46,8 +46,9 @@ class _Port(NamedTuple):
     speed: str
     up: bool
     routed: bool
-    server: bool
+    access_vlan: int | None  # a server port's VLAN (None: not a server port, or no server VLAN)
     addresses: Sequence[tuple[str, str]]
+    ipv6_enable: bool  # a routed port of an unnumbered fabric
     mtu: int
     lossless: bool
     channel: int | None
@@ -84,6 +85,9 @@ class Eos(Platform):
     def render(self, intent: DeviceIntent) -> dict[str, str]:
         lossless = set(intent.qos.ports) if intent.qos else set()
         max_mtu = self.max_mtu
+        bgp = intent.bgp
+        unnumbered = bool(bgp and bgp.unnumbered)
+        vlan = intent.servers.vlan if intent.servers is not None else None
         ports = []
         for p in intent.ports:
             role = p.role
@@ -99,15 +103,15 @@ class Eos(Platform):
                         speed,
                         p.admin_up,
                         routed,
-                        role == "server",
+                        vlan if role == "server" else None,
                         addresses,
+                        routed and unnumbered,
                         min(p.mtu, max_mtu),
                         p.name in lossless,
                         p.channel,
                     ),
                 )
             )
-        bgp = intent.bgp
         return {
             "startup-config": render(
                 "eos/startup-config.j2",
@@ -115,9 +119,9 @@ class Eos(Platform):
                 device=intent,
                 ports=ports,
                 bgp=bgp,
-                neighbors=bgp.neighbors if bgp else (),
-                unnumbered=bool(bgp and bgp.unnumbered),
-                servers=intent.servers,
+                neighbors=[(n.peer, n.interface, n.remote_as, n.description) for n in bgp.neighbors] if bgp else (),
+                unnumbered=unnumbered,
+                peer_group=bgp.peer_group if bgp else "",
                 maximum_paths=bgp.maximum_paths if bgp else 1,
                 qos=intent.qos,
                 qos_profile=QOS_PROFILE,

@@ -62,14 +62,18 @@ def _interfaces(intent: DeviceIntent, lossless: set[str]) -> list[dict[str, Any]
     vlan = intent.servers.vlan if intent.servers is not None else None
     interfaces = []
     for port in intent.ports:
-        out: dict[str, Any] = {"name": port.name, "description": port.description}
-        interfaces.append(out)
+        out: dict[str, Any]
         if not port.admin_up:
-            out["shutdown"] = True
+            interfaces.append({"name": port.name, "description": port.description, "shutdown": True})
             continue
-        out["shutdown"] = False
-        out["speed"] = eos_speed(port.speed_gbps, len(port.lanes))
-        out["mtu"] = min(port.mtu, max_mtu)
+        out = {
+            "name": port.name,
+            "description": port.description,
+            "shutdown": False,
+            "speed": eos_speed(port.speed_gbps, len(port.lanes)),
+            "mtu": port.mtu if port.mtu < max_mtu else max_mtu,
+        }
+        interfaces.append(out)
         role = port.role
         if port.channel is not None:
             out["channel_group"] = {"id": port.channel, "mode": "active"}
