@@ -296,7 +296,7 @@ def _some(pattern: re.Pattern[str]) -> Callable[[Column], Column | None]:
 
 
 LAYERS = frozenset(("node", "leaf", "spine", "core"))
-PURPOSES = frozenset(("loopback", "p2p", "server-gateway", "server", "mgmt-gateway", "mgmt"))
+PURPOSES = frozenset(schema.PURPOSES)
 
 # each list's columns, in ENTRIES' field order: the check of the column (as the schema's field accepts a subset)
 Check = Callable[[Column], Column | None]  # the column (its values shared), or None: not valid so
@@ -412,7 +412,7 @@ class _Address(_Entry):
     device: str
     interface: str
     address: str
-    purpose: Literal["loopback", "p2p", "server-gateway", "server", "mgmt-gateway", "mgmt"]
+    purpose: schema.Purpose
     fabric: str
     peer_device: str
     peer_interface: str
