@@ -14,6 +14,7 @@ import pytest
 from fabric.model.findings import FabricError
 from fabric.render.lock import lock_json
 from fabric.spec import lock as spec_lock
+from fabric.spec import lockstructs
 from fabric.spec.reading import ReadError, read_text
 from tests.conftest import built
 from tests.test_growth import _built
@@ -41,7 +42,7 @@ def test_a_written_lock_is_decoded_as_the_columns_and_the_schema_read_it(design:
 
 
 def test_the_structs_have_the_keys_of_the_entries() -> None:
-    assert {key: kind.__struct_fields__ for key, kind in spec_lock.STRUCTS.items()} == {
+    assert {key: kind.__struct_fields__ for key, kind in lockstructs.STRUCTS.items()} == {
         key: kind._fields for key, kind in spec_lock.ENTRIES.items()
     }
 

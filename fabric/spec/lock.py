@@ -20,9 +20,10 @@ value in the form fabric writes: an address as `str()` of an interface), by colu
 a whole column joined, a set of the few distinct values of a name or port column. Anything else — a value of
 another kind, a missing or extra key, an address written otherwise, a number too long, nesting too deep — goes
 to the pydantic models of lockschema.py, which accept what they always accepted and say what is wrong where.
-The columns come from msgspec structs decoded from the bytes (keys and JSON types checked in C as they are
-decoded), else from json.loads. A rebuild of 100k GPUs on RoCE reads a million addresses: ~2.7 s CPU so (4.3 s
-from json.loads' dicts), where the models made a pydantic instance of each (~600 bytes and several µs apiece).
+The columns come from lockstructs.py's msgspec structs, decoded from the bytes (keys and JSON types checked in
+C as they are decoded), else from json.loads. A rebuild of 100k GPUs on RoCE reads a million addresses: ~2.9 s
+CPU so (4.3 s from json.loads' dicts), where the models made a pydantic instance of each (~600 bytes and
+several µs apiece).
 """
 
 from __future__ import annotations
@@ -35,9 +36,8 @@ from functools import cached_property
 from itertools import repeat
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
-import msgspec
 from pydantic import ValidationError
 
 from fabric.model.collector import gc_paused
@@ -379,82 +379,15 @@ def _lock(found: Columns) -> Lock:
 
 
 # --------------------------------------------------------------------------------------------- by structs
-# The bytes as a build writes them, decoded by msgspec into one struct per entry: the keys exactly these (no
-# more, none missing, a repeated one the last as json.loads takes it), a text a JSON string and a number a JSON
-# integer (not true, not 1.0), a layer or purpose one of its few (held once), each checked in C as it is decoded;
-# then the same column checks. ~3x faster than json.loads making a dict per entry. Anything it refuses goes to
-# json.loads and the column checks as before, then to the schema: the lock read is the same either way.
-
-
-class _Entry(msgspec.Struct, forbid_unknown_fields=True, gc=False):  # gc: no cycles; nothing for the collector
-    pass
-
-
-class _Device(_Entry):
-    name: str
-    layer: Literal["node", "leaf", "spine", "core"]
-    model: str
-    fabric: str
-    rack: str
-    u: int
-
-
-class _Cable(_Entry):
-    id: str
-    fabric: str
-    a_device: str
-    a_port: str
-    b_device: str
-    b_port: str
-
-
-class _Address(_Entry):
-    device: str
-    interface: str
-    address: str
-    purpose: schema.Purpose
-    fabric: str
-    peer_device: str
-    peer_interface: str
-
-
-class _Asn(_Entry):
-    device: str
-    fabric: str
-    asn: int
-    router_id: str
-
-
-class _Guid(_Entry):
-    node: str
-    guid: str
-
-
-class _Lock(msgspec.Struct, forbid_unknown_fields=True):
-    format: Any
-    version: Any
-    design: Any
-    spec: Any
-    devices: list[_Device]
-    cables: list[_Cable]
-    addresses: list[_Address]
-    asns: list[_Asn]
-    guids: list[_Guid]
-
-
-_DECODER = msgspec.json.Decoder(_Lock)
-STRUCTS: dict[str, Any] = {"devices": _Device, "cables": _Cable, "addresses": _Address, "asns": _Asn, "guids": _Guid}
-_DECODED = frozenset(("layer", "purpose"))  # checked by the decoder: each value one of the Literal's own strings
-
-
-def _decoded(values: Column) -> Column:
-    return values
 
 
 def _by_structs(data: bytes | str) -> Columns | None:
-    """The lock's columns, when `data` is a lock in the form a build writes and valid; else None."""
+    """The lock's columns, when `data` is a lock in the form a build writes and valid; else None. Decoded into
+    lockstructs.py's structs (~3x faster than json.loads making a dict per entry), then the column checks."""
+    from fabric.spec import lockstructs  # (here: msgspec loads only for a lock)
+
     try:
-        lock = _DECODER.decode(data)
+        lock = lockstructs.DECODER.decode(data)
     except (ValueError, RecursionError):  # msgspec's errors are ValueErrors (not JSON, another form, a huge number)
         return None
     if lock.format != LOCK_FORMAT or type(lock.version) is not int or lock.version != LOCK_VERSION:
@@ -473,7 +406,7 @@ def _by_structs(data: bytes | str) -> Columns | None:
         columns = []
         for field, check in zip(kind._fields, COLUMNS[key], strict=True):
             values = list(map(attrgetter(field), entries))
-            checked = values if field in _DECODED or not values else check(values)
+            checked = values if field in lockstructs.DECODED or not values else check(values)
             if checked is None:
                 return None
             columns.append(checked)
