@@ -125,6 +125,7 @@ _ENDS = attrgetter("link.a", "link.a_port", "link.b", "link.b_port")
 _CABLE_ID = attrgetter("cable_id")
 _LOCKED_DEVICE, _LOCKED_INTERFACE, _LOCKED_ADDRESS = itemgetter(0), itemgetter(1), itemgetter(2)  # LockedAddress
 _ROW_ADDRESS = attrgetter("address")
+_LAZY_INT = attrgetter("_ip")  # the integer of one of the allocator's interfaces (allocation/interfaces.py)
 _CABLE_COLUMNS = ("cable_id", "link.a", "link.a_port", "link.b", "link.b_port")  # the lock's id and ends
 
 
@@ -330,12 +331,22 @@ def _as_locked(design: Design, rows: Sequence[AddressRow], lock: Lock) -> bool:
     if texts != tuple(address):
         return False
     six = list(map(contains, texts, repeat(":")))  # an IPv6 address holds a colon, IPv4 never
-    return _unique(device, interface, six) and _in_pools(design, purpose, six, list(map(int, values)))
+    numbers = list(map(_LAZY_INT if lazy else int, values))  # (int() of a lazy one: a Python method, ~0.1 µs more)
+    return _unique(device, interface, six) and _in_pools(design, purpose, six, numbers)
 
 
 def _in_pools(design: Design, purposes: Sequence[str], six: list[bool], values: list[int]) -> bool:
     """Whether each address (as an integer) lies in the pool of its purpose and family: run by run of one
     purpose (the allocator writes a purpose's rows together), its least and greatest of each family."""
+    spans: dict[tuple[str, int], tuple[int, int] | None] = {}  # (purpose, version) → its pool's first and last
+
+    def span(purpose: str, version: int) -> tuple[int, int] | None:
+        if (purpose, version) not in spans:
+            pool = _home(design, purpose, version)
+            first = int(pool.network_address) if pool is not None else 0
+            spans[(purpose, version)] = (first, first + pool.num_addresses - 1) if pool is not None else None
+        return spans[(purpose, version)]
+
     start = 0
     for purpose, run in groupby(purposes):
         end = start + len(list(run))
@@ -343,11 +354,8 @@ def _in_pools(design: Design, purposes: Sequence[str], six: list[bool], values: 
         for version, members in ((6, list(compress(here, family))), (4, list(compress(here, map(not_, family))))):
             if not members:
                 continue
-            pool = _home(design, purpose, version)
-            if pool is None:
-                return False
-            first = int(pool.network_address)
-            if min(members) < first or max(members) > first + pool.num_addresses - 1:
+            pool = span(purpose, version)
+            if pool is None or min(members) < pool[0] or max(members) > pool[1]:
                 return False
         start = end
     return True
