@@ -126,7 +126,7 @@ _CABLE_ID = attrgetter("cable_id")
 _LOCKED_DEVICE, _LOCKED_INTERFACE, _LOCKED_ADDRESS = itemgetter(0), itemgetter(1), itemgetter(2)  # LockedAddress
 _ROW_ADDRESS = attrgetter("address")
 _LAZY_INT = attrgetter("_ip")  # the integer of one of the allocator's interfaces (allocation/interfaces.py)
-_CABLE_COLUMNS = ("cable_id", "link.a", "link.a_port", "link.b", "link.b_port")  # the lock's id and ends
+_LINK = attrgetter("link")
 
 
 def _same(rows: Sequence[Any], fields: Sequence[str], columns: Sequence[Sequence[Any]]) -> bool:
@@ -154,7 +154,12 @@ def _numbers(lock: Lock) -> tuple[dict[str, int], dict[str, int], set[str]]:
 
 def _cables(plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[Cable]:
     cable_id, _, a_device, a_port, b_device, b_port = lock.columns["cables"]
-    if _same(plan.cables, _CABLE_COLUMNS, (cable_id, a_device, a_port, b_device, b_port)) and _unique(a_device, a_port):
+    links = list(map(_LINK, plan.cables))
+    if (
+        _same(plan.cables, ("cable_id",), (cable_id,))
+        and _same(links, ("a", "a_port", "b", "b_port"), (a_device, a_port, b_device, b_port))
+        and _unique(a_device, a_port)
+    ):
         return list(plan.cables)  # a rebuild: each cable is the lock's of its index, and no two share an end
     locked = dict(zip(map(_LOCKED_ENDS, lock.cables), lock.cables, strict=True))
     numbers: tuple[dict[str, int], dict[str, int], set[str]] | None = None  # made at the first new cable
