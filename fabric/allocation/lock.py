@@ -130,8 +130,8 @@ _LINK = attrgetter("link")
 
 
 def _same(rows: Sequence[Any], fields: Sequence[str], columns: Sequence[Sequence[Any]]) -> bool:
-    """Whether each field of the rows, in order, is the lock's column (compared whole: a million values in
-    ~10 ms where a loop over the rows takes ~1 µs a row)."""
+    """Whether each field of the rows, in order, is the lock's column (made and compared whole: ~40 ms for a
+    million values, where a loop over the rows takes ~1 µs a row)."""
     return all(tuple(map(attrgetter(f), rows)) == tuple(c) for f, c in zip(fields, columns, strict=True))
 
 

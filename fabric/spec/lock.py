@@ -117,9 +117,6 @@ class Lock:
     spec: LockedSpec
     columns: Mapping[str, tuple[Column, ...]]
 
-    def column(self, key: str, field: str) -> Column:
-        return self.columns[key][ENTRIES[key]._fields.index(field)]
-
     def _entries(self, key: str) -> tuple[Any, ...]:
         make = cast(Callable[[type, tuple[Any, ...]], Any], tuple.__new__)
         return tuple(map(make, repeat(ENTRIES[key]), zip(*self.columns[key], strict=True)))
