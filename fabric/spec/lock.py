@@ -211,15 +211,18 @@ def _every(pattern: re.Pattern[str], values: Sequence[Any], dots: bool = True) -
     """Every value a str that `pattern` takes whole (`dots`: '..' allowed). One `sub` over the column joined: each
     value becomes NUL (which no value holds), so the result is known exactly; a value holding a newline makes an
     extra line."""
-    if not values:
-        return True
+    return not values or _checked(pattern, values, dots) is not None
+
+
+def _checked(pattern: re.Pattern[str], values: Sequence[Any], dots: bool) -> str | None:
+    """_every's column joined (for _all to split again), or None when not every value is taken."""
     try:
         joined = "\n".join(values)
     except TypeError:  # not every value a str
-        return False
+        return None
     if "\0" in joined or (not dots and ".." in joined):  # no pattern takes NUL; '..' lies inside one value
-        return False
-    return pattern.sub("\0", joined) == "\0\n" * (len(values) - 1) + "\0"
+        return None
+    return joined if pattern.sub("\0", joined) == "\0\n" * (len(values) - 1) + "\0" else None
 
 
 def _distinct(values: Column) -> set[Any] | None:
@@ -284,8 +287,15 @@ def _ints(low: int, high: int) -> Callable[[Column], Column | None]:
 
 
 def _all(pattern: re.Pattern[str], dots: bool = True) -> Callable[[Column], Column | None]:
-    """A column of (mostly) distinct values, checked whole."""
-    return lambda values: _anew(values) if _every(pattern, values, dots) else None
+    """A column of (mostly) distinct values, checked whole; made anew from the joined text it checked."""
+
+    def check(values: Column) -> Column | None:
+        if not values:
+            return []
+        joined = _checked(pattern, values, dots)
+        return joined.split("\n") if joined is not None else None
+
+    return check
 
 
 def _some(pattern: re.Pattern[str]) -> Callable[[Column], Column | None]:
