@@ -403,7 +403,7 @@ def _by_structs(data: bytes | str) -> Columns | None:
         return None
     try:
         spec = LockedSpec.model_validate(lock.spec)
-    except ValidationError:
+    except (ValueError, RecursionError):  # (a ValidationError is a ValueError) as parse_lock's json.loads path
         return None
     lists: dict[str, list[Column]] = {}
     for key, kind in ENTRIES.items():
