@@ -4,7 +4,7 @@ column checks, which accept only what these accept; these models are then never 
 
 # No `from __future__ import annotations`: pydantic would compile each annotation string (see schema.py).
 from ipaddress import IPv4Address, ip_interface
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, ConfigDict, Field, StrictInt, StrictStr
 
@@ -55,6 +55,9 @@ Short = Annotated[StrictStr, AfterValidator(_short)]
 Address = Annotated[StrictStr, AfterValidator(_address)]
 RouterId = Annotated[StrictStr, AfterValidator(_router_id)]
 Count = Annotated[StrictInt, Field(ge=0, le=10_000_000)]
+# what an address row is for (allocation/allocate.py's AddressRow.purpose; a host that routes has its own two)
+Purpose = Literal["loopback", "p2p", "server-gateway", "server", "mgmt-gateway", "mgmt", "host-loopback", "host-p2p"]
+PURPOSES: tuple[str, ...] = get_args(Purpose)
 
 
 class _Locked(StrictModel):
@@ -98,7 +101,7 @@ class LockedAddress(_Locked):
     device: Name
     interface: Port
     address: Address
-    purpose: Literal["loopback", "p2p", "server-gateway", "server", "mgmt-gateway", "mgmt"]
+    purpose: Purpose
     fabric: OptName = ""
     peer_device: OptName = ""
     peer_interface: Annotated[StrictStr, AfterValidator(_port)] = ""
