@@ -22,7 +22,7 @@ from dataclasses import replace
 from ipaddress import IPv6Interface, IPv6Network, ip_interface, ip_network
 from itertools import compress, groupby, repeat
 from operator import attrgetter, contains, itemgetter, not_
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from fabric.allocation.allocate import AddressRow, AsnRow, Interface, Network, Plan, interface_at
 from fabric.allocation.interfaces import LazyIPv4Interface, LazyIPv6Interface, interface_text
@@ -31,7 +31,9 @@ from fabric.model.findings import Finding, Severity
 from fabric.model.kinds import Layer
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design
-from fabric.spec.lock import Lock, LockedAddress, LockedCable
+
+if TYPE_CHECKING:  # the lock's modules load when a lock is read, not for every build
+    from fabric.spec.lock import Lock, LockedAddress, LockedCable
 
 Key = tuple[str, str, bool]  # device, interface, IPv6
 _NUMBER = re.compile(r"(.*)-(\d+)\Z")
@@ -164,7 +166,7 @@ def _cables(plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[Cable
     locked = dict(zip(map(_LOCKED_ENDS, lock.cables), lock.cables, strict=True))
     numbers: tuple[dict[str, int], dict[str, int], set[str]] | None = None  # made at the first new cable
     hits = list(map(locked.get, map(_ENDS, plan.cables)))
-    every = cast(list[LockedCable], hits)
+    every = cast("list[LockedCable]", hits)
     if None not in hits and list(map(_LOCKED_ID, every)) == list(map(_CABLE_ID, plan.cables)):
         out, kept = list(plan.cables), set(map(_LOCKED_ID, every))  # a rebuild: every cable is the locked one
         return out if kept.issuperset(map(_LOCKED_ID, lock.cables)) else _gone(out, kept, lock, topo, moves)

@@ -78,12 +78,14 @@ def read_bytes(path: Path, kind: Kind, display: str | None = None) -> bytes:
             raise ReadError(name, f"is larger than {size_text(limit)}, the limit for {WHAT[kind]}")
         chunks: list[bytes] = []
         total = 0
+        want = info.st_size + 1  # one read for a file of its stated size (the byte more sees one that grew)
         while total <= limit:
-            chunk = os.read(fd, min(1 * MIB, limit + 1 - total))
+            chunk = os.read(fd, min(want, limit + 1 - total))
             if not chunk:
                 break
             chunks.append(chunk)
             total += len(chunk)
+            want = MIB
         if total > limit:
             raise ReadError(name, f"is larger than {size_text(limit)}, the limit for {WHAT[kind]}")
         return b"".join(chunks)
