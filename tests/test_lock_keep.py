@@ -12,6 +12,7 @@ import pytest
 
 from fabric.allocation import lock as keeping
 from fabric.allocation.allocate import Plan, allocate, interface_at
+from fabric.render.iptext import text
 from fabric.render.lock import lock_json
 from fabric.spec.loader import Design, load_spec
 from fabric.spec.lock import Lock, LockInput, parse_lock
@@ -57,7 +58,14 @@ def test_the_shortcut_keeps_what_row_by_row_keeping_keeps(
         assert fast.cables == plan.cables and fast.addresses == plan.addresses and fast.findings == plan.findings
     # taken by a rebuild; with host routing not (a host's loopback lies outside every pool keeping knows)
     shortcut = keeping._as_locked(design, plan.addresses, design.lock.lock)  # type: ignore[union-attr]
-    assert shortcut == (rebuilt and "host routing" not in case)
+    taken = rebuilt and "host routing" not in case
+    assert (shortcut is not None) == taken
+    # the texts the shortcut compared reach the renderers (ip-plan.csv, NetBox, the lock): each row's, as text()
+    assert plan.address_texts is None and slow.address_texts is None
+    if taken:
+        assert fast.address_texts == tuple(text(r.address) for r in plan.addresses)
+    else:
+        assert fast.address_texts is None
 
 
 def _lock_of(plan: Plan) -> Lock:
@@ -74,7 +82,7 @@ def test_the_shortcut_is_not_taken_when_two_rows_share_a_key(monkeypatch: pytest
     other = replace(first, address=interface_at(int(first.address) + 5, first.address.network.prefixlen, 4))
     twice = replace(plan, addresses=(*plan.addresses, other))
     design = replace(design, lock=LockInput(_lock_of(twice), "x.json", allow_moves=True))
-    assert not keeping._as_locked(design, twice.addresses, design.lock.lock)  # type: ignore[union-attr]
+    assert keeping._as_locked(design, twice.addresses, design.lock.lock) is None  # type: ignore[union-attr]
     fast, slow = _row_by_row(design, twice, monkeypatch)
     assert fast == slow and fast.addresses[0].address == other.address != first.address
 
@@ -99,6 +107,6 @@ def test_a_changed_address_in_the_lock_is_kept_from_the_lock(monkeypatch: pytest
     moved = replace(rows[i], address=interface_at(int(rows[i].address) + 200, rows[i].address.network.prefixlen, 4))
     lock = _lock_of(replace(plan, addresses=(*rows[:i], moved, *rows[i + 1 :])))
     design = replace(design, lock=LockInput(lock, "x.json", allow_moves=True))
-    assert not keeping._as_locked(design, plan.addresses, lock)
+    assert keeping._as_locked(design, plan.addresses, lock) is None
     fast, slow = _row_by_row(design, plan, monkeypatch)
     assert fast == slow and fast.addresses[i].address == moved.address != plan.addresses[i].address

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 from typing import Literal
 
@@ -83,6 +83,9 @@ class Plan:
     addresses: tuple[AddressRow, ...]
     asns: tuple[AsnRow, ...]
     findings: tuple[Finding, ...]
+    # each address row's address as text, when keeping a lock already wrote them all (a rebuild of an unchanged
+    # spec compares a million at 100k GPUs on RoCE): the renderers take them instead of writing them again
+    address_texts: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
 
 # --------------------------------------------------------------------------------------------- pools

@@ -323,23 +323,24 @@ def _inside(address: str, pool: Network | None) -> bool:
 _ADDRESS_COLUMNS = ("device", "interface", "purpose", "peer_device", "peer_interface")
 
 
-def _as_locked(design: Design, rows: Sequence[AddressRow], lock: Lock) -> bool:
-    """Whether the lock holds every row as it is (a rebuild of an unchanged spec), so that keeping changes none:
-    each row's entry is the lock's of its index (the same device, interface, purpose, peer and address text;
-    no two rows of one device, interface and family), and each address lies in its purpose's pool."""
+def _as_locked(design: Design, rows: Sequence[AddressRow], lock: Lock) -> tuple[str, ...] | None:
+    """The rows' addresses as text, when the lock holds every row as it is (a rebuild of an unchanged spec), so
+    that keeping changes none: each row's entry is the lock's of its index (the same device, interface, purpose,
+    peer and address text; no two rows of one device, interface and family), and each address lies in its
+    purpose's pool. Else None."""
     device, interface, address, purpose, _, peer_device, peer_interface = lock.columns["addresses"]
     if len(device) != len(rows) or not _same(
         rows, _ADDRESS_COLUMNS, (device, interface, purpose, peer_device, peer_interface)
     ):
-        return False
+        return None
     values = list(map(_ROW_ADDRESS, rows))
     lazy = {LazyIPv4Interface, LazyIPv6Interface}.issuperset(map(type, values))
     texts = tuple(map(interface_text if lazy else _text, values))  # type: ignore[arg-type]
     if texts != tuple(address):
-        return False
+        return None
     six = list(map(contains, texts, repeat(":")))  # an IPv6 address holds a colon, IPv4 never
     numbers = list(map(_LAZY_INT if lazy else int, values))  # (int() of a lazy one: a Python method, ~0.1 µs more)
-    return _unique(device, interface, six) and _in_pools(design, purpose, six, numbers)
+    return texts if _unique(device, interface, six) and _in_pools(design, purpose, six, numbers) else None
 
 
 def _in_pools(design: Design, purposes: Sequence[str], six: list[bool], values: list[int]) -> bool:
@@ -368,9 +369,13 @@ def _in_pools(design: Design, purposes: Sequence[str], six: list[bool], values: 
     return True
 
 
-def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[AddressRow]:
-    if _as_locked(design, plan.addresses, lock):
-        return list(plan.addresses)
+def _addresses(
+    design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _Moves
+) -> tuple[list[AddressRow], tuple[str, ...] | None]:
+    """The rows with the lock's addresses kept; and their addresses as text when the lock held every row as it is."""
+    texts = _as_locked(design, plan.addresses, lock)
+    if texts is not None:
+        return list(plan.addresses), texts
     pools = _pools(design)
     entries = lock.addresses
     six = map(contains, map(_LOCKED_ADDRESS, entries), repeat(":"))  # an IPv6 address holds a colon, IPv4 never
@@ -493,10 +498,11 @@ def _addresses(design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _M
                 "addressing",
                 rows[i].fabric,
             )
-    return [
+    rows = [
         row if (new := final.get(i)) is None or new is row.address else replace(row, address=new)
         for i, row in enumerate(rows)
     ]
+    return rows, None
 
 
 # --------------------------------------------------------------------------------------------- ASNs, devices
@@ -550,7 +556,7 @@ def keep_locked(design: Design, topo: Topology, plan: Plan) -> Plan:
     moves = _Moves(design, spec_changes(lock, now))
     _devices(lock, topo, moves)
     cables = _cables(plan, lock, topo, moves)
-    addresses = _addresses(design, plan, lock, topo, moves)
+    addresses, texts = _addresses(design, plan, lock, topo, moves)
     loopbacks = {r.device: str(r.address.ip) for r in addresses if r.purpose == "loopback" and r.address.version == 4}
     asns = _asns(design, plan, lock, now, loopbacks, moves)
-    return Plan(tuple(cables), tuple(addresses), tuple(asns), (*plan.findings, *moves.findings))
+    return Plan(tuple(cables), tuple(addresses), tuple(asns), (*plan.findings, *moves.findings), texts)

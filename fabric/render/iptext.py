@@ -59,7 +59,7 @@ def plan_columns(build: Build) -> PlanColumns:
     return PlanColumns(
         column("device"),
         column("interface"),
-        [text(r.address) for r in rows],
+        list(build.plan.address_texts) if build.plan.address_texts is not None else [text(r.address) for r in rows],
         column("peer_device"),
         column("peer_interface"),
         column("purpose"),
