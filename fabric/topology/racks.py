@@ -70,11 +70,15 @@ def place(items: Iterable[Placeable], layout: RackLayout) -> Placement:
     racks: dict[str, Rack] = {}
 
     auto: list[Placeable] = []
+    parsed: dict[str, tuple[int, int] | None] = {}  # a rack's name parsed once (a rebuild pins ~20,000 at 100k GPUs)
     for item in items:
         if item.rack is None:
             auto.append(item)
             continue
-        where = parse_rack(layout, item.rack)
+        if item.rack in parsed:
+            where = parsed[item.rack]
+        else:
+            where = parsed[item.rack] = parse_rack(layout, item.rack)
         if where is None:
             findings.append(
                 error(
