@@ -358,18 +358,25 @@ HEAD = frozenset(("format", "version", "design", "spec", *ENTRIES))
 Columns = tuple[str, LockedSpec, dict[str, list[Column]]]
 
 
-def _by_columns(data: Any) -> Columns | None:
-    """The lock's columns, when it is in the form a build writes and valid; None for the schema to judge."""
-    if type(data) is not dict or data.keys() != HEAD:
-        return None
-    version, design = data["version"], data["design"]
-    if data["format"] != LOCK_FORMAT or type(version) is not int or version != LOCK_VERSION:
+def _head(form: Any, version: Any, design: Any, spec: Any) -> LockedSpec | None:
+    """The lock's spec facts, when its format, version and design name are a build's; else None."""
+    if form != LOCK_FORMAT or type(version) is not int or version != LOCK_VERSION:
         return None
     if type(design) is not str or not is_name(design):
         return None
     try:
-        spec = LockedSpec.model_validate(data["spec"])
-    except ValidationError:
+        return LockedSpec.model_validate(spec)
+    except (ValueError, RecursionError):  # invalid (a ValidationError is a ValueError) or too deep: the schema says
+        return None
+
+
+def _by_columns(data: Any) -> Columns | None:
+    """The lock's columns, when it is in the form a build writes and valid; None for the schema to judge."""
+    if type(data) is not dict or data.keys() != HEAD:
+        return None
+    design = data["design"]
+    spec = _head(data["format"], data["version"], design, data["spec"])
+    if spec is None:
         return None
     lists: dict[str, list[Column]] = {}
     for key, kind in ENTRIES.items():
@@ -397,13 +404,8 @@ def _by_structs(data: bytes | str) -> Columns | None:
         lock = lockstructs.DECODER.decode(data)
     except (ValueError, RecursionError):  # msgspec's errors are ValueErrors (not JSON, another form, a huge number)
         return None
-    if lock.format != LOCK_FORMAT or type(lock.version) is not int or lock.version != LOCK_VERSION:
-        return None
-    if type(lock.design) is not str or not is_name(lock.design):
-        return None
-    try:
-        spec = LockedSpec.model_validate(lock.spec)
-    except (ValueError, RecursionError):  # (a ValidationError is a ValueError) as parse_lock's json.loads path
+    spec = _head(lock.format, lock.version, lock.design, lock.spec)
+    if spec is None:
         return None
     lists: dict[str, list[Column]] = {}
     for key, kind in ENTRIES.items():
