@@ -3,7 +3,9 @@ servers, the leaves' side of the sessions, the servers' own intent and files, an
 
 from __future__ import annotations
 
+import json
 from ipaddress import ip_interface
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -212,3 +214,23 @@ def test_server_asns_must_not_meet_another_fabrics_switches() -> None:
             "srv3 and store-sleaf1 (4210000002), srv4 and store-sleaf2 (4210000003)",
         )
     ]
+
+
+def test_the_lab_says_why_a_session_is_not_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fabric.tools import lab
+
+    neighbors = {
+        "eth1": {"bgpState": "Idle", "lastResetDueTo": "Interface down", "bgpNeighborAddr": "fe80::1"},
+        "eth2": {"bgpState": "Established", "lastResetDueTo": "Waiting for peer OPEN"},
+        "eth3": {"bgpState": "Active"},
+    }
+    monkeypatch.setattr(lab, "vty", lambda path, command: json.dumps(neighbors))
+    waiting = lab._waiting(Path("srv1"))
+    assert waiting == [
+        "eth1: Idle, last reset: Interface down (fe80::1)",
+        "eth3: Active, last reset: none (neighbour address not known)",
+    ]
+    text = lab.LabStatus({"srv1": (1, 3)}, {}, {}, waiting={"srv1": waiting}).describe().splitlines()
+    assert text[-3:] == ["device      session not up", f"srv1        {waiting[0]}", f"srv1        {waiting[1]}"]
+    monkeypatch.setattr(lab, "vty", lambda path, command: (_ for _ in ()).throw(OSError("no socket")))
+    assert lab._waiting(Path("srv1")) == ["(bgpd does not answer)"]

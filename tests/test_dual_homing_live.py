@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -103,6 +104,28 @@ def _kernel_ports(lab: Lab, host: str, destination: str) -> set[str]:
     return {r["dev"] for r in routes if "dev" in r} | {h["dev"] for r in routes for h in r.get("nexthops", [])}
 
 
+def _repair(lab: Lab, port: str, record_property) -> None:  # type: ignore[no-untyped-def]
+    """Wait for the repaired link's session; if FRR leaves it down, say so and flap the link once more.
+
+    A repaired session is back in about 2 s (80 flaps in a row here, idle and under load). Twice in the CI runs
+    on record, on FRR 8.4 and unnumbered, one stayed down: over 60 s, then over 150 s, which no timer explains
+    (connect retry and router advertisements are every 10 s). The failover is what this test measures, and the
+    repair is what lets it cut the other link: a stuck repair is reported as a warning, with bgpd's state of the
+    session, and the link is flapped again, as an operator would; a second stuck repair fails.
+    """
+    try:
+        lab.wait_converged(timeout=60)
+        return
+    except LabError as stuck:
+        record_property(f"repair_retried_{port}", str(stuck))
+        warnings.warn(f"{TARGET}:{port} repaired, its session still down, flapping it again: {stuck}", stacklevel=2)
+    ns = lab.plan.hosts[TARGET]
+    subprocess.run(["ip", "-n", ns, "link", "set", "dev", port, "down"], check=True)
+    time.sleep(1)
+    subprocess.run(["ip", "-n", ns, "link", "set", "dev", port, "up"], check=True)
+    lab.wait_converged(timeout=90)
+
+
 def test_a_dual_homed_server_survives_either_link(lab: Lab, record_property) -> None:  # type: ignore[no-untyped-def]
     plan = lab.plan
     assert len(plan.bgp_hosts) == 4 and plan.bridges == {}  # every server routes; no leaf bridges a server port
@@ -160,9 +183,7 @@ def test_a_dual_homed_server_survives_either_link(lab: Lab, record_property) -> 
         )
         assert leaf_ping.returncode == 0, (cut, leaf_ping.stdout + leaf_ping.stderr)
         subprocess.run(["ip", "-n", plan.hosts[TARGET], "link", "set", "dev", cut, "up"], check=True)
-        # a repaired unnumbered session waits for the peer's next router advertisement and BGP's connect retry;
-        # once in three CI runs the repair took over 60 s (the failover above is what this test measures)
-        lab.wait_converged(timeout=150)
+        _repair(lab, cut, record_property)
         _wait(f"{TARGET}:{cut} back in the kernel's route", lambda: _kernel_ports(lab, TARGET, observer_lo) == {*ports})
     record_property("failover_s", {k: round(v, 2) for k, v in took.items()})
     print(f"\nwithdrawal seen on the spines {', '.join(f'{k}: {v:.2f} s' for k, v in took.items())} after the cut")

@@ -382,6 +382,8 @@ class LabStatus:
     # routing servers: server → another server's loopback → installed next hops (full width: one per leaf)
     host_ecmp: dict[str, dict[str, int]] = field(default_factory=dict)
     host_widths: dict[str, int] = field(default_factory=dict)
+    # devices short of sessions: device → "peer: state, last reset (neighbour address)" per session not up
+    waiting: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def converged(self) -> bool:
@@ -402,12 +404,17 @@ class LabStatus:
         for host, routes in sorted(self.host_ecmp.items()):
             for prefix, width in sorted(routes.items()):
                 lines.append(f"{host:<11} {prefix:<27} {width}/{self.host_widths[host]}")
+        if self.waiting:
+            lines.append("device      session not up")
+        for device, peers in sorted(self.waiting.items()):
+            lines.extend(f"{device:<11} {peer}" for peer in peers)
         return "\n".join(lines)
 
 
 def lab_status(state_dir: Path) -> LabStatus:
     state = json.loads((state_dir / "state.json").read_text())
     sessions: dict[str, tuple[int, int]] = {}
+    waiting: dict[str, list[str]] = {}
     for device in [*state["switches"], *state.get("bgp_hosts", {})]:
         try:
             summary = json.loads(vty(state_dir / device / "bgpd.vty", "show bgp ipv4 unicast summary json") or "{}")
@@ -416,6 +423,8 @@ def lab_status(state_dir: Path) -> LabStatus:
         peers = summary.get("peers", {}) if isinstance(summary, dict) else {}
         up = sum(1 for p in peers.values() if p.get("state") == "Established")
         sessions[device] = (up, state["expected_peers"][device])
+        if up < state["expected_peers"][device]:
+            waiting[device] = _waiting(state_dir / device)
     ecmp: dict[str, dict[str, int]] = defaultdict(dict)
     for leaf in state["leaves"]:
         ecmp[leaf] = _installed(state_dir / leaf, state["leaf_prefixes"], leaf)
@@ -428,7 +437,24 @@ def lab_status(state_dir: Path) -> LabStatus:
         {leaf: state["uplinks"][leaf] for leaf in state["leaves"]},
         host_ecmp,
         {host: state["expected_peers"][host] for host in host_ecmp},
+        waiting,
     )
+
+
+def _waiting(device_dir: Path) -> list[str]:
+    """Each session of a device that is not up, with bgpd's own words for why (what a stuck session needs)."""
+    try:
+        neighbors = json.loads(vty(device_dir / "bgpd.vty", "show bgp neighbors json") or "{}")
+    except (OSError, json.JSONDecodeError):
+        return ["(bgpd does not answer)"]
+    if not isinstance(neighbors, dict):
+        return []
+    return [
+        f"{peer}: {n.get('bgpState', '?')}, last reset: {n.get('lastResetDueTo', 'none')}"
+        f" ({n.get('bgpNeighborAddr') or n.get('hostForeign') or 'neighbour address not known'})"
+        for peer, n in sorted(neighbors.items())
+        if isinstance(n, dict) and n.get("bgpState") != "Established"
+    ]
 
 
 def _installed(device_dir: Path, prefixes: Mapping[str, list[str]], me: str) -> dict[str, int]:
