@@ -990,7 +990,7 @@ def lab_up(
 
 @lab_app.command("status")
 def lab_status_command(spec: SpecArg = None) -> None:
-    """BGP sessions per switch and ECMP width per leaf of every running lab (or of SPEC's)."""
+    """BGP sessions per switch, ECMP width per leaf, and why a session is not up, of every running lab (or SPEC's)."""
     from fabric.tools.lab import lab_status, running_labs
 
     converged = True
