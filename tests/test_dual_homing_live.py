@@ -117,8 +117,13 @@ def _repair(lab: Lab, port: str, record_property) -> None:  # type: ignore[no-un
         lab.wait_converged(timeout=60)
         return
     except LabError as stuck:
-        record_property(f"repair_retried_{port}", str(stuck))
-        warnings.warn(f"{TARGET}:{port} repaired, its session still down, flapping it again: {stuck}", stacklevel=2)
+        logs = {
+            device: (lab.switch_dir(device) / "bgpd.log").read_text(errors="replace").splitlines()[-8:]
+            for device in lab.status().waiting
+        }
+        said = f"{stuck}\n" + "\n".join(f"{d} bgpd.log: {line}" for d, lines in sorted(logs.items()) for line in lines)
+        record_property(f"repair_retried_{port}", said)
+        warnings.warn(f"{TARGET}:{port} repaired, its session still down, flapping it again: {said}", stacklevel=2)
     ns = lab.plan.hosts[TARGET]
     subprocess.run(["ip", "-n", ns, "link", "set", "dev", port, "down"], check=True)
     time.sleep(1)
