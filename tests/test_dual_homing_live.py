@@ -124,7 +124,10 @@ def _repair(lab: Lab, port: str, record_property) -> None:  # type: ignore[no-un
             log = (lab.switch_dir(device) / "bgpd.log").read_text(errors="replace").splitlines()[-8:]
             lines.extend(f"{device} bgpd.log: {line}" for line in log)
             for peer in peers:  # zebra's view of the port: router advertisements sent and heard, neighbours known
-                shown = vty(lab.switch_dir(device) / "zebra.vty", f"show interface {peer.split(':')[0]}")
+                try:
+                    shown = vty(lab.switch_dir(device) / "zebra.vty", f"show interface {peer.split(':')[0]}")
+                except OSError as error:  # the diagnosis must not stop the repair
+                    shown = f"zebra does not answer: {error}"
                 lines.extend(f"{device} zebra: {line}" for line in shown.splitlines())
         said = "\n".join(lines)
         record_property(f"repair_retried_{port}", said)
