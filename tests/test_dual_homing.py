@@ -226,11 +226,15 @@ def test_the_lab_says_why_a_session_is_not_up(monkeypatch: pytest.MonkeyPatch) -
     }
     monkeypatch.setattr(lab, "vty", lambda path, command: json.dumps(neighbors))
     waiting = lab._waiting(Path("srv1"))
-    assert waiting == [
-        "eth1: Idle, last reset: Interface down (fe80::1)",
-        "eth3: Active, last reset: none (neighbour address not known)",
-    ]
+    assert waiting == {
+        "eth1": "Idle, last reset: Interface down (fe80::1)",
+        "eth3": "Active, last reset: none (neighbour address not known)",
+    }
     text = lab.LabStatus({"srv1": (1, 3)}, {}, {}, waiting={"srv1": waiting}).describe().splitlines()
-    assert text[-3:] == ["device      session not up", f"srv1        {waiting[0]}", f"srv1        {waiting[1]}"]
+    assert text[-3:] == [
+        "device      session not up",
+        "srv1        eth1: Idle, last reset: Interface down (fe80::1)",
+        "srv1        eth3: Active, last reset: none (neighbour address not known)",
+    ]
     monkeypatch.setattr(lab, "vty", lambda path, command: (_ for _ in ()).throw(OSError("no socket")))
-    assert lab._waiting(Path("srv1")) == ["(bgpd does not answer)"]
+    assert lab._waiting(Path("srv1")) == {"bgpd": "does not answer"}

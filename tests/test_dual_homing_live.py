@@ -125,7 +125,7 @@ def _repair(lab: Lab, port: str, record_property) -> None:  # type: ignore[no-un
             lines.extend(f"{device} bgpd.log: {line}" for line in log)
             for peer in peers:  # zebra's view of the port: router advertisements sent and heard, neighbours known
                 try:
-                    shown = vty(lab.switch_dir(device) / "zebra.vty", f"show interface {peer.split(':')[0]}")
+                    shown = vty(lab.switch_dir(device) / "zebra.vty", f"show interface {peer}")
                 except OSError as error:  # the diagnosis must not stop the repair
                     shown = f"zebra does not answer: {error}"
                 lines.extend(f"{device} zebra: {line}" for line in shown.splitlines())

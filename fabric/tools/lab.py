@@ -382,8 +382,8 @@ class LabStatus:
     # routing servers: server → another server's loopback → installed next hops (full width: one per leaf)
     host_ecmp: dict[str, dict[str, int]] = field(default_factory=dict)
     host_widths: dict[str, int] = field(default_factory=dict)
-    # devices short of sessions: device → "peer: state, last reset (neighbour address)" per session not up
-    waiting: dict[str, list[str]] = field(default_factory=dict)
+    # devices short of sessions: device → each session not up (its peer) → "state, last reset (neighbour address)"
+    waiting: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def converged(self) -> bool:
@@ -407,14 +407,14 @@ class LabStatus:
         if self.waiting:
             lines.append("device      session not up")
         for device, peers in sorted(self.waiting.items()):
-            lines.extend(f"{device:<11} {peer}" for peer in peers)
+            lines.extend(f"{device:<11} {peer}: {why}" for peer, why in peers.items())
         return "\n".join(lines)
 
 
 def lab_status(state_dir: Path) -> LabStatus:
     state = json.loads((state_dir / "state.json").read_text())
     sessions: dict[str, tuple[int, int]] = {}
-    waiting: dict[str, list[str]] = {}
+    waiting: dict[str, dict[str, str]] = {}
     for device in [*state["switches"], *state.get("bgp_hosts", {})]:
         try:
             summary = json.loads(vty(state_dir / device / "bgpd.vty", "show bgp ipv4 unicast summary json") or "{}")
@@ -422,8 +422,9 @@ def lab_status(state_dir: Path) -> LabStatus:
             summary = {}
         peers = summary.get("peers", {}) if isinstance(summary, dict) else {}
         up = sum(1 for p in peers.values() if p.get("state") == "Established")
-        sessions[device] = (up, state["expected_peers"][device])
-        if up < state["expected_peers"][device]:
+        want = state["expected_peers"][device]
+        sessions[device] = (up, want)
+        if up < want:
             waiting[device] = _waiting(state_dir / device)
     ecmp: dict[str, dict[str, int]] = defaultdict(dict)
     for leaf in state["leaves"]:
@@ -441,20 +442,20 @@ def lab_status(state_dir: Path) -> LabStatus:
     )
 
 
-def _waiting(device_dir: Path) -> list[str]:
-    """Each session of a device that is not up, with bgpd's own words for why (what a stuck session needs)."""
+def _waiting(device_dir: Path) -> dict[str, str]:
+    """Each session of a device that is not up (by its peer), with bgpd's own words for why."""
     try:
         neighbors = json.loads(vty(device_dir / "bgpd.vty", "show bgp neighbors json") or "{}")
     except (OSError, json.JSONDecodeError):
-        return ["(bgpd does not answer)"]
+        return {"bgpd": "does not answer"}
     if not isinstance(neighbors, dict):
-        return []
-    return [
-        f"{peer}: {n.get('bgpState', '?')}, last reset: {n.get('lastResetDueTo', 'none')}"
+        return {}
+    return {
+        peer: f"{n.get('bgpState', '?')}, last reset: {n.get('lastResetDueTo', 'none')}"
         f" ({n.get('bgpNeighborAddr') or n.get('hostForeign') or 'neighbour address not known'})"
         for peer, n in sorted(neighbors.items())
         if isinstance(n, dict) and n.get("bgpState") != "Established"
-    ]
+    }
 
 
 def _installed(device_dir: Path, prefixes: Mapping[str, list[str]], me: str) -> dict[str, int]:
