@@ -30,7 +30,10 @@ from outputs import spec_path
 
 
 def _run(command: list[str], log: Path) -> tuple[float, float, float]:
-    """Wall and CPU seconds (user + system, its render workers included) and peak MiB of one build process."""
+    """Wall and CPU seconds (user + system, its render workers included) and peak MiB of one build process.
+    The disk is flushed first: the build's own sync (syncfs) would else also write out what the run before
+    left in the page cache (its files, their deletion), a cost of that run, not of this one."""
+    os.sync()
     start = time.perf_counter()
     with log.open("w") as out:
         child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)

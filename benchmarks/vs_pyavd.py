@@ -366,7 +366,10 @@ def _tree(out: Path) -> tuple[int, int]:
 
 
 def _timed(command: list[str]) -> tuple[float, float, subprocess.CompletedProcess[str]]:
-    """Run a child process: its wall time (interpreter start included), its CPU time (user + system), its result."""
+    """Run a child process: its wall time (interpreter start included), its CPU time (user + system), its result.
+    The disk is flushed first, untimed: fabric's sync (syncfs) would else also write out what the child before
+    left in the page cache (pyavd's files, a removed output), a cost of that child, not of this one."""
+    os.sync()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
