@@ -171,3 +171,22 @@ def test_stopping_early_skips_the_tasks_not_begun_and_takes_every_result(monkeyp
         next(results)
     assert multiprocessing.active_children() == []
     assert pool._STOP is None and pool._BUILD is None
+
+
+def test_a_sink_gets_ascii_text_as_it_is_and_anything_else_as_utf8_bytes() -> None:
+    """ASCII text goes to the sink as text (the writer encodes it a slice at a time); other text as its UTF-8
+    bytes, bytes as they are; without a sink, every file comes back as bytes; a lone surrogate is refused."""
+    from fabric.render.pool import run
+    from fabric.render.registry import Output
+
+    files: dict[str, str | bytes] = {"a.txt": "plain\n", "b.txt": "Zürich\n", "c.bin": b"\x00\xff"}
+    made = Output("made", lambda build: files)
+    got: list[tuple[str, bytes | str, bool]] = []
+    done = run(Task(("made",)), build=built("lab"), by_name={"made": made}, sink=lambda *a: got.append(a))
+    assert done.refused is None and done.sunk == ("a.txt", "b.txt", "c.bin") and done.files == {}
+    assert got == [("a.txt", "plain\n", False), ("b.txt", "Zürich\n".encode(), False), ("c.bin", b"\x00\xff", False)]
+    back = run(Task(("made",)), build=built("lab"), by_name={"made": made})
+    assert back.files == {"a.txt": b"plain\n", "b.txt": "Zürich\n".encode(), "c.bin": b"\x00\xff"}
+    bad = Output("bad", lambda build: {"d.txt": "a\ud800b"})
+    refused = run(Task(("bad",)), build=built("lab"), by_name={"bad": bad}, sink=lambda *a: got.append(a))
+    assert refused.refused is not None and "d.txt" in refused.refused[1] and len(got) == 3

@@ -194,6 +194,37 @@ def test_short_writes_are_continued_until_every_byte_is_written(
     assert sizes[at : at + 4] == [11, 8, 5, 2] and sizes.count(0) == 1  # (the empty file: one call)
 
 
+def test_text_is_written_a_slice_at_a_time_with_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A render worker hands ASCII text to the staging tree, which encodes it a slice at a time (no second copy
+    of a big file in fresh memory): the file holds its bytes, across slice ends, a short write within a slice
+    continued, and empty text is an empty file."""
+    from fabric.render.pool import Sink
+    from fabric.write.atomic import Staging
+
+    real_write = os.write
+    sizes: list[int] = []
+
+    def short_once(fd: int, data: bytes | memoryview) -> int:  # the second slice's first call writes 5 bytes
+        sizes.append(len(data))
+        return real_write(fd, bytes(data[:5]) if len(sizes) == 2 else data)
+
+    text = "".join(f"{n:07d},leaf{n % 97:03d}\n" for n in range(20_000))  # 320,000 characters: 5 slices
+    assert len(text) == 320_000 and text.isascii()
+    staging = Staging(tmp_path / "out", "d")
+    sink: Sink = staging.write
+    monkeypatch.setattr(atomic.os, "write", short_once)
+    sink("big.csv", text, False)
+    monkeypatch.undo()
+    sink("empty.txt", "", True)
+    staging.commit()
+    assert (tmp_path / "out" / "big.csv").read_bytes() == text.encode()
+    whole, rest = divmod(320_000, atomic._SLICE)
+    assert (whole, rest) == (4, 57_856)
+    assert sizes == [atomic._SLICE, atomic._SLICE, atomic._SLICE - 5, atomic._SLICE, atomic._SLICE, rest]
+    assert (tmp_path / "out" / "empty.txt").read_bytes() == b""
+    assert stat.S_IMODE((tmp_path / "out" / "empty.txt").stat().st_mode) == 0o600
+
+
 def test_a_write_that_makes_no_progress_is_an_error_not_a_spin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real_write = os.write
     calls: list[int] = []

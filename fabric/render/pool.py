@@ -46,7 +46,9 @@ class Done:
     sunk: tuple[str, ...] = ()  # the paths handed to the sink (not in files)
 
 
-Sink = Callable[[str, bytes, bool], None]  # (path, content, private): where files go as they are rendered
+# (path, content, private): where files go as they are rendered; content is bytes, or text of ASCII characters
+# only (the writer encodes it a slice at a time: no second copy of a big file in fresh memory)
+Sink = Callable[[str, bytes | str, bool], None]
 
 
 def worker_count(build: Build, workers: int | None) -> int:
@@ -126,6 +128,10 @@ def run(
         for path, content in rendered.items():
             if path in files:
                 raise AssertionError(f"output {name} writes {path} again")
+            if sink is not None and isinstance(content, str) and content.isascii():
+                sink(path, content, path in private)  # encoded as it is written
+                sunk.append(path)
+                continue
             if isinstance(content, bytes):
                 data = content
             else:

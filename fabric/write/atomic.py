@@ -96,23 +96,36 @@ def _sync(fd: int) -> None:
         raise OSError(number, os.strerror(number))
 
 
-def _write_file(dir_fd: int, name: str, data: bytes, mode: int) -> None:
-    """Create `name` in the directory `dir_fd` (never through a symlink, never over a file); fsync it unless
-    the tree is synced at once."""
+# text is encoded slice by slice: a slice's bytes come from memory just freed, where one bytes object of a whole
+# file (95 MB of cabling.csv at 100k GPUs) is fresh pages the kernel faults in and zeroes one by one (~4x slower)
+_SLICE = 64 * 1024
+
+
+def _write_file(dir_fd: int, name: str, data: bytes | str, mode: int) -> None:
+    """Create `name` in the directory `dir_fd` (never through a symlink, never over a file) holding `data` (text:
+    ASCII only); fsync it unless the tree is synced at once."""
     fd = os.open(name, _FILE_FLAGS, mode, dir_fd=dir_fd)
     try:  # os.write, not a file object: no buffer, no fstat (840 files at 4 x 256 EOS)
-        done = os.write(fd, data)
-        if done < len(data):  # a short write (a signal, a full disk): the rest, until it is all written
-            view = memoryview(data)[done:]
-            while view:
-                done = os.write(fd, view)
-                if done == 0:  # (no progress, no error: never seen on a file, but not a reason to spin)
-                    raise OSError(errno.EIO, "a write made no progress")
-                view = view[done:]
+        if isinstance(data, str):
+            for start in range(0, len(data), _SLICE):
+                _write_all(fd, data[start : start + _SLICE].encode("ascii"))
+        else:
+            _write_all(fd, data)
         if _SYNCFS is None:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    done = os.write(fd, data)
+    if done < len(data):  # a short write (a signal, a full disk): the rest, until it is all written
+        view = memoryview(data)[done:]
+        while view:
+            done = os.write(fd, view)
+            if done == 0:  # (no progress, no error: never seen on a file, but not a reason to spin)
+                raise OSError(errno.EIO, "a write made no progress")
+            view = view[done:]
 
 
 def _rmtree(path: Path) -> None:
@@ -264,9 +277,9 @@ class Staging:
             self._dirs[key] = os.open(key[-1], _DIR_FLAGS, dir_fd=parent)
         return self._dirs[key]
 
-    def write(self, rel: str, data: bytes, private: bool) -> None:
-        """Create file `rel` (mode 0600 if `private`); OutputError if its path could leave the output or
-        something is in the way."""
+    def write(self, rel: str, data: bytes | str, private: bool) -> None:
+        """Create file `rel` holding `data` (text: ASCII only), mode 0600 if `private`; OutputError if its path
+        could leave the output or something is in the way."""
         path = output_parts(rel)
         try:
             _write_file(self._directory(path[:-1]), path[-1], data, 0o600 if private else 0o666)
