@@ -216,12 +216,14 @@ def test_text_is_written_a_slice_at_a_time_with_the_same_bytes(tmp_path: Path, m
     sink("big.csv", text, False)
     monkeypatch.undo()
     sink("empty.txt", "", True)
+    sink("zurich.txt", "Zürich " * 20_000, False)  # (any text a caller gives is written as UTF-8)
     staging.commit()
     assert (tmp_path / "out" / "big.csv").read_bytes() == text.encode()
     whole, rest = divmod(320_000, atomic._SLICE)
     assert (whole, rest) == (4, 57_856)
     assert sizes == [atomic._SLICE, atomic._SLICE, atomic._SLICE - 5, atomic._SLICE, atomic._SLICE, rest]
     assert (tmp_path / "out" / "empty.txt").read_bytes() == b""
+    assert (tmp_path / "out" / "zurich.txt").read_bytes() == ("Zürich " * 20_000).encode()
     assert stat.S_IMODE((tmp_path / "out" / "empty.txt").stat().st_mode) == 0o600
 
 

@@ -46,8 +46,9 @@ class Done:
     sunk: tuple[str, ...] = ()  # the paths handed to the sink (not in files)
 
 
-# (path, content, private): where files go as they are rendered; content is bytes, or text of ASCII characters
-# only (the writer encodes it a slice at a time: no second copy of a big file in fresh memory)
+# (path, content, private): where files go as they are rendered; content is bytes, or text (ASCII: `run` encodes
+# any other itself, to refuse a lone surrogate) that the writer encodes a slice at a time, so that a big file
+# has no second copy in fresh memory
 Sink = Callable[[str, bytes | str, bool], None]
 
 

@@ -102,13 +102,13 @@ _SLICE = 64 * 1024
 
 
 def _write_file(dir_fd: int, name: str, data: bytes | str, mode: int) -> None:
-    """Create `name` in the directory `dir_fd` (never through a symlink, never over a file) holding `data` (text:
-    ASCII only); fsync it unless the tree is synced at once."""
+    """Create `name` in the directory `dir_fd` (never through a symlink, never over a file) holding `data` (text
+    as UTF-8); fsync it unless the tree is synced at once."""
     fd = os.open(name, _FILE_FLAGS, mode, dir_fd=dir_fd)
     try:  # os.write, not a file object: no buffer, no fstat (840 files at 4 x 256 EOS)
         if isinstance(data, str):
             for start in range(0, len(data), _SLICE):
-                _write_all(fd, data[start : start + _SLICE].encode("ascii"))
+                _write_all(fd, data[start : start + _SLICE].encode())  # (a slice never splits a character)
         else:
             _write_all(fd, data)
         if _SYNCFS is None:
@@ -278,8 +278,8 @@ class Staging:
         return self._dirs[key]
 
     def write(self, rel: str, data: bytes | str, private: bool) -> None:
-        """Create file `rel` holding `data` (text: ASCII only), mode 0600 if `private`; OutputError if its path
-        could leave the output or something is in the way."""
+        """Create file `rel` holding `data` (text as UTF-8), mode 0600 if `private`; OutputError if its path could
+        leave the output or something is in the way."""
         path = output_parts(rel)
         try:
             _write_file(self._directory(path[:-1]), path[-1], data, 0o600 if private else 0o666)
