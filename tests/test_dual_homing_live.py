@@ -104,6 +104,11 @@ def _kernel_ports(lab: Lab, host: str, destination: str) -> set[str]:
     return {r["dev"] for r in routes if "dev" in r} | {h["dev"] for r in routes for h in r.get("nexthops", [])}
 
 
+def _link(lab: Lab, port: str, state: str) -> None:
+    """Set the target server's `port` up or down."""
+    subprocess.run(["ip", "-n", lab.plan.hosts[TARGET], "link", "set", "dev", port, state], check=True)
+
+
 def _repair(lab: Lab, port: str, record_property) -> None:  # type: ignore[no-untyped-def]
     """Wait for the repaired link's session; if FRR leaves it down, say so and flap the link once more.
 
@@ -121,7 +126,10 @@ def _repair(lab: Lab, port: str, record_property) -> None:  # type: ignore[no-un
     except LabError as stuck:
         lines = [str(stuck)]
         for device, peers in sorted(lab.status().waiting.items()):
-            log = (lab.switch_dir(device) / "bgpd.log").read_text(errors="replace").splitlines()[-8:]
+            try:
+                log = (lab.switch_dir(device) / "bgpd.log").read_text(errors="replace").splitlines()[-8:]
+            except OSError as error:  # (nor may a log that is not there)
+                log = [f"not readable: {error}"]
             lines.extend(f"{device} bgpd.log: {line}" for line in log)
             for peer in peers:  # zebra's view of the port: router advertisements sent and heard, neighbours known
                 try:
@@ -132,10 +140,9 @@ def _repair(lab: Lab, port: str, record_property) -> None:  # type: ignore[no-un
         said = "\n".join(lines)
         record_property(f"repair_retried_{port}", said)
         warnings.warn(f"{TARGET}:{port} repaired, its session still down, flapping it again: {said}", stacklevel=2)
-    ns = lab.plan.hosts[TARGET]
-    subprocess.run(["ip", "-n", ns, "link", "set", "dev", port, "down"], check=True)
+    _link(lab, port, "down")
     time.sleep(1)
-    subprocess.run(["ip", "-n", ns, "link", "set", "dev", port, "up"], check=True)
+    _link(lab, port, "up")
     lab.wait_converged(timeout=90)
 
 
@@ -163,7 +170,7 @@ def test_a_dual_homed_server_survives_either_link(lab: Lab, record_property) -> 
     took = {}
     for cut in ports:
         survivor = next(p for p in ports if p != cut)
-        subprocess.run(["ip", "-n", plan.hosts[TARGET], "link", "set", "dev", cut, "down"], check=True)
+        _link(lab, cut, "down")
         took[cut] = _wait(
             f"withdrawal after cutting {TARGET}:{cut}",
             lambda survivor=survivor: (
@@ -195,13 +202,13 @@ def test_a_dual_homed_server_survives_either_link(lab: Lab, record_property) -> 
             text=True,
         )
         assert leaf_ping.returncode == 0, (cut, leaf_ping.stdout + leaf_ping.stderr)
-        subprocess.run(["ip", "-n", plan.hosts[TARGET], "link", "set", "dev", cut, "up"], check=True)
+        _link(lab, cut, "up")
         _repair(lab, cut, record_property)
         _wait(f"{TARGET}:{cut} back in the kernel's route", lambda: _kernel_ports(lab, TARGET, observer_lo) == {*ports})
     record_property("failover_s", {k: round(v, 2) for k, v in took.items()})
     print(f"\nwithdrawal seen on the spines {', '.join(f'{k}: {v:.2f} s' for k, v in took.items())} after the cut")
     # the check can fail: with both links cut the server is gone
     for cut in ports:
-        subprocess.run(["ip", "-n", plan.hosts[TARGET], "link", "set", "dev", cut, "down"], check=True)
+        _link(lab, cut, "down")
     _wait("withdrawal of both links", lambda: all(_hops(lab, s, f"{target_lo}/32") == 0 for s in spines))
     assert _ping(lab, OBSERVER, target_lo).returncode != 0
