@@ -38,7 +38,7 @@ def spec_path(target: str, tmp: Path) -> Path:
 def main(argv: list[str]) -> None:
     from fabric import build_fabric
     from fabric.model.rendered import Rendered
-    from fabric.render import outputs
+    from fabric.render.outputs import OUTPUTS
     from fabric.write.atomic import write_outputs
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -47,7 +47,7 @@ def main(argv: list[str]) -> None:
         print(f"{build.name}: build {time.perf_counter() - start:.2f} s")
         rows: list[tuple[float, float, str, int, int]] = []
         files: dict[str, bytes] = {}
-        for output in outputs():
+        for output in OUTPUTS:
             start, cpu = time.perf_counter(), time.process_time()
             rendered = {k: v if isinstance(v, bytes) else v.encode() for k, v in output.render(build).items()}
             took, cpu = time.perf_counter() - start, time.process_time() - cpu

@@ -21,10 +21,10 @@ from run import SIZES, spec_text
 
 def main(argv: list[str]) -> None:
     from fabric import build_fabric
-    from fabric.render.bom.costing import costing
-    from fabric.render.diagrams.outputs import diagrams, drawn
-    from fabric.render.report.outputs import report_html, report_md
-    from fabric.render.workbook.outputs import cabling_xlsx
+    from fabric.costing import costing
+    from fabric.render.outputs.diagrams import diagrams, drawn
+    from fabric.render.outputs.report import report_html, report_md
+    from fabric.render.outputs.workbook import cabling_xlsx
 
     target = argv[0] if argv else "designs/superpod-h100-4su.yaml"
     with tempfile.TemporaryDirectory() as tmp:

@@ -104,11 +104,11 @@ def run_one(name: str, core_only: bool = False) -> dict[str, object]:
     from fabric.analysis.checks import Context, run_checks
     from fabric.analysis.figures import fabric_figures
     from fabric.cli import FREEZE_LINKS
+    from fabric.fast.collector import gc_paused
     from fabric.intent.checks import run_intent_checks
     from fabric.intent.context import IntentContext
     from fabric.intent.ethernet import build_intents
     from fabric.intent.infiniband import build_infiniband
-    from fabric.model.collector import gc_paused
     from fabric.pipeline import Build
     from fabric.render import render_all
     from fabric.spec.loader import load_spec

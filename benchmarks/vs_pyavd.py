@@ -280,7 +280,7 @@ def run_fabric_configs(spec: Path, out: Path) -> dict[str, Any]:
 
     from fabric import build_fabric, write_outputs
     from fabric.model.rendered import Rendered
-    from fabric.render.configs import configs, private_configs
+    from fabric.render.outputs.configs import configs, private_configs
     from fabric.render.platforms.eos_structured import structured_configs
 
     lap("import")
@@ -306,9 +306,9 @@ def run_fabric_set(spec: Path, out: Path) -> dict[str, Any]:
 
     from fabric import build_fabric, write_outputs
     from fabric.model.rendered import Rendered
-    from fabric.render import cabling_md, configs, tables
+    from fabric.render.outputs import cabling_md, configs, tables
+    from fabric.render.outputs import report as report
     from fabric.render.platforms import eos_structured
-    from fabric.render.report import outputs as report
 
     declared = [o for module in (configs, eos_structured, tables, cabling_md, report) for o in module.OUTPUTS]
     chosen = [o for o in declared if o.name in SET]
@@ -335,10 +335,10 @@ def run_fabric_set_pool(spec: Path, out: Path) -> dict[str, Any]:
     times = lap.times
 
     from fabric import build_fabric
-    from fabric.render import cabling_md, configs, tables
+    from fabric.render.engine.pool import render_tasks, worker_count
+    from fabric.render.outputs import cabling_md, configs, tables
+    from fabric.render.outputs import report as report
     from fabric.render.platforms import eos_structured
-    from fabric.render.pool import render_tasks, worker_count
-    from fabric.render.report import outputs as report
     from fabric.write.atomic import Staging
 
     declared = [o for module in (configs, eos_structured, tables, cabling_md, report) for o in module.OUTPUTS]

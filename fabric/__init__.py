@@ -60,7 +60,7 @@ def __getattr__(name: str) -> Any:
     home = _HOME.get(name)
     if home is None:
         raise AttributeError(f"module 'fabric' has no attribute {name!r}")
-    from fabric.model.collector import gc_paused
+    from fabric.fast.collector import gc_paused
 
     with gc_paused():
         value = getattr(importlib.import_module(home), name)

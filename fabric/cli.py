@@ -5,7 +5,6 @@ error (a bug in fabric: an exception no stage turned into a finding), never repo
 """
 
 # No `from __future__ import annotations`: typer would compile every parameter's annotation string at each start.
-import gc
 import json
 import os
 import sys
@@ -143,7 +142,7 @@ def _stages(quiet: bool, total: Callable[[], int]) -> Iterator[Callable[[str], N
 
 
 def _dot_note() -> None:
-    from fabric.render.diagrams.dot import INSTALL_HINT, have_dot
+    from fabric.render.outputs.diagrams.dot import INSTALL_HINT, have_dot
 
     if not have_dot():
         print(f"note: graphviz's `dot` is not installed: {INSTALL_HINT}", file=sys.stderr)
@@ -200,7 +199,7 @@ def _run(
 ) -> "Build":
     """Build, or print why not and exit 2. Strict mode escalates warnings. `workers`, `jobs`: as build_fabric's
     (by default a large design's analysis runs beside the other stages on the spare cores)."""
-    from fabric.model.collector import gc_paused
+    from fabric.fast.collector import gc_paused
 
     with gc_paused():  # importing the pipeline makes ~30,000 long-lived objects (see fabric/__init__.py)
         from fabric.pipeline import build_fabric
@@ -304,19 +303,26 @@ def build(
     allocations.lock.json records every assignment; the next build into the same directory (or one given
     --lock) keeps them: a grown spec only adds, and what it would move is an error (lock-move) per item.
     """
-    from fabric.render import outputs, render_into
+    from fabric.fast.collector import keep_for_good
+    from fabric.render import render_into
     from fabric.write.atomic import OutputError, Staging
 
     if lock is not None and no_lock:
         print("error: give --lock FILE or --no-lock, not both", file=sys.stderr)
         raise typer.Exit(2)
     refused: FabricError | None = None
-    with _stages(quiet, lambda: len(outputs()) + 2) as step:
+
+    def steps() -> int:
+        from fabric.render.outputs import OUTPUTS  # the renderers load when the build renders
+
+        return len(OUTPUTS) + 2
+
+    with _stages(quiet, steps) as step:
         result = _run(spec, strict, lock=_LockChoice(lock, no_lock, allow_moves, out), workers=workers, jobs=True)
         if sum(len(ft.links) for ft in result.topology.fabrics.values()) > FREEZE_LINKS:
             # The build lives until the process ends: collections while rendering need not walk its objects
             # again (about 1 s per walk at 100k GPUs). Small builds skip it: tests run many in one process.
-            gc.freeze()
+            keep_for_good()
         step("rendering")
         if not result.errors:
             # render workers write each file into the staging tree as they make it; the old output stays
@@ -371,7 +377,7 @@ def diagram(
 ) -> None:
     """Draw the design's pictures (DOT sources, and SVG and PNG with graphviz's dot) into a directory."""
     from fabric.model.rendered import Rendered
-    from fabric.render.diagrams.outputs import VIEWS, diagrams, draw, files
+    from fabric.render.outputs.diagrams import VIEWS, diagrams, draw, files
     from fabric.write.atomic import OutputError, write_outputs
 
     views = tuple(view or VIEWS)
@@ -403,7 +409,7 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     """Print a summary of every fabric: switches, links, oversubscription, bisection, ECMP, failures, cables."""
     from rich.table import Table
 
-    from fabric.render.summary import cables_by_media, summary
+    from fabric.render.outputs.summary import cables_by_media, summary
     from fabric.spec.schema import format_ratio
 
     result = _run(spec, strict)

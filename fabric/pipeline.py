@@ -28,12 +28,12 @@ from fabric.allocation.checks import PlanContext, run_plan_checks
 from fabric.allocation.lock import keep_locked
 from fabric.analysis.checks import Context, run_checks
 from fabric.analysis.figures import SMALL_SWITCHES, FabricFigures, fabric_figures
+from fabric.fast.collector import gc_paused
 from fabric.intent.checks import run_intent_checks
 from fabric.intent.context import IntentContext
 from fabric.intent.ethernet import DeviceIntent, build_intents
 from fabric.intent.hosts import BondedHost, HostIntent, build_bonded, build_hosts
 from fabric.intent.infiniband import IbPlan, build_infiniband
-from fabric.model.collector import gc_paused
 from fabric.model.findings import Finding, Severity, sort_findings
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design, load_spec

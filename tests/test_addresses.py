@@ -8,8 +8,8 @@ from ipaddress import IPv4Address, IPv4Interface, IPv6Address, IPv6Interface
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fabric.allocation.interfaces import LazyIPv4Interface, LazyIPv6Interface, ip_text
-from fabric.render import iptext
+from fabric.fast.addresses import LazyIPv4Interface, LazyIPv6Interface, ip_text
+from fabric.render.engine import iptext
 
 # groups drawn mostly from 0 and a few values, so that runs of zero groups of every length and place occur
 GROUP = st.one_of(st.just(0), st.just(0xFFFF), st.integers(0, 0xFFFF))

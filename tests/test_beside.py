@@ -11,7 +11,7 @@ import fabric.pipeline as pipeline
 from fabric import build_fabric
 from fabric.analysis.jobs import job_bandwidth
 from fabric.pipeline import LATER, beside
-from fabric.render.summary import job_table
+from fabric.render.outputs.summary import job_table
 from tests.conftest import DESIGNS
 
 

@@ -156,8 +156,8 @@ def test_python_api(tmp_path: Path) -> None:
 
 
 def test_diagram_writes_the_views_asked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import fabric.render.diagrams.dot as dot
-    import fabric.render.diagrams.outputs as outputs
+    import fabric.render.outputs.diagrams as outputs
+    import fabric.render.outputs.diagrams.dot as dot
 
     monkeypatch.setattr(outputs, "have_dot", lambda: False)  # as on a machine without graphviz
     monkeypatch.setattr(dot, "have_dot", lambda: False)

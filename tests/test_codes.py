@@ -16,7 +16,7 @@ from fabric import FabricError, build_fabric, load_spec
 from fabric.analysis.checks import Context, check_bisection
 from fabric.model.codes import BY_CODE, CODES, markdown_table
 from fabric.model.findings import Finding, Severity
-from fabric.render.safety import unsafe_values
+from fabric.render.engine.safety import unsafe_values
 from fabric.tools.ibnetdiscover import parse_ibnetdiscover
 from fabric.tools.lldp import parse_lldp_text
 from tests.conftest import REPO, built

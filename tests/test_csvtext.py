@@ -8,7 +8,7 @@ import io
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fabric.render import csvtext
+from fabric.fast import csvtext
 
 CELLS = st.one_of(st.text(alphabet='ab ,"\r\n-=é', max_size=4), st.integers(-5, 5), st.none())
 

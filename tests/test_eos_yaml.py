@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fabric.render import yamltext
+from fabric.fast import yamltext
 from fabric.render.platforms import eos_structured
 from fabric.render.platforms.eos_structured import _ADDRESS_TYPES, _dump
 from tests.conftest import built

@@ -1,5 +1,5 @@
-"""The cheap constructors of the core stages behave as the values they stand for (fabric.model.frozen.maker,
-fabric.allocation.interfaces): equality, hash, text, pickling, immutability. Speed itself lives in benchmarks/."""
+"""The cheap constructors of the core stages behave as the values they stand for (fabric.fast.frozen.maker,
+fabric.fast.addresses): equality, hash, text, pickling, immutability. Speed itself lives in benchmarks/."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from ipaddress import IPv4Address, IPv4Interface, IPv6Interface
 
 import pytest
 
-from fabric.allocation.interfaces import LazyIPv4Interface, LazyIPv6Interface, ip_text
+from fabric.fast.addresses import LazyIPv4Interface, LazyIPv6Interface, ip_text
+from fabric.fast.frozen import maker
 from fabric.intent.ethernet import PortIntent
 from fabric.intent.infiniband.subnet import IbNode
-from fabric.model.frozen import maker
 from fabric.model.topology import Link, new_link
 
 

@@ -247,7 +247,7 @@ def _sources_only() -> Iterator[None]:
     """Diagrams as DOT sources only: what the fuzzer checks is fabric's text, and a `dot` run per case would
     cost a second each (tests/test_pictures.py lays them out)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("fabric.render.diagrams.outputs.have_dot", lambda: False)
+        patch.setattr("fabric.render.outputs.diagrams.have_dot", lambda: False)
         yield
 
 

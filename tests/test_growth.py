@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from fabric.cli import app
 from fabric.model.findings import FabricError, Severity
 from fabric.pipeline import Build, build_fabric
-from fabric.render.lock import lock_data, lock_json
+from fabric.render.outputs.lock import lock_data, lock_json
 from fabric.spec.loader import load_spec
 from fabric.spec.lock import LOCK_FILE, LockInput, parse_lock, read_lock
 from fabric.tools.diff import TABLES, Outputs, diff_outputs, grown, outputs_of

@@ -57,7 +57,10 @@ def run_case(scratch: Path, case: str, monkeypatch: pytest.MonkeyPatch) -> tuple
         monkeypatch.setenv("FABRIC_HOSTILE_SECRET", SECRET)
         result = CliRunner().invoke(app, args)
         return result.exit_code, result.output
-    env = {**os.environ, "FABRIC_HOSTILE_SECRET": SECRET, "COLUMNS": "200"}
+    # the environment is the case's input (the *environ* cases read /proc/self/environ): only what the child
+    # needs to start, so the golden does not depend on the machine's variables (a comma in one adds a column)
+    kept = {name: os.environ[name] for name in ("PATH", "HOME", "PYTHONPATH", "LANG", "LC_ALL") if name in os.environ}
+    env = {**kept, "FABRIC_HOSTILE_SECRET": SECRET, "COLUMNS": "200"}
     result = subprocess.run(
         [sys.executable, "-m", "fabric", *args],
         cwd=scratch,

@@ -24,8 +24,8 @@ from typer.testing import CliRunner
 from fabric.cli import app
 from fabric.intent.infiniband.subnet import IbLink, IbNode, Subnet
 from fabric.model.topology import LAYER_RANK
-from fabric.render.infiniband.files import render_subnet
-from fabric.render.infiniband.netfile import topology_net
+from fabric.render.outputs.infiniband import render_subnet
+from fabric.render.outputs.infiniband.netfile import topology_net
 from fabric.tools.ibnetdiscover import parse_ibnetdiscover
 from fabric.tools.verify import verify_ib
 from tests.conftest import DESIGNS, built
@@ -308,7 +308,7 @@ def _discover(subnet: Subnet, links: list[IbLink], where: Path, name: str) -> Pa
 
 
 def _header(subnet: Subnet) -> dict[str, object]:
-    from fabric.render.infiniband.files import _header as header
+    from fabric.render.outputs.infiniband import _header as header
 
     return header(subnet)
 

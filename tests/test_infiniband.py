@@ -22,8 +22,8 @@ from fabric.intent.infiniband.guids import (
 from fabric.intent.infiniband.ports import SwitchNumbering, node_cas, parse_rate, plan_rate, switch_numbering
 from fabric.intent.infiniband.subnet import Subnet
 from fabric.pipeline import Build, build_fabric
-from fabric.render.infiniband.files import _header
-from fabric.render.infiniband.netfile import topology_net
+from fabric.render.outputs.infiniband import _header
+from fabric.render.outputs.infiniband.netfile import topology_net
 from fabric.spec.catalog import builtin_catalog, switch_ports
 from fabric.spec.loader import load_spec_text
 from fabric.tools.ibnetdiscover import parse_ibnetdiscover

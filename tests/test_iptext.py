@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from ipaddress import IPv4Address, IPv4Interface, IPv6Address, IPv6Interface
 
-from fabric.render import iptext
+from fabric.render.engine import iptext
 
 
 def _addresses() -> list[int]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from fabric.render import jsontext
+from fabric.fast import jsontext
 from fabric.render.platforms import PLATFORMS
 from tests.conftest import built
 

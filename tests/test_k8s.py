@@ -15,7 +15,7 @@ import yaml
 
 from fabric.analysis.locality import locality
 from fabric.pipeline import Build, build_fabric
-from fabric.render.k8s.files import k8s_files, label_keys, object_name
+from fabric.render.outputs.kubernetes import k8s_files, label_keys, object_name
 from fabric.spec.loader import load_spec_text
 from tests.conftest import DESIGNS, REPO, built
 

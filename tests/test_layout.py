@@ -11,10 +11,13 @@ import networkx as nx
 from tests.conftest import REPO
 
 PACKAGE = REPO / "fabric"
-# Stage order. `pipeline` glues model … intent into a Build, which render, plan, write and tools consume; the
+# Stage order. `fast` is the ground floor (speed machinery: serializers, collector control, cheap constructors and
+# address types) and imports nothing else of fabric; `pipeline` glues model … intent into a Build, which costing
+# (prices, power), render, plan, write and tools consume; the
 # package root (`fabric`, `fabric.cli`, `fabric.__main__`) may import anything.
 ORDER = (
-    "model", "spec", "topology", "analysis", "allocation", "intent", "pipeline", "render", "plan", "write", "tools"
+    "fast", "model", "spec", "topology", "analysis", "allocation", "intent", "pipeline", "costing", "render", "plan",
+    "write", "tools",
 )  # fmt: skip
 ROOT = {"fabric", "fabric.cli", "fabric.__main__"}
 
@@ -89,4 +92,22 @@ def test_no_stage_imports_a_later_stage() -> None:
 
 def test_the_package_root_holds_a_handful_of_modules() -> None:
     root = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert root == ["__init__.py", "__main__.py", "cli.py", "pipeline.py"]
+    assert root == ["__init__.py", "__main__.py", "cli.py", "costing.py", "pipeline.py"]
+
+
+def test_the_speed_package_imports_nothing_of_the_domain() -> None:
+    outside = sorted(
+        (a, b) for a, b in _graph().edges if a.startswith("fabric.fast") and not b.startswith("fabric.fast")
+    )
+    assert outside == [], f"fabric.fast must stay below every stage: {outside}"
+    assert sum(m.startswith("fabric.fast.") for m in _modules()) >= 8
+
+
+def test_only_the_speed_package_controls_the_garbage_collector() -> None:
+    users = sorted(
+        name
+        for name, path in _modules().items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Import) and any(alias.name == "gc" for alias in node.names)
+    )
+    assert users == ["fabric.fast.collector"]

@@ -1,4 +1,4 @@
-"""Line shapes (fabric/render/lines.py): a macro filled by str.format writes what Jinja writes, and refuses
+"""Line shapes (fabric/render/engine/lines.py): a macro filled by str.format writes what Jinja writes, and refuses
 what `finalize` refuses."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.render.lines import Shapes, fill, lines_of
-from fabric.render.safety import UnsafeText
+from fabric.render.engine.lines import Shapes, fill, lines_of
+from fabric.render.engine.safety import UnsafeText
 
 # (template, macro) of every shape fabric fills, with the header context its template needs
 CONTEXT = {"label": "`compute`", "design": "d", "placeholders": 0, "nodes": 1, "inventory_key": "k"}
@@ -61,7 +61,7 @@ def test_a_value_that_would_break_a_line_is_refused(value: str, why: str) -> Non
 
 
 def test_length_texts_keep_the_sign_of_zero() -> None:
-    from fabric.render.tables import LengthTexts
+    from fabric.render.outputs.tables import LengthTexts
 
     texts = LengthTexts()
     assert [texts[v] for v in (0.0, -0.0, 1.5, 1.5, None, 150.0)] == ["0", "-0", "1.5", "1.5", "", "150"]
@@ -71,7 +71,7 @@ def test_length_texts_keep_the_sign_of_zero() -> None:
 def test_cable_lengths_are_counted_as_written() -> None:
     from types import SimpleNamespace
 
-    from fabric.render.cabling_md import _lengths
+    from fabric.render.outputs.cabling_md import _lengths
 
     cables: Any = [SimpleNamespace(media_kind=k, length_m=v) for k, v in [("smf", 150.0), ("", None), ("smf", 150.0)]]
     assert _lengths(cables) == Counter({("smf", "150"): 2, ("none", ""): 1})

@@ -12,8 +12,8 @@ import pytest
 
 from fabric.allocation import lock as keeping
 from fabric.allocation.allocate import Plan, allocate, interface_at
-from fabric.render.iptext import text
-from fabric.render.lock import lock_json
+from fabric.render.engine.iptext import text
+from fabric.render.outputs.lock import lock_json
 from fabric.spec.loader import Design, load_spec
 from fabric.spec.lock import Lock, LockInput, parse_lock
 from fabric.topology.build import build_topology

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from fabric.model.findings import FabricError
-from fabric.render.lock import lock_json
+from fabric.render.outputs.lock import lock_json
 from fabric.spec import lock as spec_lock
 from fabric.spec import lockstructs
 from fabric.spec.reading import ReadError, read_text

@@ -12,9 +12,9 @@ import yaml
 
 from fabric import render_all
 from fabric.pipeline import build_fabric
-from fabric.render.monitoring import plan
-from fabric.render.monitoring.exporters import exported_metrics
-from fabric.render.monitoring.rules import groups
+from fabric.render.outputs.monitoring import planned_series as plan
+from fabric.render.outputs.monitoring.exporters import exported_metrics
+from fabric.render.outputs.monitoring.rules import groups
 from fabric.spec.loader import load_spec_text
 from tests.conftest import DESIGNS, built
 
@@ -294,7 +294,7 @@ def test_the_design_report_lists_every_alert_with_its_runbook_section(design: st
 def test_plan_series_fast_path_writes_what_the_general_path_writes(
     design: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fabric.render.monitoring import textfile
+    from fabric.render.outputs.monitoring import textfile
 
     b = built(design)
     fast = textfile.fabric_plan(b)
@@ -307,7 +307,7 @@ def test_plan_series_fast_path_writes_what_the_general_path_writes(
 def test_plan_series_escape_what_needs_it() -> None:
     from dataclasses import replace
 
-    from fabric.render.monitoring import textfile
+    from fabric.render.outputs.monitoring import textfile
 
     b = built("lab")
     cables = (replace(b.plan.cables[0], cable_id='c"1\\x'), *b.plan.cables[1:])

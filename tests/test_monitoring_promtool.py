@@ -20,7 +20,7 @@ import yaml
 
 from fabric import render_all
 from fabric.pipeline import Build, build_fabric
-from fabric.render.monitoring.rules import Rule, groups
+from fabric.render.outputs.monitoring.rules import Rule, groups
 from fabric.spec.loader import load_spec_text
 from tests.conftest import DESIGNS, REPO, built, require_tool
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fabric import render_all
-from fabric.render.tables import CABLING_COLUMNS, IP_PLAN_COLUMNS
+from fabric.render.outputs.tables import CABLING_COLUMNS, IP_PLAN_COLUMNS
 from tests.conftest import REPO, built, has_name
 
 GOLDEN = REPO / "tests" / "golden"

@@ -13,11 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fabric import render_all, write_outputs
-from fabric.render.bom.costing import costing
-from fabric.render.csvtext import joined as _joined
-from fabric.render.diagrams.outputs import diagrams, draw
-from fabric.render.diagrams.topology import topology_diagram
-from fabric.render.tables import as_text, csv_text
+from fabric.costing import costing
+from fabric.fast.csvtext import joined as _joined
+from fabric.render.outputs.diagrams import diagrams, draw
+from fabric.render.outputs.diagrams.topology import topology_diagram
+from fabric.render.outputs.tables import as_text, csv_text
 from tests.conftest import built, require_tool
 
 DOT_HINT = "Debian: apt-get install graphviz"
@@ -80,7 +80,7 @@ def test_dac_links_have_no_transceivers() -> None:
 def test_ends_no_transceiver_fits_are_named_and_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
     """An end whose connector, medium and speed no transceiver of the catalog fits is named once, and neither its
     cage nor its power is counted; the others' are as before."""
-    import fabric.render.bom.costing as costing_module
+    import fabric.costing as costing_module
 
     build = built("superpod-h100-4su")
     before = costing_module._costing(build)
@@ -182,7 +182,7 @@ def test_small_fabric_is_detailed() -> None:
 
 def test_a_100k_style_fabric_fits_one_screen(monkeypatch: pytest.MonkeyPatch) -> None:
     """Layers with many groups fold their middle into one box, link totals kept (6 SUs, at most 4 drawn)."""
-    import fabric.render.diagrams.topology as topology
+    import fabric.render.outputs.diagrams.topology as topology
 
     monkeypatch.setattr(topology, "MAX_GROUPS", 4)
     build = built("lab-ib-3tier")
@@ -354,7 +354,7 @@ def test_workbook_writes_formula_like_text_as_text() -> None:
     import openpyxl
     import xlsxwriter
 
-    from fabric.render.workbook.outputs import _write
+    from fabric.render.outputs.workbook import _write
 
     out = io.BytesIO()
     book = xlsxwriter.Workbook(out, {"constant_memory": True, "strings_to_formulas": False})
@@ -407,7 +407,7 @@ def test_superpod_layout_puts_each_sus_leaves_by_its_nodes() -> None:
 
 
 def test_floor_plan_wraps_long_rows(monkeypatch: pytest.MonkeyPatch) -> None:
-    import fabric.render.diagrams.racks as racks
+    import fabric.render.outputs.diagrams.racks as racks
 
     build = built("superpod-h100-4su")  # 4 rows of 10 racks
     monkeypatch.setattr(racks, "FLOOR_WRAP", 4)
@@ -422,7 +422,7 @@ def test_floor_plan_wraps_long_rows(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_adjacency_keeps_the_graphs_orders(design: str) -> None:
     """The pictures read the fabric through diagrams/adjacency.py: the same nodes, layers and edge order as
     the networkx graph (they fix the bytes of the .dot sources), without building it."""
-    from fabric.render.diagrams.adjacency import adjacency
+    from fabric.render.outputs.diagrams.adjacency import adjacency
 
     build = built(design)
     checked = 0
@@ -439,7 +439,7 @@ def test_adjacency_keeps_the_graphs_orders(design: str) -> None:
 
 def test_report_md_lists_the_pictures_as_they_are_drawn() -> None:
     # report.md names and titles the pictures without drawing them: the same list, in the same order
-    from fabric.render.diagrams.outputs import listed
+    from fabric.render.outputs.diagrams import listed
 
     compared = 0
     for design in ("lab", "lab-dual", "lab-ib-3tier", "superpod-h100-2su", "roce-512"):

@@ -26,12 +26,12 @@ from typer.testing import CliRunner
 
 from fabric import build_fabric, load_spec, load_spec_text
 from fabric.cli import app
+from fabric.costing import costing
 from fabric.plan.candidates import Candidate, Request, enumerate_candidates
 from fabric.plan.document import spec_data, spec_yaml
 from fabric.plan.evaluate import evaluate
 from fabric.plan.rank import as_data, rank
 from fabric.plan.sweep import sweep
-from fabric.render.bom.costing import costing
 from fabric.spec.catalog import builtin_catalog
 
 runner = CliRunner()

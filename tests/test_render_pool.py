@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from fabric import render_all
-from fabric.render import outputs
-from fabric.render.pool import POOL_ABOVE, SHARDS_PER_WORKER, Task, tasks, worker_count
+from fabric.render.engine.pool import POOL_ABOVE, SHARDS_PER_WORKER, Task, tasks, worker_count
+from fabric.render.outputs import OUTPUTS
 from tests.conftest import REPO, built
 
 
@@ -25,7 +25,7 @@ def test_worker_count_does_not_change_bytes(design: str) -> None:
 
 
 def test_tasks_shard_per_switch_outputs_and_keep_shared_work_together() -> None:
-    every = outputs()
+    every = OUTPUTS
     todo = tasks(every, 2)
     configs = [t for t in todo if t.names == ("configs",)]
     assert [(t.part, t.parts) for t in configs] == [(k, 2 * SHARDS_PER_WORKER) for k in range(2 * SHARDS_PER_WORKER)]
@@ -149,7 +149,7 @@ def test_stopping_early_skips_the_tasks_not_begun_and_takes_every_result(monkeyp
     # pool's reader waiting for the rest of it): the tasks not begun return nothing, and no worker is left
     import multiprocessing
 
-    import fabric.render.pool as pool
+    import fabric.render.engine.pool as pool
     from fabric.render import RenderRefused
 
     build = built("lab")
@@ -157,7 +157,7 @@ def test_stopping_early_skips_the_tasks_not_begun_and_takes_every_result(monkeyp
     stop.set()
     monkeypatch.setattr(pool, "_STOP", stop)
     monkeypatch.setattr(pool, "_WORKER", True)
-    skipped = pool.run(Task(("cabling",)), build, {o.name: o for o in outputs()})
+    skipped = pool.run(Task(("cabling",)), build, {o.name: o for o in OUTPUTS})
     assert (skipped.files, skipped.sunk, skipped.refused) == ({}, (), None)
     monkeypatch.setattr(pool, "_WORKER", False)
     monkeypatch.setattr(pool, "_STOP", None)
@@ -165,7 +165,7 @@ def test_stopping_early_skips_the_tasks_not_begun_and_takes_every_result(monkeyp
     def refuse() -> None:
         raise RenderRefused([])
 
-    every = outputs()
+    every = OUTPUTS
     results = pool.render_tasks(build, every, 2, None, meanwhile=refuse)
     with pytest.raises(RenderRefused):
         next(results)
@@ -176,8 +176,8 @@ def test_stopping_early_skips_the_tasks_not_begun_and_takes_every_result(monkeyp
 def test_a_sink_gets_ascii_text_as_it_is_and_anything_else_as_utf8_bytes() -> None:
     """ASCII text goes to the sink as text (the writer encodes it a slice at a time); other text as its UTF-8
     bytes, bytes as they are; without a sink, every file comes back as bytes; a lone surrogate is refused."""
-    from fabric.render.pool import run
-    from fabric.render.registry import Output
+    from fabric.render.engine.pool import run
+    from fabric.render.engine.registry import Output
 
     files: dict[str, str | bytes] = {"a.txt": "plain\n", "b.txt": "Zürich\n", "c.bin": b"\x00\xff"}
     made = Output("made", lambda build: files)

@@ -12,10 +12,10 @@ import pytest
 
 from fabric import build_fabric
 from fabric.pipeline import Build
-from fabric.render.cabling_md import cabling_md
-from fabric.render.report.content import report_content
-from fabric.render.templating import render_html
-from fabric.render.workbook.outputs import workbook_shard
+from fabric.render.engine.templating import render_html
+from fabric.render.outputs.cabling_md import cabling_md
+from fabric.render.outputs.report.content import report_content
+from fabric.render.outputs.workbook import workbook_shard
 from tests.conftest import REPO
 
 
@@ -107,8 +107,8 @@ def test_report_links_the_tables(split_build: Build) -> None:
 def test_rack_elevations_are_drawn_without_dot_above_the_split(split_build: Build) -> None:
     import xml.etree.ElementTree as ET
 
-    from fabric.render.diagrams.outputs import draw
-    from fabric.render.diagrams.racks import elevation_diagrams
+    from fabric.render.outputs.diagrams import draw
+    from fabric.render.outputs.diagrams.racks import elevation_diagrams
     from tests.conftest import built
 
     above = elevation_diagrams(split_build)
@@ -130,7 +130,7 @@ def test_rack_elevations_are_drawn_without_dot_above_the_split(split_build: Buil
 
 
 def test_floor_plan_has_no_png_above_the_split(split_build: Build) -> None:
-    from fabric.render.diagrams.racks import floor_diagram
+    from fabric.render.outputs.diagrams.racks import floor_diagram
     from tests.conftest import built
 
     assert floor_diagram(built("superpod-h100-2su")).png is True

@@ -13,7 +13,7 @@ from types import ModuleType
 import pytest
 
 from fabric import build_fabric
-from fabric.render.configs import configs
+from fabric.render.outputs.configs import configs
 from tests.conftest import require_module
 
 BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "vs_pyavd.py"

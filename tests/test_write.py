@@ -198,7 +198,7 @@ def test_text_is_written_a_slice_at_a_time_with_the_same_bytes(tmp_path: Path, m
     """A render worker hands ASCII text to the staging tree, which encodes it a slice at a time (no second copy
     of a big file in fresh memory): the file holds its bytes, across slice ends, a short write within a slice
     continued, and empty text is an empty file."""
-    from fabric.render.pool import Sink
+    from fabric.render.engine.pool import Sink
     from fabric.write.atomic import Staging
 
     real_write = os.write

@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.render import yamltext
+from fabric.fast import yamltext
 
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 from typing import Literal
 
-from fabric.allocation.interfaces import LazyIPv4Interface, LazyIPv6Interface
+from fabric.fast.addresses import LazyIPv4Interface, LazyIPv6Interface
+from fabric.fast.frozen import maker
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, error
-from fabric.model.frozen import maker
 from fabric.model.kinds import Layer, MediaKind, Tier
 from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Topology
 from fabric.spec.loader import Design

@@ -25,7 +25,7 @@ from operator import attrgetter, contains, itemgetter, not_
 from typing import TYPE_CHECKING, Any, cast
 
 from fabric.allocation.allocate import AddressRow, AsnRow, Interface, Network, Plan, interface_at
-from fabric.allocation.interfaces import LazyIPv4Interface, LazyIPv6Interface, interface_text
+from fabric.fast.addresses import LazyIPv4Interface, LazyIPv6Interface, interface_text
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, Severity
 from fabric.model.kinds import Layer

@@ -36,7 +36,7 @@ from fabric.analysis.small import (
     refine,
     splits,
 )
-from fabric.model.memo import per_object
+from fabric.fast.memo import per_object
 from fabric.model.topology import FabricTopology
 
 Adjacency = list[list[tuple[int, int]]]  # per switch: (neighbour, Gb/s), each pair of the switch graph both ways

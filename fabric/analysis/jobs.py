@@ -28,8 +28,8 @@ from fabric.analysis import cuts
 from fabric.analysis.figures import SMALL_SWITCHES, _failures, _Split, _split_reduced, _switch_graph, _SwitchGraph
 from fabric.analysis.locality import Locality, locality
 from fabric.analysis.small import SwitchGraph, switch_lists
+from fabric.fast.memo import per_object
 from fabric.model.kinds import Tier
-from fabric.model.memo import per_object
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from fabric.fast.memo import per_object
 from fabric.model.kinds import Tier
-from fabric.model.memo import per_object
 from fabric.model.topology import LAYER_RANK, FabricTopology
 
 Residual = list[dict[int, int]] | Mapping[int, dict[int, int]]  # by vertex index or by vertex id

@@ -15,9 +15,9 @@ from functools import cache
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_interface
 
 from fabric.allocation.allocate import SERVER_INTERFACE, Interface, MlagPair, Network, Plan, mlag_pairs
-from fabric.allocation.interfaces import ip_text
+from fabric.fast.addresses import ip_text
+from fabric.fast.frozen import maker
 from fabric.model.findings import Finding
-from fabric.model.frozen import maker
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import LAYER_RANK, FabricTopology, Link, Topology
 from fabric.spec.catalog import SwitchModel, SwitchPort, port_candidates, switch_ports

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from fabric.fast.frozen import maker
 from fabric.model.findings import Finding
-from fabric.model.frozen import maker
 from fabric.model.kinds import Layer, LayerName, Role, Technology, Tier, TierName
 
 if TYPE_CHECKING:

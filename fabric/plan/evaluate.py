@@ -9,12 +9,12 @@ from functools import cache
 
 from fabric.analysis.headroom import headroom
 from fabric.analysis.jobs import JobBandwidth, job_bandwidth
+from fabric.costing import costing
 from fabric.model.findings import FabricError, Finding, Severity
 from fabric.model.kinds import Layer
 from fabric.pipeline import Build, build_fabric
 from fabric.plan.candidates import Candidate
 from fabric.plan.document import spec_yaml
-from fabric.render.bom.costing import costing
 from fabric.spec.catalog import Catalog, builtin_catalog
 from fabric.spec.loader import load_spec_text
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fabric.costing import PLACEHOLDER_NOTE
 from fabric.plan.evaluate import Outcome
-from fabric.render.bom.costing import PLACEHOLDER_NOTE
 
 OK, OVER_BUDGET, GROWTH_FAILS, FAILS = "ok", "over budget", "grown design fails", "fails"
 

@@ -1,42 +1,26 @@
 """Stage 6, render: a Build in, every output file in memory out (path → bytes, and which hold secrets).
 
-Renderers are discovered: each module under `fabric/render/` that declares `OUTPUTS` (see registry.py)
-contributes its outputs. Templates get ready data and compute nothing; JSON and YAML are serialized
-from data. No file I/O here: the writer (fabric/write/) writes what this returns, or what render_into
+`engine/` holds the machinery (the registry, the templating, the worker pool, the safety check) and
+`outputs/` the outputs, one module or package per family, listed in `outputs/__init__.py` (loaded when a build
+renders). Templates get ready data and compute nothing; JSON and YAML are serialized from data. No file I/O
+here: the writer (fabric/write/) writes what this returns, or what render_into
 hands its sink (the writer's staging tree) as each file is made.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from contextlib import closing
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from fabric.model.findings import error
 from fabric.model.rendered import Rendered
 from fabric.pipeline import Build
-from fabric.render.registry import Output
-from fabric.render.safety import CODE, HINT, RenderRefused, unsafe_values
+from fabric.render.engine.registry import Output
+from fabric.render.engine.safety import CODE, HINT, RenderRefused, unsafe_values
 
 if TYPE_CHECKING:  # the pool (and multiprocessing) load when a build renders, not with each renderer module
-    from fabric.render.pool import Sink
-
-
-@cache
-def outputs() -> tuple[Output, ...]:
-    """Every declared output, in name order (each module under fabric.render that has `OUTPUTS`)."""
-    import pkgutil
-
-    found: dict[str, Output] = {}
-    for info in sorted(pkgutil.walk_packages(__path__, __name__ + "."), key=lambda m: m.name):
-        module = importlib.import_module(info.name)
-        for output in getattr(module, "OUTPUTS", ()):
-            if output.name in found:
-                raise AssertionError(f"output {output.name} is declared twice (again in {info.name})")
-            found[output.name] = output
-    return tuple(found[name] for name in sorted(found))
+    from fabric.render.engine.pool import Sink
 
 
 def render_all(build: Build, step: Callable[[str], None] | None = None, workers: int | None = None) -> Rendered:
@@ -44,10 +28,12 @@ def render_all(build: Build, step: Callable[[str], None] | None = None, workers:
     (with findings) if a value would split a line of an output. `step` is told the name of each output
     as it renders (a progress display). `workers`: processes to render in (see pool.py; default: the cores,
     for designs big enough to pay); the bytes are the same whatever the count."""
+    from fabric.render.outputs import OUTPUTS
+
     files: dict[str, bytes] = {}
     _render(build, step, workers, None, files)
     private: set[str] = set()
-    for output in outputs():
+    for output in OUTPUTS:
         private.update(output.private(build))
     return Rendered(files, private=private)
 
@@ -71,11 +57,12 @@ def _render(
         if problems:
             raise RenderRefused(problems)
 
-    from fabric.render.pool import render_tasks, worker_count
+    from fabric.render.engine.pool import render_tasks, worker_count
+    from fabric.render.outputs import OUTPUTS
 
     paths: set[str] = set()
     # closed on the way out: the pool's workers end before the caller (say, removing the staging tree) goes on
-    tasks = render_tasks(build, outputs(), worker_count(build, workers), step, sink, meanwhile=check)
+    tasks = render_tasks(build, OUTPUTS, worker_count(build, workers), step, sink, meanwhile=check)
     with closing(tasks) as results:
         for done in results:
             if done.refused is not None:
@@ -92,10 +79,10 @@ def _render(
 
 def __getattr__(name: str) -> Any:
     if name == "Sink":
-        from fabric.render.pool import Sink
+        from fabric.render.engine.pool import Sink
 
         return Sink
     raise AttributeError(f"module 'fabric.render' has no attribute {name!r}")
 
 
-__all__ = ["Output", "RenderRefused", "Rendered", "Sink", "outputs", "render_all", "render_into"]
+__all__ = ["Output", "RenderRefused", "Rendered", "Sink", "render_all", "render_into"]

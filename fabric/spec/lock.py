@@ -1,5 +1,5 @@
 """The allocations lock (`allocations.lock.json`, format version 1): what a build assigned, read back so that
-a build of a grown spec keeps it. Written by fabric/render/lock.py; read here, bounded, validated by kind.
+a build of a grown spec keeps it. Written by fabric/render/outputs/lock.py; read here, bounded, validated by kind.
 
 Format (keys are a contract: added to, never renamed; a new meaning is a new `version`):
 
@@ -40,7 +40,7 @@ from typing import Any, NamedTuple, cast
 
 from pydantic import ValidationError
 
-from fabric.model.collector import gc_paused
+from fabric.fast.collector import gc_paused
 from fabric.model.findings import FabricError, Finding, Severity
 from fabric.spec import lockschema as schema
 from fabric.spec.jsonio import JsonLimitError, load_json
@@ -142,7 +142,7 @@ class Lock:
         return self._entries("guids")
 
     def as_data(self) -> dict[str, Any]:
-        """The lock as JSON data, as fabric/render/lock.py's lock_data gives it."""
+        """The lock as JSON data, as fabric/render/outputs/lock.py's lock_data gives it."""
         lists = {key: [entry._asdict() for entry in getattr(self, key)] for key in ENTRIES}
         head = {"format": LOCK_FORMAT, "version": LOCK_VERSION, "design": self.design}
         return {**head, "spec": self.spec.model_dump(mode="json"), **lists}

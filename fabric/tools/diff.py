@@ -27,8 +27,8 @@ from typing import Any
 
 from fabric.model.text import printable
 from fabric.pipeline import Build
-from fabric.render import outputs
-from fabric.render.lock import lock_data
+from fabric.render.outputs import OUTPUTS
+from fabric.render.outputs.lock import lock_data
 from fabric.spec.loader import Design
 from fabric.spec.lock import LockInput, validate_lock
 from fabric.spec.reading import ReadError, read_text
@@ -88,7 +88,7 @@ RENDERED = ("cabling", "inventory", "ip-plan", "asn-plan", "configs")  # the out
 def outputs_of(build: Build, name: str) -> Outputs:
     """The compared files of a build, rendered in memory (the other outputs are not rendered)."""
     files: dict[str, str] = {}
-    for output in outputs():
+    for output in OUTPUTS:
         if output.name in RENDERED:
             for path, value in output.render(build).items():
                 files[path] = value.decode() if isinstance(value, bytes) else value

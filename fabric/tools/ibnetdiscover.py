@@ -1,7 +1,7 @@
 """The ibnetdiscover topology format, read: ibnetdiscover output (or such a file, e.g. the plan's topology.net):
 node headers, port lines, GUID lines and comments; node ids are `S-`/`H-`/`R-` + GUID, or any name with a
 preceding `switchguid=`/`caguid=` line as in ibsim files. Anything else is a finding with its line, never an
-exception. fabric/render/infiniband/netfile.py writes the format.
+exception. fabric/render/outputs/infiniband/netfile.py writes the format.
 """
 
 from __future__ import annotations

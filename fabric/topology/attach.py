@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from fabric.fast.frozen import maker
 from fabric.model.findings import Finding, error
-from fabric.model.frozen import maker
 from fabric.spec.catalog import Catalog
 from fabric.spec.platforms import mgmt_port
 from fabric.spec.schema import NodeAttach, Spec, SwitchMgmtAttach

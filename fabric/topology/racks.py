@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from fabric.fast.frozen import maker
 from fabric.model.findings import Finding, error
-from fabric.model.frozen import maker
 from fabric.model.topology import Rack
 from fabric.spec.schema import RackLayout
 

@@ -2,7 +2,7 @@
 their checks.
 
 `build_infiniband` (called by the pipeline) turns the topology and the cabling plan into an `IbPlan`;
-fabric/render/infiniband/ writes `infiniband/<fabric>/` from it. No syntax of OpenSM's files here.
+fabric/render/outputs/infiniband/ writes `infiniband/<fabric>/` from it. No syntax of OpenSM's files here.
 
 The subnet modules (subnet.py, guids.py, ports.py, checks.py) are imported when a design has an InfiniBand fabric:
 an Ethernet design's build does not load them (~6 ms of every process's start).

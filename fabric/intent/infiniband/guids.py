@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import itemgetter
 
-from fabric.model.frozen import maker
+from fabric.fast.frozen import maker
 from fabric.spec.inventory import INVENTORY_COLUMNS, Inventory, InventoryRow, format_guid, parse_guid, parse_inventory
 
 PLACEHOLDER_PREFIX = 0xFAB0

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from fabric.allocation.allocate import Plan
+from fabric.fast.frozen import maker
 from fabric.intent.infiniband import IbPlan
 from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids
 from fabric.intent.infiniband.ports import (
@@ -28,7 +29,6 @@ from fabric.intent.infiniband.ports import (
 )
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, warning
-from fabric.model.frozen import maker
 from fabric.model.kinds import Layer
 from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Topology
 from fabric.spec.catalog import Catalog

@@ -12,9 +12,9 @@ from functools import cache
 from typing import NamedTuple
 
 from fabric.intent.ethernet import DeviceIntent, PortIntent, QosIntent
+from fabric.render.engine.templating import render
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import address_pairs, prefix_lines
-from fabric.render.templating import render
 
 # the RoCE lossless profile as one EOS `qos profile`, applied per port with `service-profile`
 QOS_PROFILE = "ROCE-LOSSLESS"

@@ -12,9 +12,9 @@ from __future__ import annotations
 from ipaddress import _BaseAddress, _BaseNetwork
 from typing import Any
 
+from fabric.fast import yamltext
 from fabric.intent.ethernet import DeviceIntent, PrefixRule
 from fabric.pipeline import Build
-from fabric.render import yamltext
 from fabric.render.platforms.eos import (
     PEER_VLAN_NAME,
     QOS_PROFILE,
@@ -26,7 +26,6 @@ from fabric.render.platforms.eos import (
     watchdog_times,
 )
 from fabric.render.platforms.frrview import prefix_lines
-from fabric.render.registry import Output
 from fabric.spec.schema import SecretRef
 
 MGMT_VRF = "MGMT"
@@ -314,6 +313,3 @@ def structured_shard(build: Build, k: int, n: int) -> dict[str, str]:
         f"configs/{name}/{FILE}": f"# {name}: {EOS.banner(intent)}\n" + _dump(structured_config(intent, build))
         for name, intent in eos[k::n]
     }
-
-
-OUTPUTS: tuple[Output, ...] = (Output("eos-structured-config", structured_configs, shard=structured_shard),)

@@ -9,9 +9,9 @@ Linux has no PFC watchdog.
 from __future__ import annotations
 
 from fabric.intent.ethernet import DeviceIntent, QosIntent
+from fabric.render.engine.templating import render
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import frr_view
-from fabric.render.templating import render
 
 AVPKT = 1000  # bytes: RED's average packet size
 QUANTUM_PER_PCT = 30  # ETS quantum bytes per percent of weight (50 % → 1500 bytes, one MTU-sized frame)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from fabric.fast import jsontext
+from fabric.fast.jsontext import Rows, Shared
 from fabric.intent.ethernet import DeviceIntent, PortIntent, QosIntent
-from fabric.render import iptext, jsontext
-from fabric.render.jsontext import Rows, Shared
+from fabric.render.engine import iptext
+from fabric.render.engine.templating import render
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import frr_view
-from fabric.render.templating import render
 
 
 def _speed_mbps(port: PortIntent) -> str:

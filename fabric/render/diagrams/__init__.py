@@ -1,1 +1,0 @@
-"""Pictures of a design: logical topology, rails, rack elevations and floor plan, drawn by graphviz."""

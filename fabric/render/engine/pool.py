@@ -1,0 +1,216 @@
+"""Render on several cores: outputs (and shards of the big per-switch ones) as tasks of a pool of forked workers.
+
+Workers are forked after the build, so they share it (nothing of it is pickled); each task returns its files as
+bytes and the caller puts them in path order, so the output is byte-identical whatever the worker count or the
+order tasks finish in. Given a sink (the writer's staging tree, made before the fork), a task hands it each
+file as it is encoded, in the process that rendered it, and returns only the paths: no bytes cross a pipe
+and no process holds more than one task's files. The pool pays from a few thousand cables or switches (a fork
+and the bytes through a pipe cost ~50 ms); below that, or with one core, everything renders in this process.
+
+Worker count: the `workers` argument (`fabric build --workers N`), else the `FABRIC_WORKERS` environment variable,
+else the usable cores (at most MAX_WORKERS), and one worker for designs below POOL_ABOVE.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from fabric.fast.collector import after_task, shared_with_children, worker_collects_between_tasks
+from fabric.pipeline import Build, cores, env_workers
+from fabric.render.engine.registry import Output
+
+MAX_WORKERS = 8
+SHARDS_PER_WORKER = 4  # smaller parts balance the workers and keep each result sent back (pickled) small
+POOL_ABOVE = 4_000  # cables + 10 per Ethernet switch: smaller designs render in one process
+
+
+@dataclass(frozen=True)
+class Task:
+    """Outputs rendered together (whole), or shard `part` of `parts` of one output."""
+
+    names: tuple[str, ...]
+    part: int = 0
+    parts: int = 1
+
+
+@dataclass(frozen=True)
+class Done:
+    """What a task made: files as bytes, or the reason rendering refused (an unsafe or unencodable value)."""
+
+    names: tuple[str, ...]
+    files: dict[str, bytes]
+    refused: tuple[str, str, bool] | None = None  # (output, reason, whether a value of the plan may be named)
+    sunk: tuple[str, ...] = ()  # the paths handed to the sink (not in files)
+
+
+# (path, content, private): where files go as they are rendered; content is bytes, or text (ASCII: `run` encodes
+# any other itself, to refuse a lone surrogate) that the writer encodes a slice at a time, so that a big file
+# has no second copy in fresh memory
+Sink = Callable[[str, bytes | str, bool], None]
+
+
+def worker_count(build: Build, workers: int | None) -> int:
+    if workers is None:
+        workers = env_workers()
+    if workers is not None:
+        return max(1, workers)
+    size = len(build.plan.cables) + 10 * len(build.intents)
+    if size < POOL_ABOVE:
+        return 1
+    return min(MAX_WORKERS, cores(None))
+
+
+def tasks(outputs: tuple[Output, ...], workers: int) -> list[Task]:
+    """Shardable outputs in SHARDS_PER_WORKER parts a worker, outputs that go together as one task, the rest alone;
+    the heaviest first (by the outputs' declared weights; a shard weighs its part), so that no worker starts a
+    long one at the end alone. The order is the registry's among equals."""
+    out: list[Task] = []
+    groups: dict[str, list[str]] = {}
+    weight = {o.name: o.weight for o in outputs}
+    for output in outputs:
+        if output.shard is not None and workers > 1:
+            parts = workers * SHARDS_PER_WORKER
+            out.extend(Task((output.name,), k, parts) for k in range(parts))
+        elif output.together:
+            if output.together not in groups:
+                groups[output.together] = []
+                out.append(Task(()))  # placeholder, filled below (keeps the group where its first output is)
+            groups[output.together].append(output.name)
+        else:
+            out.append(Task((output.name,)))
+    filled = iter(groups.values())
+    out = [t if t.names else Task(tuple(next(filled))) for t in out]
+    return sorted(out, key=lambda t: -sum(weight[n] for n in t.names) / t.parts)
+
+
+_BUILD: Build | None = None  # the build a forked worker renders (inherited, not pickled)
+_OUTPUTS: dict[str, Output] = {}
+_SINK: Sink | None = None
+_STOP: Any = None  # set when the caller stops early: the tasks not begun return at once (inherited Event)
+_WORKER = False  # this process is a forked worker of the pool
+
+
+def _start_worker() -> None:
+    """A worker collects garbage between its tasks, not during them: a render makes millions of short-lived
+    containers and the collector's passes over them were 10–20 % of it (at 100k GPUs); cycles are rare, and
+    each task's end collects what they left (and freezes what survives)."""
+    global _WORKER
+    _WORKER = True
+    worker_collects_between_tasks()
+
+
+def run(
+    task: Task, build: Build | None = None, by_name: dict[str, Output] | None = None, sink: Sink | None = None
+) -> Done:
+    """Render one task (in a worker, from the inherited build and sink)."""
+    from fabric.render.engine.safety import UnsafeText, describe
+
+    build = build or _BUILD
+    by_name = by_name or _OUTPUTS
+    sink = sink or _SINK
+    assert build is not None
+    if _WORKER and _STOP is not None and _STOP.is_set():
+        return Done(task.names, {})  # the caller no longer wants it
+    files: dict[str, bytes] = {}
+    sunk: list[str] = []
+    for name in task.names:
+        output = by_name[name]
+        try:
+            if task.parts > 1 and output.shard is not None:
+                rendered = output.shard(build, task.part, task.parts)
+            else:
+                rendered = output.render(build)
+        except UnsafeText as exc:
+            return Done(task.names, {}, (name, exc.reason, True))
+        private = frozenset(output.private(build)) if sink is not None else frozenset()
+        for path, content in rendered.items():
+            if path in files:
+                raise AssertionError(f"output {name} writes {path} again")
+            if sink is not None and isinstance(content, str) and content.isascii():
+                sink(path, content, path in private)  # encoded as it is written
+                sunk.append(path)
+                continue
+            if isinstance(content, bytes):
+                data = content
+            else:
+                try:
+                    data = content.encode("utf-8")
+                except UnicodeEncodeError as exc:  # a lone surrogate: not text
+                    message = f"{path}: holds {describe(exc.object[exc.start])}, which is not text"
+                    return Done(task.names, {}, (name, message, False))
+            if sink is None:
+                files[path] = data
+            else:
+                sink(path, data, path in private)
+                sunk.append(path)
+    if _WORKER:
+        # what the task left, then what survives (the memos later tasks read) out of later collections' way: else
+        # each small task's collection walked the big ones' memos again (~0.13 s a task at 100k GPUs)
+        after_task()
+    return Done(task.names, files, sunk=tuple(sunk))
+
+
+def render_tasks(
+    build: Build,
+    outputs: tuple[Output, ...],
+    workers: int,
+    step: Callable[[str], None] | None,
+    sink: Sink | None = None,
+    meanwhile: Callable[[], None] | None = None,
+) -> Generator[Done, None, None]:
+    """Every task's result: in this process with one worker, else from a pool of forked workers (as they finish);
+    with a sink, the files go there in the process that rendered them. `meanwhile` runs before the first task in
+    this process, or here while the workers start on theirs (if it raises, the workers are stopped)."""
+    global _BUILD, _OUTPUTS, _SINK, _STOP
+    by_name = {o.name: o for o in outputs}
+    todo = tasks(outputs, workers)
+    told: set[str] = set()
+
+    def tell(names: tuple[str, ...]) -> None:
+        for name in names:
+            if step is not None and name not in told:
+                step(name)
+            told.add(name)
+
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        if meanwhile is not None:
+            meanwhile()
+        for task in todo:
+            tell(task.names)
+            yield run(task, build, by_name, sink)
+        return
+    context = multiprocessing.get_context("fork")
+    _BUILD, _OUTPUTS, _SINK, _STOP = build, by_name, sink, context.Event()
+    try:
+        # the workers' collectors leave the inherited objects alone: fewer shared pages copied
+        with shared_with_children(), context.Pool(workers, initializer=_start_worker) as pool:
+            results = pool.imap_unordered(run, todo)
+            try:
+                if meanwhile is not None:
+                    meanwhile()
+                for done in results:
+                    tell(done.names)
+                    yield done
+            except (GeneratorExit, Exception):
+                # Stopped early (a refusal, an error): the tasks not begun return at once, and every result is
+                # taken before the pool ends. Terminating a worker in the middle of sending one would leave the
+                # pool's reader waiting for the rest of it for ever.
+                _STOP.set()
+                _drain(results)
+                raise
+    finally:
+        _BUILD, _OUTPUTS, _SINK, _STOP = None, {}, None, None
+
+
+def _drain(results: Iterator[Done]) -> None:
+    """Take every remaining result (a task's error included: it is not the one being raised)."""
+    while True:
+        try:
+            next(results)
+        except StopIteration:
+            return
+        except Exception:  # only waiting for the workers to be done
+            continue

@@ -1,1 +1,0 @@
-"""Kubernetes: topology node labels, a Kueue Topology with its ResourceFlavors, Volcano HyperNodes."""

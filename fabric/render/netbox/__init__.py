@@ -1,1 +1,0 @@
-"""NetBox: bulk-import CSVs and device-type YAML."""

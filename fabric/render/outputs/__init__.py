@@ -1,0 +1,57 @@
+"""Every output fabric writes, by family: one module (or package) per family, each declaring its `OUTPUTS`.
+
+A new output goes into its family's module (a new family: a module here and a line in FAMILIES);
+tests/test_registry.py checks that every module declaring OUTPUTS is listed and that no name repeats.
+"""
+
+from __future__ import annotations
+
+from fabric.render.engine.registry import Output
+from fabric.render.outputs import (
+    bom,
+    cabling_md,
+    configs,
+    diagrams,
+    hosts,
+    infiniband,
+    kubernetes,
+    lock,
+    monitoring,
+    netbox,
+    report,
+    slurm,
+    summary,
+    tables,
+    workbook,
+)
+
+FAMILIES = (
+    bom,
+    cabling_md,
+    configs,
+    diagrams,
+    hosts,
+    infiniband,
+    kubernetes,
+    lock,
+    monitoring,
+    netbox,
+    report,
+    slurm,
+    summary,
+    tables,
+    workbook,
+)
+
+
+def _in_name_order() -> tuple[Output, ...]:
+    found: dict[str, Output] = {}
+    for family in FAMILIES:
+        for output in family.OUTPUTS:
+            if output.name in found:
+                raise AssertionError(f"output {output.name} is declared twice (again in {family.__name__})")
+            found[output.name] = output
+    return tuple(found[name] for name in sorted(found))
+
+
+OUTPUTS: tuple[Output, ...] = _in_name_order()

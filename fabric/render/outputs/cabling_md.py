@@ -1,0 +1,133 @@
+"""cabling.md: the cabling plan for people, by fabric and by rack (the a-end's rack).
+
+Above `documents.split_above` cables one file of some 300,000 rows is for nobody: cabling.md keeps the totals
+and becomes an index, and each rack gets `cabling/<rack>.md` with its cables (cabling.csv holds them all).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from operator import attrgetter
+from typing import Any
+
+from fabric.model.cable import Cable
+from fabric.pipeline import Build
+from fabric.render.engine.documents import split
+from fabric.render.engine.lines import fill
+from fabric.render.engine.registry import Output
+from fabric.render.engine.templating import render
+from fabric.render.outputs.tables import LengthTexts
+
+UNPLACED = "unplaced"  # the group of cables whose a-end is in no rack
+LINES = "docs/_cabling-lines.j2"  # the rack files' line shapes
+
+
+def _fmt(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+Row = tuple[str, str, str, str, str, str, str, str, str, str]
+"""A cable as the tables show it, in column order: id, tier, a end, its U, b end, its rack and U, Gb/s, media, part,
+length (the templates unpack it: a dict's `r.id` cost Jinja a failed attribute lookup per value)."""
+
+
+def _rows(cables: Sequence[Cable]) -> list[Row]:
+    """The cables' rows, the texts that repeat (positions, speeds, lengths) made once."""
+    a_pos: dict[int | None, str] = {}
+    b_pos: dict[tuple[str, int | None], str] = {}
+    speeds: dict[int, str] = {}
+    lengths = LengthTexts()
+    out: list[Row] = []
+    for c in cables:
+        link = c.link
+        a_u = a_pos.get(c.a_u)
+        if a_u is None:
+            a_u = a_pos[c.a_u] = f"U{c.a_u}" if c.a_u else ""
+        b_u = b_pos.get((c.b_rack, c.b_u))
+        if b_u is None:
+            b_u = b_pos[(c.b_rack, c.b_u)] = f"{c.b_rack} U{c.b_u}" if c.b_u else c.b_rack
+        speed = speeds.get(link.speed_gbps)
+        if speed is None:
+            speed = speeds[link.speed_gbps] = str(link.speed_gbps)
+        length = lengths[c.length_m]
+        out.append(
+            (
+                c.cable_id,
+                link.tier,
+                f"{link.a} {link.a_port}",
+                a_u,
+                f"{link.b} {link.b_port}",
+                b_u,
+                speed,
+                c.media_kind or "none",
+                c.part,
+                length,
+            )
+        )
+    return out
+
+
+def _lengths(cables: Sequence[Cable]) -> Counter[tuple[str, str]]:
+    """Cables per (media, length as the tables show it), counted on the plan's values and then formatted."""
+    counted = Counter(zip(map(_MEDIA, cables), map(_LENGTH, cables), strict=True))
+    if any(length == 0 for _, length in counted):  # 0.0 and -0.0: one key, two texts
+        return Counter((c.media_kind or "none", _fmt(c.length_m)) for c in cables)
+    out: Counter[tuple[str, str]] = Counter()
+    for (kind, length), n in counted.items():
+        out[(kind or "none", _fmt(length))] += n
+    return out
+
+
+_MEDIA, _LENGTH, _TIER = attrgetter("media_kind"), attrgetter("length_m"), attrgetter("link.tier")
+
+
+def rack_file(rack: str) -> str:
+    return f"cabling/{rack}.md"
+
+
+def cabling_md(build: Build) -> dict[str, str]:
+    per_rack = split(build)
+    fabrics: list[dict[str, Any]] = []
+    by_fabric: dict[str, list[Cable]] = defaultdict(list)
+    for cable in build.plan.cables:
+        by_fabric[cable.link.fabric].append(cable)
+    rack_docs: dict[str, list[tuple[str, str, list[Row]]]] = defaultdict(list)  # rack → its part of every fabric
+    for key in build.topology.fabrics:
+        cables = by_fabric.get(key, [])
+        racks: dict[str, list[Row]] = defaultdict(list)
+        for c, row in zip(cables, _rows(cables), strict=True):
+            racks[c.a_rack or UNPLACED].append(row)
+        lengths = _lengths(cables)
+        tiers = Counter(map(_TIER, cables))
+        technology = build.topology.fabrics[key].technology
+        if per_rack:
+            for rack, mine in sorted(racks.items()):
+                rack_docs[rack].append((key, technology, mine))
+        fabrics.append(
+            {
+                "name": key,
+                "technology": technology,
+                "total": len(cables),
+                "tiers": sorted(tiers.items()),
+                "lengths": sorted(lengths.items(), key=lambda kv: (kv[0][0], float(kv[0][1] or 0))),
+                "racks": [] if per_rack else sorted(racks.items()),
+                "index": [(rack, len(mine), rack_file(rack)) for rack, mine in sorted(racks.items())],
+            }
+        )
+    files = {"cabling.md": render("docs/cabling.md.j2", design=build.name, fabrics=fabrics, split=per_rack)}
+    for rack, parts in sorted(rack_docs.items()):
+        files[rack_file(rack)] = _rack_doc(build.name, rack, parts)
+    return files
+
+
+def _rack_doc(design: str, rack: str, parts: list[tuple[str, str, list[Row]]]) -> str:
+    """cabling/<rack>.md: the template's header, then per fabric the `rack_fabric` line shape and a `row` per cable."""
+    out = [render("docs/cabling-rack.md.j2", design=design, rack=rack, index="../cabling.md")]
+    for name, technology, rows in parts:
+        out.append(fill(LINES, "rack_fabric", [(name, technology, str(len(rows)))]))
+        out.append(fill(LINES, "row", rows))
+    return "".join(out)
+
+
+OUTPUTS: tuple[Output, ...] = (Output("cabling-doc", cabling_md, weight=1.0),)

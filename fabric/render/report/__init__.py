@@ -1,1 +1,0 @@
-"""The design report: report.html (one self-contained file) and report.md (the same as text)."""

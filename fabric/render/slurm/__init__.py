@@ -1,1 +1,0 @@
-"""Slurm: topology.conf (topology/tree), topology-block.conf (topology/block), topology.yaml, nodes.conf."""

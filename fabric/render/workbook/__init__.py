@@ -1,1 +1,0 @@
-"""cabling.xlsx: the cabling plan as a workbook for contractors and label printers."""
