@@ -230,4 +230,3 @@ CODES: tuple[Code, ...] = (
 )
 
 BY_CODE: Mapping[str, Code] = {c.code: c for c in CODES}
-
