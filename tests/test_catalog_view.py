@@ -1,4 +1,4 @@
-"""`fabric catalog`: the parts as people and programs read them, and the README's tables generated from it."""
+"""`fabric catalog`: the parts as people and programs read them, and docs/spec/catalog.md's tables generated from it."""
 
 from __future__ import annotations
 
@@ -9,19 +9,19 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from fabric.cli import app
-from fabric.render.catalog_view import catalog_markdown
+from fabric.cli.views.catalog_view import catalog_markdown
 from fabric.spec.catalog import builtin_catalog
 from tests.conftest import DESIGNS, REPO
 
 runner = CliRunner()
 
 
-def test_readme_catalog_tables_are_generated_from_the_catalog() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = re.search(r"<!-- catalog:begin[^\n]*-->\n(.*?)<!-- catalog:end -->", readme, re.DOTALL)
-    assert section, "README.md has no generated catalog section"
+def test_catalog_page_tables_are_generated_from_the_catalog() -> None:
+    page = (REPO / "docs" / "spec" / "catalog.md").read_text(encoding="utf-8")
+    section = re.search(r"<!-- catalog:begin[^\n]*-->\n(.*?)<!-- catalog:end -->", page, re.DOTALL)
+    assert section, "docs/spec/catalog.md has no generated catalog section"
     assert section.group(1) == catalog_markdown(builtin_catalog()), (
-        "README.md's catalog tables are stale: paste `fabric catalog --markdown` between the catalog markers"
+        "docs/spec/catalog.md's catalog tables are stale: paste `fabric catalog --markdown` between the markers"
     )
 
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from fabric import render_all
 from fabric.cli import app
-from fabric.render.spec_reference import spec_reference
+from fabric.cli.views.spec_reference import spec_reference
 from tests.conftest import DESIGNS, REPO, built
 
 runner = CliRunner()
@@ -127,8 +127,8 @@ def test_unreadable_yaml_is_one_line(tmp_path: Path) -> None:
 
 
 def test_spec_reference_is_up_to_date() -> None:
-    assert (REPO / "docs/spec-reference.md").read_text() == spec_reference(), (
-        "docs/spec-reference.md is stale: run `fabric schema --markdown > docs/spec-reference.md`"
+    assert (REPO / "docs/spec/reference.md").read_text() == spec_reference(), (
+        "docs/spec/reference.md is stale: run `./dev docs`"
     )
 
 

@@ -1,6 +1,6 @@
 """The registry of finding codes (fabric/model/codes.py) is the truth: every code raised is declared with
 its severity, every declared code is raised by a golden bad input or broken design (or a case here), no
-finding can carry an undeclared code, and the README's checks table is generated from the registry."""
+finding can carry an undeclared code, and docs/checks.md's table is generated from the registry."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 
 from fabric import FabricError, build_fabric, load_spec
 from fabric.analysis.checks import Context, check_bisection
-from fabric.model.codes import BY_CODE, CODES, markdown_table
+from fabric.cli.views.reference_pages import checks_page, checks_table
+from fabric.model.codes import BY_CODE, CODES
 from fabric.model.findings import Finding, Severity
 from fabric.render.engine.safety import unsafe_values
 from fabric.tools.ibnetdiscover import parse_ibnetdiscover
@@ -22,9 +23,7 @@ from fabric.tools.lldp import parse_lldp_text
 from tests.conftest import REPO, built
 
 CASES = [p for d in ("errors", "broken", "hostile") for p in sorted((REPO / "tests" / d).glob("*.yaml"))]
-README = REPO / "README.md"
-TABLE_START = "<!-- checks table: generated from fabric/model/codes.py (pytest --update-golden rewrites it) -->\n"
-TABLE_END = "<!-- end of checks table -->\n"
+CHECKS_PAGE = REPO / "docs" / "checks.md"
 
 
 def _findings(case: Path) -> tuple[Finding, ...]:
@@ -145,14 +144,9 @@ def test_every_code_in_the_source_is_declared() -> None:
     assert undeclared == []
 
 
-def test_the_readme_checks_table_is_the_registry(request: pytest.FixtureRequest) -> None:
-    text = README.read_text(encoding="utf-8")
-    assert text.count(TABLE_START) == 1 and text.count(TABLE_END) == 1
-    head, rest = text.split(TABLE_START)
-    table, tail = rest.split(TABLE_END)
-    expected = markdown_table()
-    if request.config.getoption("--update-golden"):
-        README.write_text(head + TABLE_START + expected + TABLE_END + tail, encoding="utf-8")
-        return
-    assert table == expected, "the README's checks table is stale: run pytest --update-golden"
+def test_the_checks_page_is_the_registry() -> None:
+    text = CHECKS_PAGE.read_text(encoding="utf-8")
+    assert text == checks_page(), "docs/checks.md is stale: run `./dev docs`"
+    table = checks_table()
+    assert table in text
     assert table.count("\n| `") == len(CODES)

@@ -46,7 +46,7 @@ def test_an_unexpected_exception_is_an_internal_error(
     result = runner.invoke(app, [a.replace("{tmp}", str(tmp_path)) for a in command])
     assert result.exit_code == INTERNAL_ERROR == 3
     lines = result.output.splitlines()
-    assert lines[-2].startswith("internal error: KeyError at fabric/cli.py:"), lines
+    assert lines[-2].startswith("internal error: KeyError at fabric/cli/app.py:"), lines
     assert "this is a bug in fabric" in lines[-1] and "please report it" in lines[-1]
     assert "s3cret" not in result.output  # an exception's message may quote input: not printed
     assert "Traceback" not in result.output
@@ -77,7 +77,7 @@ def test_the_installed_command_exits_3(tmp_path: Path) -> None:
         [sys.executable, "-c", code, "validate", LAB], cwd=REPO, capture_output=True, text=True, check=False
     )
     assert result.returncode == 3
-    assert result.stderr.startswith("internal error: ZeroDivisionError at fabric/cli.py:")
+    assert result.stderr.startswith("internal error: ZeroDivisionError at fabric/cli/app.py:")
     assert result.stdout == ""
 
 

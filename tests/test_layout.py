@@ -14,12 +14,12 @@ PACKAGE = REPO / "fabric"
 # Stage order. `fast` is the ground floor (speed machinery: serializers, collector control, cheap constructors and
 # address types) and imports nothing else of fabric; `pipeline` glues model … intent into a Build, which costing
 # (prices, power), render, plan, write and tools consume; the
-# package root (`fabric`, `fabric.cli`, `fabric.__main__`) may import anything.
+# package root (`fabric`, `fabric.__main__`) and the command line (`fabric.cli`) may import anything.
 ORDER = (
     "fast", "model", "spec", "topology", "analysis", "allocation", "intent", "pipeline", "costing", "render", "plan",
     "write", "tools",
 )  # fmt: skip
-ROOT = {"fabric", "fabric.cli", "fabric.__main__"}
+ROOT = {"fabric", "fabric.__main__"}  # and the command line, fabric.cli and what it holds
 
 
 def _module(path: Path) -> str:
@@ -81,7 +81,7 @@ def test_no_import_cycles() -> None:
 def test_no_stage_imports_a_later_stage() -> None:
     wrong = []
     for a, b in _graph().edges:
-        if a in ROOT:
+        if a in ROOT or a.split(".")[:2] == ["fabric", "cli"]:
             continue
         sa, sb = _stage(a), _stage(b)
         assert sa is not None, f"{a} is in no stage folder: add it to one (or to ROOT)"
@@ -92,7 +92,7 @@ def test_no_stage_imports_a_later_stage() -> None:
 
 def test_the_package_root_holds_a_handful_of_modules() -> None:
     root = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert root == ["__init__.py", "__main__.py", "cli.py", "costing.py", "pipeline.py"]
+    assert root == ["__init__.py", "__main__.py", "costing.py", "pipeline.py"]
 
 
 def test_the_speed_package_imports_nothing_of_the_domain() -> None:

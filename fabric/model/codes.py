@@ -1,6 +1,6 @@
 """Every finding code, declared once: its severities, the stages that raise it, what it checks, one line of
-documentation. A finding with a code not listed here cannot be made (Finding checks), and the README's
-checks table is generated from this table (tests/test_codes.py verifies both, and that every code is raised
+documentation. A finding with a code not listed here cannot be made (Finding checks), and docs/checks.md (the
+checks table there) is generated from this table (tests/test_codes.py verifies both, and that every code is raised
 by a golden broken design, a bad input or a test).
 
 Plain data: no imports of any stage.
@@ -230,11 +230,3 @@ CODES: tuple[Code, ...] = (
 )
 
 BY_CODE: Mapping[str, Code] = {c.code: c for c in CODES}
-
-
-def markdown_table() -> str:
-    """The README's checks table: one row per code, in declaration order (generated; tests verify it)."""
-    rows = ["| code | severity | stage | what is checked |", "|---|---|---|---|"]
-    for c in CODES:
-        rows.append(f"| `{c.code}` | {', '.join(c.severities)} | {', '.join(c.stages)} | {c.checks} |")
-    return "\n".join(rows) + "\n"

@@ -1,4 +1,4 @@
-"""The spec reference (docs/spec-reference.md), generated from the models' field descriptions."""
+"""The spec reference (docs/spec/reference.md), generated from the models' field descriptions."""
 
 from __future__ import annotations
 

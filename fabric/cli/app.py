@@ -65,7 +65,7 @@ class _Guarded(TyperGroup):
 
 def report_internal_error(exc: BaseException) -> None:
     """Name the exception and where in fabric it was raised; not its message, which may quote input."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # the fabric package
     where = ""
     for frame in traceback.extract_tb(exc.__traceback__):
         path = Path(frame.filename).resolve()
@@ -716,7 +716,7 @@ def schema(
     markdown: Annotated[bool, typer.Option("--markdown", help="The spec reference as Markdown.")] = False,
 ) -> None:
     """Print the spec's JSON schema (or, with --markdown, the spec reference)."""
-    from fabric.render.spec_reference import spec_reference
+    from fabric.cli.views.spec_reference import spec_reference
     from fabric.spec.schema import json_schema
 
     if markdown:
@@ -740,7 +740,7 @@ def catalog(
     """List the hardware catalog: port groups, speeds, breakouts, U, power, placeholder prices, unverified values."""
     from rich.table import Table
 
-    from fabric.render.catalog_view import PRICES, catalog_json, catalog_markdown, node_ports, parts, switch_ports
+    from fabric.cli.views.catalog_view import PRICES, catalog_json, catalog_markdown, node_ports, parts, switch_ports
     from fabric.spec.catalog import Media, NodeType, SwitchModel, builtin_catalog
 
     known = builtin_catalog()

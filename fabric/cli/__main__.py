@@ -1,0 +1,3 @@
+from fabric.cli.app import main
+
+main()
