@@ -9,8 +9,8 @@
 
 The names are imported when first used (PEP 562), so that `fabric --help` does not load the pipeline; with the
 cyclic garbage collector paused, as the build pauses it: importing the pipeline makes some 30,000 objects the
-collector tracks, nearly all living on (classes, functions, pydantic's schemas), which ~100 automatic collections
-walked again and again (~15 ms of CPU).
+collector tracks, nearly all living on (classes, functions, pydantic's schemas), which automatic collections
+would walk again and again (docs/dev/performance.md).
 """
 
 from __future__ import annotations
@@ -18,13 +18,18 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from fabric.model.findings import FabricError, Finding, Severity
-    from fabric.model.rendered import Rendered
-    from fabric.pipeline import Build, build_fabric
-    from fabric.render import render_all
-    from fabric.spec.loader import Design, load_spec, load_spec_text
-    from fabric.write.atomic import write_outputs
+if TYPE_CHECKING:  # `X as X`: the names are exported (the list is _HOME below)
+    from fabric.model.findings import FabricError as FabricError
+    from fabric.model.findings import Finding as Finding
+    from fabric.model.findings import Severity as Severity
+    from fabric.model.rendered import Rendered as Rendered
+    from fabric.pipeline import Build as Build
+    from fabric.pipeline import build_fabric as build_fabric
+    from fabric.render import render_all as render_all
+    from fabric.spec.loader import Design as Design
+    from fabric.spec.loader import load_spec as load_spec
+    from fabric.spec.loader import load_spec_text as load_spec_text
+    from fabric.write.atomic import write_outputs as write_outputs
 
 _HOME = {
     "Build": "fabric.pipeline",
@@ -40,20 +45,7 @@ _HOME = {
     "write_outputs": "fabric.write.atomic",
 }
 
-__all__ = [
-    "Build",
-    "Design",
-    "FabricError",
-    "Finding",
-    "Rendered",
-    "Severity",
-    "build_fabric",
-    "load_spec",
-    "load_spec_text",
-    "render_all",
-    "write_outputs",
-]
-assert sorted(_HOME) == __all__
+__all__ = sorted(_HOME)  # the one list of the public API is _HOME; the imports above only tell type checkers
 
 
 def __getattr__(name: str) -> Any:

@@ -6,26 +6,24 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from ruamel.yaml import YAML
+import yaml
 
 from fabric import Build, build_fabric, load_spec_text
 from fabric.render.platforms import PLATFORMS
+from fabric.spec.yamlio import parse_yaml
 from tests.conftest import DESIGNS
 
 ETHERNET_DESIGNS = ("lab", "roce-512", "superpod-h100-4su")
 
 
 def spec_data(design: str) -> dict[str, Any]:
-    data: dict[str, Any] = YAML(typ="safe").load((DESIGNS / f"{design}.yaml").read_text())
+    # read as fabric reads a spec (YAML 1.2: `yes` stays text), written back by PyYAML, which quotes such text
+    data: dict[str, Any] = parse_yaml((DESIGNS / f"{design}.yaml").read_text(), design).data
     return data
 
 
 def build_data(data: dict[str, Any], name: str = "<variant>") -> Build:
-    import io
-
-    out = io.StringIO()
-    YAML(typ="safe").dump(data, out)
-    return build_fabric(load_spec_text(out.getvalue(), name, DESIGNS))
+    return build_fabric(load_spec_text(yaml.safe_dump(data, sort_keys=False), name, DESIGNS))
 
 
 def variant(design: str, change: Callable[[dict[str, Any]], None]) -> Build:

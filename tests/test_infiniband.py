@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -19,17 +20,22 @@ from fabric.intent.infiniband.guids import (
     parse_inventory,
     placeholder_guid,
 )
-from fabric.intent.infiniband.ports import SwitchNumbering, node_cas, parse_rate, plan_rate, switch_numbering
+from fabric.intent.infiniband.ports import Numberings, SwitchNumbering, node_cas, parse_rate, plan_rate
 from fabric.intent.infiniband.subnet import Subnet
 from fabric.pipeline import Build, build_fabric
 from fabric.render.outputs.infiniband import _header
 from fabric.render.outputs.infiniband.netfile import topology_net
-from fabric.spec.catalog import builtin_catalog, switch_ports
+from fabric.spec.catalog import SwitchModel, builtin_catalog, switch_ports
 from fabric.spec.loader import load_spec_text
 from fabric.tools.ibnetdiscover import parse_ibnetdiscover
 from tests.conftest import REPO, built
 
 QM9700 = builtin_catalog().switches["qm9700"]
+
+
+def switch_numbering(model: SwitchModel, used: Iterable[tuple[str, int]]) -> SwitchNumbering:
+    """The numbering of one switch from the ports its links use: (port name, link speed)."""
+    return Numberings().of("", model, used)
 
 
 def _subnet(build: Build, fabric: str = "compute", plane: int | None = None) -> Subnet:

@@ -13,7 +13,7 @@ import yaml
 from fabric import render_all
 from fabric.pipeline import build_fabric
 from fabric.render.outputs.monitoring import planned_series as plan
-from fabric.render.outputs.monitoring.exporters import exported_metrics
+from fabric.render.outputs.monitoring.exporters import EXPORTERS, PLAN_METRICS
 from fabric.render.outputs.monitoring.rules import groups
 from fabric.spec.loader import load_spec_text
 from tests.conftest import DESIGNS, built
@@ -24,6 +24,11 @@ PROMQL_WORDS = {
     "sum", "max", "min", "avg", "count", "rate", "increase", "changes", "label_replace", "vector", "label_values",
 }  # fmt: skip
 BUILTIN = {"ALERTS"}  # Prometheus' own series of firing alerts
+
+
+def exported_metrics() -> frozenset[str]:
+    """Every metric name an exporter of the table exports, and fabric's plan series."""
+    return frozenset(m for e in EXPORTERS for m in e.metrics) | frozenset(PLAN_METRICS)
 
 
 def metric_names(expr: str) -> set[str]:

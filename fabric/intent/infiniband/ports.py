@@ -182,11 +182,6 @@ class Numberings:
         return made
 
 
-def switch_numbering(model: SwitchModel, used: Iterable[tuple[str, int]]) -> SwitchNumbering:
-    """The numbering of one switch from the ports its links use: (port name, link speed)."""
-    return Numberings().of("", model, used)
-
-
 # --------------------------------------------------------------------------------------------- servers
 
 

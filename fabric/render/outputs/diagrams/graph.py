@@ -46,7 +46,3 @@ class Diagram:
     graph_attrs: Mapping[str, str] = field(default_factory=dict)
     png: bool = True  # also rendered as PNG (for slides)
     svg: bytes | None = None  # drawn without dot (rack elevations at scale): this SVG, and no PNG
-
-    @property
-    def edge_labels(self) -> tuple[str, ...]:
-        return tuple(e.label for e in self.edges if e.label)

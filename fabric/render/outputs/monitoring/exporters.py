@@ -126,8 +126,3 @@ PLAN_METRICS = (
     "fabric_gpu_power_limit_watts",
     "fabric_gpu_temp_limit_celsius",
 )
-
-
-def exported_metrics() -> frozenset[str]:
-    """Every metric name an exporter of the table exports, and fabric's plan series."""
-    return frozenset(m for e in EXPORTERS for m in e.metrics) | frozenset(PLAN_METRICS)
