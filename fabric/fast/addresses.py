@@ -1,7 +1,7 @@
 """Interface addresses (address and prefix length) made cheaply from integers, a million at 100k GPUs.
 
-An `ipaddress.IPv4Interface` builds its network (and that network's address objects) when it is made: ~4 µs
-and ~0.5 KB each, for rows most of which only ever become text. These are `IPv4Interface`/`IPv6Interface`
+An `ipaddress.IPv4Interface` builds its network (and that network's address objects) when it is made, for rows
+most of which only ever become text. These are `IPv4Interface`/`IPv6Interface`
 (every method, comparison, hash and `isinstance` behave the same) that keep the integer and the prefix length
 and make `network` and `netmask` on first use. The allocator made the values, so they are not validated again.
 """
@@ -18,8 +18,8 @@ _V6_ALL = (1 << 128) - 1
 
 
 def v6_text(value: int) -> str:
-    """RFC 5952 text, as ipaddress writes it, from libc's inet_ntop (ipaddress's zero-run compression is Python,
-    ~3 µs an address); below ::1:0:0:0 inet_ntop may write an IPv4 tail that ipaddress does not, so ipaddress."""
+    """RFC 5952 text, as ipaddress writes it, from libc's inet_ntop (ipaddress's zero-run compression is
+    Python); below ::1:0:0:0 inet_ntop may write an IPv4 tail that ipaddress does not, so ipaddress."""
     if value >> 48:
         return inet_ntop(AF_INET6, value.to_bytes(16, "big"))
     return str(IPv6Address(value))

@@ -1,7 +1,7 @@
 """Cheap construction of frozen slots dataclasses, for the few made by the hundred thousand (ports, neighbours).
 
 A frozen dataclass's `__init__` sets every field through `object.__setattr__` (its own `__setattr__` refuses):
-~2 µs for 15 fields, eight times a plain dataclass. `maker(cls)` returns a constructor that stores the fields
+several times the cost of a plain dataclass. `maker(cls)` returns a constructor that stores the fields
 in a bare instance of a plain class with the slots of `cls`, as a dataclass `__init__` would, and then makes
 the object a `cls`: the result is an ordinary frozen instance (equality, hash, repr, `FrozenInstanceError` on
 assignment all as `cls`). No `__post_init__` runs: only for classes without one, or (`skip_post_init=True`) for
@@ -25,7 +25,7 @@ def maker(cls: type[T], *, skip_post_init: bool = False) -> Callable[..., T]:
     slots = cls.__slots__  # type: ignore[attr-defined]
     if tuple(f.name for f in fields) != tuple(slots):
         raise TypeError(f"{cls.__name__}: its slots are not its fields")
-    # a plain class of the same slots (no dataclass of its own: make_dataclass cost 0.4 ms a class at import)
+    # a plain class of the same slots (no dataclass of its own: make_dataclass is slow at import)
     twin = type(f"_{cls.__name__}Slots", (), {"__slots__": slots})
     probe: Any = object.__new__(twin)
     probe.__class__ = cls  # TypeError here, not at first use, if the layouts differ

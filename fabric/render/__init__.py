@@ -51,8 +51,8 @@ def _render(
     build: Build, step: Callable[[str], None] | None, workers: int | None, sink: Sink | None, files: dict[str, bytes]
 ) -> set[str]:
     def check() -> None:
-        """Every intent string: before anything renders, or while the pool's workers start (1.5 s at 100k GPUs
-        on RoCE, which they need not wait for; what they wrote goes with the refused staging tree)."""
+        """Every intent string: before anything renders, or while the pool's workers start (a big design's
+        workers need not wait for it; what they wrote goes with the refused staging tree)."""
         problems = unsafe_values(build)
         if problems:
             raise RenderRefused(problems)

@@ -1,7 +1,7 @@
 """Read YAML into plain Python data while remembering the line of every key and list item.
 
-libyaml (through PyYAML's C parser) composes the node graph: ruamel's pure-Python scanner took
-~10 µs a byte, 10-23 s for a 1 MB spec. Scalars are resolved by the YAML 1.2 core schema (so `4:3`
+libyaml (through PyYAML's C parser) composes the node graph: a pure-Python scanner made a large spec take
+seconds (docs/dev/performance.md). Scalars are resolved by the YAML 1.2 core schema (so `4:3`
 is a string and `yes` is not a bool, as with ruamel before), and the plain data is built here, from
 the nodes, with limits: nesting depth, nodes that aliases expand to (a billion-laughs bomb is a few
 hundred bytes), integer length. Errors say where and what, never quote the file's text.

@@ -82,7 +82,7 @@ def _libc_syncfs() -> Callable[[int], int] | None:
     return cast("Callable[[int], int] | None", function)
 
 
-# syncfs(2) flushes the whole staging tree in one call (a fsync per file costs ~10 ms each on a VM disk);
+# syncfs(2) flushes the whole staging tree in one call (a fsync per file is a disk round trip each);
 # without it, every file and directory is fsynced on its own
 _SYNCFS = _libc_syncfs()
 
@@ -149,8 +149,8 @@ _OPEN_AT_ONCE = 256  # directory descriptors handed to the threads and not yet c
 
 def _remove_in_threads(path: Path) -> None:
     """Each directory's files unlinked in a thread of its own, a directory without subdirectories removed with its
-    files; the others last, deepest first. The old output of 100k GPUs on RoCE (12,000 files in 4,200
-    directories): ~2.4 s -> ~1.4 s of wall time, as much CPU."""
+    files; the others last, deepest first: an old output of thousands of directories goes in less wall time, for
+    as much CPU (docs/dev/performance.md)."""
     slots = threading.BoundedSemaphore(_OPEN_AT_ONCE)
     held: dict[str, int] = {}  # the directories with subdirectories: a descriptor of each, until the end
     inner: list[str] = []
@@ -335,9 +335,7 @@ class Staging:
     def syncing(self, every: float = 0.1) -> Iterator[None]:
         """While the block runs (the render workers writing the tree), a thread of its own flushes what is written
         so far every `every` seconds, so that commit's sync finds little left: the disk writes while the cores
-        render (1.7 GB of a 100k-GPU RoCE build: commit 0.84 -> 0.01 s; the 14 MB of 4 x 256 EOS's configs and
-        docs, rendered in 0.3 s: 0.02 -> 0.005 s, where every 0.5 s flushed nothing before commit). Durability
-        stays commit's; its sync reports any error."""
+        render (docs/dev/performance.md). Durability stays commit's; its sync reports any error."""
         if _SYNCFS is None:  # every file is fsynced as it is written
             yield
             return

@@ -5,7 +5,7 @@ their checks.
 fabric/render/outputs/infiniband/ writes `infiniband/<fabric>/` from it. No syntax of OpenSM's files here.
 
 The subnet modules (subnet.py, guids.py, ports.py, checks.py) are imported when a design has an InfiniBand fabric:
-an Ethernet design's build does not load them (~6 ms of every process's start).
+an Ethernet design's build does not load them (a cost of every process's start).
 """
 
 from __future__ import annotations

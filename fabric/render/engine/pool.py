@@ -4,8 +4,8 @@ Workers are forked after the build, so they share it (nothing of it is pickled);
 bytes and the caller puts them in path order, so the output is byte-identical whatever the worker count or the
 order tasks finish in. Given a sink (the writer's staging tree, made before the fork), a task hands it each
 file as it is encoded, in the process that rendered it, and returns only the paths: no bytes cross a pipe
-and no process holds more than one task's files. The pool pays from a few thousand cables or switches (a fork
-and the bytes through a pipe cost ~50 ms); below that, or with one core, everything renders in this process.
+and no process holds more than one task's files. The pool pays from a few thousand cables or switches (below,
+the fork and the pipe cost more than they save), or with one core, everything renders in this process.
 
 Worker count: the `workers` argument (`fabric build --workers N`), else the `FABRIC_WORKERS` environment variable,
 else the usable cores (at most MAX_WORKERS), and one worker for designs below POOL_ABOVE.
@@ -148,7 +148,7 @@ def run(
                 sunk.append(path)
     if _WORKER:
         # what the task left, then what survives (the memos later tasks read) out of later collections' way: else
-        # each small task's collection walked the big ones' memos again (~0.13 s a task at 100k GPUs)
+        # each small task's collection walked the big ones' memos again
         after_task()
     return Done(task.names, files, sunk=tuple(sunk))
 

@@ -8,7 +8,7 @@ The document's dates are fixed so the same spec gives the same bytes.
 Above `documents.split_above` cables, cabling.xlsx holds the summary and a `racks` sheet listing each rack's
 cabling document (`cabling/<rack>.md`; cabling.csv holds every cable). With `documents.row_workbooks` it lists
 one workbook per row of racks instead, `cabling/row-<row>.xlsx` (the cables whose a-end is in that row, same
-sheets); those are opt-in because they cost ~4.4 µs a cell in xlsxwriter, 40 s of CPU at 300,000 cables. The row
+sheets); those are opt-in because xlsxwriter writes each cell in Python: minutes of CPU at 300,000 cables. The row
 workbooks are shards, so the render pool writes them side by side.
 """
 

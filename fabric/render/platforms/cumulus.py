@@ -28,7 +28,7 @@ def _prefix_rules(rules: tuple[PrefixRule, ...]) -> dict[str, Any]:
 
 
 def _dump(data: Any) -> str:
-    # libyaml's C emitter: ruamel's pure-Python one takes ~0.4 s for one 128-port switch
+    # libyaml's C emitter: a pure-Python one is slow for a 128-port switch
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     return str(yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, width=120))
 

@@ -266,5 +266,5 @@ def floor_diagram(build: Build) -> Diagram:
     )
     box = Box("floor", table, html=True, attrs={"shape": "plaintext", "style": ""})
     title = floor_title(build)
-    # above the split a floor of hundreds of racks: dot's PNG of it took 5 s (its SVG a tenth of that)
+    # above the split a floor of hundreds of racks: dot's PNG of it is slow (its SVG is not), so SVG only
     return Diagram("floor", title, (box,), png=not split(build))

@@ -59,8 +59,8 @@ def _plain(*columns: Iterable[str]) -> bool:
 
 def _cable_lines(build: Build) -> list[str] | None:
     """The cable and port series of every cable as plan.cable_info and plan.planned_ports label them, one
-    f-string a line, the parts shared by many cables (a place, a fabric and tier, a part) made once (300k cables
-    and 500k switch ends at 100k GPUs: a dict a series took 3 s). None when a value would need escaping, so the
+    f-string a line, the parts shared by many cables (a place, a fabric and tier, a part) made once (a dict a series
+    was the slowest part of the output at 100k GPUs). None when a value would need escaping, so the
     caller takes the general path: the values of each cable are tested once, joined, the shared parts as made."""
     cables = build.plan.cables
     devices = build.topology.devices
