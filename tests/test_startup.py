@@ -71,7 +71,7 @@ def test_an_infiniband_build_still_gets_its_subnets_and_checks() -> None:
 
 
 def test_a_section_made_by_model_construct_is_the_section_validated_from_nothing() -> None:
-    # schema.py's sections default to Model.model_construct (their own validators are not built at import): that is
+    # the schema's sections default to Model.model_construct (their own validators are not built at import): that is
     # the same value only while the model has no model validator and pydantic validates no default
     from pydantic import BaseModel
 

@@ -5,7 +5,7 @@ may add or override parts with its own files (`catalog: [my-parts.yaml]`), which
 Prices are placeholders for the user to override: the catalog says so in every price field.
 """
 
-# No `from __future__ import annotations`: pydantic would compile each annotation string (see schema.py).
+# No `from __future__ import annotations`: pydantic would compile each annotation string (see fabric/spec/schema/).
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field

@@ -2,7 +2,7 @@
 is not what a build writes, what is wrong where. A lock as a build wrote it is checked faster by lock.py's
 column checks, which accept only what these accept; these models are then never built."""
 
-# No `from __future__ import annotations`: pydantic would compile each annotation string (see schema.py).
+# No `from __future__ import annotations`: pydantic would compile each annotation string (see fabric/spec/schema/).
 from ipaddress import IPv4Address, ip_interface
 from typing import Annotated, Literal, get_args
 

@@ -7,7 +7,7 @@ Adding a network OS: its `templates/<name>/` (platform.yaml and templates), its 
 fabric/render/platforms/ and its tests; nothing else lists platforms.
 """
 
-# No `from __future__ import annotations`: pydantic would compile each annotation string (see schema.py).
+# No `from __future__ import annotations`: pydantic would compile each annotation string (see fabric/spec/schema/).
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Annotated, Literal

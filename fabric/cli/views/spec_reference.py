@@ -63,7 +63,7 @@ def spec_reference() -> str:
     lines = [
         "# Spec reference",
         "",
-        "Generated from the pydantic models in `fabric/spec/schema.py` by `fabric schema --markdown`; a test keeps",
+        "Generated from the pydantic models in `fabric/spec/schema/` by `fabric schema --markdown`; a test keeps",
         "this file in step with the code. Unknown keys are errors. `fabric schema` prints the JSON schema.",
         "",
     ]
