@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.analysis.reduction import (
+from fabric.analysis.flow.reduction import (
     FlowGraph,
     _checked_quotient,
     _refine,
