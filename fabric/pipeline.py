@@ -39,7 +39,7 @@ from fabric.spec.loader import Design, load_spec
 from fabric.spec.paths import locate
 from fabric.topology.build import build_topology
 
-if TYPE_CHECKING:  # jobs.py loads numpy: only when a table is made
+if TYPE_CHECKING:  # jobs.py loads when a table is made (`fabric validate` makes none)
     from fabric.analysis.jobs import JobTable
 
 

@@ -1,4 +1,4 @@
-"""Tests of fabric/reduction.py: colour refinement gives an equitable partition, and the max flow on the
+"""Tests of fabric/analysis/flow/reduction.py: colour refinement gives an equitable partition, and the max flow on the
 quotient graph equals the max flow on the whole graph, on random, Clos-like and damaged graphs."""
 
 from __future__ import annotations
