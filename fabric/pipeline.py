@@ -15,13 +15,11 @@ values are the same either way.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
+from typing import TYPE_CHECKING
 
 from fabric.allocation.allocate import Plan, allocate
 from fabric.allocation.checks import PlanContext, run_plan_checks
@@ -29,6 +27,7 @@ from fabric.allocation.lock import keep_locked
 from fabric.analysis.checks import Context, run_checks
 from fabric.analysis.figures import SMALL_SWITCHES, FabricFigures, fabric_figures
 from fabric.fast.collector import gc_paused
+from fabric.fast.parallel import beside, cores
 from fabric.intent.checks import run_intent_checks
 from fabric.intent.context import IntentContext
 from fabric.intent.ethernet import DeviceIntent, build_intents
@@ -40,15 +39,8 @@ from fabric.spec.loader import Design, load_spec
 from fabric.spec.paths import locate
 from fabric.topology.build import build_topology
 
-if TYPE_CHECKING:  # jobs.py loads numpy: only when a table is made
+if TYPE_CHECKING:  # jobs.py loads when a table is made (`fabric validate` makes none)
     from fabric.analysis.jobs import JobTable
-
-
-class Later(Enum):
-    LATER = "later"
-
-
-LATER = Later.LATER  # a value not computed by the build: made on first use
 
 
 @dataclass(frozen=True)
@@ -64,9 +56,14 @@ class Build:
     )  # per InfiniBand subnet: GUIDs, ftree roles, SM hosts, partitions
     hosts: Mapping[str, HostIntent] = field(default_factory=dict)  # per node that routes on the host
     bonded: Mapping[str, BondedHost] = field(default_factory=dict)  # per node bonded to an MLAG leaf pair
-    # the job-bandwidth table of the scheduler fabric (analysis/jobs.py), when the build made it beside the
-    # other stages; LATER: made on first use (render.summary.job_table)
-    jobs: JobTable | Literal[Later.LATER] | None = LATER
+
+    @cached_property
+    def jobs(self) -> JobTable | None:
+        """The job-bandwidth table of the scheduler fabric (analysis/jobs.py), None when the design has none. Made on
+        first read (`fabric validate` never needs it), unless build_fabric made it beside its other stages."""
+        from fabric.analysis.jobs import job_bandwidth
+
+        return job_bandwidth(self.design, self.topology)
 
     @property
     def name(self) -> str:
@@ -77,82 +74,10 @@ class Build:
         return [f for f in self.findings if f.severity == Severity.ERROR]
 
 
-T = TypeVar("T")
-
-BESIDE_ABOVE = 5_000  # links: below this the analysis takes less time than forking for it (~30 ms)
-# switches of the largest fabric: up to SMALL_SWITCHES the figures and job table take the pure-Python path, ~0.03 s
-# at 4 x 256 EOS (13,312 links), less than the fork and its results cost (~10 ms more wall); above, the child also
-# loads numpy and scipy while allocation and intent run (8k GPUs on InfiniBand: 30 ms less)
+BESIDE_ABOVE = 5_000  # links: below this the analysis takes less time than forking for it
+# switches of the largest fabric: up to SMALL_SWITCHES the figures and job table take the lists engine, faster than
+# the fork and its results cost; above, the child also loads numpy and scipy while allocation and intent run
 BESIDE_SWITCHES = SMALL_SWITCHES
-
-
-def env_workers() -> int | None:
-    """$FABRIC_WORKERS as a count; anything else is as if unset (the count never changes the bytes)."""
-    env = os.environ.get("FABRIC_WORKERS", "").strip()
-    return int(env) if env.isdigit() and int(env) >= 1 else None
-
-
-def usable_cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def cores(workers: int | None) -> int:
-    """Processes to use: `workers` if given, else $FABRIC_WORKERS, else the usable cores."""
-    if workers is None:
-        workers = env_workers()
-    return max(1, workers) if workers is not None else usable_cores()
-
-
-_BESIDE: tuple[Callable[[], Any], ...] = ()  # what the forked children compute (inherited, not pickled)
-
-
-def _beside(index: int) -> Any:
-    # numpy's BLAS would start a thread per core that spins for a while (~0.15 s of CPU the other cores need);
-    # nothing here multiplies matrices (only set if unset, and only in this child)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    return _BESIDE[index]()
-
-
-class _Result(Generic[T]):
-    """A value computed beside (get() waits for it), or here on first get()."""
-
-    def __init__(self, compute: Callable[[], T], pending: Any = None) -> None:
-        self._compute, self._pending = compute, pending
-
-    def get(self) -> T:
-        return cast(T, self._pending.get()) if self._pending is not None else self._compute()
-
-
-@contextmanager
-def beside(computations: tuple[Callable[[], Any], ...], fork: bool) -> Iterator[list[_Result[Any]]]:
-    """Start each computation in a forked child (when `fork`), to be collected with get() inside the block; the
-    children are gone when it ends, also on an error."""
-    global _BESIDE
-    if fork:
-        import multiprocessing  # (here: `fabric validate` of a small design need not load it)
-
-        # a daemonic process, such as a worker of `fabric plan`'s sweep, may not have children
-        fork = "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
-    if not fork:
-        yield [_Result(c) for c in computations]
-        return
-    _BESIDE = computations
-    pool = multiprocessing.get_context("fork").Pool(len(computations))
-    try:
-        pending = [pool.apply_async(_beside, (i,)) for i in range(len(computations))]
-        try:
-            yield [_Result(c, p) for c, p in zip(computations, pending, strict=True)]
-        except Exception:
-            # the children's results are taken before the pool ends (as the render pool does): terminating a
-            # child in the middle of sending one would leave the pool's reader waiting for the rest for ever
-            for p in pending:
-                p.wait()
-            raise
-    finally:
-        _BESIDE = ()
-        pool.terminate()
-        pool.join()
 
 
 def build_fabric(spec: Design | str | Path, *, workers: int | None = 1, jobs: bool = False) -> Build:
@@ -178,28 +103,27 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
     design = spec if isinstance(spec, Design) else load_spec(spec)
     topology = build_topology(design)
     fork = workers > 1 and beside_pays(topology)
+    with_jobs = fork and jobs  # in one process the table is made on first read, no sooner than needed
 
-    with_jobs = fork and jobs  # else the table is made on first use (in one process: no sooner than needed)
-
-    def analysis() -> tuple[dict[str, FabricFigures], list[Finding], JobTable | Literal[Later.LATER] | None]:
-        """The figures, the checks that read only them and the graph, and the job table: beside, in one child
+    def analysis() -> tuple[dict[str, FabricFigures], list[Finding], tuple[JobTable | None, ...]]:
+        """The figures, the checks that read only them and the graph, and the job table if asked: in one child
         (numpy and scipy load once; it still ends before allocation and intent at 100k GPUs)."""
         figures = {key: fabric_figures(ft) for key, ft in topology.fabrics.items()}
         found = list(run_checks(Context(design, topology, figures)))
         if not with_jobs:
-            return figures, found, LATER
+            return figures, found, ()
         from fabric.analysis.jobs import job_bandwidth
 
-        return figures, found, job_bandwidth(design, topology)
+        return figures, found, (job_bandwidth(design, topology),)
 
-    with beside((analysis,), fork) as results:
+    with beside(analysis, fork) as analysed:
         plan = keep_locked(design, topology, allocate(design, topology))  # a lock's assignments kept
         intents = build_intents(design, topology, plan)
         infiniband = build_infiniband(design, topology, plan)
         hosts = build_hosts(design, topology, plan)
         bonded = build_bonded(design, topology, plan)
-        figures, graph_findings, table = results[0].get()
-    if design.lock is not None:  # kept: the build needs it no more (~200 MB at 100k GPUs on RoCE while rendering)
+        figures, graph_findings, table = analysed.result()
+    if design.lock is not None:  # kept: the build needs it no more (a lock of 100k GPUs is large while rendering)
         design = replace(design, lock=None)
     plan_findings = run_plan_checks(PlanContext(design, topology, figures, plan))
     intent_findings = run_intent_checks(
@@ -215,7 +139,7 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
         *(locate(design.doc, f) for f in infiniband.findings),
         *(locate(design.doc, f) for f in intent_findings),
     ]
-    return Build(
+    build = Build(
         design,
         topology,
         figures,
@@ -225,5 +149,7 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
         infiniband=infiniband,
         hosts=hosts,
         bonded=bonded,
-        jobs=table,
     )
+    if table:  # made beside: the cached_property's cache, so that the first read finds it
+        vars(build)["jobs"] = table[0]
+    return build

@@ -1,5 +1,5 @@
-"""The analysis beside allocation and intent (pipeline.beside): forked children give the same build as one
-process, their errors reach the caller, and nothing is left running."""
+"""The analysis beside allocation and intent (fabric/fast/parallel.py's `beside`, as the pipeline uses it): a forked
+child gives the same build as one process, its errors reach the caller, and nothing is left running."""
 
 from __future__ import annotations
 
@@ -10,15 +10,14 @@ import pytest
 import fabric.pipeline as pipeline
 from fabric import build_fabric
 from fabric.analysis.jobs import job_bandwidth
-from fabric.pipeline import LATER, beside
-from fabric.render.outputs.summary import job_table
+from fabric.fast.parallel import beside
 from tests.conftest import DESIGNS
 
 
 @pytest.mark.parametrize("design", ["superpod-h100-2su", "lab-dual"])
 def test_beside_gives_the_build_of_one_process(design: str, monkeypatch: pytest.MonkeyPatch) -> None:
     alone = build_fabric(DESIGNS / f"{design}.yaml")
-    assert alone.jobs is LATER  # one process: the table is made on first use
+    assert "jobs" not in vars(alone)  # one process: the table is made on first read
     monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)  # fork even for a small design
     monkeypatch.setattr(pipeline, "BESIDE_SWITCHES", 0)
     forked = build_fabric(DESIGNS / f"{design}.yaml", workers=2, jobs=True)
@@ -27,8 +26,8 @@ def test_beside_gives_the_build_of_one_process(design: str, monkeypatch: pytest.
     assert forked.plan.cables == alone.plan.cables
     table = job_bandwidth(alone.design, alone.topology)
     assert table is not None and len(table.rows) >= 3
-    assert forked.jobs == table  # made beside, and what render reads
-    assert job_table(forked) is forked.jobs
+    assert vars(forked)["jobs"] == table  # made beside, and what render reads
+    assert alone.jobs == table  # made on first read
     assert multiprocessing.active_children() == []
 
 
@@ -59,9 +58,9 @@ def test_one_worker_or_no_jobs_forks_nothing(monkeypatch: pytest.MonkeyPatch) ->
         return real(method)
 
     monkeypatch.setattr(multiprocessing, "get_context", counting)
-    assert build_fabric(DESIGNS / "lab.yaml", workers=1, jobs=True).jobs is LATER
+    assert "jobs" not in vars(build_fabric(DESIGNS / "lab.yaml", workers=1, jobs=True))
     assert forks == []
-    assert build_fabric(DESIGNS / "lab.yaml", workers=2).jobs is LATER  # figures beside, no table
+    assert "jobs" not in vars(build_fabric(DESIGNS / "lab.yaml", workers=2))  # figures beside, no table
     assert forks == [1]
 
 
@@ -74,14 +73,15 @@ def _answers() -> int:
 
 
 def test_an_error_beside_reaches_the_caller_and_stops_the_children() -> None:
-    with pytest.raises(ZeroDivisionError, match="in a child"), beside((_answers, _fails), True) as results:
-        assert results[0].get() == 42
-        results[1].get()
+    with beside(_answers) as answer:
+        assert answer.result() == 42
+    with pytest.raises(ZeroDivisionError, match="in a child"), beside(_fails) as failing:
+        failing.result()
     assert multiprocessing.active_children() == []
-    with beside((_answers,), False) as inline:  # not forked: computed at get()
-        assert inline[0].get() == 42
+    with beside(_answers, fork=False) as inline:  # not forked: computed at result()
+        assert inline.result() == 42
     # an error on this side while the child still computes: its result is taken, then the pool ends
-    with pytest.raises(KeyError, match="here"), beside((_slowly,), True):
+    with pytest.raises(KeyError, match="here"), beside(_slowly):
         raise KeyError("here")
     assert multiprocessing.active_children() == []
 

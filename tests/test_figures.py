@@ -426,16 +426,16 @@ def test_small_validate_loads_no_numpy_scipy_or_renderers() -> None:
 def test_failures_skipped_by_their_bound_change_no_figure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a failure whose lower bound is no lower than the worst so far is not computed: the same worst failure as
     # computing every one (the bounds made useless)
-    # (both engines: arrays, and lists in cuts.py)
-    import fabric.analysis.cuts as cuts_module
-    import fabric.analysis.figures as figures_module
+    # (both engines: arrays, and lists in flow/lists.py)
+    import fabric.analysis.flow.arrays as arrays_module
+    import fabric.analysis.flow.lists as lists_module
 
     cases = _engine_cases(tmp_path)
     fabrics = [ft for _, b in cases for ft in b.topology.fabrics.values()]
     pruned = [fabric_figures(ft, engine=e) for e in ("numpy", "python") for ft in fabrics]
-    monkeypatch.setattr(figures_module, "_without_switch", lambda switch, intact: float("-inf"))
-    monkeypatch.setattr(figures_module, "_without_capacity", lambda a, b, cap, lost, intact: float("-inf"))
-    monkeypatch.setattr(cuts_module, "_less", lambda value, lost: float("-inf"))
+    monkeypatch.setattr(arrays_module, "_without_switch", lambda switch, intact: float("-inf"))
+    monkeypatch.setattr(arrays_module, "_without_capacity", lambda a, b, cap, lost, intact: float("-inf"))
+    monkeypatch.setattr(lists_module, "lower_bound", lambda value, lost: float("-inf"))
     every = [fabric_figures(ft, engine=e) for e in ("numpy", "python") for ft in fabrics]
     assert pruned == every
     assert sum(1 for f in every if f.worst_failure is not None) >= 10

@@ -122,15 +122,15 @@ def test_summary_json_holds_the_job_table() -> None:
 def test_failures_skipped_by_their_bound_change_no_job_figure(monkeypatch: pytest.MonkeyPatch) -> None:
     # a job's failures whose lower bound is no lower than its worst so far are not computed: the same table as
     # computing every one (the bounds made useless), on fabrics where failures cost something and where not
-    # (both engines: arrays, and lists in cuts.py)
-    import fabric.analysis.cuts as cuts_module
-    import fabric.analysis.figures as figures_module
+    # (both engines: arrays, and lists in flow/lists.py)
+    import fabric.analysis.flow.arrays as arrays_module
+    import fabric.analysis.flow.lists as lists_module
 
     builds = [built(name) for name in ("superpod-h100-2su", "lab-ib-3tier", "roce-512", "lab")]
     pruned = [job_bandwidth(b.design, b.topology, engine=e) for e in ("numpy", "python") for b in builds]
-    monkeypatch.setattr(figures_module, "_without_switch", lambda switch, intact: float("-inf"))
-    monkeypatch.setattr(figures_module, "_without_capacity", lambda a, b, cap, lost, intact: float("-inf"))
-    monkeypatch.setattr(cuts_module, "_less", lambda value, lost: float("-inf"))
+    monkeypatch.setattr(arrays_module, "_without_switch", lambda switch, intact: float("-inf"))
+    monkeypatch.setattr(arrays_module, "_without_capacity", lambda a, b, cap, lost, intact: float("-inf"))
+    monkeypatch.setattr(lists_module, "lower_bound", lambda value, lost: float("-inf"))
     every = [job_bandwidth(b.design, b.topology, engine=e) for e in ("numpy", "python") for b in builds]
     assert pruned == every
     rows = [row for table in every if table is not None for row in table.rows]

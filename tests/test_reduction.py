@@ -1,4 +1,4 @@
-"""Tests of fabric/reduction.py: colour refinement gives an equitable partition, and the max flow on the
+"""Tests of fabric/analysis/flow/reduction.py: colour refinement gives an equitable partition, and the max flow on the
 quotient graph equals the max flow on the whole graph, on random, Clos-like and damaged graphs."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.analysis.reduction import (
+from fabric.analysis.flow.reduction import (
     FlowGraph,
     _checked_quotient,
     _refine,

@@ -19,19 +19,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal
 
-# the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures; on lists up to
-# figures.SMALL_SWITCHES switches, as the figures are (numpy and scipy then never load), refined cut by cut from
-# the fabric's own partition (cuts.py)
-from fabric.analysis import cuts
-from fabric.analysis.figures import SMALL_SWITCHES, _failures, _Split, _split_reduced, _switch_graph, _SwitchGraph
+# the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures, on the engine
+# the figures choose for the fabric's size
+from fabric.analysis.figures import Engine, on_lists
+from fabric.analysis.flow import lists as list_engine
+from fabric.analysis.flow.graph import switch_lists
 from fabric.analysis.locality import Locality, locality
-from fabric.analysis.small import SwitchGraph, switch_lists
-from fabric.fast.memo import per_object
 from fabric.model.kinds import Tier
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design
+
+# an engine's job_cut on the fabric's switch graph: (Gb/s on side A, on side B, with failures) → (max flow,
+# each loss with its flow, made when asked for, and a lower bound of it)
+CutFlows = Callable[[list[int], list[int], bool], tuple[int, list[tuple[str, Callable[[], int], float]]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +86,7 @@ def job_bandwidth(
     *,
     sizes: list[int] | None = None,
     failures: bool = True,
-    engine: Literal["auto", "python", "numpy"] = "auto",
+    engine: Engine = "auto",
 ) -> JobTable | None:
     """The job bandwidth table of the scheduler fabric; None when the design has none or it has no nodes.
     `engine`: numpy/scipy or pure Python (same results); auto picks by size, as figures.fabric_figures does."""
@@ -96,9 +97,14 @@ def job_bandwidth(
     nodes = placement(loc)
     if not nodes:
         return None
-    lists = switch_lists(ft)
-    python = engine == "python" or (engine == "auto" and len(lists.names) <= SMALL_SWITCHES)
-    sg: SwitchGraph | _SwitchGraph = lists if python else _switch_graph(lists)
+    sg = switch_lists(ft)
+    cut: CutFlows
+    if on_lists(len(sg.names), engine):
+        cut = partial(list_engine.job_cut, sg)
+    else:
+        from fabric.analysis.flow import arrays  # numpy and scipy load here, for a large fabric only
+
+        cut = partial(arrays.job_cut, arrays.array_graph(sg))
     index = {name: i for i, name in enumerate(sg.names)}
     ports: dict[str, list[tuple[int, int]]] = {n: [] for n in nodes}
     for link in ft.links:
@@ -114,7 +120,7 @@ def job_bandwidth(
     rows = []
     for k in counts:
         span = next((name for name, held in spans if held >= k), "")
-        rows.append(_job(sg, k, span, prefix, failures))
+        rows.append(_job(cut, k, span, prefix, failures))
     return JobTable(loc.fabric, tuple(rows))
 
 
@@ -170,7 +176,7 @@ def _prefixes(
     return out
 
 
-def _job(sg: SwitchGraph | _SwitchGraph, k: int, span: str, prefix: dict[int, _Prefix], failures: bool) -> JobBandwidth:
+def _job(cut: CutFlows, k: int, span: str, prefix: dict[int, _Prefix], failures: bool) -> JobBandwidth:
     whole = prefix[k]
     n_gpus = whole.even_gpus + whole.odd_gpus
     everything = whole.caps()
@@ -191,7 +197,7 @@ def _job(sg: SwitchGraph | _SwitchGraph, k: int, span: str, prefix: dict[int, _P
     for i, (s_cap, t_cap, smaller) in enumerate(cuts):
         if i and cuts[0] == cuts[1]:  # a job on one leaf: both cuts are the same
             continue
-        flow, lost = _cut(sg, s_cap, t_cap, failures and i == 0, smaller)
+        flow, lost = _worst_loss(cut, s_cap, t_cap, failures and i == 0, smaller)
         intact = min(intact, flow / smaller)
         if lost is not None:
             worst, element = lost
@@ -200,19 +206,14 @@ def _job(sg: SwitchGraph | _SwitchGraph, k: int, span: str, prefix: dict[int, _P
     return JobBandwidth(k, n_gpus, span, nic, intact, worst, element)
 
 
-def _cut(
-    sg: SwitchGraph | _SwitchGraph, s_cap: list[int], t_cap: list[int], failures: bool, smaller: int
+def _worst_loss(
+    cut: CutFlows, s_cap: list[int], t_cap: list[int], failures: bool, smaller: int
 ) -> tuple[int, tuple[float, str] | None]:
     """The cut's max flow and, with `failures`, the worst loss that costs it anything (flow per GPU of the `smaller`
     side, element): the first of the lowest. Only a strictly lower flow may replace the worst so far, or the intact
     flow at first (a loss that costs nothing leaves the job's figure as it is, whichever loss it is), so a loss
     whose lower bound is no lower is not computed."""
-    if isinstance(sg, SwitchGraph):
-        cut = cuts.Cut(cuts.cut_graph(sg), s_cap, t_cap)
-        flow = cut.flow.value
-        losses = cuts.failures(sg, cut) if failures else []
-    else:
-        flow, losses = _array_cut(sg, s_cap, t_cap, failures)
+    flow, losses = cut(s_cap, t_cap, failures)
     worst: tuple[float, str] | None = None
     for name, computed, lower in losses:
         if lower / smaller >= (worst[0] if worst is not None else flow / smaller):
@@ -221,35 +222,3 @@ def _cut(
         if value < (worst[0] if worst is not None else flow / smaller):
             worst = (value, name)
     return flow, worst
-
-
-def _array_cut(
-    sg: _SwitchGraph, s_cap: list[int], t_cap: list[int], failures: bool
-) -> tuple[int, list[tuple[str, Callable[[], int], float]]]:
-    """The cut's max flow on arrays, and each loss with its flow (made when asked for) and lower bound."""
-    import numpy as np
-
-    arrays = _Split("job", np.array(s_cap, dtype=np.int64), np.array(t_cap, dtype=np.int64))
-    base = _base(sg)
-    whole = _split_reduced(sg, sg.pairs, arrays, base=base)
-    inside = np.ones(len(sg.names), dtype=bool)
-    # the cut's classes on the switches are its reduced flow's (the same refinement, source and sink aside)
-    colors = whole.colors[: len(sg.names)] if whole.colors is not None else None
-    start = base if colors is None else colors
-
-    def damaged(make: Callable[[], Any], gone: Any) -> int:
-        return _split_reduced(sg, make(), arrays, gone, start).value
-
-    losses: list[tuple[str, Callable[[], int], float]] = [
-        (name, partial(damaged, make, gone), bound(whole))
-        for name, make, gone, bound in (_failures(sg, arrays, inside, colors) if failures else [])
-    ]
-    return whole.value, losses
-
-
-@per_object
-def _base(sg: _SwitchGraph) -> Any:
-    """The switch graph's coarsest equitable partition of its ranks: every cut's classes refine it."""
-    from fabric.analysis.reduction import refine
-
-    return refine(sg.pairs, sg.rank)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
-from fabric.pipeline import usable_cores
+from fabric.fast.parallel import usable_cores
 from fabric.plan.candidates import Candidate
 from fabric.plan.evaluate import Outcome, evaluate
 

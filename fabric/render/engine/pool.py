@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from fabric.fast.collector import after_task, shared_with_children, worker_collects_between_tasks
-from fabric.pipeline import Build, cores, env_workers
+from fabric.fast.parallel import cores, env_workers
+from fabric.pipeline import Build
 from fabric.render.engine.registry import Output
 
 MAX_WORKERS = 8

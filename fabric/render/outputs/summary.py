@@ -10,10 +10,10 @@ from pathlib import PurePath
 from typing import Any
 
 from fabric.analysis.figures import LAYERS
-from fabric.analysis.jobs import JobTable, job_bandwidth
+from fabric.analysis.jobs import JobTable
 from fabric.costing import PLACEHOLDER_NOTE, costing
 from fabric.model.kinds import TIERS, Layer
-from fabric.pipeline import LATER, Build
+from fabric.pipeline import Build
 from fabric.render.engine.memo import per_build
 from fabric.render.engine.registry import Output, one_file
 
@@ -91,16 +91,8 @@ def summary(build: Build) -> dict[str, Any]:
         "cables_by_media": cables_by_media(build),
         "findings": [f.as_dict() | {"file": spec_relative(build, f.file)} for f in build.findings],
         "cost": cost_summary(build),
-        "job_bandwidth": job_summary(job_table(build)),
+        "job_bandwidth": job_summary(build.jobs),
     }
-
-
-@per_build
-def job_table(build: Build) -> JobTable | None:
-    """The build's table if it made one (beside its other stages), else made here."""
-    if build.jobs is not LATER:
-        return build.jobs
-    return job_bandwidth(build.design, build.topology)
 
 
 def job_summary(table: JobTable | None) -> dict[str, Any] | None:

@@ -1,45 +1,129 @@
-"""The job table's cut flows on lists (jobs.py's pure-Python engine): many cuts of one switch graph, each refined
-from the fabric's own equitable partition instead of from scratch.
+"""The pure-Python engine, on adjacency lists: the same figures and job cuts as the arrays engine (numpy and scipy),
+without loading numpy and scipy (which costs more than a small design's whole build).
 
-The coarsest equitable refinement of a cut's colours (rank, Gb/s on each side) is also the coarsest one of the
-fabric's partition (`base`, made once per graph) split by those Gb/s: every equitable refinement of the ranks is
-finer than `base`, so starting there loses nothing, and only the classes the cut split need to be looked at
-(worklist refinement: a class whose members differ in capacity into a new class splits, and its pieces go on the
-list). A damaged graph starts from the intact cut's partition with the lost switch (or the lost cable's ends) on
-their own: a partition that is equitable there has the same maximum flow (reduction.py), finer or not. Flows are
-exact integers, so the figures are small.py's to the bit (tests/test_cuts.py compares them on random graphs,
-tests/test_jobs.py the job tables of both engines).
+Colour refinement compares exact signatures (a class and the capacity into it) instead of hashing them, which
+gives the partition the hashed version gives when nothing collides; flows are exact integers either way.
 
-As in figures.py's arrays, the intact flow is spread back over the members of each class (the spread that keeps
-conservation), which bounds what a loss can cost: jobs.py does not compute a loss whose bound is no lower than
-the worst so far (only a strictly lower flow may replace the worst).
+Each cut of a switch graph (a balanced split of the figures, a job's cut) is refined from the fabric's own
+equitable partition instead of from scratch. The coarsest equitable refinement of a cut's colours (rank, Gb/s on
+each side) is also the coarsest one of the fabric's partition (`base`, made once per graph) split by those Gb/s:
+every equitable refinement of the ranks is finer than `base`, so starting there loses nothing, and only the
+classes the cut split need to be looked at (worklist refinement: a class whose members differ in capacity into a
+new class splits, and its pieces go on the list). A damaged graph starts from the intact cut's partition with the
+lost switch (or the lost cable's ends) on their own: a partition that is equitable there has the same maximum flow
+(reduction.py), finer or not. tests/test_cuts.py compares the cuts with tests/flow_reference.py's refinement from
+scratch on random graphs, tests/test_figures.py and tests/test_jobs.py the figures and job tables of both engines.
+
+As in the arrays engine, the intact flow is spread back over the members of each class (the spread that keeps
+conservation), which bounds what a loss can cost: a loss whose bound is no lower than the worst so far is not
+computed (only a strictly lower flow may replace the worst).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from fabric.analysis.small import (
-    Flow,
-    GraphFigures,
-    Split,
-    SwitchGraph,
-    _less,
-    augment,
-    components,
-    ecmp,
-    plane_bisection,
-    refine,
-    splits,
-)
+from fabric.analysis.flow.bisection import Flow, Split, endpoint_splits, lower_bound, plane_bisection
+from fabric.analysis.flow.graph import GraphFigures, Pairs, SwitchGraph
 from fabric.fast.memo import per_object
 from fabric.model.topology import FabricTopology
 
+Residual = list[dict[int, int]] | Mapping[int, dict[int, int]]  # by vertex index or by vertex id
 Adjacency = list[list[tuple[int, int]]]  # per switch: (neighbour, Gb/s), each pair of the switch graph both ways
+
+
+# --------------------------------------------------------------------------------------------- primitives
+
+
+def row_ids(*columns: list[int] | list[tuple[tuple[int, int], ...]]) -> list[int]:
+    """Dense ids (0..k-1, in sorted order) of the distinct rows of equal-length columns."""
+    rows = list(zip(*columns, strict=True))
+    ids = {row: i for i, row in enumerate(sorted(set(rows)))}
+    return [ids[row] for row in rows]
+
+
+def _neighbours(pairs: Pairs) -> list[list[tuple[int, int]]]:
+    out: list[list[tuple[int, int]]] = [[] for _ in range(pairs.n)]
+    for a, b, c in zip(pairs.src, pairs.dst, pairs.cap, strict=True):
+        out[a].append((b, c))
+        out[b].append((a, c))
+    return out
+
+
+def refine(pairs: Pairs, initial: list[int]) -> list[int]:
+    """The coarsest equitable refinement of `initial` (see reduction.refine)."""
+    colors = row_ids(initial)
+    count = len(set(colors))
+    adjacent = _neighbours(pairs)
+    while True:
+        signatures: list[tuple[tuple[int, int], ...]] = []
+        for edges in adjacent:
+            totals: dict[int, int] = {}
+            for b, c in edges:
+                totals[colors[b]] = totals.get(colors[b], 0) + c
+            signatures.append(tuple(sorted((k, v) for k, v in totals.items() if v)))
+        colors = row_ids(colors, signatures)
+        new_count = len(set(colors))
+        if new_count == count:
+            return colors
+        count = new_count
+
+
+def augment(residual: Residual, source: int, sink: int) -> int:
+    """Edmonds–Karp on a residual graph (vertex → neighbour → capacity left), changed in place: the flow pushed
+    from `source` to `sink` along shortest augmenting paths until none is left."""
+    flow = 0
+    while True:
+        parent = {source: source}
+        queue = deque([source])
+        while queue and sink not in parent:
+            v = queue.popleft()
+            for w, c in residual[v].items():
+                if c > 0 and w not in parent:
+                    parent[w] = v
+                    queue.append(w)
+        if sink not in parent:
+            return flow
+        push, w = None, sink
+        while w != source:
+            v = parent[w]
+            push = residual[v][w] if push is None else min(push, residual[v][w])
+            w = v
+        assert push is not None
+        w = sink
+        while w != source:
+            v = parent[w]
+            residual[v][w] -= push
+            residual[w][v] = residual[w].get(v, 0) + push
+            w = v
+        flow += push
+
+
+def components(sg: SwitchGraph) -> list[int]:
+    """Component labels, numbered in order of each component's first vertex (as scipy numbers them)."""
+    labels = [-1] * len(sg.names)
+    adjacent = _neighbours(sg.pairs)
+    label = 0
+    for start in range(len(labels)):
+        if labels[start] >= 0:
+            continue
+        labels[start] = label
+        stack = [start]
+        while stack:
+            v = stack.pop()
+            for w, _ in adjacent[v]:
+                if labels[w] < 0:
+                    labels[w] = label
+                    stack.append(w)
+        label += 1
+    return labels
+
+
+# --------------------------------------------------------------------------------------------- cuts
 
 
 @dataclass(frozen=True)
@@ -255,8 +339,14 @@ class Cut:
 Loss = tuple[str, Callable[[], int], float]  # element, its flow (computed when asked for), a lower bound of it
 
 
+def job_cut(sg: SwitchGraph, s_cap: list[int], t_cap: list[int], failures_too: bool) -> tuple[int, list[Loss]]:
+    """A job's cut: its max flow and, with `failures_too`, each loss with its flow and a lower bound."""
+    cut = Cut(cut_graph(sg), s_cap, t_cap)
+    return cut.flow.value, failures(sg, cut) if failures_too else []
+
+
 def failures(sg: SwitchGraph, cut: Cut, inside: list[bool] | None = None) -> list[Loss]:
-    """small.failures' elements in its order (one per class of spine/core switch, then per class of
+    """The failures' elements in flow_reference.failures' order (one per class of spine/core switch, then per class of
     switch-to-switch link, of the switches `inside`, default all), each with its flow and a lower bound from the
     intact flow."""
     colors, whole = cut.part.colors, cut.flow
@@ -265,7 +355,7 @@ def failures(sg: SwitchGraph, cut: Cut, inside: list[bool] | None = None) -> lis
     for i, rank in enumerate(sg.rank):
         if rank >= 2 and colors[i] not in seen and (inside is None or inside[i]):
             seen.add(colors[i])
-            bound = _less(whole.value, whole.through(i))
+            bound = lower_bound(whole.value, whole.through(i))
             out.append((f"switch {sg.names[i]}", partial(cut.without_switch, i), bound))
     pairs = sg.pairs
     seen_links: set[tuple[int, int, int]] = set()
@@ -278,17 +368,84 @@ def failures(sg: SwitchGraph, cut: Cut, inside: list[bool] | None = None) -> lis
             continue
         seen_links.add(key)
         lo, hi = (a, b) if sg.rank[a] <= sg.rank[b] else (b, a)
-        bound = _less(whole.value, min(whole.on_pair(a, b, cap), lost))
+        bound = lower_bound(whole.value, min(whole.on_pair(a, b, cap), lost))
         out.append((f"link {sg.names[lo]} — {sg.names[hi]}", partial(cut.without_capacity, a, b, lost), bound))
     return out
+
+
+# --------------------------------------------------------------------------------------------- ECMP
+
+
+def ecmp(sg: SwitchGraph) -> tuple[int | None, tuple[str, str] | None, list[tuple[str, str, int, int]]]:
+    """As arrays.ecmp: per leaf, the width to every other leaf of its plane over shortest up-down paths."""
+    leaves = [i for i, r in enumerate(sg.rank) if r == 1]
+    if len(leaves) < 2:
+        return None, None, []
+    local = {v: i for i, v in enumerate(leaves)}
+    up: list[dict[int, int]] = [{} for _ in leaves]  # leaf → spine → links
+    below: dict[int, set[int]] = {}  # spine → its leaves
+    cores_of: dict[int, set[int]] = {}  # spine → its cores
+    for a, b, count in zip(sg.pairs.src, sg.pairs.dst, sg.counts, strict=True):
+        lo, hi = (a, b) if sg.rank[a] <= sg.rank[b] else (b, a)
+        if sg.rank[lo] == 1 and sg.rank[hi] == 2:
+            up[local[lo]][hi] = up[local[lo]].get(hi, 0) + count
+            below.setdefault(hi, set()).add(local[lo])
+        elif sg.rank[lo] == 2 and sg.rank[hi] == 3:
+            cores_of.setdefault(lo, set()).add(hi)
+    has_cores = any(r == 3 for r in sg.rank)
+    core_reach: dict[int, set[int]] = {}  # core → leaves below it
+    for spine, cores in cores_of.items():
+        for core in cores:
+            core_reach.setdefault(core, set()).update(below.get(spine, ()))
+    n = len(leaves)
+    leaf_plane = [sg.plane[v] for v in leaves]
+    best: int | None = None
+    worst_pair: tuple[str, str] | None = None
+    short: list[tuple[str, str, int, int]] = []
+    classes: set[tuple[tuple[int, int], ...]] = set()
+    for a in range(n):
+        row = tuple(sorted((s, c) for s, c in up[a].items() if c))
+        if row in classes:
+            continue
+        classes.add(row)
+        uplinks = sum(c for _, c in row)
+        w2 = [0] * n
+        for s, c in row:
+            for b in below.get(s, ()):
+                w2[b] += c
+        width = w2
+        if has_cores and row:
+            w3 = [0] * n
+            for s, c in row:
+                reach: set[int] = set()
+                for core in cores_of.get(s, ()):
+                    reach |= core_reach.get(core, set())
+                for b in reach:
+                    w3[b] += c
+            width = [x if x > 0 else y for x, y in zip(w2, w3, strict=True)]
+        same_plane = [p == leaf_plane[a] for p in leaf_plane]
+        same_plane[a] = False
+        if not any(same_plane):
+            continue
+        huge = 2**63 - 1
+        candidates = [w if ok else huge for w, ok in zip(width, same_plane, strict=True)]
+        b = candidates.index(min(candidates))
+        if best is None or candidates[b] < best:
+            best = candidates[b]
+            worst_pair = (sg.names[leaves[a]], sg.names[leaves[b]])
+        reachable = [w if ok and w > 0 else huge for w, ok in zip(width, same_plane, strict=True)]
+        c = reachable.index(min(reachable))
+        if reachable[c] < uplinks:
+            short.append((sg.names[leaves[a]], sg.names[leaves[c]], reachable[c], uplinks))
+    return best, worst_pair, short
 
 
 # --------------------------------------------------------------------------------------------- the figures
 
 
 def graph_figures(ft: FabricTopology, sg: SwitchGraph, failures_too: bool) -> GraphFigures:
-    """Components, bisection, worst failure and ECMP on lists (figures.fabric_figures' loop; the numpy path's
-    numbers): each balanced split is a cut refined from the fabric's partition, its losses with their bounds."""
+    """Components, bisection, worst failure and ECMP on lists (the arrays engine's numbers): each balanced split
+    is a cut refined from the fabric's partition, its losses with their bounds."""
     labels = components(sg)
     leaves = [i for i, r in enumerate(sg.rank) if r == 1]
     planes = sorted({labels[i] for i in leaves})
@@ -305,7 +462,7 @@ def graph_figures(ft: FabricTopology, sg: SwitchGraph, failures_too: bool) -> Gr
         made = _Cuts(cut_graph(sg))
         bisection, reduced, worst = plane_bisection(
             plane_sets,
-            lambda members: splits(sg, members),
+            lambda members: endpoint_splits(len(sg.names), sg.endpoints, members),
             made.flow,
             lambda split, inside: [
                 (name, partial(_given, computed), None, partial(_given, bound))
