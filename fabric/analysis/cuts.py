@@ -7,8 +7,8 @@ finer than `base`, so starting there loses nothing, and only the classes the cut
 (worklist refinement: a class whose members differ in capacity into a new class splits, and its pieces go on the
 list). A damaged graph starts from the intact cut's partition with the lost switch (or the lost cable's ends) on
 their own: a partition that is equitable there has the same maximum flow (reduction.py), finer or not. Flows are
-exact integers, so the figures are small.py's to the bit (tests/test_cuts.py compares them on random graphs,
-tests/test_jobs.py the job tables of both engines).
+exact integers, so the figures are small.py's to the bit (tests/unit/analysis/test_cuts.py compares them on random
+graphs, tests/unit/analysis/test_jobs.py the job tables of both engines).
 
 As in figures.py's arrays, the intact flow is spread back over the members of each class (the spread that keeps
 conservation), which bounds what a loss can cost: jobs.py does not compute a loss whose bound is no lower than

@@ -4,9 +4,9 @@ without loading numpy and scipy (a quarter of a second, more than a small design
 Each function mirrors its namesake in figures.py or reduction.py step by step, on lists. Colour refinement
 compares exact signatures (a class and the capacity into it) instead of hashing them, which gives the
 partition the hashed version gives when nothing collides; flows are exact integers either way.
-tests/test_figures.py checks both paths against each other on every bundled design. The figures and the job table
-run through cuts.py, which refines each cut from the fabric's own partition; the from-scratch refinement, split
-flow and failures here are what tests/test_cuts.py checks it against.
+tests/unit/analysis/test_figures.py checks both paths against each other on every bundled design. The figures and
+the job table run through cuts.py, which refines each cut from the fabric's own partition; the from-scratch
+refinement, split flow and failures here are what tests/unit/analysis/test_cuts.py checks it against.
 """
 
 from __future__ import annotations

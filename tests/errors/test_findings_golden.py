@@ -1,6 +1,6 @@
 """Golden findings: every bad input (tests/errors/) and every broken design (tests/broken/) must print
 exactly its .txt file through `fabric validate`. One test id per case; `pytest --update-golden`
-rewrites them (review the diff). That every declared finding code is shown by one is tests/test_codes.py."""
+rewrites them (review the diff). That every declared finding code is shown by one is tests/unit/model/test_codes.py."""
 
 from __future__ import annotations
 

@@ -245,7 +245,7 @@ def _check_outputs(design: Design) -> int:
 @pytest.fixture(scope="module", autouse=True)
 def _sources_only() -> Iterator[None]:
     """Diagrams as DOT sources only: what the fuzzer checks is fabric's text, and a `dot` run per case would
-    cost a second each (tests/test_pictures.py lays them out)."""
+    cost a second each (tests/unit/render/test_pictures.py lays them out)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("fabric.render.outputs.diagrams.have_dot", lambda: False)
         yield

@@ -41,7 +41,7 @@ CABLING_CONTRACT = [
 ]
 IP_CONTRACT = ["device", "interface", "address", "peer_device", "peer_interface", "purpose"]
 # Laid-out pictures (and what embeds them) depend on the installed graphviz and are checked by content
-# in tests/test_pictures.py; their DOT sources and every text output are golden.
+# in tests/unit/render/test_pictures.py; their DOT sources and every text output are golden.
 NOT_GOLDEN = (".svg", ".png", ".xlsx", "report.html")
 LAB_FILES = sorted(n for n in render_all(built("lab")) if not n.endswith(NOT_GOLDEN))
 

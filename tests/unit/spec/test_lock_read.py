@@ -1,6 +1,6 @@
 """The lock read by columns (fabric/spec/lock.py) takes only what the schema (lockschema.py) takes: a lock as a
 build writes it is read so, and anything else goes to the schema, which reads it or says what is wrong where
-(tests/test_growth.py: the findings of bad locks)."""
+(tests/unit/allocation/test_growth.py: the findings of bad locks)."""
 
 from __future__ import annotations
 

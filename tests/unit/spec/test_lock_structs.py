@@ -1,5 +1,5 @@
 """The lock decoded into msgspec structs (fabric/spec/lock.py's first way) takes only what json.loads with the
-column checks and the schema take, and reads it alike; anything else goes on to them (tests/test_lock_read.py
+column checks and the schema take, and reads it alike; anything else goes on to them (tests/unit/spec/test_lock_read.py
 compares those two)."""
 
 from __future__ import annotations
