@@ -34,6 +34,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> object:
+    """Under FABRIC_FORBID_BUILDS=1 a build while the tests are collected raises: builds and renders belong in
+    tests and fixtures, where a bug fails one test instead of the whole collection (tests/unit/test_collection.py)."""
+    if os.environ.get("FABRIC_FORBID_BUILDS") != "1":
+        return (yield)
+    import fabric.pipeline as pipeline
+
+    real = pipeline._build
+
+    def forbidden(*args: object, **kwargs: object) -> Build:
+        raise RuntimeError("a fabric is built while the tests are collected; build inside a test or a fixture")
+
+    pipeline._build = forbidden  # type: ignore[assignment]  # build_fabric calls it, however it was imported
+    try:
+        return (yield)
+    finally:
+        pipeline._build = real
+
+
 def has_name(text: str, name: str) -> bool:
     """`name` (a port, `device:port`, …) occurs in `text` as a whole name: `swp1` does not match `swp10`."""
     return re.search(rf"(?<![\w/:.-]){re.escape(name)}(?![\w/.-])", text) is not None
