@@ -32,7 +32,7 @@ from fabric.render import render_all
 from fabric.spec.loader import Design, _load_doc, load_spec, load_spec_text
 from fabric.spec.schema import is_name
 from fabric.spec.yamlio import YamlDoc, parse_yaml
-from tests.conftest import DESIGNS, REPO
+from tests.conftest import DESIGNS, REPO, examples
 
 MARKER = "ZZINJECT"
 REGRESSIONS = sorted((REPO / "tests" / "fuzz-regressions").glob("*.yaml"))
@@ -205,7 +205,7 @@ def _load(data: Any, as_text: bool) -> Design | None:
         return None
 
 
-LOADER = settings(max_examples=3500, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+LOADER = settings(max_examples=examples(3500), suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 @pytest.mark.parametrize("as_text", [True, False], ids=["yaml", "data"])
@@ -215,7 +215,7 @@ def test_loader_gives_a_design_or_findings(mutant: tuple[str, Any], as_text: boo
     _load(mutant[1], as_text)
 
 
-@settings(max_examples=3500, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=examples(3500), suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=garbage)
 def test_loader_on_nested_garbage(data: Any) -> None:
     _load(data, as_text=False)
@@ -251,7 +251,7 @@ def _sources_only() -> Iterator[None]:
         yield
 
 
-@settings(max_examples=1000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=examples(1000), suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(mutant=mutants(("lab", "lab-ib"), gentle=True))
 def test_pipeline_and_render_never_escape_or_inject(mutant: tuple[str, Any]) -> None:
     design = _load(mutant[1], as_text=False)

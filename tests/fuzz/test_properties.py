@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 
 from fabric import Build, Severity, build_fabric, load_spec_text
 from fabric.analysis.figures import FabricFigures
+from tests.conftest import examples
 
 RATE = 400  # Gb/s of every port
 
-PROPERTY = settings(max_examples=30, deadline=None)
+PROPERTY = settings(max_examples=examples(30), deadline=None)
 
 
 def _parts(k: int, twin: bool) -> str:
@@ -198,7 +199,7 @@ def test_largest_two_tier_fabric_is_k_squared_over_2(k: int, twin: bool) -> None
     assert fig.bisection_pct == pytest.approx(100.0)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(st.sampled_from([4, 6, 8, 10, 12, 16]))
 def test_one_more_endpoint_needs_three_tiers(k: int) -> None:
     n = k * k // 2 + 1
@@ -237,7 +238,7 @@ def test_one_more_than_k_cubed_over_4_is_a_radix_error(k: int, tiers: str | int)
     assert figures(b).switches == {"leaf": 0, "spine": 0, "core": 0}
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(three_tier())
 def test_three_tier_switch_counts(case: tuple[int, int]) -> None:
     k, n = case
@@ -254,7 +255,7 @@ def test_three_tier_switch_counts(case: tuple[int, int]) -> None:
     assert leaf_uplinks(b) == [half] * leaves
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(three_tier())
 def test_three_tier_full_bisection(case: tuple[int, int]) -> None:
     k, n = case
@@ -326,7 +327,7 @@ def oversubscribed_pods(draw: st.DrawFn) -> tuple[int, int, str, int, int, int]:
     return k, pods * down * down, f"{num}:{den}", up, down, pods
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(oversubscribed_pods())
 def test_three_tier_oversubscription_compounds(case: tuple[int, int, str, int, int, int]) -> None:
     k, n, ratio, up, down, pods = case
@@ -341,7 +342,7 @@ def test_three_tier_oversubscription_compounds(case: tuple[int, int, str, int, i
     assert fig.bisection_gbps == pytest.approx(n / 2 * RATE * (up / down) ** 2)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(oversubscribed_pods())
 def test_three_tier_oversubscribed_fabric_meets_its_own_check(case: tuple[int, int, str, int, int, int]) -> None:
     k, n, ratio, up, down, _ = case
@@ -355,7 +356,7 @@ def test_three_tier_oversubscribed_fabric_meets_its_own_check(case: tuple[int, i
 # --------------------------------------------------------------------------------------------- planes
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.sampled_from([2, 4]), st.sampled_from([4, 6, 8, 12, 16]), st.data())
 def test_planes_are_identical_copies(planes: int, k: int, data: st.DataObject) -> None:
     # N hosts with p ports on p planes: p copies of the one-plane fabric of N one-port hosts

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabric.analysis import cuts, small
+from tests.conftest import examples
 
 
 def _same_partition(a: list[int], b: list[int]) -> bool:
@@ -63,7 +64,7 @@ def circulant_clos(draw: st.DrawFn) -> tuple[small.SwitchGraph, list[int], list[
     return small.SwitchGraph(names, rank, [0] * n, pairs, [edges[k][0] for k in keys], []), s_cap, t_cap
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(switch_graphs(), circulant_clos()))
 def test_cut_flows_are_those_refined_from_scratch(case: tuple[small.SwitchGraph, list[int], list[int]]) -> None:
     sg, s_cap, t_cap = case

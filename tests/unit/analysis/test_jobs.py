@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from fabric import build_fabric, load_spec_text
 from fabric.analysis.jobs import JobTable, job_bandwidth, job_sizes
 from fabric.render import render_all
-from tests.conftest import DESIGNS, built
+from tests.conftest import DESIGNS, built, examples
 
-PROPERTY = settings(max_examples=12, deadline=None)
+PROPERTY = settings(max_examples=examples(12), deadline=None)
 
 
 def _table(text: str, sizes: list[int]) -> JobTable:

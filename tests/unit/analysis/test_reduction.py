@@ -22,6 +22,7 @@ from fabric.analysis.reduction import (
     refine,
     row_ids,
 )
+from tests.conftest import examples
 
 
 def make_graph(n: int, edges: dict[tuple[int, int], int]) -> FlowGraph:
@@ -65,7 +66,7 @@ def random_graphs(draw: st.DrawFn) -> tuple[FlowGraph, int, int, np.ndarray]:
     return graph, source, sink, singled_out(n, source, sink, np.array(others))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(random_graphs())
 def test_reduced_max_flow_equals_max_flow_on_random_graphs(case: tuple[FlowGraph, int, int, np.ndarray]) -> None:
     graph, source, sink, initial = case
@@ -74,7 +75,7 @@ def test_reduced_max_flow_equals_max_flow_on_random_graphs(case: tuple[FlowGraph
     assert 2 <= size <= graph.n
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(random_graphs())
 def test_refine_is_equitable_and_refines_initial(case: tuple[FlowGraph, int, int, np.ndarray]) -> None:
     graph, source, sink, initial = case
@@ -87,7 +88,7 @@ def test_refine_is_equitable_and_refines_initial(case: tuple[FlowGraph, int, int
     assert colors[source] != colors[sink]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(random_graphs())
 def test_quotient_keeps_capacity_between_classes(case: tuple[FlowGraph, int, int, np.ndarray]) -> None:
     graph, _, _, initial = case
@@ -99,7 +100,7 @@ def test_quotient_keeps_capacity_between_classes(case: tuple[FlowGraph, int, int
     assert np.all(small.src < small.dst)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(random_graphs())
 def test_quotient_from_refines_table_is_the_quotient(case: tuple[FlowGraph, int, int, np.ndarray]) -> None:
     # reduced_max_flow takes the check and the quotient from refine's last table: the same as computed edge by edge
@@ -124,7 +125,7 @@ def test_quotient_from_refines_table_is_the_quotient(case: tuple[FlowGraph, int,
         assert (_checked_quotient(graph, dense, table) is None) == (not is_equitable(graph, dense))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(random_graphs())
 def test_flow_through_a_vertex_or_pair_bounds_what_its_loss_costs(case: tuple[FlowGraph, int, int, np.ndarray]) -> None:
     # the failures' lower bounds (figures.py): losing a vertex costs at most what passes it, losing capacity c of
@@ -260,7 +261,7 @@ def test_damage_that_lowers_the_flow_is_seen_by_the_reduction() -> None:
     assert reduced_max_flow(damaged, source, sink, clos_initial(n, 4, source, sink, damaged))[0] == 250
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.integers(min_value=2, max_value=10),
     st.integers(min_value=1, max_value=6),
@@ -285,7 +286,7 @@ def test_randomly_damaged_clos(leaves: int, spines: int, links: int, hosts: int,
 # ---------------------------------------------------------------------------------- row_ids, is_equitable, refine
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.integers(min_value=0, max_value=30).flatmap(
         lambda n: st.lists(

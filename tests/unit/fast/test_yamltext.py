@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabric.fast import yamltext
+from tests.conftest import examples
 
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -90,7 +91,7 @@ def test_scalars_as_pyyaml_writes_them(value: Any) -> None:
             assert yamltext.dump(data, width) == pyyaml(data, width)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(DOCS, st.sampled_from([80, 120, 1000]))
 def test_generated_documents(data: Any, width: int) -> None:
     assert yamltext.dump(data, width) == pyyaml(data, width)

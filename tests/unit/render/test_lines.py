@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from fabric.render.engine.lines import Shapes, fill, lines_of
 from fabric.render.engine.safety import UnsafeText
+from tests.conftest import examples
 
 # (template, macro) of every shape fabric fills, with the header context its template needs
 CONTEXT = {"label": "`compute`", "design": "d", "placeholders": 0, "nodes": 1, "inventory_key": "k"}
@@ -37,7 +38,7 @@ def _shapes(template: str) -> Shapes:
 
 
 @pytest.mark.parametrize(("template", "macro"), SHAPES)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(data=st.data())
 def test_a_filled_shape_is_what_jinja_renders(template: str, macro: str, data: st.DataObject) -> None:
     shapes = _shapes(template)

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from fabric.spec import reading
 from fabric.spec.reading import LIMITS, ReadError, read_bytes
+from tests.conftest import examples
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(size=st.integers(min_value=0, max_value=40))
 def test_a_file_is_read_whole_up_to_the_limit_and_refused_above(
     size: int, tmp_path_factory: pytest.TempPathFactory
