@@ -193,6 +193,7 @@ def _digest_in_child(design: str, seed: str) -> str:
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("design", ["superpod-h100-4su.yaml", "roce-512.yaml"])
 def test_outputs_are_byte_identical_across_runs(design: str) -> None:
     """Same spec, different processes and hash seeds: the same bytes."""

@@ -8,9 +8,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO
 
 
+@pytest.mark.slow
 def test_collecting_every_test_builds_no_fabric() -> None:
     env = {**os.environ, "FABRIC_FORBID_BUILDS": "1", "PYTHONPATH": str(REPO)}
     result = subprocess.run(

@@ -82,6 +82,7 @@ def test_build_never_replaces_a_foreign_directory(tmp_path: Path) -> None:
     assert (out / "thesis.tex").read_text() == "years of work"
 
 
+@pytest.mark.slow
 def test_default_design_builds_into_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["build"])

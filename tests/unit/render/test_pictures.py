@@ -320,6 +320,7 @@ def test_report_md_has_the_content() -> None:
 # --------------------------------------------------------------------------------------------- workbook
 
 
+@pytest.mark.slow
 def test_cabling_workbook() -> None:
     import openpyxl
 

@@ -145,6 +145,7 @@ def test_an_infiniband_node_name_with_a_quote_is_refused() -> None:
     assert [f.path for f in refused.value.findings] == ["infiniband['infiniband/compute'].nodes[0].nodeid"]
 
 
+@pytest.mark.slow
 def test_valid_designs_render_without_a_refusal() -> None:
     for design in ("lab", "lab-ib", "lab-ib-3tier", "roce-512", "superpod-h100-4su"):
         assert len(render_all(built(design))) > 10
