@@ -18,8 +18,17 @@ from hypothesis import settings
 from fabric.pipeline import Build, build_fabric
 
 # Property tests draw the same examples on every run (no database, no randomness): a CI failure reproduces.
-settings.register_profile("fabric", derandomize=True, database=None, deadline=None)
-settings.load_profile("fabric")
+# FABRIC_HYPOTHESIS picks the example counts: "ci" (the default) the full ones, "dev" (`./dev test --quick`) a tenth.
+settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+settings.register_profile("dev", settings.get_profile("ci"), max_examples=10)
+HYPOTHESIS_PROFILE = os.environ.get("FABRIC_HYPOTHESIS") or "ci"
+settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+def examples(full: int) -> int:
+    """A test's example count under the loaded profile: `full` for ci, a tenth (at least 10) for dev."""
+    return full if HYPOTHESIS_PROFILE != "dev" else min(full, max(10, full // 10))
+
 
 REPO = Path(__file__).resolve().parents[1]
 DESIGNS = REPO / "designs"
@@ -32,6 +41,36 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite golden files from the current output (review the diff before committing)",
     )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> object:
+    """Under FABRIC_FORBID_BUILDS=1 a build while the tests are collected raises: builds and renders belong in
+    tests and fixtures, where a bug fails one test instead of the whole collection (tests/unit/test_collection.py)."""
+    if os.environ.get("FABRIC_FORBID_BUILDS") != "1":
+        return (yield)
+    import fabric.pipeline as pipeline
+
+    real = pipeline._build
+
+    def forbidden(*args: object, **kwargs: object) -> Build:
+        raise RuntimeError("a fabric is built while the tests are collected; build inside a test or a fixture")
+
+    pipeline._build = forbidden  # type: ignore[assignment]  # build_fabric calls it, however it was imported
+    try:
+        return (yield)
+    finally:
+        pipeline._build = real
+
+
+LIVE = Path(__file__).resolve().parent / "live"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/live/ starts a real tool: marked `real`, so `-m "not real"` leaves them out."""
+    for item in items:
+        if item.path.is_relative_to(LIVE):
+            item.add_marker(pytest.mark.real)
 
 
 def has_name(text: str, name: str) -> bool:

@@ -4,8 +4,8 @@ The big tables (a million rows at 100k GPUs on RoCE) are mostly text that needs 
 checked whole (one join, substring tests in C); when no cell of any column holds a comma, a quote or a line
 break, the rows go through one `%` pattern each (render/bulk.py: no Python frame per row). Anything else — a
 cell that needs quoting, a value that is not text, a single column (whose empty cell csv quotes) — goes to the
-csv module as it is. tests/test_csvtext.py compares the two. Rows given as tuples of any values (cabling.csv)
-go through `joined`, which judges its text instead (tests/test_pictures.py).
+csv module as it is. tests/unit/fast/test_csvtext.py compares the two. Rows given as tuples of any values (cabling.csv)
+go through `joined`, which judges its text instead (tests/unit/render/test_pictures.py).
 """
 
 from __future__ import annotations

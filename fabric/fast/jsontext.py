@@ -10,7 +10,7 @@ C escaping. Two more kinds of value stand for dicts, so that big documents need 
 - `Shared`: `fn(*args)`, a value many documents of a build hold the same (the QoS tables of every switch
   with the same ports and profile): written once per depth and reused while cached.
 
-`plain` turns either back into dicts. tests/test_jsontext.py checks all of it against json.dumps.
+`plain` turns either back into dicts. tests/unit/fast/test_jsontext.py checks all of it against json.dumps.
 """
 
 from __future__ import annotations

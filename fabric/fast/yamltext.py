@@ -5,7 +5,7 @@ Kubernetes objects and EOS structured configs are millions of nodes. The data th
 mappings and sequences of text, numbers, booleans and null, so this writes the block layout itself and asks
 PyYAML how to write each distinct scalar once (plain, quoted or escaped: its own choice, remembered).
 Whatever it cannot vouch for — another type, a scalar PyYAML would spread over lines, a line long enough
-that PyYAML might have folded it — goes to PyYAML whole. tests/test_yamltext.py compares the two.
+that PyYAML might have folded it — goes to PyYAML whole. tests/unit/fast/test_yamltext.py compares the two.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Every finding code, declared once: its severities, the stages that raise it, what it checks, one line of
 documentation. A finding with a code not listed here cannot be made (Finding checks), and docs/checks.md (the
-checks table there) is generated from this table (tests/test_codes.py verifies both, and that every code is raised
-by a golden broken design, a bad input or a test).
+checks table there) is generated from this table (tests/unit/model/test_codes.py verifies both, and that every code is
+raised by a golden broken design, a bad input or a test).
 
 Plain data: no imports of any stage.
 """

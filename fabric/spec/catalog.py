@@ -362,8 +362,8 @@ class Catalog:
 
 @cache
 def builtin_catalog() -> Catalog:
-    """The bundled parts. Read from catalog.json, catalog.yaml's data as JSON (tests/test_catalog.py keeps the two
-    in step; `pytest --update-golden` rewrites it): json parses it many times faster than the YAML reader with
+    """The bundled parts. Read from catalog.json, catalog.yaml's data as JSON (tests/unit/spec/test_catalog.py keeps
+    the two in step; `pytest --update-golden` rewrites it): json parses it many times faster than the YAML reader with
     positions, a cost of every process's first build. Validated by the same models as ever."""
     text = Path(__file__).with_name("catalog.json").read_text(encoding="utf-8")  # as resources.py finds templates
     data = CatalogFile.model_validate(json.loads(text))

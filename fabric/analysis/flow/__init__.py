@@ -4,6 +4,6 @@ the job table's cuts.
 Two engines give the same numbers: `lists` (pure Python on adjacency lists, so that a small design never loads
 numpy and scipy) and `arrays` (numpy and scipy, with the symmetry reduction of `reduction`). `graph` builds the
 switch graph both read; `bisection` holds the balanced splits and the loop over planes both run.
-`analysis/figures.py` chooses between them by size; tests/flow_reference.py is the slow oracle they are tested
+`analysis/figures.py` chooses between them by size; tests/support/flow_reference.py is the slow oracle they are tested
 against.
 """

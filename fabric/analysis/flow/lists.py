@@ -11,8 +11,9 @@ every equitable refinement of the ranks is finer than `base`, so starting there 
 classes the cut split need to be looked at (worklist refinement: a class whose members differ in capacity into a
 new class splits, and its pieces go on the list). A damaged graph starts from the intact cut's partition with the
 lost switch (or the lost cable's ends) on their own: a partition that is equitable there has the same maximum flow
-(reduction.py), finer or not. tests/test_cuts.py compares the cuts with tests/flow_reference.py's refinement from
-scratch on random graphs, tests/test_figures.py and tests/test_jobs.py the figures and job tables of both engines.
+(reduction.py), finer or not. tests/unit/analysis/test_cuts.py compares the cuts with
+tests/support/flow_reference.py's refinement from scratch on random graphs, tests/unit/analysis/test_figures.py
+and tests/unit/analysis/test_jobs.py the figures and job tables of both engines.
 
 As in the arrays engine, the intact flow is spread back over the members of each class (the spread that keeps
 conservation), which bounds what a loss can cost: a loss whose bound is no lower than the worst so far is not

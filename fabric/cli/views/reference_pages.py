@@ -1,4 +1,4 @@
-"""The generated pages of the documentation site (docs/): made from the code, kept fresh by tests/test_docs.py.
+"""The generated pages of the documentation site (docs/): made from the code, kept fresh by tests/unit/test_docs.py.
 
 `pages()` maps each page's path relative to docs/ to its text; `python -m fabric.cli.views.reference_pages DIR`
 (`./dev docs`) writes them into DIR. The pages: the checks (from the codes registry), the outputs (from the

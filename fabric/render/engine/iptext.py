@@ -1,7 +1,7 @@
 """Addresses as text, as `str()` writes them, faster: a 100k-GPU RoCE fabric's configs hold ~1M addresses, and
 ipaddress writes each in Python. The text comes from the allocator's functions (fabric/fast/addresses.py: IPv6
 through libc's inet_ntop, which writes RFC 5952 as ipaddress does); scoped addresses go to ipaddress.
-tests/test_iptext.py and tests/test_addresses.py compare.
+tests/unit/render/test_iptext.py and tests/unit/fast/test_addresses.py compare.
 """
 
 from __future__ import annotations

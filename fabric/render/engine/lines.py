@@ -8,7 +8,7 @@ bring is checked as `finalize` checks it (one line of printable text, without th
 file's values in one pass.
 
 A shape's macro prints its arguments as they are, as every template does (no filter, test or condition on them:
-the placeholders would pass through one unchanged); tests/test_lines.py compares every shape with Jinja's
+the placeholders would pass through one unchanged); tests/unit/render/test_lines.py compares every shape with Jinja's
 rendering of its macro.
 """
 

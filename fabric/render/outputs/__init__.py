@@ -1,7 +1,7 @@
 """Every output fabric writes, by family: one module (or package) per family, each declaring its `OUTPUTS`.
 
 A new output goes into its family's module (a new family: a module here and a line in FAMILIES);
-tests/test_registry.py checks that every module declaring OUTPUTS is listed and that no name repeats.
+tests/unit/test_registry.py checks that every module declaring OUTPUTS is listed and that no name repeats.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The same switch as `startup-config`, as data an AVD workflow takes as it is (`eo
 `get_device_config`, CloudVision). Secrets stay references: Ansible lookups of the spec's environment variable
 or file, the BGP password through AVD's own `arista.avd.encrypt` filter (AVD stores BGP passwords type 7), so
 the file holds no secret. The tests validate every file with pyavd's schema, render it with pyavd and compare
-the result with `startup-config` statement by statement (tests/test_eos_avd.py).
+the result with `startup-config` statement by statement (tests/live/test_eos_avd.py).
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ class StrictModel(BaseModel):
     # first read), and a nested model when something validates it alone, as a validator and serializer per model
     # would be built at every import. A section's default is made by model_construct, not by validating {} (which
     # would build the section's own validator): the same value, as those sections have no model validators and
-    # pydantic validates no default (tests/test_startup.py checks both).
+    # pydantic validates no default (tests/unit/pipeline/test_startup.py checks both).
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 

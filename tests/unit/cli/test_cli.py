@@ -1,0 +1,179 @@
+"""The command line: exit codes, JSON, strict mode, atomic builds, the default design, show, schema."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fabric import render_all
+from fabric.cli import app
+from fabric.cli.views.spec_reference import spec_reference
+from tests.conftest import DESIGNS, REPO, built
+
+runner = CliRunner()
+LAB = str(DESIGNS / "lab.yaml")
+
+
+def test_validate_clean_design_exits_0() -> None:
+    result = runner.invoke(app, ["validate", LAB])
+    assert result.exit_code == 0
+    assert result.output.strip().endswith("lab: 0 error(s), 0 warning(s), 0 note(s)")
+
+
+def test_validate_json() -> None:
+    result = runner.invoke(app, ["validate", "--json", str(REPO / "tests/broken/failure-impact.yaml")])
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert data["design"] == "failure-impact" and data["warnings"] == 1 and data["errors"] == 0
+    assert data["findings"][0]["code"] == "failure-impact"
+    assert {"severity", "code", "path", "message", "hint", "file", "line"} <= set(data["findings"][0])
+
+
+def test_validate_json_for_an_invalid_spec_exits_2() -> None:
+    result = runner.invoke(app, ["validate", "--json", str(REPO / "tests/errors/unknown-key.yaml")])
+    assert result.exit_code == 2
+    data = json.loads(result.output)
+    assert data["design"] is None and data["findings"][0]["code"] == "spec-unknown-key"
+
+
+def test_build_writes_every_output(tmp_path: Path) -> None:
+    out = tmp_path / "lab"
+    result = runner.invoke(app, ["build", LAB, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
+    assert written == {*render_all(built("lab")), ".fabric-output"}  # every declared output, nothing else
+    assert {"asn-plan.csv", "cabling.csv", "cabling.md", "inventory.csv", "ip-plan.csv", "summary.json"} <= written
+    assert sorted(p.name for p in (out / "configs" / "leaf1").iterdir()) == ["frr.conf", "interfaces"]
+    assert {"topology-compute.dot", "floor.dot", "racks"} <= {p.name for p in (out / "diagrams").iterdir()}
+    assert json.loads((out / "summary.json").read_text())["design"] == "lab"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".lab.")], "staging directories left behind"
+
+
+def test_build_refuses_with_errors_and_keeps_the_previous_output(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["build", LAB, "-o", str(out)]).exit_code == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    result = runner.invoke(app, ["build", str(REPO / "tests/broken/radix.yaml"), "-o", str(out)])
+    assert result.exit_code == 1
+    assert "nothing was written" in result.output
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_rebuild_replaces_the_output(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["build", LAB, "-o", str(out)]).exit_code == 0
+    (out / "stale.txt").write_text("from an older build")
+    assert runner.invoke(app, ["build", LAB, "-o", str(out)]).exit_code == 0
+    assert not (out / "stale.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_build_never_replaces_a_foreign_directory(tmp_path: Path) -> None:
+    out = tmp_path / "precious"
+    out.mkdir()
+    (out / "thesis.tex").write_text("years of work")
+    result = runner.invoke(app, ["build", LAB, "-o", str(out)])
+    assert result.exit_code == 2
+    assert "was not written by fabric" in result.output
+    assert (out / "thesis.tex").read_text() == "years of work"
+
+
+@pytest.mark.slow
+def test_default_design_builds_into_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["build"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "output/superpod-h100-4su/summary.json").read_text())
+    assert summary["fabrics"]["compute"]["switches"] == {"leaf": 32, "spine": 16, "core": 0}
+    assert set(summary["fabrics"]) == {"compute", "storage", "inband", "oob"}
+
+
+def test_show_prints_the_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "220")
+    result = runner.invoke(app, ["show", str(DESIGNS / "superpod-h100-1su.yaml")])
+    assert result.exit_code == 0
+    text = result.output
+    assert "248 GPUs" in text and "12 switches" in text
+    row = next(line for line in text.splitlines() if "compute" in line and "infiniband" in line)
+    cells = [cell.strip() for cell in row.split("│")[1:-1]]
+    assert cells == [
+        "compute",
+        "infiniband",
+        "2",
+        "8",
+        "4",
+        "0",
+        "252",
+        "256",
+        "0",
+        "leaf 1:1",
+        "50.0 Tb/s (100.0%)",
+        "32",
+        "76.8% (switch spine01)",
+    ]
+    assert "mmf-400g" in text
+
+
+def test_unreadable_yaml_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    result = runner.invoke(app, ["show", str(bad)])
+    assert result.exit_code == 2
+    assert len(result.output.strip().splitlines()) == 1
+    assert result.output.startswith(f"error: {bad}:")
+
+
+def test_spec_reference_is_up_to_date() -> None:
+    assert (REPO / "docs/spec/reference.md").read_text() == spec_reference(), (
+        "docs/spec/reference.md is stale: run `./dev docs`"
+    )
+
+
+def test_schema_is_json() -> None:
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0
+    assert json.loads(result.output)["title"] == "Spec"
+
+
+def test_help_lists_the_commands() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for command in ("validate", "build", "show", "schema"):
+        assert command in result.output
+
+
+def test_python_api(tmp_path: Path) -> None:
+    from fabric import build_fabric, load_spec, render_all, write_outputs
+
+    build = build_fabric(load_spec(LAB))
+    files = render_all(build)
+    write_outputs(files, tmp_path / "x", build.name)
+    assert (tmp_path / "x" / "cabling.csv").read_bytes() == files["cabling.csv"]
+    shutil.rmtree(tmp_path / "x")
+
+
+def test_diagram_writes_the_views_asked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fabric.render.outputs.diagrams as outputs
+    import fabric.render.outputs.diagrams.dot as dot
+
+    monkeypatch.setattr(outputs, "have_dot", lambda: False)  # as on a machine without graphviz
+    monkeypatch.setattr(dot, "have_dot", lambda: False)
+    result = runner.invoke(app, ["diagram", LAB, "--view", "floor", "--view", "topology", "-o", str(tmp_path / "d")])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == [".fabric-output", "floor.dot", "topology-compute.dot"]
+    assert result.output.count("apt-get install graphviz") == 1
+    bad = runner.invoke(app, ["diagram", LAB, "--view", "side"])
+    assert bad.exit_code == 2 and "unknown view side" in bad.output
+
+
+def test_show_prints_the_tco_and_build_is_quiet_off_a_terminal(tmp_path: Path) -> None:
+    shown = runner.invoke(app, ["show", LAB])
+    assert shown.exit_code == 0, shown.output
+    assert "Total cost of ownership, 5 years" in shown.output and "placeholders" in shown.output
+    assert "per GPU-hour" not in shown.output  # the lab has no GPUs
+    built_ = runner.invoke(app, ["build", LAB, "-o", str(tmp_path / "o")])
+    assert built_.exit_code == 0 and "rendering" not in built_.output  # no progress display off a terminal

@@ -1,0 +1,107 @@
+"""The analysis beside allocation and intent (fabric/fast/parallel.py's `beside`, as the pipeline uses it): a forked
+child gives the same build as one process, its errors reach the caller, and nothing is left running."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import pytest
+
+import fabric.pipeline as pipeline
+from fabric import build_fabric
+from fabric.analysis.jobs import job_bandwidth
+from fabric.fast.parallel import beside
+from tests.conftest import DESIGNS
+
+
+@pytest.mark.parametrize("design", ["superpod-h100-2su", "lab-dual"])
+def test_beside_gives_the_build_of_one_process(design: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    alone = build_fabric(DESIGNS / f"{design}.yaml")
+    assert "jobs" not in vars(alone)  # one process: the table is made on first read
+    monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)  # fork even for a small design
+    monkeypatch.setattr(pipeline, "BESIDE_SWITCHES", 0)
+    forked = build_fabric(DESIGNS / f"{design}.yaml", workers=2, jobs=True)
+    assert forked.figures == alone.figures
+    assert forked.findings == alone.findings
+    assert forked.plan.cables == alone.plan.cables
+    table = job_bandwidth(alone.design, alone.topology)
+    assert table is not None and len(table.rows) >= 3
+    assert vars(forked)["jobs"] == table  # made beside, and what render reads
+    assert alone.jobs == table  # made on first read
+    assert multiprocessing.active_children() == []
+
+
+def test_graph_findings_made_beside_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the graph checks run in the child with the figures: their findings come back with the file and line
+    from fabric import load_spec_text
+    from tests.unit.analysis.test_figures import explicit_spec
+
+    text = explicit_spec(drop={(1, 1, 0)})  # a missing link: bisection error, uneven-spread warning
+    alone = build_fabric(load_spec_text(text))
+    monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)
+    monkeypatch.setattr(pipeline, "BESIDE_SWITCHES", 0)
+    forked = build_fabric(load_spec_text(text), workers=2, jobs=True)
+    codes = sorted(f.code for f in forked.findings)
+    assert "bisection" in codes and "uneven-spread" in codes
+    assert forked.findings == alone.findings
+    assert all(f.line for f in forked.findings if f.code == "bisection")
+
+
+def test_one_worker_or_no_jobs_forks_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)
+    monkeypatch.setattr(pipeline, "BESIDE_SWITCHES", 0)
+    forks: list[int] = []
+    real = multiprocessing.get_context
+
+    def counting(method: str) -> object:
+        forks.append(1)
+        return real(method)
+
+    monkeypatch.setattr(multiprocessing, "get_context", counting)
+    assert "jobs" not in vars(build_fabric(DESIGNS / "lab.yaml", workers=1, jobs=True))
+    assert forks == []
+    assert "jobs" not in vars(build_fabric(DESIGNS / "lab.yaml", workers=2))  # figures beside, no table
+    assert forks == [1]
+
+
+def _fails() -> int:
+    raise ZeroDivisionError("in a child")
+
+
+def _answers() -> int:
+    return 42
+
+
+def test_an_error_beside_reaches_the_caller_and_stops_the_children() -> None:
+    with beside(_answers) as answer:
+        assert answer.result() == 42
+    with pytest.raises(ZeroDivisionError, match="in a child"), beside(_fails) as failing:
+        failing.result()
+    assert multiprocessing.active_children() == []
+    with beside(_answers, fork=False) as inline:  # not forked: computed at result()
+        assert inline.result() == 42
+    # an error on this side while the child still computes: its result is taken, then the pool ends
+    with pytest.raises(KeyError, match="here"), beside(_slowly):
+        raise KeyError("here")
+    assert multiprocessing.active_children() == []
+
+
+def _slowly() -> int:
+    import time
+
+    time.sleep(0.3)
+    return 7
+
+
+def test_the_analysis_forks_only_where_it_pays(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 4 x 256 EOS has 13,312 links but 260 switches: its analysis takes the pure-Python path (~0.03 s), less than
+    # a fork costs; a fabric above BESIDE_SWITCHES switches also loads numpy and scipy beside
+    build = build_fabric(DESIGNS / "superpod-h100-2su.yaml")
+    switches = len(build.topology.fabrics["compute"].switches)
+    assert 0 < switches <= pipeline.BESIDE_SWITCHES
+    monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)
+    assert not pipeline.beside_pays(build.topology)  # enough links, too few switches
+    monkeypatch.setattr(pipeline, "BESIDE_SWITCHES", switches - 1)
+    assert pipeline.beside_pays(build.topology)
+    monkeypatch.setattr(pipeline, "BESIDE_ABOVE", sum(len(ft.links) for ft in build.topology.fabrics.values()) + 1)
+    assert not pipeline.beside_pays(build.topology)  # too few links

@@ -1,0 +1,456 @@
+"""Pictures, report, BOM, power and TCO: content, not only that files exist."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fabric import render_all, write_outputs
+from fabric.costing import costing
+from fabric.fast.csvtext import joined as _joined
+from fabric.render.outputs.diagrams import diagrams, draw
+from fabric.render.outputs.diagrams.graph import Diagram
+from fabric.render.outputs.diagrams.topology import topology_diagram
+from fabric.render.outputs.tables import as_text, csv_text
+from tests.conftest import built, require_tool
+
+DOT_HINT = "Debian: apt-get install graphviz"
+
+
+def edge_labels(diagram: Diagram) -> tuple[str, ...]:
+    return tuple(e.label for e in diagram.edges if e.label)
+
+
+def _bom(design: str) -> dict[tuple[str, str, str, str], int]:
+    lines = costing(built(design)).lines
+    return {(line.category, line.model, line.fabric, line.detail): line.count for line in lines}
+
+
+# --------------------------------------------------------------------------------------------- BOM
+
+
+def test_4su_compute_bom_is_nvidias() -> None:
+    """RA-11333-001 Appendix A (4 SU, 127 nodes): 48 QM9700 (32 leaf + 16 spine), 1536 switch-side and
+    508 node-side OSFP transceivers, 4 UFM transceivers, 2040 NDR 400G cables counted per link
+    (1016 node-leaf + 1024 leaf-spine) and 4 × 200G UFM cables, all multimode fibre."""
+    build = built("superpod-h100-4su")
+    bom = _bom("superpod-h100-4su")
+    assert bom[("switch", "qm9700", "compute", "leaf")] == 32
+    assert bom[("switch", "qm9700", "compute", "spine")] == 16
+    assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "switch side")] == 1536
+    assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "node side")] == 508
+    assert bom[("transceiver", "qsfp56-200g-sr4", "compute", "node side")] == 4
+    cables = [line for line in costing(build).lines if line.category == "cable" and line.fabric == "compute"]
+    assert sum(line.count for line in cables if line.detail.startswith("mmf-400g")) == 2040
+    assert sum(line.count for line in cables if line.detail.startswith("mmf-200g")) == 4
+    assert {line.detail.split()[0] for line in cables} == {"mmf-400g", "mmf-200g"}
+    tiers = [c.link.tier for c in build.plan.cables if c.link.fabric == "compute" and c.link.speed_gbps == 400]
+    assert (tiers.count("node-leaf"), tiers.count("leaf-spine")) == (1016, 1024)
+    assert bom[("node", "dgx-h100", "", "8 GPUs")] == 127
+
+
+def test_bom_csv_totals_and_placeholders() -> None:
+    build = built("superpod-h100-4su")
+    rows = list(csv.DictReader(io.StringIO(render_all(build)["bom.csv"].decode())))
+    assert list(rows[0])[:6] == ["category", "model", "fabric", "count", "unit_price_usd", "total_price_usd"]
+    assert {r["category"] for r in rows} <= {"switch", "transceiver", "cable", "nic", "node", "rack", "pdu", "other"}
+    for r in rows:
+        assert float(r["total_price_usd"]) == pytest.approx(int(r["count"]) * float(r["unit_price_usd"]))
+        assert "placeholder" in r["note"]
+    c = costing(build)
+    assert sum(float(r["total_price_usd"]) for r in rows) == pytest.approx(c.capital_usd)
+    racks = next(r for r in rows if r["category"] == "rack")
+    assert int(racks["count"]) == len(build.topology.racks) == 40
+    assert c.per_gpu_usd == pytest.approx(c.capital_usd / 1016)
+
+
+def test_dac_links_have_no_transceivers() -> None:
+    """roce-512: leaf-spine links within 2 m are DAC; only fibre ends get optics."""
+    build = built("roce-512")
+    c = costing(build)
+    optical = [cb for cb in build.plan.cables if cb.media_kind in ("mmf", "smf")]
+    transceivers = sum(line.count for line in c.lines if line.category == "transceiver")
+    # every optical end is in one counted cage; a cage (twin-port) may serve two links
+    assert 0 < transceivers <= 2 * len(optical)
+    assert not c.unmatched_optics
+
+
+def test_ends_no_transceiver_fits_are_named_and_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An end whose connector, medium and speed no transceiver of the catalog fits is named once, and neither its
+    cage nor its power is counted; the others' are as before."""
+    import fabric.costing as costing_module
+
+    build = built("superpod-h100-4su")
+    before = costing_module._costing(build)
+    real = costing_module._transceiver
+    missing = next(c for c in build.plan.cables if c.media_kind in ("mmf", "smf"))
+    speed = missing.link.speed_gbps
+
+    def without(catalog: object, connector: str, kind: str, gbps: int) -> object:
+        return None if gbps == speed and kind == missing.media_kind else real(catalog, connector, kind, gbps)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(costing_module, "_transceiver", without)
+    after = costing_module._costing(build)
+    assert after.unmatched_optics and all(f" {missing.media_kind} {speed}G" in u for u in after.unmatched_optics)
+    counted = {line.model: line.count for line in after.lines if line.category == "transceiver"}
+    assert 0 < sum(counted.values()) < sum(line.count for line in before.lines if line.category == "transceiver")
+    assert sum(r.optics_w for r in after.racks) < sum(r.optics_w for r in before.racks)
+
+
+def test_power_and_tco() -> None:
+    build = built("superpod-h100-4su")
+    c = costing(build)
+    devices_w = sum(d.power_w for d in build.topology.devices.values())
+    assert sum(r.devices_w for r in c.racks) == devices_w
+    optics = sum(r.optics_w for r in c.racks)
+    assert optics == pytest.approx(508 * 17 + 4 * 5 + 32 * 17 + 254 * 9)  # node-side optics of both IB fabrics
+    costs = build.design.spec.costs
+    assert len(c.years) == costs.years == 5
+    energy = c.power_w / 1000 * costs.load_pct / 100 * costs.pue * 8760 * costs.energy_usd_per_kwh
+    assert c.years[1].energy_usd == pytest.approx(energy)
+    assert c.years[0].capital_usd == c.capital_usd and c.years[1].capital_usd == 0
+    assert c.years[-1].cumulative_usd == pytest.approx(sum(y.total_usd for y in c.years))
+    assert c.tco_per_gpu_hour_usd == pytest.approx(c.tco_usd / (1016 * 8760 * 5))
+    summary = __import__("json").loads(render_all(build)["summary.json"])
+    assert summary["cost"]["tco_usd"] == pytest.approx(c.tco_usd, abs=0.01)
+    assert "placeholder" in summary["cost"]["note"]
+
+
+def test_formulas_are_written_as_text() -> None:
+    assert as_text("=cmd|' /C calc'!A0") == "'=cmd|' /C calc'!A0"
+    assert [as_text(v) for v in ("+1", "-x", "@sum", "ok", 5, None)] == ["'+1", "'-x", "'@sum", "ok", 5, ""]
+    assert csv_text(("a",), [("=1+1",)]) == "a\n'=1+1\n"
+
+
+CELLS = st.one_of(
+    st.none(), st.integers(-5, 5), st.floats(-2, 2, allow_nan=False), st.text(alphabet='=+-@\t\r\n",a1 ', max_size=4)
+)
+
+
+@given(st.lists(st.lists(CELLS, min_size=1, max_size=4), max_size=6))
+def test_csv_text_from_a_function_is_the_same_text(rows: list[list[object]]) -> None:
+    """The fast path (the table written as it is when no cell could need the apostrophe) changes nothing."""
+    columns = ("a", "b", "c", "d")
+    assert csv_text(columns, lambda: iter(rows)) == csv_text(columns, iter(rows))
+
+
+@given(st.lists(st.tuples(CELLS, CELLS, CELLS), max_size=6), st.integers(0, 2))
+def test_csv_text_joined_is_the_same_text(rows: list[tuple[object, ...]], width: int) -> None:
+    """`plain`'s fast path (cells joined by commas) writes what csv.writer writes, whatever the cells hold."""
+    columns = ("a", "b", "c")[: width + 1]
+    rows = [r[: width + 1] for r in rows]
+    assert csv_text(columns, lambda: iter(rows), plain=True) == csv_text(columns, iter(rows))
+
+
+def test_csv_text_joins_plain_rows() -> None:
+    rows = [("x", 1, 2.5, ""), ("y-1", "", 3, "z")]
+    assert _joined(("a", "b", "c", "d"), rows) == "a,b,c,d\nx,1,2.5,\ny-1,,3,z\n"
+    # a row's first cell that could be a formula is found from the rows' first characters (a cell after a comma
+    # from the text)
+    assert csv_text(("a", "b"), lambda: iter([("x", "y"), ("-1", "z")]), plain=True) == "a,b\nx,y\n'-1,z\n"
+    assert csv_text(("a", "b"), lambda: iter([("x", "-y")]), plain=True) == "a,b\nx,'-y\n"
+    assert [_joined(("a", "b"), [bad]) for bad in (("x", None), ("x,y", ""), ('"', ""), ("x\ny", ""), ("x",))] == [
+        None
+    ] * 5
+
+
+# --------------------------------------------------------------------------------------------- diagrams (sources)
+
+
+def test_large_fabric_is_aggregated_the_superpod_way() -> None:
+    build = built("superpod-h100-4su")
+    d = topology_diagram(build, "compute", detailed=False)
+    labels = {b.label.split("\n")[0]: b.label for b in d.boxes}
+    assert labels["spines"] == "spines\n16 × qm9700"
+    assert [f"SU{i} leaves" in labels for i in (1, 2, 3, 4)] == [True] * 4
+    assert "8 × qm9700" in labels["SU4 leaves"]
+    assert "31 × dgx-h100\ndgx097–dgx127" in labels["SU4 gpu"]
+    assert sorted(edge_labels(d)).count("256 × 400G = 102.4T") == 4 + 3  # leaf-spine per SU, full SUs' node links
+    assert "248 × 400G = 99.2T" in edge_labels(d) and "4 × 200G = 800G" in edge_labels(d)
+
+
+def test_small_fabric_is_detailed() -> None:
+    build = built("lab")
+    [topo] = [d for d in diagrams(build, ("topology",)) if d.name == "topology-fabric"] or diagrams(
+        build, ("topology",)
+    )
+    names = {b.label.split("\n")[0] for b in topo.boxes}
+    assert {"spine1", "spine2", "leaf1", "leaf4"} <= names
+
+
+def test_a_100k_style_fabric_fits_one_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Layers with many groups fold their middle into one box, link totals kept (6 SUs, at most 4 drawn)."""
+    import fabric.render.outputs.diagrams.topology as topology
+
+    monkeypatch.setattr(topology, "MAX_GROUPS", 4)
+    build = built("lab-ib-3tier")
+    d = topology_diagram(build, "compute", detailed=False)
+    assert len(d.boxes) <= 4 * 3 + 1
+    assert any(b.label.startswith("… ") for b in d.boxes)
+    total = 0
+    for label in edge_labels(d):
+        match = re.match(r"([\d,]+) × ", label)
+        total += int(match.group(1).replace(",", "")) if match else 1
+    assert total == len(build.topology.fabrics["compute"].links)
+
+
+def test_without_dot_only_sources() -> None:
+    items = draw(diagrams(built("lab")), with_dot=False)
+    assert items and all(i.svg is None and i.png is None and i.dot.startswith(("graph", "strict")) for i in items)
+
+
+# --------------------------------------------------------------------------------------------- laid out by dot
+
+
+@pytest.mark.real
+def test_diagrams_laid_out_by_dot() -> None:
+    require_tool("dot", DOT_HINT)
+    files = render_all(built("superpod-h100-4su"))
+    names = sorted(n for n in files if n.startswith("diagrams/"))
+    for view in ("topology-compute", "topology-storage", "topology-inband", "topology-oob", "rails-compute", "floor"):
+        assert {f"diagrams/{view}.{ext}" for ext in ("dot", "svg", "png")} <= set(names)
+
+    def text(name: str) -> str:  # graphviz writes `-` as &#45;
+        return html.unescape(files[name].decode())
+
+    topo = text("diagrams/topology-compute.svg")
+    assert "SU1 leaves" in topo and "256 × 400G = 102.4T" in topo and "Generated by graphviz" not in topo
+    assert files["diagrams/topology-compute.png"].startswith(b"\x89PNG")
+    row_a = text("diagrams/racks/row-A.svg")
+    assert all(f"dgx{i:03d}" in row_a for i in range(1, 41))
+    assert "45 kW" in row_a
+    row_d = text("diagrams/racks/row-D.svg")
+    assert "spine16" in row_d and "qm9700" in row_d
+    floor = text("diagrams/floor.svg")
+    assert all(rack in floor for rack in build_racks("superpod-h100-4su"))
+    assert "SU1" in floor and "compute" in floor and "network" in floor
+    rails = text("diagrams/rails-compute.svg")
+    assert "su4-rail7-leaf" in rails and "rail 7: 128 × 400G" in rails
+
+
+def build_racks(design: str) -> list[str]:
+    return list(built(design).topology.racks)
+
+
+@pytest.mark.real
+def test_same_spec_same_pictures() -> None:
+    require_tool("dot", DOT_HINT)
+    from fabric import build_fabric
+    from tests.conftest import REPO  # type: ignore[attr-defined]
+
+    one = render_all(build_fabric(REPO / "designs" / "lab.yaml"))
+    two = render_all(build_fabric(REPO / "designs" / "lab.yaml"))
+    assert [k for k in one if k.startswith("diagrams/")] and one == two
+
+
+# --------------------------------------------------------------------------------------------- report in Chromium
+
+
+def _screenshot_colours(png: bytes) -> int:
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    return len(image.resize((200, 150)).getcolors(maxcolors=200 * 150) or [])
+
+
+@pytest.mark.real
+def test_report_in_headless_chromium(tmp_path: Path) -> None:
+    require_tool("dot", DOT_HINT)
+    chromium = require_tool("chromium", "Debian: apt-get install chromium")
+    driver_path = require_tool("chromedriver", "Debian: apt-get install chromium-driver")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    build = built("superpod-h100-4su")
+    out = write_outputs(render_all(build), tmp_path / "out", build.name)
+    report = Path(out) / "report.html"
+    html = report.read_text()
+    assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html  # no fetches
+    known = build.plan.cables[1500]
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1600,1200",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    try:
+        driver.get(report.as_uri())
+        figures = driver.find_elements(By.CSS_SELECTOR, "figure.diagram")
+        expected = [n for n in render_all(build) if n.startswith("diagrams/") and n.endswith(".svg")]
+        assert len(figures) == len(expected) > 8
+        for figure in figures:
+            svg = figure.find_element(By.TAG_NAME, "svg")
+            assert svg.size["width"] > 50 and svg.size["height"] > 50, figure.get_attribute("data-name")
+            assert len(figure.find_elements(By.CSS_SELECTOR, "svg g.node")) >= 1
+        rows = driver.find_elements(By.CSS_SELECTOR, "#cabling-table tbody tr")
+        assert len(rows) == 200  # one page, not 3,226 rows
+        box = driver.find_element(By.ID, "cabling-search")
+        box.send_keys(known.cable_id)
+        rows = driver.find_elements(By.CSS_SELECTOR, "#cabling-table tbody tr")
+        assert len(rows) == 1 and rows[0].find_elements(By.TAG_NAME, "td")[0].text == known.cable_id
+        assert known.link.a in rows[0].text and known.link.b in rows[0].text
+        shot = driver.get_screenshot_as_png()
+        (tmp_path / "report.png").write_bytes(shot)
+        assert _screenshot_colours(shot) > 20  # not blank (one colour)
+        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == []
+    finally:
+        driver.quit()
+
+
+def test_report_md_has_the_content() -> None:
+    build = built("superpod-h100-4su")
+    text = render_all(build)["report.md"].decode()
+    assert "| switch | qm9700 | compute | 32 | leaf |" in text
+    assert "| transceiver | osfp-2x400g-sr8 | compute | 1,536 | switch side |" in text
+    assert "placeholder" in text and "](diagrams/topology-compute.svg)" in text
+    assert text.count("| 5 |") >= 1 and "cumulative" in text
+
+
+# --------------------------------------------------------------------------------------------- workbook
+
+
+@pytest.mark.slow
+def test_cabling_workbook() -> None:
+    import openpyxl
+
+    build = built("superpod-h100-4su")
+    data = render_all(build)["cabling.xlsx"]
+    book = openpyxl.load_workbook(io.BytesIO(data))
+    assert book.sheetnames == ["summary", "compute", "storage", "inband", "oob", "labels"]
+    per_fabric = {key: sum(1 for c in build.plan.cables if c.link.fabric == key) for key in build.topology.fabrics}
+    for key, count in per_fabric.items():
+        sheet = book[key]
+        assert sheet.freeze_panes == "A2"
+        assert sheet.auto_filter.ref == f"A1:R{count + 1}"
+        assert sheet.max_row == count + 1
+        header = [c.value for c in sheet[1]]
+        assert header[:2] == ["cable_id", "tier"] and header[-2:] == ["a_label", "b_label"]
+        order = [(r[4] or "~", r[5] or 0) for r in sheet.iter_rows(min_row=2, values_only=True)]
+        assert order == sorted(order)  # by rack and U
+        assert sheet.column_dimensions["Q"].width >= 60
+    assert book["compute"].max_row == 2044 + 1
+    labels_sheet = book["labels"]
+    assert labels_sheet.max_row == 2 * len(build.plan.cables) + 1
+    first = build.plan.cables[0]
+    label_rows = {(r[0], r[1]): r[6] for r in labels_sheet.iter_rows(min_row=2, values_only=True)}
+    assert (label_rows[(first.cable_id, "A")], label_rows[(first.cable_id, "B")]) == first.labels()
+    summary = list(book["summary"].iter_rows(min_row=2, values_only=True))
+    assert summary[-1] == ("total", None, None, len(build.plan.cables))
+    formulas = [c for s in book.worksheets for row in s.iter_rows() for c in row if c.data_type == "f"]
+    assert formulas == []
+
+
+def test_workbook_writes_formula_like_text_as_text() -> None:
+    import openpyxl
+    import xlsxwriter
+
+    from fabric.render.outputs.workbook import _write
+
+    out = io.BytesIO()
+    book = xlsxwriter.Workbook(out, {"constant_memory": True, "strings_to_formulas": False})
+    sheet = book.add_worksheet("t")
+    _write(sheet, 0, ['=HYPERLINK("x")', "+1", "-2", "@a", 3])
+    book.close()
+    row = next(openpyxl.load_workbook(io.BytesIO(out.getvalue()))["t"].iter_rows())
+    assert [c.data_type for c in row] == ["s", "s", "s", "s", "n"]
+    assert row[0].value == '=HYPERLINK("x")'
+
+
+# --------------------------------------------------------------------------------------------- rack layout
+
+
+def test_superpod_layout_puts_each_sus_leaves_by_its_nodes() -> None:
+    """racks.layout: superpod (opt-in): same fabric, the SU's leaves in a network rack right after its nodes'
+    racks, spines in central racks; node-leaf cables get shorter."""
+    from fabric import build_fabric
+    from tests.conftest import REPO
+
+    text = (REPO / "designs/superpod-h100-4su.yaml").read_text()
+    text = text.replace("power_kw: 45}", "power_kw: 45, layout: superpod}", 1)
+    assert "layout: superpod" in text
+    from fabric import load_spec_text
+
+    build = build_fabric(load_spec_text(text, base_dir=REPO / "designs"))
+    default = built("superpod-h100-4su")
+    assert build.figures["compute"].links == default.figures["compute"].links
+    assert build.figures["compute"].switches == default.figures["compute"].switches
+    devices = build.topology.devices
+    racks = list(build.topology.racks)
+    for su in (1, 2, 3, 4):
+        leaf_racks = {devices[f"su{su}-rail{r}-leaf"].rack for r in range(8)}
+        assert len(leaf_racks) == 1
+        node_racks = {devices[c.link.a].rack for c in build.plan.cables if c.link.b.startswith(f"su{su}-rail0")}
+        last = max(racks.index(r) for r in node_racks if r)
+        assert racks.index(leaf_racks.pop()) == last + 1  # the network rack follows the SU's node racks
+    spine_rack = racks.index(devices["spine01"].rack or "")
+    assert (
+        racks.index(devices["su2-rail0-leaf"].rack or "")
+        < spine_rack
+        < racks.index(devices["su3-rail0-leaf"].rack or "")
+    )
+
+    def node_leaf(b: object) -> list[float]:
+        return [c.length_m or 0 for c in b.plan.cables if c.link.fabric == "compute" and c.link.tier == "node-leaf"]  # type: ignore[attr-defined]
+
+    assert sum(node_leaf(build)) < sum(node_leaf(default))
+    assert max(node_leaf(build)) < max(node_leaf(default))
+
+
+def test_floor_plan_wraps_long_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fabric.render.outputs.diagrams.racks as racks
+
+    build = built("superpod-h100-4su")  # 4 rows of 10 racks
+    monkeypatch.setattr(racks, "FLOOR_WRAP", 4)
+    label = racks.floor_diagram(build).boxes[0].label
+    assert label.count("<TR>") == 4 * 3 + 1  # 3 lines per row, and the legend
+    assert "row A<BR/>1–4" in label and "row D<BR/>9–10" in label
+    assert all(f"<B>{rack}</B>" in label for rack in build.topology.racks)
+    assert label.count("<BR/>compute<BR/>") == sum(1 for r in build.topology.racks if r[0] in "ABC") + 2  # D01, D02
+
+
+@pytest.mark.parametrize("design", ["lab", "lab-mlag", "lab-ib-3tier", "superpod-h100-2su", "sonic-th5-512"])
+def test_adjacency_keeps_the_graphs_orders(design: str) -> None:
+    """The pictures read the fabric through diagrams/adjacency.py: the same nodes, layers and edge order as
+    the networkx graph (they fix the bytes of the .dot sources), without building it."""
+    from fabric.render.outputs.diagrams.adjacency import adjacency
+
+    build = built(design)
+    checked = 0
+    for ft in build.topology.fabrics.values():
+        graph, adj = ft.graph, adjacency(ft)
+        assert list(adj.layers.items()) == [(n, graph.nodes[n]["layer"]) for n in graph.nodes]
+        assert [id(link) for link in adj.edges()] == [id(link) for _, _, link in graph.edges(data="link")]
+        for name in list(graph.nodes)[:: max(1, len(graph) // 40)]:
+            expected = [(o, id(link)) for _, o, link in graph.edges(name, data="link")]
+            assert [(o, id(link)) for o, link in adj.edges_of(name)] == expected
+        checked += graph.number_of_edges()
+    assert checked >= 8
+
+
+def test_report_md_lists_the_pictures_as_they_are_drawn() -> None:
+    # report.md names and titles the pictures without drawing them: the same list, in the same order
+    from fabric.render.outputs.diagrams import listed
+
+    compared = 0
+    for design in ("lab", "lab-dual", "lab-ib-3tier", "superpod-h100-2su", "roce-512"):
+        build = built(design)
+        drawn_list = [(d.name, d.title) for d in diagrams(build)]
+        assert [(item.name, item.title) for item in listed(build)] == drawn_list, design
+        compared += len(drawn_list)
+    assert compared >= 20
