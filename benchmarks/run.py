@@ -103,7 +103,7 @@ def run_one(name: str, core_only: bool = False) -> dict[str, object]:
     from fabric.allocation.checks import PlanContext, run_plan_checks
     from fabric.analysis.checks import Context, run_checks
     from fabric.analysis.figures import fabric_figures
-    from fabric.cli import FREEZE_LINKS
+    from fabric.cli.build import FREEZE_LINKS
     from fabric.fast.collector import gc_paused
     from fabric.intent.checks import run_intent_checks
     from fabric.intent.context import IntentContext
@@ -119,7 +119,7 @@ def run_one(name: str, core_only: bool = False) -> dict[str, object]:
     times: dict[str, float] = {}
     # a one-time cost, not a per-link one: the figures of a fabric above SMALL_SWITCHES switches load numpy and
     # scipy's graph code (~0.25 s); loaded first and shown on their own, so that µs/link compares the sizes
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the `fabric` command sets it (fabric/cli.py)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the `fabric` command sets it (fabric/cli/app.py)
     before = _cpu()
     import numpy  # noqa: F401
     import scipy.sparse.csgraph  # noqa: F401

@@ -328,7 +328,7 @@ def run_fabric_set(spec: Path, out: Path) -> dict[str, Any]:
 
 
 def run_fabric_set_pool(spec: Path, out: Path) -> dict[str, Any]:
-    """The outputs of SET as `fabric build` makes them (fabric/cli.py): the build with the analysis beside
+    """The outputs of SET as `fabric build` makes them (fabric/cli/build.py): the build with the analysis beside
     allocation and intent, the outputs rendered by its pool of workers, each writing its files into the staging
     tree as it makes them, then the commit."""
     lap = Laps()
@@ -419,8 +419,8 @@ CHILDREN = ("--pyavd-child", "--pyavd-servers-child", "--set-child", "--set-pool
 
 
 def _run_child(flag: str, args: list[str]) -> None:
-    """One measured child. It ends with os._exit once its figures are out, as `fabric build` ends (fabric/cli.py):
-    neither side pays for freeing its objects one by one at interpreter exit."""
+    """One measured child. It ends with os._exit once its figures are out, as `fabric build` ends
+    (fabric/fast/process.py): neither side pays for freeing its objects one by one at interpreter exit."""
     if flag == "--pyavd-child":
         result = run_pyavd(Path(args[0]))
     elif flag == "--pyavd-servers-child":

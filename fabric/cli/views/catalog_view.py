@@ -1,4 +1,5 @@
-"""The hardware catalog as people and programs read it: `fabric catalog` (text, JSON) and the README's table.
+"""The hardware catalog as people and programs read it: `fabric catalog` (a table, one part's lines, JSON) and the
+README's table.
 
 Every part with its port groups, speeds and breakouts, U, power and placeholder price, and the values no vendor
 datasheet confirmed (each part's `unverified`).
@@ -6,9 +7,12 @@ datasheet confirmed (each part's `unverified`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fabric.spec.catalog import Catalog, Media, NodeType, SwitchModel
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 PRICES = "prices are placeholders for relative comparisons: put your quotes in a part file"
 KINDS = ("switch", "node", "medium")
@@ -102,3 +106,68 @@ def catalog_markdown(catalog: Catalog) -> str:
             f"| {_number(m.price_usd)} | {_cell(unverified(m))} |"
         )
     return "\n".join(lines) + "\n"
+
+
+class PartRow(NamedTuple):
+    """A part as the terminal shows it: text cells, a line per port group and per unverified value."""
+
+    name: str
+    kind: str
+    description: str
+    ports: list[str]
+    u: str
+    watts: str
+    price: str
+    unverified: list[str]
+
+
+def part_rows(catalog: Catalog, name: str | None = None) -> list[PartRow]:
+    """Every part's row (or the one named `name`'s), in `parts` order."""
+    rows = []
+    for kind, part_name, part in parts(catalog):
+        if name is not None and part_name != name:
+            continue
+        if isinstance(part, SwitchModel):
+            ports, u, watts, price = switch_ports(part), str(part.u), str(part.power_w), part.list_price_usd
+            kind += f", {part.platform}" if part.platform else ""
+        elif isinstance(part, NodeType):
+            ports, u, watts, price = node_ports(part), str(part.u), str(part.power_w), part.list_price_usd
+        else:
+            assert isinstance(part, Media)
+            speeds = ", ".join(f"{s}G" for s in part.speeds_gbps)
+            ports, u, watts, price = [f"{speeds}, reach {part.reach_m:g} m"], "", "", part.price_usd
+        rows.append(PartRow(part_name, kind, part.description, ports, u, watts, f"{price:g}", list(part.unverified)))
+    return rows
+
+
+def part_text(row: PartRow) -> str:
+    """One part: every value on its own line."""
+    return "\n".join(
+        (
+            f"{row.name} ({row.kind}): {row.description}",
+            "  " + "\n  ".join(row.ports),
+            f"  {f'U {row.u}, {row.watts} W, ' if row.u else ''}price {row.price} USD ({PRICES})",
+            f"  unverified: {'; '.join(row.unverified) or 'nothing'}",
+        )
+    )
+
+
+def catalog_table(rows: list[PartRow]) -> Table:
+    """Every part in a table, a row each."""
+    from rich.table import Table
+
+    table = Table(title=f"Hardware catalog ({PRICES})", show_lines=True)
+    for column in ("part", "kind", "description", "ports", "U", "W", "price", "unverified"):
+        table.add_column(column, justify="right" if column in ("U", "W", "price") else "left", overflow="fold")
+    for row in rows:
+        table.add_row(
+            row.name,
+            row.kind,
+            row.description,
+            "\n".join(row.ports),
+            row.u,
+            row.watts,
+            row.price,
+            "\n".join(row.unverified) or "—",
+        )
+    return table

@@ -30,23 +30,23 @@ def _raise(exc: BaseException) -> Any:
 
 
 @pytest.mark.parametrize(
-    ("target", "name", "command"),
-    [
-        (fabric.pipeline, "build_fabric", ["validate", LAB]),
-        (fabric.pipeline, "build_fabric", ["show", LAB]),
-        (fabric.render, "render_into", ["build", LAB, "-o", "{tmp}/out"]),
-        (fabric.tools.verify, "verify_lldp", ["verify", LAB, "--lldp", "{tmp}/n.csv"]),
+    ("target", "name", "command", "where"),
+    [  # where: the fabric module that called the failing function
+        (fabric.pipeline, "build_fabric", ["validate", LAB], "fabric/cli/loading.py"),
+        (fabric.pipeline, "build_fabric", ["show", LAB], "fabric/cli/loading.py"),
+        (fabric.render, "render_into", ["build", LAB, "-o", "{tmp}/out"], "fabric/cli/build.py"),
+        (fabric.tools.verify, "verify_lldp", ["verify", LAB, "--lldp", "{tmp}/n.csv"], "fabric/cli/verify.py"),
     ],
 )
 def test_an_unexpected_exception_is_an_internal_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: object, name: str, command: list[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: object, name: str, command: list[str], where: str
 ) -> None:
     (tmp_path / "n.csv").write_text("local_device,local_port,remote_device,remote_port\nleaf1,swp1,spine1,swp1\n")
     monkeypatch.setattr(target, name, _raise(KeyError("s3cret-from-a-file")))
     result = runner.invoke(app, [a.replace("{tmp}", str(tmp_path)) for a in command])
     assert result.exit_code == INTERNAL_ERROR == 3
     lines = result.output.splitlines()
-    assert lines[-2].startswith("internal error: KeyError at fabric/cli/app.py:"), lines
+    assert lines[-2].startswith(f"internal error: KeyError at {where}:"), lines
     assert "this is a bug in fabric" in lines[-1] and "please report it" in lines[-1]
     assert "s3cret" not in result.output  # an exception's message may quote input: not printed
     assert "Traceback" not in result.output
@@ -77,12 +77,13 @@ def test_the_installed_command_exits_3(tmp_path: Path) -> None:
         [sys.executable, "-c", code, "validate", LAB], cwd=REPO, capture_output=True, text=True, check=False
     )
     assert result.returncode == 3
-    assert result.stderr.startswith("internal error: ZeroDivisionError at fabric/cli/app.py:")
+    assert result.stderr.startswith("internal error: ZeroDivisionError at fabric/cli/loading.py:")
     assert result.stdout == ""
 
 
 def test_the_installed_build_exits_at_once_with_its_code_and_output(tmp_path: Path) -> None:
-    """`fabric build` ends with os._exit (cli.EXIT_AT_ONCE): what it printed is flushed, its exit code kept."""
+    """`fabric build` ends with os._exit (cli.app.EXIT_AT_ONCE, fast.process.exit_now): what it printed is
+    flushed, its exit code kept."""
     out = tmp_path / "out"
     done = subprocess.run(
         [sys.executable, "-m", "fabric", "build", LAB, "-o", str(out), "--quiet"],

@@ -1,0 +1,163 @@
+"""`fabric plan`: candidate designs for a GPU count, ranked (the table is in views/plan_table.py)."""
+
+# No `from __future__ import annotations` in a command module: typer reads the parameters' annotations.
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from fabric.cli.app import app
+from fabric.model.text import printable
+
+
+def _plan_request(
+    gpus: int,
+    nodes: list[str],
+    technology: str,
+    switches: list[str],
+    ratios: list[str],
+    tiers: list[int],
+    rail: str,
+    planes: list[int],
+    sus: list[int],
+) -> Any:
+    """The plan's request from the options, or an error message and exit 2."""
+    from fabric.plan.candidates import TECHNOLOGIES, Request
+    from fabric.spec.catalog import builtin_catalog
+    from fabric.spec.schema import parse_ratio
+
+    catalog = builtin_catalog()
+    problems = [f"unknown node type {printable(n)!r}" for n in nodes if n not in catalog.nodes]
+    problems += [f"{printable(n)!r} has no GPUs" for n in nodes if n in catalog.nodes and not catalog.nodes[n].gpus]
+    problems += [f"unknown switch model {printable(m)!r}" for m in switches if m not in catalog.switches]
+    if technology not in (*TECHNOLOGIES, "both"):
+        problems.append("--technology must be infiniband, ethernet or both")
+    if rail not in ("yes", "no", "both"):
+        problems.append("--rail must be yes, no or both")
+    problems += [f"--tiers {t}: 2 or 3" for t in tiers if t not in (2, 3)]
+    problems += [f"--planes {p}: 1 to 8" for p in planes if not 1 <= p <= 8]
+    problems += [f"--su {n}: at least 1" for n in sus if n < 1]
+    parsed: list[float] = []
+    for text in ratios:
+        try:
+            parsed.append(parse_ratio(text))
+        except ValueError as exc:
+            problems.append(f"--oversubscription {printable(text)!r}: {exc}")
+    if problems:
+        for problem in problems:
+            print(f"error: {problem}", file=sys.stderr)
+        raise typer.Exit(2)
+    return Request(
+        gpus=gpus,
+        nodes=tuple(dict.fromkeys(nodes)),
+        technologies=TECHNOLOGIES if technology == "both" else (technology,),
+        switches=tuple(dict.fromkeys(switches)),
+        tiers=tuple(dict.fromkeys(tiers)) or (2, 3),
+        rail_optimized={"yes": (True,), "no": (False,), "both": (True, False)}[rail],
+        planes=tuple(dict.fromkeys(planes)) or (1,),
+        scalable_units=tuple(dict.fromkeys(sus)),
+        oversubscription=tuple(dict.fromkeys(parsed)) or (1.0,),
+    )
+
+
+@app.command()
+def plan(
+    gpus: Annotated[
+        int, typer.Option("--gpus", min=1, max=1_000_000, help="GPUs to plan for (rounded up to whole nodes).")
+    ],
+    node: Annotated[
+        list[str] | None, typer.Option("--node", help="Node type (repeatable). Default: every GPU node type.")
+    ] = None,
+    technology: Annotated[str, typer.Option("--technology", help="infiniband, ethernet or both.")] = "both",
+    switch: Annotated[
+        list[str] | None, typer.Option("--switch", help="Switch model (repeatable). Default: every one that fits.")
+    ] = None,
+    oversubscription: Annotated[
+        list[str] | None, typer.Option("--oversubscription", help='Leaf down:up target, e.g. "2:1" (repeatable).')
+    ] = None,
+    tiers: Annotated[list[int] | None, typer.Option("--tiers", help="2 or 3 (repeatable). Default: both.")] = None,
+    rail: Annotated[str, typer.Option("--rail", help="Rail-optimized: yes, no or both.")] = "both",
+    planes: Annotated[list[int] | None, typer.Option("--planes", help="Planes (repeatable). Default: 1.")] = None,
+    su: Annotated[
+        list[int] | None, typer.Option("--su", help="Nodes per SU (repeatable). Default: as many as fill a leaf.")
+    ] = None,
+    budget: Annotated[
+        float | None, typer.Option("--budget", min=0, help="Capital budget, USD: candidates above it rank after.")
+    ] = None,
+    grow_to: Annotated[
+        int | None, typer.Option("--grow-to", min=1, help="Rank by the cost of growing to this many GPUs.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the ranked candidates as JSON.")] = False,
+    write: Annotated[
+        Path | None, typer.Option("--write", help="Write the chosen candidate's spec into this directory.")
+    ] = None,
+    pick: Annotated[
+        int | None, typer.Option("--pick", min=1, help="With --write: the candidate number (default: rank 1).")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Processes for the sweep. Default: the machine's cores.")
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="Run the sweep on a Dask distributed scheduler (tcp://host:8786)."),
+    ] = None,
+) -> None:
+    """Rank candidate designs for a GPU count: each candidate from the catalog built through the pipeline."""
+    from rich.console import Console
+
+    from fabric.cli.views.console import console
+    from fabric.cli.views.plan_table import plan_table, ruled_out
+    from fabric.model.rendered import Rendered
+    from fabric.plan.candidates import enumerate_candidates
+    from fabric.plan.document import spec_yaml
+    from fabric.plan.rank import as_data, rank
+    from fabric.plan.sweep import SchedulerError, sweep
+    from fabric.spec.catalog import builtin_catalog
+    from fabric.write.atomic import OutputError, write_outputs
+
+    if grow_to is not None and grow_to < gpus:
+        print("error: --grow-to must be at least --gpus", file=sys.stderr)
+        raise typer.Exit(2)
+    request = _plan_request(
+        gpus, node or [], technology, switch or [], oversubscription or [], tiers or [], rail, planes or [], su or []
+    )
+    catalog = builtin_catalog()
+    candidates = enumerate_candidates(catalog, request)
+    if not candidates:
+        print("error: no candidate: no switch of the catalog serves these node types and options", file=sys.stderr)
+        raise typer.Exit(2)
+    try:
+        outcomes = sweep(candidates, gpus, grow_to, workers=workers, scheduler=scheduler)
+    except SchedulerError as exc:
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    ranked = rank(outcomes, budget, grow_to)
+    data = as_data(ranked, gpus, grow_to, budget)
+    if as_json:
+        print(json.dumps(data, indent=2))
+    else:  # a wide table: print it whole rather than fold every cell into a narrow terminal
+        wide = Console(soft_wrap=False, width=max(console().width, 200))
+        wide.print(plan_table(data))
+        for line in ruled_out(data):
+            wide.print(line)
+    passing = [r for r in ranked if r.status == "ok"]
+    if write is not None:
+        chosen = next((r for r in ranked if r.outcome.candidate.index + 1 == pick), None) if pick else None
+        chosen = chosen or (passing[0] if passing else None)
+        if chosen is None or not chosen.outcome.ok:
+            print("error: no candidate that builds to write", file=sys.stderr)
+            raise typer.Exit(1)
+        c = chosen.outcome.candidate
+        why = f"Rank {chosen.rank} of {len(ranked)}" + (f" for growth to {grow_to} GPUs" if grow_to else "") + "."
+        text = spec_yaml(c, gpus, catalog, why)
+        try:
+            written = write_outputs(
+                Rendered({f"{chosen.outcome.name}.yaml": text.encode()}, private=()), write, chosen.outcome.name
+            )
+        except (OutputError, OSError) as exc:
+            print(f"error: {printable(str(exc))}", file=sys.stderr)
+            raise typer.Exit(2) from None
+        print(f"wrote {written / (chosen.outcome.name + '.yaml')}", file=sys.stderr)
+    raise typer.Exit(0 if passing else 1)

@@ -1,0 +1,70 @@
+"""`fabric plan`'s table: the ranked candidates, a row each, and the lines of those ruled out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from fabric.cli.views.console import shown
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+
+def plan_table(data: Mapping[str, Any]) -> Table:
+    """The candidates that build, in rank order (with the cost of growing when the plan asks for it)."""
+    from rich.table import Table
+
+    grow = data["grow_to"]
+    title = f"fabric plan: {data['gpus']:,} GPUs" + (f", grown to {grow:,}" if grow else "") + f" ({data['note']})"
+    table = Table(title=title)
+    columns = ["#", "cand.", "design", "GPUs", "leaf/spine/core", "optics", "cables", "capital", "$/GPU", "kW"]
+    columns += ["TCO", "bisect.", "worst fail.", "ECMP", "headroom", "job GB/s/GPU"]
+    columns += ["later", "re-cabled"] if grow else []
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("design",) else "right", overflow="fold")
+    for row in data["candidates"]:
+        first = [str(row["rank"]), str(row["candidate"]), shown(row["label"])]
+        if row["status"] == "fails":  # listed under the table with the finding that rules them out
+            continue
+        whole = row["job_bandwidth"][-1] if row["job_bandwidth"] else None
+        cells = [
+            f"{row['gpus']:,}",
+            "/".join(str(row["switches"][k]) for k in ("leaf", "spine", "core")),
+            f"{row['optics']:,}",
+            f"{row['cables']:,}",
+            f"${row['capital_usd'] / 1e6:,.2f}M",
+            f"${row['capital_per_gpu_usd']:,.0f}",
+            f"{row['power_kw']:,.0f}",
+            f"${row['tco_usd'] / 1e6:,.1f}M",
+            f"{row['bisection_pct']:g}%",
+            f"{row['worst_single_failure_pct']:g}%" if row["worst_single_failure_pct"] is not None else "-",
+            str(row["min_ecmp_width"] if row["min_ecmp_width"] is not None else "-"),
+            f"{row['headroom_gpus']:,}" if row["headroom_gpus"] is not None else "-",
+            f"{whole['intact_gbps_per_gpu'] / 8:g}/{whole['worst_single_failure_gbps_per_gpu'] / 8:g}"
+            if whole
+            else "-",
+        ]
+        if grow:
+            g = row.get("growth") or {}
+            cells += (
+                [f"${g['later_usd'] / 1e6:,.2f}M", f"{g['recabled']:,}"]
+                if g.get("ok")
+                else [f"fails: {shown(g.get('ruling_finding') or '')}", ""]
+            )
+        if row["status"] != "ok":
+            cells[0] = f"[yellow]{row['status']}[/yellow] {cells[0]}"
+        table.add_row(*first, *cells)
+    return table
+
+
+def ruled_out(data: Mapping[str, Any]) -> list[str]:
+    """A line per candidate that fails, with the finding that rules it out (listed under the table)."""
+    failing = [row for row in data["candidates"] if row["status"] == "fails"]
+    if not failing:
+        return []
+    return [f"Ruled out ({len(failing)}):"] + [
+        f"  #{row['rank']} candidate {row['candidate']} {shown(row['label'])}: "
+        f"{shown(row['ruling_finding'] or 'invalid spec')}"
+        for row in failing
+    ]

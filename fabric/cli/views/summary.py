@@ -1,0 +1,125 @@
+"""`fabric show`'s tables: the design in a line, its fabrics, cables by media, cost of ownership, job bandwidth.
+
+Each function takes the summary output's data (fabric.render.outputs.summary), and returns what the console
+prints: a line of rich markup or a table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from fabric.cli.views.console import shown
+from fabric.model.kinds import Tier
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+
+def headline(data: Mapping[str, Any]) -> str:
+    return (
+        f"[bold]{shown(data['design'])}[/bold]: {data['gpus']:,} GPUs, {data['nodes']:,} nodes, "
+        f"{data['switches']:,} switches, {data['racks']} racks, {data['cables']:,} cables"
+    )
+
+
+def fabrics_table(data: Mapping[str, Any]) -> Table:
+    """A row per fabric: switches and links per tier, oversubscription, bisection, ECMP, worst single failure."""
+    from rich.table import Table
+
+    from fabric.spec.schema import format_ratio
+
+    table = Table(title="Fabrics", show_lines=False)
+    for column, justify in (
+        ("fabric", "left"),
+        ("tech", "left"),
+        ("tiers", "right"),
+        ("leaf", "right"),
+        ("spine", "right"),
+        ("core", "right"),
+        (Tier.NODE_LEAF, "right"),
+        (Tier.LEAF_SPINE, "right"),
+        (Tier.SPINE_CORE, "right"),
+        ("oversub.", "right"),
+        ("bisection", "right"),
+        ("ECMP", "right"),
+        ("worst failure", "right"),
+    ):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for key, f in data["fabrics"].items():
+        over = " / ".join(f"{layer} {format_ratio(v)}" for layer, v in f["oversubscription"].items() if v is not None)
+        failure = f["worst_single_failure_bisection_pct"]
+        table.add_row(
+            shown(key),
+            f["technology"],
+            str(f["tiers"]),
+            *(str(f["switches"][k]) for k in ("leaf", "spine", "core")),
+            *(str(f["links"][k]) for k in (Tier.NODE_LEAF, Tier.LEAF_SPINE, Tier.SPINE_CORE)),
+            over or "-",
+            f"{(f['bisection_gbps'] or 0) / 1000:,.1f} Tb/s ({f['bisection_pct']}%)",
+            str(f["min_ecmp_width"] if f["min_ecmp_width"] is not None else "-"),
+            f"{failure}% ({shown(f['worst_single_failure'])})" if failure is not None else "-",
+        )
+    return table
+
+
+def media_table(totals: Mapping[str, int], per_fabric: Mapping[str, Mapping[str, int]]) -> Table:
+    """Cables per medium: a column per fabric (`per_fabric`: fabric → medium → count), then the total."""
+    from rich.table import Table
+
+    media = Table(title="Cables by media")
+    media.add_column("media")
+    for key in per_fabric:
+        media.add_column(shown(key), justify="right")
+    media.add_column("total", justify="right")
+    for name, total in totals.items():
+        media.add_row(shown(name), *(str(counts.get(name, 0)) for counts in per_fabric.values()), str(total))
+    return media
+
+
+def tco_table(cost: Mapping[str, Any]) -> Table:
+    """The total cost of ownership year by year."""
+    from rich.table import Table
+
+    tco = Table(title=f"Total cost of ownership, {len(cost['tco_years'])} years (USD; {cost['note']})")
+    for column in ("year", "capital", "energy", "space", "support", "total", "cumulative"):
+        tco.add_column(column, justify="right")
+    for y in cost["tco_years"]:
+        tco.add_row(
+            str(y["year"]),
+            *(
+                f"{y[k]:,.0f}"
+                for k in ("capital_usd", "energy_usd", "space_usd", "support_usd", "total_usd", "cumulative_usd")
+            ),
+        )
+    return tco
+
+
+def cost_line(cost: Mapping[str, Any]) -> str:
+    per_gpu = cost["capital_per_gpu_usd"]
+    return (
+        f"capital ${cost['capital_usd']:,.0f}"
+        + (f" (${per_gpu:,.0f} per GPU)" if per_gpu is not None else "")
+        + f", power {cost['power_kw']:,.1f} kW (heat {cost['heat_kw']:,.1f} kW), TCO ${cost['tco_usd']:,.0f}"
+        + (f" = ${cost['tco_per_gpu_hour_usd']:.2f} per GPU-hour" if cost["tco_per_gpu_hour_usd"] is not None else "")
+    )
+
+
+def job_table(jobs: Mapping[str, Any]) -> Table:
+    """Gb/s per GPU of compact jobs of growing size, intact and after the worst single failure."""
+    from rich.table import Table
+
+    title = f"Job bandwidth on {shown(jobs['fabric'])}: Gb/s per GPU across a compact job's worst bisection"
+    table = Table(title=title)
+    for column in ("nodes", "GPUs", "within", "NIC", "intact", "worst failure"):
+        table.add_column(column, justify="left" if column == "within" else "right")
+    for job in jobs["jobs"]:
+        element = job["worst_single_failure"]
+        table.add_row(
+            f"{job['nodes']:,}",
+            f"{job['gpus']:,}",
+            shown(job["span"] or "-"),
+            f"{job['nic_gbps_per_gpu']:g}",
+            f"{job['intact_gbps_per_gpu']:g} ({job['intact_pct']:g}%)",
+            f"{job['worst_single_failure_gbps_per_gpu']:g}" + (f" ({shown(element)})" if element else ""),
+        )
+    return table
