@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import NamedTuple
 
-from fabric.intent.ethernet import DeviceIntent, PortIntent, QosIntent
+from fabric.intent.ethernet.model import DeviceIntent, PortIntent, QosIntent
 from fabric.render.engine.templating import render
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import address_pairs, prefix_lines

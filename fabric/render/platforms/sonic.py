@@ -11,7 +11,7 @@ from typing import Any
 
 from fabric.fast import jsontext
 from fabric.fast.jsontext import Rows, Shared
-from fabric.intent.ethernet import DeviceIntent, PortIntent, QosIntent
+from fabric.intent.ethernet.model import DeviceIntent, PortIntent, QosIntent
 from fabric.render.engine import iptext
 from fabric.render.engine.templating import render
 from fabric.render.platforms.base import Platform
