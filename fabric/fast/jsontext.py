@@ -10,7 +10,8 @@ C escaping. Two more kinds of value stand for dicts, so that big documents need 
 - `Shared`: `fn(*args)`, a value many documents of a build hold the same (the QoS tables of every switch
   with the same ports and profile): written once per depth and reused while cached.
 
-`plain` turns either back into dicts. tests/unit/fast/test_jsontext.py checks all of it against json.dumps.
+`table` and `shared` make them; `plain` turns either back into dicts. tests/unit/fast/test_jsontext.py checks all
+of it against json.dumps.
 """
 
 from __future__ import annotations
@@ -45,6 +46,18 @@ class Shared:
 
     fn: Callable[..., Any]
     args: tuple[Hashable, ...]
+
+
+def table(fields: tuple[str, ...], rows: Mapping[str, tuple[str | None, ...]]) -> Rows:
+    """The object {key: {field: value}} given as one tuple of text values per key, in `fields` order (None
+    leaves a field out; no fields: every key maps to {}). `dumps` writes it as it would the dict."""
+    return Rows(fields, rows)
+
+
+def shared(fn: Callable[..., Any], *args: Hashable) -> Shared:
+    """`fn(*args)`, a value many documents of a build hold alike: `dumps` writes it once and reuses the text.
+    `fn` must be pure: (fn, args) is the cache key."""
+    return Shared(fn, args)
 
 
 _shared: dict[tuple[Callable[..., Any], tuple[Hashable, ...], str], str] = {}

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fabric.allocation.checks import PlanContext
-from fabric.intent.ethernet import DeviceIntent
+from fabric.intent.ethernet.model import DeviceIntent
 from fabric.model.findings import Finding
 
 if TYPE_CHECKING:  # (subnet.py is loaded only for a design with InfiniBand)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address, ip_interface
 
 from fabric.allocation.allocate import BOND_INTERFACE, AddressRow, Interface, Plan
-from fabric.intent.ethernet import Neighbor
+from fabric.intent.ethernet.model import Neighbor
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import Link, Topology
 from fabric.spec.loader import Design

@@ -47,6 +47,19 @@ class PlatformTraits(BaseModel):
     mgmt_port: str | None = Field(default=None, description="Management port; default the catalog model's.")
     max_mtu: int = Field(default=9216, ge=1280, le=9216)
     supports: frozenset[Feature] = frozenset()
+    peer_svi: str = Field(
+        default="Vlan{vlan}",
+        description="The interface of an MLAG pair's peer VLAN, `{vlan}` its number (NVUE: a subinterface of the "
+        "peer link).",
+    )
+    bgp_in_frr: bool = Field(
+        default=False, description="BGP runs in FRR, so frr_exporter can read its sessions (EOS runs its own)."
+    )
+    mlag_peer_link_local: bool = Field(
+        default=False,
+        description="BGP to the MLAG peer runs over the peer VLAN's link-local address (interface peering), "
+        "also on numbered fabrics.",
+    )
 
     @field_validator("port_name", "single_lane_port_name")
     @classmethod

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from fabric.intent.ethernet import PEER_GROUP
+from fabric.intent.ethernet.model import PEER_GROUP
 from fabric.intent.hosts import BondedHost, HostIntent
 from fabric.pipeline import Build
 from fabric.render.engine.registry import Output

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from fabric.intent.ethernet import DeviceIntent, PrefixRule, QosIntent
+from fabric.intent.ethernet.model import DeviceIntent, PrefixRule, QosIntent
 from fabric.render.platforms.base import Platform
 
 

@@ -13,7 +13,7 @@ from ipaddress import _BaseAddress, _BaseNetwork
 from typing import Any
 
 from fabric.fast import yamltext
-from fabric.intent.ethernet import DeviceIntent, PrefixRule
+from fabric.intent.ethernet.model import DeviceIntent, PrefixRule
 from fabric.pipeline import Build
 from fabric.render.platforms.eos import (
     PEER_VLAN_NAME,

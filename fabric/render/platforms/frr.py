@@ -8,7 +8,7 @@ Linux has no PFC watchdog.
 
 from __future__ import annotations
 
-from fabric.intent.ethernet import DeviceIntent, QosIntent
+from fabric.intent.ethernet.model import DeviceIntent, QosIntent
 from fabric.render.engine.templating import render
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import frr_view

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from fabric.allocation.allocate import Interface
-from fabric.intent.ethernet import DeviceIntent, Neighbor, PrefixRule
+from fabric.intent.ethernet.model import DeviceIntent, Neighbor, PrefixRule
 
 # FRR builds with 64-way ECMP by default; asking for more is refused.
 FRR_MAX_PATHS = 64

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabric.fast import jsontext
-from fabric.fast.jsontext import Rows, Shared
-from fabric.intent.ethernet import DeviceIntent, PortIntent, QosIntent
+from fabric.intent.ethernet.model import DeviceIntent, PortIntent, QosIntent
 from fabric.render.engine import iptext
 from fabric.render.engine.templating import render
 from fabric.render.platforms.base import Platform
@@ -25,6 +24,9 @@ def _speed_mbps(port: PortIntent) -> str:
 _LANES: dict[tuple[int, ...], str] = {}
 # (cage, sub, breakout, speed, MTU, the platform's MTU) → a PORT row's alias, index, mtu and speed, as text
 _SHAPES: dict[tuple[int, ...], tuple[str, str, str, str]] = {}
+
+
+_PORT_FIELDS = ("admin_status", "alias", "index", "lanes", "mtu", "speed", "description")
 
 
 def _type(layer: str) -> str:
@@ -42,8 +44,8 @@ class Sonic(Platform):
         }
 
     def config_db(self, intent: DeviceIntent) -> dict[str, Any]:
-        """The tables, as jsontext writes them: per-port tables as Rows, those that many switches hold the
-        same (QoS for a port set and profile) as Shared."""
+        """The tables: per-port tables as `jsontext.table` rows, those that many switches hold the same (QoS
+        for a port set and profile) as `jsontext.shared`."""
         db: dict[str, Any] = {}
         metadata = {
             "hostname": intent.hostname,
@@ -76,10 +78,12 @@ class Sonic(Platform):
                 shape[3],
                 p.description,
             )
-        db["PORT"] = Rows(("admin_status", "alias", "index", "lanes", "mtu", "speed", "description"), port_rows)
+        db["PORT"] = jsontext.table(
+            ("admin_status", "alias", "index", "lanes", "mtu", "speed", "description"), port_rows
+        )
         breakouts = {p.cage: p for p in intent.ports if p.breakout > 1 and p.sub == 1}
         if breakouts:
-            db["BREAKOUT_CFG"] = Rows(
+            db["BREAKOUT_CFG"] = jsontext.table(
                 ("brkout_mode",), {p.name: (f"{p.breakout}x{p.speed_gbps}G",) for p in breakouts.values()}
             )
         used = intent.used_ports
@@ -92,7 +96,7 @@ class Sonic(Platform):
                     if address:
                         interface[f"{p.name}|{iptext.text(address)}"] = (None,) if unnumbered else ()
         if interface:
-            db["INTERFACE"] = Rows(("ipv6_use_link_local_only",) if unnumbered else (), interface)
+            db["INTERFACE"] = jsontext.table(("ipv6_use_link_local_only",) if unnumbered else (), interface)
         loopback: dict[str, dict[str, str]] = {"Loopback0": {}}
         for address in (intent.loopback_v4, intent.loopback_v6):
             if address:
@@ -101,7 +105,7 @@ class Sonic(Platform):
         if intent.servers:
             vlan = f"Vlan{intent.servers.vlan}"
             db["VLAN"] = {vlan: {"vlanid": str(intent.servers.vlan)}}
-            db["VLAN_MEMBER"] = Rows(
+            db["VLAN_MEMBER"] = jsontext.table(
                 ("tagging_mode",), {f"{vlan}|{port}": ("untagged",) for port in intent.servers.members}
             )
             db["VLAN_INTERFACE"] = {vlan: {}} | {
@@ -112,7 +116,7 @@ class Sonic(Platform):
             db["MGMT_INTERFACE"] = {f"{intent.mgmt_port}|{intent.mgmt_address}": mgmt}
             db["MGMT_PORT"] = {intent.mgmt_port: {"admin_status": "up", "alias": intent.mgmt_port}}
         if intent.bgp and not intent.bgp.unnumbered:
-            db["BGP_NEIGHBOR"] = Rows(
+            db["BGP_NEIGHBOR"] = jsontext.table(
                 ("asn", "name", "admin_status", "holdtime", "keepalive", "local_addr"),
                 {
                     n.peer: (
@@ -126,7 +130,7 @@ class Sonic(Platform):
                     for n in intent.bgp.neighbors
                 },
             )
-        db["DEVICE_NEIGHBOR"] = Rows(
+        db["DEVICE_NEIGHBOR"] = jsontext.table(
             ("name", "port"), {p.name: (p.peer_device, p.peer_port) for p in used if p.role != "server"}
         )
         if intent.ntp:
@@ -144,13 +148,13 @@ class Sonic(Platform):
 
 def _qos(qos: QosIntent, used: tuple[PortIntent, ...]) -> dict[str, Any]:
     """The RoCE profile's tables: what depends only on the profile and the names of the ports that carry it
-    is Shared (the same text for every switch alike); the cable lengths are the switch's own."""
+    is shared (the same text for every switch alike); the cable lengths are the switch's own."""
     lossless = set(qos.ports)
     ports = [p for p in used if p.name in lossless]
     names = tuple(p.name for p in ports)
-    tables: dict[str, Any] = {table: Shared(_qos_table, (table, qos, ())) for table in _PROFILE_TABLES}
+    tables: dict[str, Any] = {table: jsontext.shared(_qos_table, table, qos, ()) for table in _PROFILE_TABLES}
     for table in _PORT_TABLES if qos.pfc_watchdog else _PORT_TABLES[:-1]:
-        tables[table] = Shared(_qos_table, (table, qos, names))
+        tables[table] = jsontext.shared(_qos_table, table, qos, names)
     tables["CABLE_LENGTH"] = {"AZURE": {p.name: f"{max(1, round(p.cable_m or 5))}m" for p in ports}}
     return tables
 

@@ -34,6 +34,7 @@ ROWS: list[Any] = [
     {"T": jsontext.Rows(("z%s", "a%", "m"), {"k%d": ("%s", "100%", "\u00e9"), "j": ("", "x", "y")})},
     [{"deep": jsontext.Rows(("v",), {"k": ("1",)})}, jsontext.Shared(_table, ("lossless",))],
     {"A": jsontext.Shared(_table, ("one",)), "B": {"C": jsontext.Shared(_table, ("one",))}},
+    {"T": jsontext.table(("b", "a"), {"k": ("2", None)}), "S": jsontext.shared(_table, "made")},
 ]
 
 

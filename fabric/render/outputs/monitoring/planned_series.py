@@ -17,10 +17,8 @@ from fabric.allocation.allocate import Cable
 from fabric.model.topology import Device
 from fabric.pipeline import Build
 from fabric.render.engine.memo import per_build
+from fabric.spec.platforms import platforms
 from fabric.spec.schema import MonitoringSettings
-
-# platforms whose routing daemon is FRR, so frr_exporter reads their BGP sessions (EOS runs its own)
-FRR_PLATFORMS = ("sonic", "cumulus", "frr")
 
 
 @dataclass(frozen=True)
@@ -119,7 +117,7 @@ def _entries(build: Build) -> Iterator[tuple[str, Device | None, str, dict[str, 
             continue
         yield "snmp", device, mgmt[device.name], None
         intent = build.intents.get(device.name)
-        if intent is not None and intent.bgp is not None and intent.platform in FRR_PLATFORMS:
+        if intent is not None and intent.bgp is not None and platforms()[intent.platform].bgp_in_frr:
             yield "frr", device, f"{mgmt[device.name]}:{conf.ports.frr}", None
     for subnet in build.infiniband.subnets:
         host = subnet.sm[0].host if subnet.sm else next((n.device for n in subnet.cas), None)
@@ -171,7 +169,7 @@ def job_names(build: Build) -> frozenset[str]:
             continue
         found.add("snmp")
         intent = build.intents.get(device.name)
-        if intent is not None and intent.bgp is not None and intent.platform in FRR_PLATFORMS:
+        if intent is not None and intent.bgp is not None and platforms()[intent.platform].bgp_in_frr:
             found.add("frr")
     if any(subnet.sm or subnet.cas for subnet in build.infiniband.subnets):
         found.add("infiniband")
@@ -225,7 +223,7 @@ def bgp_sessions(build: Build) -> Iterator[dict[str, str]]:
     """Every planned BGP session of a switch whose sessions frr_exporter reads, as frr_exporter names the peer."""
     devices = build.topology.devices
     for name, intent in build.intents.items():
-        if intent.bgp is None or intent.platform not in FRR_PLATFORMS:
+        if intent.bgp is None or not platforms()[intent.platform].bgp_in_frr:
             continue
         device = devices[name]
         for n in intent.bgp.neighbors:

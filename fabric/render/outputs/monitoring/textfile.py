@@ -16,6 +16,7 @@ from fabric.model.cable import end_label
 from fabric.pipeline import Build
 from fabric.render.engine.registry import Output
 from fabric.render.outputs.monitoring import planned_series as plan
+from fabric.spec.platforms import platforms
 
 PATH = "monitoring/textfile/fabric_plan.prom"
 
@@ -153,7 +154,7 @@ def _session_lines(build: Build) -> list[str] | None:
     lines: list[str] = []
     for name, intent in build.intents.items():
         bgp = intent.bgp
-        if bgp is None or intent.platform not in plan.FRR_PLATFORMS:
+        if bgp is None or not platforms()[intent.platform].bgp_in_frr:
             continue
         device = devices[name]
         here = (name, intent.fabric, device.rack or "")

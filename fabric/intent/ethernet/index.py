@@ -1,0 +1,96 @@
+"""The allocated plan's facts as the intent builder reads them: by device, read once per build."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+
+from fabric.allocation.allocate import Interface, MlagPair, Plan, mlag_pairs
+from fabric.intent.ethernet.model import PrefixRule
+from fabric.model.findings import Finding
+from fabric.model.kinds import Tier
+from fabric.model.topology import LAYER_RANK, Topology
+from fabric.spec.loader import Design
+
+NO_ADDRESSES: Mapping[tuple[str, str, int], Interface] = {}  # a device without addresses
+
+
+class PlanIndex:
+    """Addresses, ASNs, MLAG pairs, cable lengths and resolved secrets, keyed the way the builder looks them up."""
+
+    def __init__(self, design: Design, topology: Topology, plan: Plan) -> None:
+        self.design = design
+        self.topology = topology
+        self.findings: list[Finding] = []
+        # device → (interface, purpose, IP version) → the first such address: per device, as a switch's intent
+        # reads them (one dict keyed by all four misses the cache on every lookup); node ports' rows (half the
+        # plan) are not looked up
+        self.addresses: dict[str, dict[tuple[str, str, int], Interface]] = defaultdict(dict)
+        self.v6 = False  # any IPv6 address in the plan (else no port looks one up)
+        # each fabric's leaf subnets: out-of-band leaves hold management subnets, the others server subnets
+        self.subnet_prefix: dict[str, int] = {}
+        addresses, gateways = self.addresses, ("server-gateway", "mgmt-gateway")
+        for row in plan.addresses:
+            purpose = row.purpose
+            if purpose != "server":
+                address = row.address
+                version = address.version
+                addresses[row.device].setdefault((row.interface, purpose, version), address)
+                if version == 6:
+                    self.v6 = True
+                elif purpose in gateways:
+                    self.subnet_prefix.setdefault(row.fabric, address.network.prefixlen)
+        self.rank = {name: LAYER_RANK[dev.layer] for name, dev in topology.devices.items()}
+        self.allowed: dict[str, tuple[tuple[PrefixRule, ...], tuple[PrefixRule, ...]]] = {}  # per fabric
+        self.first_hosts: dict[tuple[int, int, int], str] = {}  # (version, subnet's bits, prefix) → its first host
+        self.asn = {row.device: row.asn for row in plan.asns}
+        # fabric → the most links one routed node has in it (the paths to its loopback)
+        self.routed_width: dict[str, int] = {}
+        for key, ft in topology.fabrics.items():
+            if design.spec.dual_homing(key) == "host_routing":
+                per_node = Counter(link.a for link in ft.links if link.tier == Tier.NODE_LEAF)
+                self.routed_width[key] = max(per_node.values(), default=0)
+        # leaf of a `dual_homing: bond` fabric → (its pair, the pair's number in the fabric)
+        self.pairs: dict[str, tuple[MlagPair, int]] = {}
+        for key, ft in topology.fabrics.items():
+            if design.spec.dual_homing(key) == "bond":
+                for i, pair in enumerate(mlag_pairs(ft), start=1):
+                    self.pairs[pair.lower] = self.pairs[pair.upper] = (pair, i)
+        # switch → port → its cable's length; per switch, as a switch's intent reads them
+        self.cable_m: dict[str, dict[str, float | None]] = defaultdict(dict)
+        ethernet = {key for key, ft in topology.fabrics.items() if ft.technology == "ethernet"}
+        cable_m = self.cable_m
+        for cable in plan.cables:
+            link = cable.link
+            if link.fabric in ethernet:
+                if link.tier != Tier.NODE_LEAF:  # (the lower end of a node link is a node or a management port)
+                    cable_m[link.a][link.a_port] = cable.length_m
+                cable_m[link.b][link.b_port] = cable.length_m
+        spec = design.spec
+        self.snmp: str | None = None
+        if spec.management.snmp_community is not None:
+            secret = design.inputs.secrets["management.snmp_community"]
+            self.snmp, problem = secret.value, secret.problem
+            if problem:
+                self.findings.append(problem)
+        self.bgp_password: dict[str, str | None] = {}
+        for key, fabric in spec.fabrics.items():
+            ref = fabric.routing.bgp_password if fabric.routing else None
+            if ref is not None:
+                secret = design.inputs.secrets[f"fabrics.{key}.routing.bgp_password"]
+                self.bgp_password[key], problem = secret.value, secret.problem
+                if problem:
+                    self.findings.append(problem)
+
+    def address(self, device: str, interface: str, purpose: str, version: int) -> Interface | None:
+        return self.addresses.get(device, NO_ADDRESSES).get((interface, purpose, version))
+
+    def first_host_text(self, address: Interface) -> str:
+        """The first host of the address's subnet as text (the default management gateway), once per subnet:
+        the switches share one, and making its network per switch is not free."""
+        prefixlen = address.network.prefixlen if not hasattr(address, "_prefixlen") else address._prefixlen
+        key = (address.version, int(address) >> (address.max_prefixlen - prefixlen), prefixlen)
+        found = self.first_hosts.get(key)
+        if found is None:
+            found = self.first_hosts[key] = str(next(address.network.hosts()))
+        return found
