@@ -12,15 +12,14 @@ from typing import Any
 
 import pytest
 
+from fabric.model import lock_format
 from fabric.model.findings import FabricError
 from fabric.render.outputs.lock import lock_json
-from fabric.model import lock_format
 from fabric.spec import lock as spec_lock
 from fabric.spec.lock_checks import column_check, every, lines
 from fabric.spec.schema import is_name
 from tests.conftest import built
 from tests.test_growth import _built
-
 
 ADDRESS, NAME, OPT_NAME, PORT = (
     lines(r.pattern, r.optional)

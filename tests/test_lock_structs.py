@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from fabric.model.findings import FabricError
-from fabric.render.outputs.lock import lock_json
 from fabric.model.lock_format import ENTRIES
+from fabric.render.outputs.lock import lock_json
 from fabric.spec import lock as spec_lock
 from fabric.spec.reading import ReadError, read_text
 from tests.conftest import built
