@@ -37,21 +37,23 @@ MAX_ENTRIES = 2_000_000  # far above any real fabric (100k GPUs hold ~400k cable
 
 @dataclass(frozen=True)
 class Text:
-    """A string that `pattern` takes whole, without '..' (`optional`: or empty), as a build writes it. A lock
-    written otherwise may hold what `accepts` takes (by default the same); anything else is `message`.
-    `distinct`: the column's values are mostly distinct (an id, an address), else few (a name, a port)."""
+    """A string that `pattern` takes whole (`optional`: or empty; `dots`: '..' allowed, else refused even where
+    the pattern takes it), as a build writes it. A lock written otherwise may hold what `accepts` takes (by
+    default the same); anything else is `message`. `distinct`: the column's values are mostly distinct (an id,
+    an address), else few (a name, a port)."""
 
     pattern: str
     message: str
     optional: bool = False
     distinct: bool = False
+    dots: bool = False
     accepts: Callable[[str], bool] | None = field(default=None, compare=False)
 
     def takes(self, value: str) -> bool:
         """What a lock may hold (empty aside)."""
         if self.accepts is not None:
             return self.accepts(value)
-        return re.fullmatch(self.pattern, value) is not None and ".." not in value
+        return re.fullmatch(self.pattern, value) is not None and (self.dots or ".." not in value)
 
 
 @dataclass(frozen=True)
@@ -122,10 +124,11 @@ ADDRESS = Text(  # an interface: address and prefix length, as str() of one
     rf"{_V4}/(?:3[0-2]|[12]?[0-9])|(?:{_V6})/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9])",
     "must be an address with a prefix length",
     distinct=True,
+    dots=True,  # (none of these patterns takes '..': a column of them is not searched for it)
     accepts=_is_interface,
 )
-ROUTER_ID = Text(_V4, "must be an IPv4 address", optional=True, distinct=True, accepts=_is_v4)
-GUID = Text(_GUID, f"String should match pattern '^{_GUID}$'", distinct=True)
+ROUTER_ID = Text(_V4, "must be an IPv4 address", optional=True, distinct=True, dots=True, accepts=_is_v4)
+GUID = Text(_GUID, f"String should match pattern '^{_GUID}$'", distinct=True, dots=True)
 SHORT = Printable(128, "must be printable and at most 128 characters")
 LAYER = OneOf(("node", "leaf", "spine", "core"))
 # what an address row is for (allocation/allocate.py's AddressRow.purpose; a host that routes has its own two)

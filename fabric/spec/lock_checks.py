@@ -44,20 +44,20 @@ def lines(pattern: str, optional: bool = False) -> re.Pattern[str]:
     return re.compile(rf"^(?:{pattern}){'?' if optional else ''}$", re.MULTILINE)
 
 
-def every(pattern: re.Pattern[str], values: Sequence[Any]) -> bool:
-    """Every value a str that `pattern` takes whole, without '..'. One `sub` over the column joined: each value
+def every(pattern: re.Pattern[str], values: Sequence[Any], dots: bool = False) -> bool:
+    """Every value a str that `pattern` takes whole (`dots`: '..' allowed). One `sub` over the column joined: each value
     becomes NUL (which no value holds), so the result is known exactly; a value holding a newline makes an
     extra line."""
-    return not values or _checked(pattern, values) is not None
+    return not values or _checked(pattern, values, dots) is not None
 
 
-def _checked(pattern: re.Pattern[str], values: Sequence[Any]) -> str | None:
+def _checked(pattern: re.Pattern[str], values: Sequence[Any], dots: bool) -> str | None:
     """every's column joined (for a distinct column to split again), or None when not every value is taken."""
     try:
         joined = "\n".join(values)
     except TypeError:  # not every value a str
         return None
-    if "\0" in joined or ".." in joined:  # no pattern takes NUL; '..' lies inside one value
+    if "\0" in joined or (not dots and ".." in joined):  # no pattern takes NUL; '..' lies inside one value
         return None
     return joined if pattern.sub("\0", joined) == "\0\n" * (len(values) - 1) + "\0" else None
 
@@ -86,26 +86,26 @@ def _shared(values: Column, distinct: set[Any], text: bool = True) -> Column:
     return list(map(canon.__getitem__, values))
 
 
-def _few_of(pattern: re.Pattern[str]) -> Check:
+def _few_of(pattern: re.Pattern[str], dots: bool) -> Check:
     """A column of few distinct values (names, ports): each checked once. (A value that is not a str equals no
     str: it stays in the set and fails there.)"""
 
     def check(values: Column) -> Column | None:
         distinct = _distinct(values)
-        if distinct is None or not every(pattern, list(distinct)):
+        if distinct is None or not every(pattern, list(distinct), dots):
             return None
         return _shared(values, distinct)
 
     return check
 
 
-def _all_of(pattern: re.Pattern[str]) -> Check:
+def _all_of(pattern: re.Pattern[str], dots: bool) -> Check:
     """A column of (mostly) distinct values, checked whole; made anew from the joined text it checked."""
 
     def check(values: Column) -> Column | None:
         if not values:
             return []
-        joined = _checked(pattern, values)
+        joined = _checked(pattern, values, dots)
         return joined.split("\n") if joined is not None else None
 
     return check
@@ -148,7 +148,7 @@ def column_check(rule: Rule) -> Check:
     """The check of a column of values under `rule`: the column with its values shared, or None."""
     if isinstance(rule, Text):
         pattern = lines(rule.pattern, rule.optional)
-        return _all_of(pattern) if rule.distinct else _few_of(pattern)
+        return _all_of(pattern, rule.dots) if rule.distinct else _few_of(pattern, rule.dots)
     if isinstance(rule, Printable):
         return _printable(rule.limit)
     if isinstance(rule, OneOf):
