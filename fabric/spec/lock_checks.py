@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, StrictInt, StrictStr, create_model
+from pydantic import AfterValidator, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import create_model as _create_model
 
 from fabric.model.lock_format import (
     COUNT,
@@ -227,7 +228,10 @@ class _Locked(StrictModel):
     model_config = ConfigDict(defer_build=True)
 
 
-Name, Short, Count = annotation(NAME), annotation(SHORT), annotation(COUNT)
+# the spec facts' values, under the entries' rules (as annotation() gives them: aliases, for the type checker)
+Name = Annotated[StrictStr, AfterValidator(_text(NAME))]
+Short = Annotated[StrictStr, AfterValidator(_printable_text(SHORT))]
+Count = Annotated[StrictInt, Field(ge=COUNT.low, le=COUNT.high)]
 
 
 class LockedFabric(_Locked):
@@ -244,15 +248,21 @@ class LockedSpec(_Locked):
     addressing: dict[Name, Short]
 
 
+_create: Any = _create_model  # fields given as data, which the type checker cannot follow
+
+
 def _model(kind: Any) -> Any:
     defaults = kind._field_defaults
     fields = {name: (annotation(rule), defaults.get(name, ...)) for name, rule in rules(kind).items()}
-    return create_model(kind.__name__, __base__=_Locked, **fields)
+    return _create(kind.__name__, __base__=_Locked, **fields)
 
 
 def _lock_model() -> Any:
-    lists = {key: (Annotated[list[_model(kind)], Field(max_length=MAX_ENTRIES)], ...) for key, kind in ENTRIES.items()}
-    return create_model(
+    lists = {
+        key: (Annotated[list[_model(kind)], Field(max_length=MAX_ENTRIES)], ...)  # type: ignore[misc]
+        for key, kind in ENTRIES.items()
+    }
+    return _create(
         "Lock",
         __base__=_Locked,
         format=(Literal[LOCK_FORMAT], ...),
