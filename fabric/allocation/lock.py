@@ -33,7 +33,8 @@ from fabric.model.topology import Topology
 from fabric.spec.loader import Design
 
 if TYPE_CHECKING:  # the lock's modules load when a lock is read, not for every build
-    from fabric.spec.lock import Lock, LockedAddress, LockedCable
+    from fabric.model.lock_format import LockedAddress, LockedCable
+    from fabric.spec.lock import Lock
 
 Key = tuple[str, str, bool]  # device, interface, IPv6
 _NUMBER = re.compile(r"(.*)-(\d+)\Z")

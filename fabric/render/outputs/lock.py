@@ -1,6 +1,6 @@
 """allocations.lock.json: every assignment of a build (names, rack positions, cable ids and ends, addresses,
-ASNs, InfiniBand node GUIDs) and the spec facts that explain them, serialized from data; read back by
-fabric/spec/lock.py, whose docstring is the format (version 1, keys kept)."""
+ASNs, InfiniBand node GUIDs) and the spec facts that explain them, serialized from data; the format (version 1,
+keys kept) and each list's keys are fabric/model/lock_format.py's, read back by fabric/spec/lock.py."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 from fabric.allocation.lock import spec_facts
 from fabric.fast import jsontext
 from fabric.intent.infiniband.guids import format_guid
+from fabric.model.lock_format import ENTRIES, LOCK_FILE, LOCK_FORMAT, LOCK_VERSION, columns
 from fabric.pipeline import Build
 from fabric.render.engine import iptext
 from fabric.render.engine.registry import Output, one_file
-from fabric.spec.lock import LOCK_FILE, LOCK_FORMAT, LOCK_VERSION
 
 
 def _sections(build: Build) -> dict[str, Any]:
@@ -61,18 +61,15 @@ def _sections(build: Build) -> dict[str, Any]:
         "version": LOCK_VERSION,
         "design": build.name,
         "spec": spec_facts(build.design, build.topology),
-        "devices": (("name", "layer", "model", "fabric", "rack", "u"), devices),
-        "cables": (("id", "fabric", "a_device", "a_port", "b_device", "b_port"), cables),
-        "addresses": (
-            ("device", "interface", "address", "purpose", "fabric", "peer_device", "peer_interface"),
-            addresses,
-        ),
-        "asns": (("device", "fabric", "asn", "router_id"), asns),
-        "guids": (("node", "guid"), guids),
+        "devices": (columns("devices"), devices),
+        "cables": (columns("cables"), cables),
+        "addresses": (columns("addresses"), addresses),
+        "asns": (columns("asns"), asns),
+        "guids": (columns("guids"), guids),
     }
 
 
-_LISTS = ("devices", "cables", "addresses", "asns", "guids")
+_LISTS = tuple(ENTRIES)
 
 
 def lock_data(build: Build) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The lock read by columns (fabric/spec/lock.py) takes only what the schema (lockschema.py) takes: a lock as a
+"""The lock read by columns (fabric/spec/lock.py) takes only what the schema (fabric/spec/lock_checks.py's
+models) takes, both derived from the format's rules (fabric/model/lock_format.py): a lock as a
 build writes it is read so, and anything else goes to the schema, which reads it or says what is wrong where
 (tests/unit/allocation/test_growth.py: the findings of bad locks)."""
 
@@ -11,12 +12,19 @@ from typing import Any
 
 import pytest
 
+from fabric.model import lock_format
 from fabric.model.findings import FabricError
 from fabric.render.outputs.lock import lock_json
 from fabric.spec import lock as spec_lock
+from fabric.spec.lock_checks import column_check, every, lines
 from fabric.spec.schema import is_name
 from tests.conftest import built
 from tests.unit.allocation.test_growth import _built
+
+ADDRESS, NAME, OPT_NAME, PORT = (
+    lines(r.pattern, r.optional)
+    for r in (lock_format.ADDRESS, lock_format.NAME, lock_format.OPT_NAME, lock_format.PORT)
+)
 
 
 def _fast(data: Any) -> spec_lock.Lock | None:
@@ -66,7 +74,7 @@ def _accepted(text: str) -> bool:
 
 
 def test_the_address_pattern_takes_no_address_ipaddress_refuses_and_every_one_it_writes() -> None:
-    fast = [t for t in TRICKY if spec_lock._every(spec_lock.ADDRESS, [t])]
+    fast = [t for t in TRICKY if every(ADDRESS, [t])]
     assert fast and all(_accepted(t) for t in fast)
     assert len(fast) == 9 and "1:2:3:4:5:6:7::/64" in fast  # the others go to the schema
     rng = random.Random(7)
@@ -76,18 +84,19 @@ def test_the_address_pattern_takes_no_address_ipaddress_refuses_and_every_one_it
         value = sum(g << (16 * (7 - k)) for k, g in enumerate(groups))
         written.append(str(IPv6Interface((value, rng.randrange(129)))))
         written.append(str(IPv4Interface((rng.randrange(1 << 32) >> rng.randrange(32), rng.randrange(33)))))
-    assert spec_lock._every(spec_lock.ADDRESS, written) and len(set(written)) > 5000
+    assert every(ADDRESS, written) and len(set(written)) > 5000
 
 
 def test_the_name_and_port_patterns_take_what_the_schema_takes() -> None:
     names = ["a", "leaf-01", "A.b_c", "a" * 64, "a" * 65, "a..b", "-a", ".a", "a b", "a\nb", "", "\u00e4", "a/b"]
     for name in names:
-        assert spec_lock._every(spec_lock.NAME, [name], dots=False) == is_name(name), name
-    assert spec_lock._every(spec_lock.NAME, ["a", "b"]) and not spec_lock._every(spec_lock.NAME, ["a", ""])
-    assert spec_lock._every(spec_lock.PORT, ["Ethernet1/1", "", "swp1s0:1"])
-    assert not spec_lock._few(spec_lock.PORT, ["Ethernet1/1", "a..b"]) and not spec_lock._few(spec_lock.PORT, [1])
-    assert not spec_lock._every(spec_lock.NAME, ["a", "b\n"]) and not spec_lock._every(spec_lock.OPT_NAME, ["a\n"])
-    assert not spec_lock._every(spec_lock.OPT_NAME, ["\0"]) and not spec_lock._every(spec_lock.NAME, ["a", "\0"])
+        assert every(NAME, [name]) == is_name(name) == lock_format.NAME.takes(name), name
+    assert every(NAME, ["a", "b"]) and not every(NAME, ["a", ""])
+    assert every(PORT, ["Ethernet1/1", "", "swp1s0:1"])
+    ports = column_check(lock_format.PORT)
+    assert ports(["Ethernet1/1", "a..b"]) is None and ports([1]) is None
+    assert not every(NAME, ["a", "b\n"]) and not every(OPT_NAME, ["a\n"])
+    assert not every(OPT_NAME, ["\0"]) and not every(NAME, ["a", "\0"])
 
 
 def test_a_lock_file_as_large_as_the_largest_benchmark_s_is_read() -> None:
@@ -123,7 +132,7 @@ def test_what_the_columns_take_in_any_field_the_schema_takes_alike(design: str) 
     the same lock; else the schema judges it."""
     base = _data(design)
     taken = 0
-    for key in (k for k in spec_lock.ENTRIES if base[k]):
+    for key in (k for k in lock_format.ENTRIES if base[k]):
         for field in base[key][0]:
             for value in HOSTILE:
                 data = {**base, key: [{**base[key][0], field: value}, *base[key][1:]]}

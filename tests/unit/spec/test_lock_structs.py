@@ -1,6 +1,7 @@
-"""The lock decoded into msgspec structs (fabric/spec/lock.py's first way) takes only what json.loads with the
-column checks and the schema take, and reads it alike; anything else goes on to them (tests/unit/spec/test_lock_read.py
-compares those two)."""
+"""The lock decoded into msgspec structs (fabric/spec/lock.py's first way; the decoder of
+fabric/spec/lock_checks.py) takes only what json.loads with the column checks and the schema take, and reads it
+alike; anything else goes on to them (tests/unit/spec/test_lock_read.py compares
+those two)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from typing import Any
 import pytest
 
 from fabric.model.findings import FabricError
+from fabric.model.lock_format import ENTRIES
 from fabric.render.outputs.lock import lock_json
 from fabric.spec import lock as spec_lock
-from fabric.spec import lockstructs
 from fabric.spec.reading import ReadError, read_text
 from tests.conftest import built
 from tests.unit.allocation.test_growth import _built
@@ -41,12 +42,6 @@ def test_a_written_lock_is_decoded_as_the_columns_and_the_schema_read_it(design:
     assert spec_lock.read_lock(tmp_path / "lock.json") == decoded and len(decoded.addresses) == len(data["addresses"])
 
 
-def test_the_structs_have_the_keys_of_the_entries() -> None:
-    assert {key: kind.__struct_fields__ for key, kind in lockstructs.STRUCTS.items()} == {
-        key: kind._fields for key, kind in spec_lock.ENTRIES.items()
-    }
-
-
 def test_a_decoded_name_and_purpose_are_held_once() -> None:
     lock = _decoded(_text("superpod-2su"))
     assert lock is not None
@@ -62,7 +57,7 @@ def test_what_the_structs_take_in_any_field_the_schema_takes_alike(design: str) 
     lock (and then to the same lock)."""
     base = json.loads(_text(design))
     taken = 0
-    for key in (k for k in spec_lock.ENTRIES if base[k]):
+    for key in (k for k in ENTRIES if base[k]):
         for field in base[key][0]:
             for value in HOSTILE:
                 data = {**base, key: [{**base[key][0], field: value}, *base[key][1:]]}
