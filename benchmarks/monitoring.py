@@ -52,7 +52,7 @@ def main(size: str) -> None:
     start = time.perf_counter()
     build = build_fabric(load_spec_text(spec_text(size, nodes, planes), base_dir="."))
     files = {k: v for k, v in render_all(build).items() if k.startswith("monitoring/")}
-    print(f"{size}: {len(build.plan.cables)} cables, build and render {time.perf_counter() - start:.1f} s")
+    print(f"{size}: {len(build.allocation.cables)} cables, build and render {time.perf_counter() - start:.1f} s")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for path, data in files.items():

@@ -53,7 +53,8 @@ def main(argv: list[str]) -> None:
         lap("cabling.xlsx")
     pictures = sum(len(d.svg or b"") + len(d.png or b"") for d in laid_out)
     print(
-        f"{build.name}: {len(build.topology.racks):,} racks, {len(build.plan.cables):,} cables, {len(items)} diagrams "
+        f"{build.name}: {len(build.topology.racks):,} racks, {len(build.allocation.cables):,} cables, "
+        f"{len(items)} diagrams "
         f"({pictures / 1e6:.1f} MB SVG+PNG), report.html {len(html) / 1e6:.1f} MB, "
         f"cabling.xlsx {len(xlsx) / 1e6:.1f} MB"
     )

@@ -100,7 +100,7 @@ def case_spec(name: str) -> tuple[int, str]:
 
 def run_one(name: str, core_only: bool = False) -> dict[str, object]:
     from fabric.allocation.allocate import allocate
-    from fabric.allocation.checks import PlanContext, run_plan_checks
+    from fabric.allocation.checks import AllocationContext, run_allocation_checks
     from fabric.analysis.checks import Context, run_checks
     from fabric.analysis.figures import fabric_figures
     from fabric.cli.build import FREEZE_LINKS
@@ -137,7 +137,7 @@ def run_one(name: str, core_only: bool = False) -> dict[str, object]:
             findings = run_checks(Context(design, topology, figures))
             lap("checks")
             plan = allocate(design, topology)
-            findings += run_plan_checks(PlanContext(design, topology, figures, plan))
+            findings += run_allocation_checks(AllocationContext(design, topology, figures, plan))
             lap("allocation")
             intents = build_intents(design, topology, plan)
             findings += intents.findings

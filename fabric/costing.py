@@ -202,12 +202,12 @@ def _costing(build: Build) -> Costing:
     memo: dict[tuple[str, str | None], _Ends] = {}
     ends: dict[str, _Ends] = {}  # per device name: 600,000 link ends at 100k GPUs
     optics: dict[tuple[str, str, int], tuple[str, Transceiver] | None] = {}
-    cables.update([(c.link.fabric, c.media or "none", c.part, c.length_m) for c in build.plan.cables])
+    cables.update([(c.link.fabric, c.media or "none", c.part, c.length_m) for c in build.allocation.cables])
     # per end (600,000 at 100k GPUs): its device's cages (by name), then what its model's port gives with this
     # medium, speed and fabric (by model and port): the cage, the set of cages its transceiver type fills on that
     # side and what one draws, or the text of an end no transceiver fits
     resolved: dict[_EndKey, _End] = {}
-    for c in build.plan.cables:
+    for c in build.allocation.cables:
         kind = c.media_kind
         if kind not in OPTICAL:
             continue

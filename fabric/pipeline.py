@@ -1,7 +1,7 @@
-"""The pipeline: spec (1) → topology (2) → figures and graph checks (3) → allocation and plan checks (4) →
+"""The pipeline: spec (1) → topology (2) → figures and graph checks (3) → allocation and its checks (4) →
 switch and InfiniBand subnet intent and intent checks (5), as one frozen Build, which render (6), write (7)
 and the tools consume. The checks' context grows along the way: analysis.checks.Context → allocation.checks.
-PlanContext → intent.context.IntentContext.
+AllocationContext → intent.context.IntentContext.
 
 Each stage returns a new value and never edits an earlier one. An unreadable or invalid spec stops
 at the loader (FabricError with spec_invalid); design errors do not stop the pipeline, so one run
@@ -21,8 +21,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fabric.allocation.allocate import Plan, allocate
-from fabric.allocation.checks import PlanContext, run_plan_checks
+from fabric.allocation.allocate import Allocation, allocate
+from fabric.allocation.checks import AllocationContext, run_allocation_checks
 from fabric.allocation.lock import keep_locked
 from fabric.analysis.checks import Context, run_checks
 from fabric.analysis.figures import SMALL_SWITCHES, FabricFigures, fabric_figures
@@ -45,10 +45,10 @@ if TYPE_CHECKING:  # jobs.py loads when a table is made (`fabric validate` makes
 
 @dataclass(frozen=True)
 class Build:
-    design: Design  # without its lock (the plan holds what was kept)
+    design: Design  # without its lock (the allocation holds what was kept)
     topology: Topology
     figures: dict[str, FabricFigures]
-    plan: Plan
+    allocation: Allocation
     findings: tuple[Finding, ...]
     intents: Mapping[str, DeviceIntent] = field(default_factory=dict)  # per Ethernet switch
     infiniband: IbPlan = field(
@@ -117,24 +117,24 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
         return figures, found, (job_bandwidth(design, topology),)
 
     with beside(analysis, fork) as analysed:
-        plan = keep_locked(design, topology, allocate(design, topology))  # a lock's assignments kept
-        intents = build_intents(design, topology, plan)
-        infiniband = build_infiniband(design, topology, plan)
-        hosts = build_hosts(design, topology, plan)
-        bonded = build_bonded(design, topology, plan)
+        allocation = keep_locked(design, topology, allocate(design, topology))  # a lock's assignments kept
+        intents = build_intents(design, topology, allocation)
+        infiniband = build_infiniband(design, topology, allocation)
+        hosts = build_hosts(design, topology, allocation)
+        bonded = build_bonded(design, topology, allocation)
         figures, graph_findings, table = analysed.result()
     if design.lock is not None:  # kept: the build needs it no more (a lock of 100k GPUs is large while rendering)
         design = replace(design, lock=None)
-    plan_findings = run_plan_checks(PlanContext(design, topology, figures, plan))
+    allocation_findings = run_allocation_checks(AllocationContext(design, topology, figures, allocation))
     intent_findings = run_intent_checks(
-        IntentContext(design, topology, figures, plan, intents.devices, infiniband.subnets)
+        IntentContext(design, topology, figures, allocation, intents.devices, infiniband.subnets)
     )
     findings = [
         *design.notes,
         *topology.findings,
         *(locate(design.doc, f) for f in graph_findings),
-        *(locate(design.doc, f) for f in plan.findings),
-        *(locate(design.doc, f) for f in plan_findings),
+        *(locate(design.doc, f) for f in allocation.findings),
+        *(locate(design.doc, f) for f in allocation_findings),
         *(locate(design.doc, f) for f in intents.findings),
         *(locate(design.doc, f) for f in infiniband.findings),
         *(locate(design.doc, f) for f in intent_findings),
@@ -143,7 +143,7 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
         design,
         topology,
         figures,
-        plan,
+        allocation,
         tuple(sort_findings(findings)),
         intents.devices,
         infiniband=infiniband,

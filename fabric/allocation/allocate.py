@@ -76,7 +76,7 @@ _cable = maker(Cable)
 
 
 @dataclass(frozen=True)
-class Plan:
+class Allocation:
     """The allocation stage's plan: cables, addresses and ASNs, with its findings."""
 
     cables: tuple[Cable, ...]
@@ -580,9 +580,11 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
     return cables, findings
 
 
-def allocate(design: Design, topo: Topology) -> Plan:
+def allocate(design: Design, topo: Topology) -> Allocation:
     asn_rows, asn_findings = _allocate_asns(design, topo)
     addresses, addr_findings, loopbacks = _allocate_addresses(design, topo)
     asn_rows = [AsnRow(r.device, r.fabric, r.layer, r.asn, loopbacks.get(r.device, "")) for r in asn_rows]
     cables, cable_findings = _allocate_cables(design, topo)
-    return Plan(tuple(cables), tuple(addresses), tuple(asn_rows), tuple(asn_findings + addr_findings + cable_findings))
+    return Allocation(
+        tuple(cables), tuple(addresses), tuple(asn_rows), tuple(asn_findings + addr_findings + cable_findings)
+    )

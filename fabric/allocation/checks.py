@@ -1,5 +1,5 @@
-"""Plan checks: what only the allocated plan shows (ASNs and addresses unique). Each takes a PlanContext, the
-analysis Context grown by the Plan; PLAN_CHECKS lists them."""
+"""Allocation checks: what only the allocation shows (ASNs and addresses unique). Each takes an AllocationContext,
+the analysis Context grown by the Allocation; ALLOCATION_CHECKS lists them."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 
-from fabric.allocation.allocate import AsnRow, Plan
+from fabric.allocation.allocate import Allocation, AsnRow
 from fabric.analysis.checks import Context
 from fabric.model.findings import Finding, error
 from fabric.model.kinds import Layer
 
 
 @dataclass(frozen=True)
-class PlanContext(Context):
-    """The graph checks' context with the plan."""
+class AllocationContext(Context):
+    """The graph checks' context with the allocation."""
 
-    plan: Plan
+    allocation: Allocation
 
 
 def _list(names: list[str], limit: int = 4) -> str:
@@ -26,10 +26,10 @@ def _list(names: list[str], limit: int = 4) -> str:
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
-def check_unique_asns(ctx: PlanContext) -> Iterator[Finding]:
+def check_unique_asns(ctx: AllocationContext) -> Iterator[Finding]:
     """Within a fabric, only switches that share a tier (and pod) may share an ASN."""
     by_fabric: dict[str, dict[int, set[tuple[str, str]]]] = defaultdict(lambda: defaultdict(set))
-    for row in ctx.plan.asns:
+    for row in ctx.allocation.asns:
         group = row.device if row.layer in (Layer.LEAF, Layer.NODE) else row.layer  # each leaf, each routed node
         by_fabric[row.fabric][row.asn].add((group, row.device))
     for fabric, asns in by_fabric.items():
@@ -45,11 +45,11 @@ def check_unique_asns(ctx: PlanContext) -> Iterator[Finding]:
                 )
     # a node that routes on the host may peer with leaves of any fabric: its ASN must be its alone
     holders: dict[int, list[AsnRow]] = defaultdict(list)
-    for row in ctx.plan.asns:
+    for row in ctx.allocation.asns:
         holders[row.asn].append(row)
     clashes = [
         f"{row.device} and {_list(sorted(r.device for r in holders[row.asn] if r is not row))} ({row.asn})"
-        for row in ctx.plan.asns
+        for row in ctx.allocation.asns
         if row.layer == Layer.NODE and len({r.fabric for r in holders[row.asn]}) > 1  # one fabric: reported above
     ]
     if clashes:
@@ -61,7 +61,7 @@ def check_unique_asns(ctx: PlanContext) -> Iterator[Finding]:
             "move host_start (or that fabric's leaf_start) so the ranges do not overlap",
         )
     seen: dict[int, str] = {}
-    for row in ctx.plan.asns:
+    for row in ctx.allocation.asns:
         if row.layer == Layer.LEAF:
             first = seen.setdefault(row.asn, row.fabric)
             if first != row.fabric:
@@ -77,14 +77,14 @@ _ADDRESS = attrgetter("address")
 _INTEGER = attrgetter("_ip")  # an ipaddress value's integer, as int() gives it, without a Python call each
 
 
-def check_unique_addresses(ctx: PlanContext) -> Iterator[Finding]:
+def check_unique_addresses(ctx: AllocationContext) -> Iterator[Finding]:
     seen: dict[tuple[int, int], tuple[str, str]] = {}
     dupes: list[str] = []
-    addresses = list(map(_ADDRESS, ctx.plan.addresses))
+    addresses = list(map(_ADDRESS, ctx.allocation.addresses))
     # every address's integer distinct (the usual case, a million rows at 100k GPUs; an IPv6 address may share one
     # with an IPv4 address, which only sends them the long way): no row needs a closer look
     distinct = len(set(map(_INTEGER, addresses))) == len(addresses)
-    for row in () if distinct else ctx.plan.addresses:
+    for row in () if distinct else ctx.allocation.addresses:
         address = row.address
         first = seen.setdefault((address.version, int(address)), (row.device, row.interface))  # no text per row
         if first != (row.device, row.interface):
@@ -110,16 +110,16 @@ def check_unique_addresses(ctx: PlanContext) -> Iterator[Finding]:
                 )
 
 
-PlanCheck = Callable[[PlanContext], Iterator[Finding]]
+AllocationCheck = Callable[[AllocationContext], Iterator[Finding]]
 
-PLAN_CHECKS: dict[str, PlanCheck] = {
+ALLOCATION_CHECKS: dict[str, AllocationCheck] = {
     "unique-asns": check_unique_asns,
     "unique-addresses": check_unique_addresses,
 }
 
 
-def run_plan_checks(ctx: PlanContext) -> list[Finding]:
+def run_allocation_checks(ctx: AllocationContext) -> list[Finding]:
     findings: list[Finding] = []
-    for check in PLAN_CHECKS.values():
+    for check in ALLOCATION_CHECKS.values():
         findings.extend(check(ctx))
     return findings

@@ -24,7 +24,7 @@ from itertools import compress, groupby, repeat
 from operator import attrgetter, contains, itemgetter, not_
 from typing import TYPE_CHECKING, Any, cast
 
-from fabric.allocation.allocate import AddressRow, AsnRow, Interface, Network, Plan, interface_at
+from fabric.allocation.allocate import AddressRow, Allocation, AsnRow, Interface, Network, interface_at
 from fabric.fast.addresses import LazyIPv4Interface, LazyIPv6Interface, interface_text
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, Severity
@@ -155,7 +155,7 @@ def _numbers(lock: Lock) -> tuple[dict[str, int], dict[str, int], set[str]]:
     return top, width, {c.id for c in lock.cables}
 
 
-def _cables(plan: Plan, lock: Lock, topo: Topology, moves: _Moves) -> list[Cable]:
+def _cables(plan: Allocation, lock: Lock, topo: Topology, moves: _Moves) -> list[Cable]:
     cable_id, _, a_device, a_port, b_device, b_port = lock.columns["cables"]
     links = list(map(_LINK, plan.cables))
     if (
@@ -371,7 +371,7 @@ def _in_pools(design: Design, purposes: Sequence[str], six: list[bool], values: 
 
 
 def _addresses(
-    design: Design, plan: Plan, lock: Lock, topo: Topology, moves: _Moves
+    design: Design, plan: Allocation, lock: Lock, topo: Topology, moves: _Moves
 ) -> tuple[list[AddressRow], tuple[str, ...] | None]:
     """The rows with the lock's addresses kept; and their addresses as text when the lock held every row as it is."""
     texts = _as_locked(design, plan.addresses, lock)
@@ -510,7 +510,7 @@ def _addresses(
 
 
 def _asns(
-    design: Design, plan: Plan, lock: Lock, now: dict[str, Any], loopbacks: dict[str, str], moves: _Moves
+    design: Design, plan: Allocation, lock: Lock, now: dict[str, Any], loopbacks: dict[str, str], moves: _Moves
 ) -> list[AsnRow]:
     """Locked ASNs are kept while their fabric's ASN plan is the lock's; a new switch whose own ASN (a leaf's,
     or any under `unique`) is taken by a locked one gets the next ASN above all of them."""
@@ -548,7 +548,7 @@ def _devices(lock: Lock, topo: Topology, moves: _Moves) -> None:
             moves.add("racks", f"device {d.name} would move from {d.rack} U{d.u} to {dev.rack or '?'} U{dev.u}", scope)
 
 
-def keep_locked(design: Design, topo: Topology, plan: Plan) -> Plan:
+def keep_locked(design: Design, topo: Topology, plan: Allocation) -> Allocation:
     """The plan with the lock's assignments kept for what is still there; `lock-move` findings for the rest."""
     if design.lock is None:
         return plan
@@ -560,4 +560,4 @@ def keep_locked(design: Design, topo: Topology, plan: Plan) -> Plan:
     addresses, texts = _addresses(design, plan, lock, topo, moves)
     loopbacks = {r.device: str(r.address.ip) for r in addresses if r.purpose == "loopback" and r.address.version == 4}
     asns = _asns(design, plan, lock, now, loopbacks, moves)
-    return Plan(tuple(cables), tuple(addresses), tuple(asns), (*plan.findings, *moves.findings), texts)
+    return Allocation(tuple(cables), tuple(addresses), tuple(asns), (*plan.findings, *moves.findings), texts)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fabric.allocation.checks import PlanContext
+from fabric.allocation.checks import AllocationContext
 from fabric.intent.ethernet.model import DeviceIntent
 from fabric.model.findings import Finding
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # (subnet.py is loaded only for a design with InfiniBand)
 
 
 @dataclass(frozen=True)
-class IntentContext(PlanContext):
+class IntentContext(AllocationContext):
     """The plan checks' context with the switch intents and the InfiniBand subnets."""
 
     intents: Mapping[str, DeviceIntent]

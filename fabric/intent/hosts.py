@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address, ip_interface
 
-from fabric.allocation.allocate import BOND_INTERFACE, AddressRow, Interface, Plan
+from fabric.allocation.allocate import BOND_INTERFACE, AddressRow, Allocation, Interface
 from fabric.intent.ethernet.model import Neighbor
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import Link, Topology
@@ -77,7 +77,7 @@ class BondedHost:
     design: str
 
 
-def build_bonded(design: Design, topology: Topology, plan: Plan) -> dict[str, BondedHost]:
+def build_bonded(design: Design, topology: Topology, plan: Allocation) -> dict[str, BondedHost]:
     """Every node bonded to an MLAG pair, in the order of the plan's addresses."""
     spec = design.spec
     members: dict[str, list[HostPort]] = defaultdict(list)
@@ -119,7 +119,7 @@ def _first_host(address: Interface) -> Interface:
     return ip_interface(f"{network.network_address + 1}/{network.prefixlen}")
 
 
-def build_hosts(design: Design, topology: Topology, plan: Plan) -> dict[str, HostIntent]:
+def build_hosts(design: Design, topology: Topology, plan: Allocation) -> dict[str, HostIntent]:
     """Every node that routes on the host, in the order of the plan's ASNs."""
     spec = design.spec
     passwords: dict[str, str | None] = {}  # fabric → its BGP password (a problem with it is the switches' finding)

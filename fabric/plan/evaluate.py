@@ -124,7 +124,7 @@ def evaluate(candidate: Candidate, gpus: int, grow_to: int | None = None) -> Out
         tiers=fig.tiers if fig else 0,
         switches=(fig.switches["leaf"], fig.switches["spine"], fig.switches["core"]) if fig else (0, 0, 0),
         optics=sum(line.count for line in cost.lines if line.category == "transceiver"),
-        cables=len(build.plan.cables),
+        cables=len(build.allocation.cables),
         capital_usd=cost.capital_usd,
         power_kw=cost.power_w / 1000,
         tco_usd=cost.tco_usd,

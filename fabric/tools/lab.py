@@ -187,7 +187,7 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
                 lab.bridges.setdefault(lab.switches[link.b], []).append(link.b_port)
         else:
             lab.wires.append(Wire(lab.switches[link.a], link.a_port, lab.switches[link.b], link.b_port, 9216))
-    for row in build.plan.addresses:
+    for row in build.allocation.addresses:
         if row.fabric != fabric:
             continue
         if row.purpose == "server" and row.device in lab.hosts and row.device not in lab.bgp_hosts:

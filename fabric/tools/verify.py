@@ -464,7 +464,7 @@ def planned_cables(build: Build, technology: str, fabric: str | None = None) -> 
             End(c.link.a, c.link.a_port, c.a_rack, c.a_u),
             End(c.link.b, c.link.b_port, c.b_rack, c.b_u),
         )
-        for c in build.plan.cables
+        for c in build.allocation.cables
         if fabrics[c.link.fabric].technology == technology and (fabric is None or c.link.fabric == fabric)
     ]
 

@@ -160,7 +160,7 @@ def test_bgp_policy_and_multipath() -> None:
 
 def test_unique_asns_need_multipath_relax() -> None:
     build = variant("lab", lambda d: d["asn"].update(scheme="unique"))
-    assert {row.asn for row in build.plan.asns if row.layer == "spine"} == {65000, 65001}
+    assert {row.asn for row in build.allocation.asns if row.layer == "spine"} == {65000, 65001}
     bgp = build.intents["leaf1"].bgp
     assert bgp is not None and bgp.multipath_relax
     assert "bgp bestpath as-path multipath-relax" in render_all(build)["configs/leaf1/frr.conf"].decode()

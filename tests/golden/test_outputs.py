@@ -127,7 +127,7 @@ def test_csv_leading_columns_are_the_contract() -> None:
 
 def test_cabling_csv_rows_are_complete() -> None:
     rows = _rows("superpod-h100-4su", "cabling.csv")
-    assert len(rows) == len(built("superpod-h100-4su").plan.cables)
+    assert len(rows) == len(built("superpod-h100-4su").allocation.cables)
     assert len({r["cable_id"] for r in rows}) == len(rows)
     assert {r["tier"] for r in rows} == {"node-leaf", "leaf-spine"}
     for row in rows:
@@ -173,7 +173,7 @@ def test_summary_json_keys() -> None:
     assert isinstance(compute["oversubscription"]["leaf"], float)
     assert compute["bisection_pct"] == 100.0 and compute["min_ecmp_width"] == 32
     assert 90 < compute["worst_single_failure_bisection_pct"] < 100
-    assert sum(data["cables_by_media"].values()) == len(built("superpod-h100-4su").plan.cables)
+    assert sum(data["cables_by_media"].values()) == len(built("superpod-h100-4su").allocation.cables)
 
 
 def test_docs_document_every_summary_key() -> None:

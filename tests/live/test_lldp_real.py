@@ -148,7 +148,7 @@ def _count(text: str) -> int:
 
 
 def _plan() -> list[tuple[str, str, str, str]]:
-    return [(c.link.a, c.link.a_port, c.link.b, c.link.b_port) for c in built("lab").plan.cables]
+    return [(c.link.a, c.link.a_port, c.link.b, c.link.b_port) for c in built("lab").allocation.cables]
 
 
 def _expected(cables: list[tuple[str, str, str, str]]) -> dict[str, int]:
@@ -172,7 +172,7 @@ def test_lldpd_neighbours_of_the_planned_lab(tmp_path: Path) -> None:
 
 def test_lldpd_neighbours_of_a_mis_cabled_lab(tmp_path: Path) -> None:
     """srv1 and srv2 swapped on leaf1, leaf2's first uplink left out, a cable between two leaves' free ports."""
-    plan = built("lab").plan.cables
+    plan = built("lab").allocation.cables
     cables = _plan()
     first, second = cables[0], cables[1]
     assert first[2] == second[2] == "leaf1"

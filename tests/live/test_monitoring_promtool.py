@@ -500,7 +500,7 @@ def test_a_32k_gpu_designs_rules_load(tmp_path: Path) -> None:
     from run import spec_text  # type: ignore[import-not-found]
 
     build = build_fabric(load_spec_text(spec_text("32k", 4096, 1), base_dir=tmp_path))
-    assert len(build.plan.cables) > 90_000
+    assert len(build.allocation.cables) > 90_000
     out = write_monitoring(build, tmp_path)
     times = {}
     for name, args, stdin in (
@@ -513,7 +513,9 @@ def test_a_32k_gpu_designs_rules_load(tmp_path: Path) -> None:
         times[name] = round(time.perf_counter() - start, 2)
         assert result.returncode == 0, result.stdout + result.stderr
     size = (out / "textfile/fabric_plan.prom").stat().st_size
-    print(f"\n32k GPUs, {len(build.plan.cables)} cables, plan series {size / 1e6:.1f} MB; promtool seconds: {times}")
+    print(
+        f"\n32k GPUs, {len(build.allocation.cables)} cables, plan series {size / 1e6:.1f} MB; promtool seconds: {times}"
+    )
 
 
 def test_the_default_design_names_infiniband_and_ethernet_cables(tmp_path: Path) -> None:

@@ -121,4 +121,4 @@ def test_the_tutorial_shows_its_spec_and_the_spec_builds_clean() -> None:
     assert compute.switches == {"leaf": 8, "spine": 4, "core": 0}
     assert compute.links == {"node-leaf": 256, "leaf-spine": 256, "spine-core": 0}
     assert compute.endpoints == 256 and compute.bisection_pct == 100.0 and compute.min_ecmp_width == 32
-    assert len(build.plan.cables) == 512
+    assert len(build.allocation.cables) == 512

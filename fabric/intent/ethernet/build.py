@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from fabric.allocation.allocate import SERVER_INTERFACE, Interface, Plan
+from fabric.allocation.allocate import SERVER_INTERFACE, Allocation, Interface
 from fabric.fast.frozen import maker
 from fabric.intent.ethernet.bgp import bgp_intent
 from fabric.intent.ethernet.index import NO_ADDRESSES, PlanIndex
@@ -38,7 +38,7 @@ _port = maker(PortIntent)  # one per switch port, the most numerous intent value
 class IntentBuilder:
     """Every Ethernet switch's intent from one design's topology and plan."""
 
-    def __init__(self, design: Design, topology: Topology, plan: Plan) -> None:
+    def __init__(self, design: Design, topology: Topology, plan: Allocation) -> None:
         self.design = design
         self.topology = topology
         self.index = PlanIndex(design, topology, plan)
@@ -189,7 +189,7 @@ class IntentBuilder:
         )
 
 
-def build_intents(design: Design, topology: Topology, plan: Plan) -> Intents:
+def build_intents(design: Design, topology: Topology, plan: Allocation) -> Intents:
     builder = IntentBuilder(design, topology, plan)
     devices = builder.build()
     return Intents(devices, tuple(builder.index.findings))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 
-from fabric.allocation.allocate import Interface, MlagPair, Plan, mlag_pairs
+from fabric.allocation.allocate import Allocation, Interface, MlagPair, mlag_pairs
 from fabric.intent.ethernet.model import PrefixRule
 from fabric.model.findings import Finding
 from fabric.model.kinds import Tier
@@ -18,7 +18,7 @@ NO_ADDRESSES: Mapping[tuple[str, str, int], Interface] = {}  # a device without 
 class PlanIndex:
     """Addresses, ASNs, MLAG pairs, cable lengths and resolved secrets, keyed the way the builder looks them up."""
 
-    def __init__(self, design: Design, topology: Topology, plan: Plan) -> None:
+    def __init__(self, design: Design, topology: Topology, plan: Allocation) -> None:
         self.design = design
         self.topology = topology
         self.findings: list[Finding] = []

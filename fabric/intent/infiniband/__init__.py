@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from fabric.model.findings import Finding
 
 if TYPE_CHECKING:
-    from fabric.allocation.allocate import Plan
+    from fabric.allocation.allocate import Allocation
     from fabric.intent.infiniband.subnet import Subnet
     from fabric.model.topology import Topology
     from fabric.spec.loader import Design
@@ -37,7 +37,7 @@ class IbPlan:
         return next((s for s in self.subnets if s.fabric == fabric and s.plane == plane), None)
 
 
-def build_infiniband(design: Design, topology: Topology, plan: Plan) -> IbPlan:
+def build_infiniband(design: Design, topology: Topology, plan: Allocation) -> IbPlan:
     """The intent of every InfiniBand subnet of the design, with the findings about it (a subnet per InfiniBand
     fabric with switches, or per plane of one)."""
     if not any(ft.technology == "infiniband" and ft.switches for ft in topology.fabrics.values()):

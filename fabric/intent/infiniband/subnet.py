@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from fabric.allocation.allocate import Plan
+from fabric.allocation.allocate import Allocation
 from fabric.fast.frozen import maker
 from fabric.intent.infiniband import IbPlan
 from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids
@@ -228,7 +228,7 @@ def _ib_fabrics(topology: Topology) -> list[FabricTopology]:
     return [ft for ft in topology.fabrics.values() if ft.technology == "infiniband" and ft.switches]
 
 
-def _drafts(design: Design, topology: Topology, plan: Plan) -> list[_Draft]:
+def _drafts(design: Design, topology: Topology, plan: Allocation) -> list[_Draft]:
     devices = topology.devices
     catalog = design.catalog
     cables_by_fabric: dict[str, list[Cable]] = {}
@@ -303,7 +303,7 @@ def _merged(inventories: Sequence[Inventory]) -> Inventory | None:
     return Inventory(", ".join(inv.file for inv in inventories), rows, ())
 
 
-def build_subnets(design: Design, topology: Topology, plan: Plan) -> IbPlan:
+def build_subnets(design: Design, topology: Topology, plan: Allocation) -> IbPlan:
     """The intent of every InfiniBand subnet of the design, with the findings about it (build_infiniband)."""
     drafts = _drafts(design, topology, plan)
     if not drafts:

@@ -10,4 +10,4 @@ from fabric.pipeline import Build
 
 def split(build: Build) -> bool:
     """Whether the design's documents for people are written per rack (or row) with an index."""
-    return len(build.plan.cables) > build.design.spec.documents.split_above
+    return len(build.allocation.cables) > build.design.spec.documents.split_above

@@ -51,7 +51,7 @@ class PlanColumns:
 
 @per_build
 def plan_columns(build: Build) -> PlanColumns:
-    rows = build.plan.addresses
+    rows = build.allocation.addresses
 
     def column(name: str) -> list[str]:
         return list(map(attrgetter(name), rows))
@@ -59,7 +59,9 @@ def plan_columns(build: Build) -> PlanColumns:
     return PlanColumns(
         column("device"),
         column("interface"),
-        list(build.plan.address_texts) if build.plan.address_texts is not None else [text(r.address) for r in rows],
+        list(build.allocation.address_texts)
+        if build.allocation.address_texts is not None
+        else [text(r.address) for r in rows],
         column("peer_device"),
         column("peer_interface"),
         column("purpose"),

@@ -58,7 +58,7 @@ def worker_count(build: Build, workers: int | None) -> int:
         workers = env_workers()
     if workers is not None:
         return max(1, workers)
-    size = len(build.plan.cables) + 10 * len(build.intents)
+    size = len(build.allocation.cables) + 10 * len(build.intents)
     if size < POOL_ABOVE:
         return 1
     return min(MAX_WORKERS, cores(None))

@@ -90,7 +90,7 @@ def cabling_md(build: Build) -> dict[str, str]:
     per_rack = split(build)
     fabrics: list[dict[str, Any]] = []
     by_fabric: dict[str, list[Cable]] = defaultdict(list)
-    for cable in build.plan.cables:
+    for cable in build.allocation.cables:
         by_fabric[cable.link.fabric].append(cable)
     rack_docs: dict[str, list[tuple[str, str, list[Row]]]] = defaultdict(list)  # rack → its part of every fabric
     for key in build.topology.fabrics:

@@ -20,7 +20,7 @@ from fabric.render.engine.registry import Output, one_file
 def _sections(build: Build) -> dict[str, Any]:
     """The lock's keys in order: values, or (for the lists) their keys and a function giving their entries as
     columns, so that lock.json never holds a million entry dicts (100k GPUs on RoCE)."""
-    topo, plan = build.topology, build.plan
+    topo, plan = build.topology, build.allocation
 
     def devices() -> Sequence[Sequence[Any]]:
         ds = list(topo.devices.values())

@@ -349,7 +349,7 @@ def _cables(build: Build) -> list[tuple[str, ...]]:
     status = CABLE_STATUS[_status(build)]
     interface = "dcim.interface"
     rows: list[tuple[str, ...]] = []
-    for cable in build.plan.cables:
+    for cable in build.allocation.cables:
         link = cable.link
         length = cable.length_m
         rows.append(

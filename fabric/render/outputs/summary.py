@@ -43,7 +43,7 @@ def cables_by_media(build: Build, fabric: str | None = None) -> dict[str, int]:
 @per_build  # read-only
 def _media_counts(build: Build) -> Counter[tuple[str, str]]:
     """Cables per fabric and medium: one pass for every fabric's count and the total."""
-    return Counter((c.link.fabric, c.media or "none") for c in build.plan.cables)
+    return Counter((c.link.fabric, c.media or "none") for c in build.allocation.cables)
 
 
 @per_build  # report.html, report.md and summary.json show it (read-only)
@@ -85,7 +85,7 @@ def summary(build: Build) -> dict[str, Any]:
         "nodes": len(nodes),
         "switches": sum(1 for d in devices.values() if d.layer != Layer.NODE),
         "racks": len(build.topology.racks),
-        "cables": len(build.plan.cables),
+        "cables": len(build.allocation.cables),
         "cable_counting": "one row per logical link (a twin-port OSFP carries two)",
         "fabrics": fabrics,
         "cables_by_media": cables_by_media(build),

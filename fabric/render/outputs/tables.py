@@ -130,7 +130,7 @@ def cabling_csv(build: Build) -> str:
 
     def rows() -> Iterable[Sequence[object]]:
         # "" for None, as csv writes it: then the rows can be joined as they are (csv_text's `plain`)
-        for c in build.plan.cables:
+        for c in build.allocation.cables:
             link = c.link
             a_label, b_label = c.labels()
             if ib_ends:
@@ -187,7 +187,9 @@ def ip_plan_csv(build: Build) -> str:
 
 
 def asn_plan_csv(build: Build) -> str:
-    return csv_text(ASN_PLAN_COLUMNS, ((r.device, r.fabric, r.layer, r.asn, r.router_id) for r in build.plan.asns))
+    return csv_text(
+        ASN_PLAN_COLUMNS, ((r.device, r.fabric, r.layer, r.asn, r.router_id) for r in build.allocation.asns)
+    )
 
 
 def inventory_csv(build: Build) -> str:

@@ -150,7 +150,7 @@ def _book(build: Build, title: str, cables: list[Cable], index: list[Sequence[ob
 
 
 def cabling_xlsx(build: Build) -> bytes:
-    return _book(build, f"{build.name} cabling", sorted(build.plan.cables, key=_order))
+    return _book(build, f"{build.name} cabling", sorted(build.allocation.cables, key=_order))
 
 
 @per_build  # once per worker, whichever shards it renders
@@ -158,7 +158,7 @@ def _rows_of_racks(build: Build) -> dict[str, list[Cable]]:
     """Row of racks (spec order, then the cables in no rack) → its cables (by the a-end's rack), sorted."""
     racks = build.topology.racks
     out: dict[str, list[Cable]] = {row: [] for row in build.design.spec.racks.rows}
-    for c in sorted(build.plan.cables, key=_order):
+    for c in sorted(build.allocation.cables, key=_order):
         out.setdefault(racks[c.a_rack].row if c.a_rack in racks else UNPLACED, []).append(c)
     return {row: cables for row, cables in out.items() if cables}
 
@@ -166,7 +166,7 @@ def _rows_of_racks(build: Build) -> dict[str, list[Cable]]:
 def _racks_index(build: Build) -> list[Sequence[object]]:
     """(row, rack, cables, document) per rack of cabling.md's per-rack files (the a-end's rack), in rack order."""
     racks = build.topology.racks
-    count = Counter(c.a_rack or UNPLACED for c in build.plan.cables)
+    count = Counter(c.a_rack or UNPLACED for c in build.allocation.cables)
     return [(racks[r].row if r in racks else "", r, count[r], rack_file(r)) for r in sorted(count)]
 
 
@@ -181,14 +181,16 @@ def workbook_shard(build: Build, k: int, n: int) -> dict[str, bytes]:
         return {"cabling.xlsx": cabling_xlsx(build)} if k == 0 else {}
     title = f"{build.name} cabling"
     if not build.design.spec.documents.row_workbooks:
-        return {"cabling.xlsx": _book(build, title, list(build.plan.cables), _racks_index(build))} if k == 0 else {}
+        return (
+            {"cabling.xlsx": _book(build, title, list(build.allocation.cables), _racks_index(build))} if k == 0 else {}
+        )
     rows = _rows_of_racks(build)
     files: dict[str, bytes] = {}
     if k == 0:
         index: list[Sequence[object]] = [
             (row, len({c.a_rack for c in cables}), len(cables), row_file(row)) for row, cables in rows.items()
         ]
-        files["cabling.xlsx"] = _book(build, title, list(build.plan.cables), index)
+        files["cabling.xlsx"] = _book(build, title, list(build.allocation.cables), index)
     for row in list(rows)[k::n]:
         files[row_file(row)] = _book(build, f"{build.name} cabling, row {row}", rows[row])
     return files

@@ -55,7 +55,7 @@ def with_code(build: Build, code: str) -> list[Finding]:
 
 
 def rows(build: Build, purpose: str, *, version: int | None = None) -> list[AddressRow]:
-    out = [r for r in build.plan.addresses if r.purpose == purpose]
+    out = [r for r in build.allocation.addresses if r.purpose == purpose]
     if version is not None:
         out = [r for r in out if ip_interface(r.address).version == version]
     return out
@@ -188,8 +188,8 @@ def test_loopbacks_ipv6_one_unique_slash128_per_switch() -> None:
 def test_router_id_is_the_loopback(design: str) -> None:
     build = built(design)
     loopback = {r.device: str(ip_interface(r.address).ip) for r in rows(build, "loopback", version=4)}
-    assert build.plan.asns
-    for row in build.plan.asns:
+    assert build.allocation.asns
+    for row in build.allocation.asns:
         assert row.router_id == loopback[row.device], row.device
 
 
@@ -247,8 +247,8 @@ def test_p2p_none_for_infiniband_fabrics() -> None:
     fabrics = {r.fabric for r in rows(build, "p2p")}
     assert fabrics == {"inband", "oob"}
     one_su = built("superpod-h100-1su")  # InfiniBand only: management addresses and nothing else
-    assert {r.purpose for r in one_su.plan.addresses} == {"mgmt"}
-    assert one_su.plan.asns == ()
+    assert {r.purpose for r in one_su.allocation.addresses} == {"mgmt"}
+    assert one_su.allocation.asns == ()
 
 
 # --------------------------------------------------------------------------------------------- server subnets
@@ -401,7 +401,7 @@ def test_mgmt_peer_is_the_oob_leaf_port() -> None:
 
 def test_asn_rfc7938_two_tiers_spines_share_leaves_count_up() -> None:
     build = built("lab")
-    asns = {r.device: r.asn for r in build.plan.asns}
+    asns = {r.device: r.asn for r in build.allocation.asns}
     assert asns == {
         "spine1": 65000,
         "spine2": 65000,
@@ -410,13 +410,13 @@ def test_asn_rfc7938_two_tiers_spines_share_leaves_count_up() -> None:
         "leaf3": 65103,
         "leaf4": 65104,
     }
-    assert {r.layer for r in build.plan.asns} == {"spine", "leaf"}
+    assert {r.layer for r in build.allocation.asns} == {"spine", "leaf"}
 
 
 def test_asn_leaves_continue_across_ethernet_fabrics() -> None:
     build = built("superpod-h100-4su")
     by_fabric: dict[str, list[tuple[str, int]]] = defaultdict(list)
-    for r in build.plan.asns:
+    for r in build.allocation.asns:
         by_fabric[r.fabric].append((r.layer, r.asn))
     assert set(by_fabric) == {"inband", "oob"}  # no ASNs for InfiniBand
     inband_leaves = [a for layer, a in by_fabric["inband"] if layer == "leaf"]
@@ -432,27 +432,27 @@ def test_asn_rfc7938_three_tiers_cores_share_pods_spines_share() -> None:
     assert build.figures["compute"].tiers == 3
     assert build.figures["compute"].switches == {"leaf": 6, "spine": 6, "core": 2}
     devices = build.topology.devices
-    assert sum(1 for r in build.plan.asns if r.layer in ("core", "spine")) == 8
-    for r in build.plan.asns:
+    assert sum(1 for r in build.allocation.asns if r.layer in ("core", "spine")) == 8
+    for r in build.allocation.asns:
         dev = devices[r.device]
         if r.layer == "core":
             assert r.asn == 64900
         elif r.layer == "spine":
             assert dev.pod is not None
             assert r.asn == 65000 + dev.pod - 1, r.device
-    leaves = [r.asn for r in build.plan.asns if r.layer == "leaf"]
+    leaves = [r.asn for r in build.allocation.asns if r.layer == "leaf"]
     assert leaves == list(range(65100, 65106))
-    assert {devices[r.device].pod for r in build.plan.asns if r.layer == "spine"} == {1, 2, 3}
+    assert {devices[r.device].pod for r in build.allocation.asns if r.layer == "spine"} == {1, 2, 3}
     assert not build.findings, [f.format() for f in build.findings]
 
 
 def test_asn_unique_scheme_gives_every_switch_its_own() -> None:
     build = three_tiers("unique")
-    asns = [r.asn for r in build.plan.asns]
+    asns = [r.asn for r in build.allocation.asns]
     assert len(set(asns)) == len(asns)
-    assert [r.asn for r in build.plan.asns if r.layer == "core"] == [64900, 64901]
-    assert [r.asn for r in build.plan.asns if r.layer == "spine"] == list(range(65000, 65006))
-    assert [r.asn for r in build.plan.asns if r.layer == "leaf"] == list(range(65100, 65106))
+    assert [r.asn for r in build.allocation.asns if r.layer == "core"] == [64900, 64901]
+    assert [r.asn for r in build.allocation.asns if r.layer == "spine"] == list(range(65000, 65006))
+    assert [r.asn for r in build.allocation.asns if r.layer == "leaf"] == list(range(65100, 65106))
     assert not build.errors
 
 
@@ -460,7 +460,7 @@ def test_asn_per_fabric_override() -> None:
     build = build_dict(three_fabrics({"spine": 65010, "leaf_start": 65300}))
     assert not build.errors, [f.format() for f in build.errors]
     got: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for r in build.plan.asns:
+    for r in build.allocation.asns:
         got[r.fabric][r.layer].append(r.asn)
     assert got["compute"]["leaf"] == [65100, 65101]
     assert got["inband"]["leaf"] == [65300, 65301]  # its own plan
@@ -484,7 +484,7 @@ def test_asn_past_65534_is_an_asn_range_error() -> None:
 
 def test_asn_four_byte_leaf_start_accepted() -> None:
     build = lab(("leaf_start: 65101", "leaf_start: 4200000000"))
-    assert [r.asn for r in build.plan.asns if r.layer == "leaf"] == [4200000000 + i for i in range(4)]
+    assert [r.asn for r in build.allocation.asns if r.layer == "leaf"] == [4200000000 + i for i in range(4)]
     assert not with_code(build, "asn-range")
     assert not build.errors
 
@@ -617,7 +617,7 @@ def _needed(build: Build, cable: Cable, slack_pct: float = 10.0, loop_m: float =
 def _check_choices(build: Build, kinds: Sequence[str] | None, slack: float = 10.0, loop: float = 1.0) -> Counter[str]:
     media = dict(build.design.catalog.media)
     seen: Counter[str] = Counter()
-    for cable in build.plan.cables:
+    for cable in build.allocation.cables:
         ft = build.topology.fabrics[cable.link.fabric]
         needed = _needed(build, cable, slack, loop)
         expected = _expected_choice(media, kinds, ft.technology, cable.link.speed_gbps, needed)
@@ -637,10 +637,10 @@ def test_media_chosen_by_distance_dac_then_longer_reach() -> None:
     kinds = _check_choices(build, None)
     assert kinds["dac"] > 0 and kinds["mmf"] > 0
     assert set(kinds) <= {"dac", "acc", "aoc", "mmf"}
-    leaf_spine = [c for c in build.plan.cables if c.link.tier == "leaf-spine"]
+    leaf_spine = [c for c in build.allocation.cables if c.link.tier == "leaf-spine"]
     assert {c.media_kind for c in leaf_spine} == {"dac"}
-    assert max(c.length_m or 0 for c in build.plan.cables if c.media_kind == "dac") <= 2
-    assert min(c.length_m or 0 for c in build.plan.cables if c.media_kind == "mmf") > 5
+    assert max(c.length_m or 0 for c in build.allocation.cables if c.media_kind == "dac") <= 2
+    assert min(c.length_m or 0 for c in build.allocation.cables if c.media_kind == "mmf") > 5
 
 
 @pytest.mark.parametrize("design", ["lab", "roce-512", "superpod-h100-1su", "superpod-h100-4su"])
@@ -648,7 +648,7 @@ def test_orderable_length_covers_route_slack_and_service_loop(design: str) -> No
     build = built(design)
     for key, fabric in build.design.spec.fabrics.items():
         kinds = fabric.cabling.media if fabric.cabling and fabric.cabling.media else None
-        sub = [c for c in build.plan.cables if c.link.fabric == key]
+        sub = [c for c in build.allocation.cables if c.link.fabric == key]
         assert sub
         media = dict(build.design.catalog.media)
         ft = build.topology.fabrics[key]
@@ -668,14 +668,14 @@ def test_slack_and_service_loop_are_honoured() -> None:
     )
     _check_choices(build, None, slack=50, loop=2.5)
     default = built("lab")
-    longer = sum(c.length_m or 0 for c in build.plan.cables)
-    assert longer > sum(c.length_m or 0 for c in default.plan.cables)
+    longer = sum(c.length_m or 0 for c in build.allocation.cables)
+    assert longer > sum(c.length_m or 0 for c in default.allocation.cables)
 
 
 def test_in_rack_route_is_the_vertical_distance() -> None:
     build = built("superpod-h100-1su")
     devices = build.topology.devices
-    cable = next(c for c in build.plan.cables if c.link.tier == "leaf-spine")
+    cable = next(c for c in build.allocation.cables if c.link.tier == "leaf-spine")
     a, b = devices[cable.link.a], devices[cable.link.b]
     assert a.rack == b.rack and a.u is not None and b.u is not None
     assert cable.route_m == round(abs((a.u + a.height_u / 2) - (b.u + b.height_u / 2)) * U_M, 2)
@@ -684,14 +684,14 @@ def test_in_rack_route_is_the_vertical_distance() -> None:
 def test_forced_media_kinds_in_preference_order() -> None:
     # aoc first even where a DAC would reach
     build = lab(("    attach:", "    cabling: {media: [aoc, dac]}\n    attach:"))
-    assert {c.media_kind for c in build.plan.cables} == {"aoc"}
+    assert {c.media_kind for c in build.allocation.cables} == {"aoc"}
     _check_choices(build, ["aoc", "dac"])
     # a fabric's own policy beats the design's
     build = lab(
         ("    attach:", "    cabling: {media: [mmf]}\n    attach:"),
         ("asn:", "cabling: {media: [dac]}\nasn:"),
     )
-    assert {c.media_kind for c in build.plan.cables} == {"mmf"}
+    assert {c.media_kind for c in build.allocation.cables} == {"mmf"}
 
 
 def test_explicit_lengths_pick_media_and_length() -> None:
@@ -716,7 +716,7 @@ def test_explicit_lengths_pick_media_and_length() -> None:
         },
     }
     build = build_dict(spec)
-    got = [(c.media, c.length_m, c.part) for c in build.plan.cables]
+    got = [(c.media, c.length_m, c.part) for c in build.allocation.cables]
     assert got == [
         ("dac-200g", 1, "MCP1650-H001"),
         ("dac-200g", 2.5, "MCP1650-H02A"),
@@ -730,13 +730,13 @@ def test_explicit_lengths_pick_media_and_length() -> None:
 def test_part_numbers_carry_the_length_code(design: str) -> None:
     build = built(design)
     media = build.design.catalog.media
-    for cable in build.plan.cables:
+    for cable in build.allocation.cables:
         assert cable.length_m is not None
         template = media[cable.media].part
         assert cable.part == template.format(code=length_code(cable.length_m), length=f"{cable.length_m:g}")
     one_su = built("superpod-h100-1su")
-    assert {c.part for c in one_su.plan.cables if c.length_m == 15} == {"MFP7E10-N015"}
-    assert {c.part for c in one_su.plan.cables if c.length_m == 3} == {"MFP7E10-N003"}
+    assert {c.part for c in one_su.allocation.cables if c.length_m == 15} == {"MFP7E10-N015"}
+    assert {c.part for c in one_su.allocation.cables if c.length_m == 3} == {"MFP7E10-N003"}
 
 
 def test_cable_longer_than_any_medium_is_one_aggregated_cable_reach() -> None:
@@ -748,10 +748,10 @@ def test_cable_longer_than_any_medium_is_one_aggregated_cable_reach() -> None:
         ),
         ("    attach:", "    cabling: {media: [dac]}\n    attach:"),
     )
-    too_long = [(_needed(build, c), c) for c in build.plan.cables if not c.media]
-    assert too_long and len(too_long) < len(build.plan.cables)
+    too_long = [(_needed(build, c), c) for c in build.allocation.cables if not c.media]
+    assert too_long and len(too_long) < len(build.allocation.cables)
     assert all(n > 3 for n, _ in too_long)
-    assert all(_needed(build, c) <= 3 for c in build.plan.cables if c.media)
+    assert all(_needed(build, c) <= 3 for c in build.allocation.cables if c.media)
     found = with_code(build, "cable-reach")
     assert len(found) == 1
     finding = found[0]
@@ -768,14 +768,14 @@ def test_cable_longer_than_any_medium_is_one_aggregated_cable_reach() -> None:
 def test_cable_ids_unique_and_dense_per_fabric(design: str) -> None:
     build = built(design)
     ids: dict[str, list[str]] = defaultdict(list)
-    for cable in build.plan.cables:
+    for cable in build.allocation.cables:
         ids[cable.link.fabric].append(cable.cable_id)
     assert set(ids) == {k for k, ft in build.topology.fabrics.items() if ft.links}
     for key, got in ids.items():
         width = max(4, len(str(len(got))))
         assert got == [f"{key}-{n:0{width}d}" for n in range(1, len(got) + 1)]
         assert len(build.topology.fabrics[key].links) == len(got)
-    every = [c.cable_id for c in build.plan.cables]
+    every = [c.cable_id for c in build.allocation.cables]
     assert len(set(every)) == len(every)
 
 
@@ -784,7 +784,7 @@ def test_superpod_compute_cables_are_multimode_fibre(design: str) -> None:
     build = built(design)
     compute = build.design.spec.fabrics["compute"]
     assert compute.cabling is not None and compute.cabling.media == ["mmf"]
-    cables = [c for c in build.plan.cables if c.link.fabric == "compute"]
+    cables = [c for c in build.allocation.cables if c.link.fabric == "compute"]
     assert cables and {c.media_kind for c in cables} == {"mmf"}
     assert not with_code(build, "cable-reach")
 

@@ -73,7 +73,7 @@ def test_superpod_grows_from_2_to_3_to_4_su_adding_only() -> None:
     assert _assert_only_adds(two, three)["cabling.csv"] == 512  # 8 leaves: 256 node-leaf + 256 leaf-spine cables
     gained = _assert_only_adds(three, four)
     assert gained["cabling.csv"] == 512 and gained["inventory.csv"] == 32 + 8
-    assert len(four.plan.cables) == 2048  # the RA's 4-SU count: 1,024 node-leaf + 1,024 leaf-spine
+    assert len(four.allocation.cables) == 2048  # the RA's 4-SU count: 1,024 node-leaf + 1,024 leaf-spine
     assert _assert_only_adds(two, four)["cabling.csv"] == 1024
 
 
@@ -96,10 +96,12 @@ def test_adding_a_storage_fabric_adds_only() -> None:
     _, before, after = _chain("roce-256", "roce-512", "roce-512-storage")
     gained = _assert_only_adds(before, after)
     assert gained["inventory.csv"] == 8 + 10  # 8 storage servers, 10 storage switches
-    assert gained["asn-plan.csv"] == 10 and gained["cabling.csv"] == len(after.plan.cables) - len(before.plan.cables)
-    asns = [r.asn for r in after.plan.asns if r.layer == "leaf"]
+    assert gained["asn-plan.csv"] == 10 and gained["cabling.csv"] == len(after.allocation.cables) - len(
+        before.allocation.cables
+    )
+    asns = [r.asn for r in after.allocation.asns if r.layer == "leaf"]
     assert len(asns) == len(set(asns)) == 8 + 6  # the new leaves' ASNs continue after the locked ones
-    addresses = [str(r.address.ip) for r in after.plan.addresses]
+    addresses = [str(r.address.ip) for r in after.allocation.addresses]
     assert len(addresses) == len(set(addresses)) > 4000
 
 
@@ -133,8 +135,8 @@ def test_the_lock_round_trips_and_names_every_assignment() -> None:
     build = built("lab")
     lock = parse_lock(lock_json(build), LOCK_FILE)
     assert lock.as_data() == lock_data(build)
-    assert len(lock.cables) == len(build.plan.cables) == 8 + 8
-    assert len(lock.addresses) == len(build.plan.addresses) and len(lock.asns) == 6
+    assert len(lock.cables) == len(build.allocation.cables) == 8 + 8
+    assert len(lock.addresses) == len(build.allocation.addresses) and len(lock.asns) == 6
     assert {d.name for d in lock.devices} == set(build.topology.devices)
     assert lock.spec.fabrics["compute"].spine == 2 and lock.spec.nodes == {"srv": 8}
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fabric.allocation import lock as keeping
-from fabric.allocation.allocate import Plan, allocate, interface_at
+from fabric.allocation.allocate import Allocation, allocate, interface_at
 from fabric.render.engine.iptext import text
 from fabric.render.outputs.lock import lock_json
 from fabric.spec.loader import Design, load_spec
@@ -21,7 +21,7 @@ from tests.conftest import REPO, built
 from tests.unit.allocation.test_growth import GROWTH, _built
 
 
-def _row_by_row(design: Design, plan: Plan, monkeypatch: pytest.MonkeyPatch) -> tuple[Plan, Plan]:
+def _row_by_row(design: Design, plan: Allocation, monkeypatch: pytest.MonkeyPatch) -> tuple[Allocation, Allocation]:
     """keep_locked as it is, and with its shortcuts refused (every row looked up in the lock)."""
     topo = build_topology(design)
     kept = keeping.keep_locked(design, topo, plan)
@@ -68,9 +68,9 @@ def test_the_shortcut_keeps_what_row_by_row_keeping_keeps(
         assert fast.address_texts is None
 
 
-def _lock_of(plan: Plan) -> Lock:
+def _lock_of(plan: Allocation) -> Lock:
     """A lock holding `plan` as it is (its cables, addresses and ASNs), the rest as the lab's build."""
-    return parse_lock(lock_json(replace(built("lab"), plan=plan)), "x.json")
+    return parse_lock(lock_json(replace(built("lab"), allocation=plan)), "x.json")
 
 
 def test_the_shortcut_is_not_taken_when_two_rows_share_a_key(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,7 +22,7 @@ SERVERS = ("srv1", "srv2", "srv3", "srv4")
 
 def test_the_plan_gives_each_server_a_loopback_an_asn_and_a_link_per_port() -> None:
     build = built("lab-dual")
-    rows = build.plan.addresses
+    rows = build.allocation.addresses
     loopbacks = [r for r in rows if r.purpose == "host-loopback" and r.address.version == 4]
     # after the 6 switches' loopbacks, in attach order
     assert [(r.device, str(r.address)) for r in loopbacks] == [
@@ -40,7 +40,7 @@ def test_the_plan_gives_each_server_a_loopback_an_asn_and_a_link_per_port() -> N
     # after the 8 switch links: the first server link is the 9th /31 of the pool
     assert min(int(r.address.network.network_address) for r in links) == int(ip_interface("10.254.0.16/31").ip)
     assert not [r for r in rows if r.purpose in ("server", "server-gateway")]  # no leaf subnets
-    asns = {r.device: (r.asn, r.layer, r.router_id) for r in build.plan.asns if r.layer == "node"}
+    asns = {r.device: (r.asn, r.layer, r.router_id) for r in build.allocation.asns if r.layer == "node"}
     assert asns == {
         "srv1": (4210000000, "node", "10.255.0.7"),
         "srv2": (4210000001, "node", "10.255.0.8"),
@@ -76,7 +76,7 @@ def test_leaves_route_server_ports_and_peer_with_the_servers() -> None:
     assert leaf.bgp.multipath_relax
     # the default (`none`) keeps the lab as it was: leaf subnets, bridged servers, no server sessions
     lab = built("lab")
-    assert not lab.hosts and not [r for r in lab.plan.asns if r.layer == "node"]
+    assert not lab.hosts and not [r for r in lab.allocation.asns if r.layer == "node"]
     assert lab.intents["leaf1"].servers is not None and lab.intents["spine1"].bgp.multipath_relax is False  # type: ignore[union-attr]
 
 
@@ -107,7 +107,7 @@ def test_host_files_carry_the_sessions_and_the_addresses() -> None:
 
 def test_unnumbered_sessions_run_over_link_local_on_both_sides() -> None:
     build = on_platform("lab-dual", "frr", unnumbered=True)
-    assert not [r for r in build.plan.addresses if r.purpose == "host-p2p"]
+    assert not [r for r in build.allocation.addresses if r.purpose == "host-p2p"]
     files = render_all(build)
     frr = files["hosts/srv1/frr.conf"].decode()
     assert " neighbor FABRIC remote-as external\n" in frr

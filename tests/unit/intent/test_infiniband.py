@@ -298,7 +298,7 @@ def test_planes_are_subnets_of_their_own() -> None:
     ]
     one, two = build.infiniband.subnets
     assert {n.key for n in one.switches}.isdisjoint({n.key for n in two.switches})
-    assert len(one.links) + len(two.links) == len(build.plan.cables)
+    assert len(one.links) + len(two.links) == len(build.allocation.cables)
     assert any(f.code == "sm-host" and "plane" in f.message for f in build.findings)  # n1 has one port: plane 1
     assert sorted(p for p in render_all(build) if p.startswith("infiniband/")) == sorted(
         f"infiniband/compute/plane{p}/{name}"

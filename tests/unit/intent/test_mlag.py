@@ -52,7 +52,7 @@ def test_peer_links_are_no_path_of_the_clos() -> None:
 
 
 def test_one_subnet_per_pair_with_both_svis_and_the_bonds() -> None:
-    rows = [r for r in built("lab-mlag").plan.addresses if r.purpose in ("server", "server-gateway")]
+    rows = [r for r in built("lab-mlag").allocation.addresses if r.purpose in ("server", "server-gateway")]
     v4 = [(r.device, r.interface, str(r.address), r.purpose) for r in rows if r.address.version == 4]
     assert v4 == [
         ("leaf1", "servers", "172.16.0.2/25", "server-gateway"),
@@ -66,7 +66,9 @@ def test_one_subnet_per_pair_with_both_svis_and_the_bonds() -> None:
     ]
     assert len([r for r in rows if r.address.version == 6]) == 8  # one /64 per pair
     # the peer link is layer 2: no /31 for it, 8 switch links' worth only
-    assert len([r for r in built("lab-mlag").plan.addresses if r.purpose == "p2p" and r.address.version == 4]) == 16
+    assert (
+        len([r for r in built("lab-mlag").allocation.addresses if r.purpose == "p2p" and r.address.version == 4]) == 16
+    )
 
 
 def test_the_leaves_of_a_pair_agree_on_peer_bonds_and_gateway() -> None:

@@ -23,7 +23,7 @@ def test_beside_gives_the_build_of_one_process(design: str, monkeypatch: pytest.
     forked = build_fabric(DESIGNS / f"{design}.yaml", workers=2, jobs=True)
     assert forked.figures == alone.figures
     assert forked.findings == alone.findings
-    assert forked.plan.cables == alone.plan.cables
+    assert forked.allocation.cables == alone.allocation.cables
     table = job_bandwidth(alone.design, alone.topology)
     assert table is not None and len(table.rows) >= 3
     assert vars(forked)["jobs"] == table  # made beside, and what render reads

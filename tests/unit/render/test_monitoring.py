@@ -146,7 +146,7 @@ def test_targets_carry_the_plans_labels() -> None:
     snmp = _targets(files, "snmp")
     ethernet = [d for d in devices.values() if d.layer != "node" and d.fabric in ("inband", "oob")]
     assert len(snmp) == len(ethernet) > 0
-    addresses = {r.device: str(r.address.ip) for r in b.plan.addresses if r.purpose == "mgmt"}
+    addresses = {r.device: str(r.address.ip) for r in b.allocation.addresses if r.purpose == "mgmt"}
     for t in snmp:
         labels = t["labels"]
         assert t["targets"] == [addresses[labels["hostname"]]]  # type: ignore[index]
@@ -169,14 +169,14 @@ def test_plan_series_match_the_cabling_plan() -> None:
     b = built("superpod-h100-4su")
     text = monitoring("superpod-h100-4su")["monitoring/textfile/fabric_plan.prom"]
     cables = _series(text, "fabric_planned_cable_info")
-    assert [c["cable_id"] for c in cables] == [c.cable_id for c in b.plan.cables]
+    assert [c["cable_id"] for c in cables] == [c.cable_id for c in b.allocation.cables]
     ports = _series(text, "fabric_planned_port_info")
     switch_ends = sum(
-        (b.topology.devices[c.link.a].layer != "node") + 1 for c in b.plan.cables
+        (b.topology.devices[c.link.a].layer != "node") + 1 for c in b.allocation.cables
     )  # the b end is always a switch
     assert len(ports) == switch_ends
     ib = next(p for p in ports if p["cable_id"] == "compute-0001")
-    cable = b.plan.cables[0]
+    cable = b.allocation.cables[0]
     assert ib == {
         "hostname": cable.link.b,
         "port": str(b.infiniband.ends[(cable.link.b, cable.link.b_port)][1]),
@@ -306,7 +306,7 @@ def test_plan_series_fast_path_writes_what_the_general_path_writes(
     monkeypatch.setattr(textfile, "_plain", lambda *columns: False)  # every value "needs escaping"
     assert textfile._cable_lines(b) is None and not textfile._session_lines(b)
     assert textfile.fabric_plan(b) == fast
-    assert fast.count("fabric_planned_cable_info{") == len(b.plan.cables)
+    assert fast.count("fabric_planned_cable_info{") == len(b.allocation.cables)
 
 
 def test_plan_series_escape_what_needs_it() -> None:
@@ -315,8 +315,8 @@ def test_plan_series_escape_what_needs_it() -> None:
     from fabric.render.outputs.monitoring import textfile
 
     b = built("lab")
-    cables = (replace(b.plan.cables[0], cable_id='c"1\\x'), *b.plan.cables[1:])
-    odd = replace(b, plan=replace(b.plan, cables=cables))
+    cables = (replace(b.allocation.cables[0], cable_id='c"1\\x'), *b.allocation.cables[1:])
+    odd = replace(b, allocation=replace(b.allocation, cables=cables))
     assert textfile._cable_lines(odd) is None
     text = textfile.fabric_plan(odd)
     assert text.count('cable_id="c\\"1\\\\x"') == 2  # its cable series and its switch end's port series

@@ -121,7 +121,7 @@ def test_every_file_is_there_in_import_order(design: str) -> None:
     # interfaces and addresses only where the design has any beyond what the device types create
     assert set(FORMS) - set(csvs) <= {"08-interfaces.csv", "10-ip-addresses.csv"}
     assert set(csvs) <= set(FORMS)
-    assert ("10-ip-addresses.csv" in csvs) == bool(built(design).plan.addresses)
+    assert ("10-ip-addresses.csv" in csvs) == bool(built(design).allocation.addresses)
     assert len(_device_types(design)) >= 2
 
 
@@ -233,8 +233,8 @@ def test_references_between_the_files_resolve(design: str) -> None:
     addresses = _rows(design, "10-ip-addresses.csv")[1] if "10-ip-addresses.csv" in _files(design) else []
     for row in addresses:
         assert row["interface"] in interfaces[row["device"]], row
-    assert len(cables) == len(built(design).plan.cables)
-    assert len(addresses) == len(built(design).plan.addresses)
+    assert len(cables) == len(built(design).allocation.cables)
+    assert len(addresses) == len(built(design).allocation.addresses)
 
 
 def test_role_colours_are_hex() -> None:

@@ -51,7 +51,7 @@ def test_4su_compute_bom_is_nvidias() -> None:
     assert sum(line.count for line in cables if line.detail.startswith("mmf-400g")) == 2040
     assert sum(line.count for line in cables if line.detail.startswith("mmf-200g")) == 4
     assert {line.detail.split()[0] for line in cables} == {"mmf-400g", "mmf-200g"}
-    tiers = [c.link.tier for c in build.plan.cables if c.link.fabric == "compute" and c.link.speed_gbps == 400]
+    tiers = [c.link.tier for c in build.allocation.cables if c.link.fabric == "compute" and c.link.speed_gbps == 400]
     assert (tiers.count("node-leaf"), tiers.count("leaf-spine")) == (1016, 1024)
     assert bom[("node", "dgx-h100", "", "8 GPUs")] == 127
 
@@ -75,7 +75,7 @@ def test_dac_links_have_no_transceivers() -> None:
     """roce-512: leaf-spine links within 2 m are DAC; only fibre ends get optics."""
     build = built("roce-512")
     c = costing(build)
-    optical = [cb for cb in build.plan.cables if cb.media_kind in ("mmf", "smf")]
+    optical = [cb for cb in build.allocation.cables if cb.media_kind in ("mmf", "smf")]
     transceivers = sum(line.count for line in c.lines if line.category == "transceiver")
     # every optical end is in one counted cage; a cage (twin-port) may serve two links
     assert 0 < transceivers <= 2 * len(optical)
@@ -90,7 +90,7 @@ def test_ends_no_transceiver_fits_are_named_and_not_counted(monkeypatch: pytest.
     build = built("superpod-h100-4su")
     before = costing_module._costing(build)
     real = costing_module._transceiver
-    missing = next(c for c in build.plan.cables if c.media_kind in ("mmf", "smf"))
+    missing = next(c for c in build.allocation.cables if c.media_kind in ("mmf", "smf"))
     speed = missing.link.speed_gbps
 
     def without(catalog: object, connector: str, kind: str, gbps: int) -> object:
@@ -274,7 +274,7 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
     report = Path(out) / "report.html"
     html = report.read_text()
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html  # no fetches
-    known = build.plan.cables[1500]
+    known = build.allocation.cables[1500]
 
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
@@ -333,7 +333,9 @@ def test_cabling_workbook() -> None:
     data = render_all(build)["cabling.xlsx"]
     book = openpyxl.load_workbook(io.BytesIO(data))
     assert book.sheetnames == ["summary", "compute", "storage", "inband", "oob", "labels"]
-    per_fabric = {key: sum(1 for c in build.plan.cables if c.link.fabric == key) for key in build.topology.fabrics}
+    per_fabric = {
+        key: sum(1 for c in build.allocation.cables if c.link.fabric == key) for key in build.topology.fabrics
+    }
     for key, count in per_fabric.items():
         sheet = book[key]
         assert sheet.freeze_panes == "A2"
@@ -346,12 +348,12 @@ def test_cabling_workbook() -> None:
         assert sheet.column_dimensions["Q"].width >= 60
     assert book["compute"].max_row == 2044 + 1
     labels_sheet = book["labels"]
-    assert labels_sheet.max_row == 2 * len(build.plan.cables) + 1
-    first = build.plan.cables[0]
+    assert labels_sheet.max_row == 2 * len(build.allocation.cables) + 1
+    first = build.allocation.cables[0]
     label_rows = {(r[0], r[1]): r[6] for r in labels_sheet.iter_rows(min_row=2, values_only=True)}
     assert (label_rows[(first.cable_id, "A")], label_rows[(first.cable_id, "B")]) == first.labels()
     summary = list(book["summary"].iter_rows(min_row=2, values_only=True))
-    assert summary[-1] == ("total", None, None, len(build.plan.cables))
+    assert summary[-1] == ("total", None, None, len(build.allocation.cables))
     formulas = [c for s in book.worksheets for row in s.iter_rows() for c in row if c.data_type == "f"]
     assert formulas == []
 
@@ -395,7 +397,7 @@ def test_superpod_layout_puts_each_sus_leaves_by_its_nodes() -> None:
     for su in (1, 2, 3, 4):
         leaf_racks = {devices[f"su{su}-rail{r}-leaf"].rack for r in range(8)}
         assert len(leaf_racks) == 1
-        node_racks = {devices[c.link.a].rack for c in build.plan.cables if c.link.b.startswith(f"su{su}-rail0")}
+        node_racks = {devices[c.link.a].rack for c in build.allocation.cables if c.link.b.startswith(f"su{su}-rail0")}
         last = max(racks.index(r) for r in node_racks if r)
         assert racks.index(leaf_racks.pop()) == last + 1  # the network rack follows the SU's node racks
     spine_rack = racks.index(devices["spine01"].rack or "")
@@ -406,7 +408,9 @@ def test_superpod_layout_puts_each_sus_leaves_by_its_nodes() -> None:
     )
 
     def node_leaf(b: object) -> list[float]:
-        return [c.length_m or 0 for c in b.plan.cables if c.link.fabric == "compute" and c.link.tier == "node-leaf"]  # type: ignore[attr-defined]
+        return [
+            c.length_m or 0 for c in b.allocation.cables if c.link.fabric == "compute" and c.link.tier == "node-leaf"
+        ]  # type: ignore[attr-defined]
 
     assert sum(node_leaf(build)) < sum(node_leaf(default))
     assert max(node_leaf(build)) < max(node_leaf(default))

@@ -54,7 +54,7 @@ def test_tasks_shard_per_switch_outputs_and_keep_shared_work_together() -> None:
 
 def test_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
     small = built("lab")
-    assert len(small.plan.cables) < POOL_ABOVE
+    assert len(small.allocation.cables) < POOL_ABOVE
     monkeypatch.delenv("FABRIC_WORKERS", raising=False)
     assert worker_count(small, None) == 1  # too small to pay for a fork
     assert worker_count(small, 3) == 3  # asked for

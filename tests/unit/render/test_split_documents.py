@@ -24,7 +24,7 @@ def _split(tmp_path_factory: pytest.TempPathFactory, documents: str) -> Build:
     spec = Path(tmp_path_factory.mktemp("split")) / "split.yaml"
     spec.write_text(text + f"documents: {documents}\n")
     build = build_fabric(spec)
-    assert not build.errors and len(build.plan.cables) > 100
+    assert not build.errors and len(build.allocation.cables) > 100
     return build
 
 
@@ -41,12 +41,12 @@ def row_workbooks_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
 def test_cabling_md_is_an_index_of_one_file_per_rack(split_build: Build) -> None:
     files = cabling_md(split_build)
     index = files["cabling.md"]
-    racks = {c.a_rack for c in split_build.plan.cables}
+    racks = {c.a_rack for c in split_build.allocation.cables}
     assert sorted(files) == sorted(["cabling.md", *(f"cabling/{rack}.md" for rack in racks)])
     assert "### Rack" not in index  # no cable rows in the index
     linked = re.findall(r"^\| \[([^]]+)\]\(cabling/([^)]+)\.md\) \| (\d+) \|$", index, re.M)
     assert {rack for rack, file, _ in linked} == racks and all(rack == file for rack, file, _ in linked)
-    assert sum(int(n) for _, _, n in linked) == len(split_build.plan.cables)
+    assert sum(int(n) for _, _, n in linked) == len(split_build.allocation.cables)
     ids = Counter(
         line.split(" | ")[0].removeprefix("| ")
         for path, text in files.items()
@@ -54,7 +54,7 @@ def test_cabling_md_is_an_index_of_one_file_per_rack(split_build: Build) -> None
         for line in text.splitlines()
         if line.startswith("| ") and not line.startswith(("| cable ", "|---"))
     )
-    assert ids == Counter(c.cable_id for c in split_build.plan.cables)  # every cable once, in its a-end's rack
+    assert ids == Counter(c.cable_id for c in split_build.allocation.cables)  # every cable once, in its a-end's rack
     assert "[the index](../cabling.md)" in files["cabling/A01.md"]
 
 
@@ -66,7 +66,7 @@ def test_workbook_is_an_index_of_the_rack_documents_by_default(split_build: Buil
     index = openpyxl.load_workbook(io.BytesIO(files["cabling.xlsx"]))
     assert index.sheetnames == ["summary", "racks"]
     listed = list(index["racks"].iter_rows(min_row=2, values_only=True))
-    per_rack = Counter(c.a_rack for c in split_build.plan.cables)
+    per_rack = Counter(c.a_rack for c in split_build.allocation.cables)
     assert [(r[1], r[2], r[3]) for r in listed] == [(k, n, f"cabling/{k}.md") for k, n in sorted(per_rack.items())]
     assert [r[0] for r in listed] == [split_build.topology.racks[r[1]].row for r in listed]
     assert set(cabling_md(split_build)) == {"cabling.md", *(r[3] for r in listed)}  # each one a file that exists
@@ -82,7 +82,7 @@ def test_workbook_is_an_index_of_one_workbook_per_row(row_workbooks_build: Build
     assert index.sheetnames == ["summary", "workbooks"]
     listed = list(index["workbooks"].iter_rows(min_row=2, values_only=True))
     assert [r[3] for r in listed] == ["cabling/row-A.xlsx", "cabling/row-B.xlsx", "cabling/row-C.xlsx"]
-    assert sum(r[2] for r in listed) == len(split_build.plan.cables)
+    assert sum(r[2] for r in listed) == len(split_build.allocation.cables)
     seen: list[str] = []
     for row, _, count, path in listed:
         book = openpyxl.load_workbook(io.BytesIO(files[path]))
@@ -92,7 +92,7 @@ def test_workbook_is_an_index_of_one_workbook_per_row(row_workbooks_build: Build
         racks = {r[4] for s in book.worksheets[1:-1] for r in s.iter_rows(min_row=2, values_only=True)}
         assert {split_build.topology.racks[r].row for r in racks} == {row}
         seen += ids
-    assert sorted(seen) == sorted(c.cable_id for c in split_build.plan.cables)
+    assert sorted(seen) == sorted(c.cable_id for c in split_build.allocation.cables)
     shards = {**workbook_shard(split_build, 0, 2), **workbook_shard(split_build, 1, 2)}
     assert shards == files  # the pool's shards make the same files
 
@@ -101,7 +101,7 @@ def test_report_links_the_tables(split_build: Build) -> None:
     html = render_html("report/report.html.j2", **report_content(split_build, items=[]))
     assert 'id="cabling-data"' not in html and 'id="ip-data"' not in html
     assert 'More than 100 cables: cable by cable in <a href="cabling.md">' in html
-    assert f"Cabling ({len(split_build.plan.cables)} cables)" in html
+    assert f"Cabling ({len(split_build.allocation.cables)} cables)" in html
 
 
 def test_rack_elevations_are_drawn_without_dot_above_the_split(split_build: Build) -> None:

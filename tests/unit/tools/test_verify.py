@@ -301,7 +301,7 @@ def _lab_lldp(tmp_path: Path, skip: set[str] = frozenset(), swap: tuple[str, str
     """LLDP files of the lab design's switches, made from the plan (switch side only)."""
     build = built("lab")
     tables: dict[str, dict[str, tuple[str, str, str]]] = {}
-    for cable in build.plan.cables:
+    for cable in build.allocation.cables:
         link = cable.link
         tables.setdefault(link.b, {})[link.b_port] = (link.a, link.a_port, "ifname")
         if link.tier != "node-leaf":
@@ -319,7 +319,7 @@ def _lab_lldp(tmp_path: Path, skip: set[str] = frozenset(), swap: tuple[str, str
 
 def test_verify_lldp_of_the_plan(tmp_path: Path) -> None:
     report = verify_lldp(built("lab"), read_lldp([_lab_lldp(tmp_path)]))
-    assert report.ok and report.planned == len(built("lab").plan.cables) and report.unchecked == 0
+    assert report.ok and report.planned == len(built("lab").allocation.cables) and report.unchecked == 0
 
 
 def test_verify_lldp_with_swapped_ports_and_partial_data(tmp_path: Path) -> None:

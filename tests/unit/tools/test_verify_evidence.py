@@ -24,7 +24,7 @@ def _verify(*args: str) -> tuple[int, str]:
 
 def test_a_header_only_csv_is_no_evidence(tmp_path: Path) -> None:
     (tmp_path / "n.csv").write_text(HEADER)
-    planned = sum(1 for c in built("lab").plan.cables)
+    planned = sum(1 for c in built("lab").allocation.cables)
     code, output = _verify("--lldp", str(tmp_path / "n.csv"))
     assert code == 1
     assert f"NOT VERIFIED: 0 of {planned} planned cable(s) checked, at least 1 must be" in output

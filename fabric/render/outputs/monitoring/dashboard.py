@@ -170,7 +170,7 @@ def dashboard(build: Build, fabric: str) -> dict[str, Any]:
         "watt",
     )
     gpus = {d.name for d in plan.gpu_nodes(build)}
-    if any(c.link.fabric == fabric and c.link.a in gpus for c in build.plan.cables):
+    if any(c.link.fabric == fabric and c.link.a in gpus for c in build.allocation.cables):
         dcgm = f'job="dcgm", {member}, rack=~"$rack"'
         layout.row("GPU health")
         layout.graph(

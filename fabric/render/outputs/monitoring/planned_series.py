@@ -41,7 +41,7 @@ def node_fabrics(build: Build) -> dict[str, list[str]]:
     """The fabrics each node is cabled to, in spec order (the targets and the plan's series ask: read only)."""
     order = {key: i for i, key in enumerate(build.topology.fabrics)}
     found: dict[str, set[str]] = defaultdict(set)
-    for cable in build.plan.cables:
+    for cable in build.allocation.cables:
         found[cable.link.a].add(cable.link.fabric)
     return {node: sorted(fabrics, key=order.__getitem__) for node, fabrics in found.items()}
 
@@ -51,7 +51,7 @@ def node_sus(build: Build) -> dict[str, int]:
     """A node's scalable unit: that of the first leaf it is cabled to that belongs to one (read only)."""
     devices = build.topology.devices
     found: dict[str, int] = {}
-    for cable in build.plan.cables:
+    for cable in build.allocation.cables:
         su = devices[cable.link.b].su
         if su is not None and cable.link.tier == "node-leaf":
             found.setdefault(cable.link.a, su)
@@ -78,7 +78,7 @@ def device_labels(
 def mgmt_addresses(build: Build) -> dict[str, str]:
     """The management address of each device (switch management port, node BMC), from the IP plan."""
     found: dict[str, str] = {}
-    for row in build.plan.addresses:
+    for row in build.allocation.addresses:
         if row.purpose == "mgmt" and row.device not in found:
             found[row.device] = str(row.address.ip)
     return found
@@ -152,7 +152,7 @@ def targets(build: Build) -> dict[str, list[Target]]:
 def job_names(build: Build) -> frozenset[str]:
     """The jobs that have targets (what the rules and the runbook ask): those _entries yields, without making their
     addresses or labels."""
-    mgmt = {row.device for row in build.plan.addresses if row.purpose == "mgmt"}
+    mgmt = {row.device for row in build.allocation.addresses if row.purpose == "mgmt"}
     catalog = build.design.catalog.nodes
     fabrics = build.topology.fabrics
     found: set[str] = set()
@@ -211,7 +211,7 @@ def planned_ports(build: Build) -> Iterator[dict[str, str]]:
     switches = {name for name, d in devices.items() if is_switch(d)}
     infiniband = {key for key, ft in build.topology.fabrics.items() if ft.technology == "infiniband"}
     ends = build.infiniband.ends
-    for cable in build.plan.cables:
+    for cable in build.allocation.cables:
         link = cable.link
         for device, port in ((link.a, link.a_port), (link.b, link.b_port)):
             if device in switches:  # as the exporters key a port: the IB port number, or the interface name

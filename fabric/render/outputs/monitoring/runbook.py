@@ -65,7 +65,7 @@ def _platforms(build: Build) -> list[str]:
 @per_build  # read-only
 def _parts(build: Build) -> list[str]:
     """The cable parts of the plan, per fabric and tier (three alerts list them: counted once)."""
-    counts = Counter((c.link.fabric, c.link.tier, c.part, c.media) for c in build.plan.cables)
+    counts = Counter((c.link.fabric, c.link.tier, c.part, c.media) for c in build.allocation.cables)
     return [
         f"fabric `{f}`, {tier}: {n} × {part or 'no part'} ({media or 'no medium'})"
         for (f, tier, part, media), n in sorted(counts.items())

@@ -63,7 +63,7 @@ def _cable_lines(build: Build) -> list[str] | None:
     f-string a line, the parts shared by many cables (a place, a fabric and tier, a part) made once (a dict a series
     was the slowest part of the output at 100k GPUs). None when a value would need escaping, so the
     caller takes the general path: the values of each cable are tested once, joined, the shared parts as made."""
-    cables = build.plan.cables
+    cables = build.allocation.cables
     devices = build.topology.devices
     link = attrgetter("link")
     ports = (map(attrgetter(end), map(link, cables)) for end in ("a_port", "b_port"))
@@ -193,7 +193,7 @@ def fabric_plan(build: Build) -> str:
         else [
             _family(
                 "fabric_planned_cable_info",
-                (_series("fabric_planned_cable_info", plan.cable_info(build, c)) for c in build.plan.cables),
+                (_series("fabric_planned_cable_info", plan.cable_info(build, c)) for c in build.allocation.cables),
             ),
             _family(
                 "fabric_planned_port_info",

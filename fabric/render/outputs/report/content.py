@@ -101,7 +101,7 @@ def report_content(build: Build, items: list[Listed] | None = None) -> dict[str,
         )
     linked = split(build)  # above the split the tables are linked (cabling.md, ip-plan.csv), not embedded
     cables = []
-    for cable in () if linked else build.plan.cables:
+    for cable in () if linked else build.allocation.cables:
         link = cable.link
         cables.append(
             [
@@ -124,7 +124,7 @@ def report_content(build: Build, items: list[Listed] | None = None) -> dict[str,
         )
     ips = [
         [r.device, r.interface, str(r.address), r.peer_device, r.peer_interface, r.purpose, r.fabric]
-        for r in (() if linked else build.plan.addresses)
+        for r in (() if linked else build.allocation.addresses)
     ]
     bom = [
         {
@@ -206,10 +206,10 @@ def report_content(build: Build, items: list[Listed] | None = None) -> dict[str,
         ],
         "cable_columns": CABLE_COLUMNS,
         "cables_json": script_json(cables),
-        "cable_count": len(build.plan.cables),
+        "cable_count": len(build.allocation.cables),
         "ip_columns": IP_PLAN_COLUMNS,
         "ips_json": script_json(ips),
-        "ip_count": len(build.plan.addresses),
+        "ip_count": len(build.allocation.addresses),
         "linked": linked,
         "split_above": f"{build.design.spec.documents.split_above:,}",
         "bom": bom,
