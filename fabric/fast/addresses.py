@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network, IPv6Address, IPv6Interface, IPv6Network
+from operator import attrgetter
 from socket import AF_INET6, inet_ntop
 from typing import Any
 
@@ -132,3 +133,12 @@ def interface_text(interface: LazyIPv4Interface | LazyIPv6Interface) -> str:
     if value >> 48:
         return inet_ntop(AF_INET6, value.to_bytes(16, "big")) + _SUFFIX[interface._prefixlen]
     return str(interface)
+
+
+def prefix_length(interface: IPv4Interface | IPv6Interface) -> int:
+    """An interface's prefix length, read without making its network (which a lazy interface makes on first use)."""
+    return int(getattr(interface, "_prefixlen", None) or interface.network.prefixlen)
+
+
+# int() of many addresses, by C: int(address) is a Python method call per address
+address_integer = attrgetter("_ip")

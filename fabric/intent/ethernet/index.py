@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 
 from fabric.allocation.allocate import Allocation, Interface, MlagPair, mlag_pairs
+from fabric.fast.addresses import prefix_length
 from fabric.intent.ethernet.model import PrefixRule
 from fabric.model.findings import Finding
 from fabric.model.kinds import Tier
@@ -88,7 +89,7 @@ class PlanIndex:
     def first_host_text(self, address: Interface) -> str:
         """The first host of the address's subnet as text (the default management gateway), once per subnet:
         the switches share one, and making its network per switch is not free."""
-        prefixlen = address.network.prefixlen if not hasattr(address, "_prefixlen") else address._prefixlen
+        prefixlen = prefix_length(address)
         key = (address.version, int(address) >> (address.max_prefixlen - prefixlen), prefixlen)
         found = self.first_hosts.get(key)
         if found is None:
