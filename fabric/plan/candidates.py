@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from fabric.spec.catalog import Catalog, NodeType, SwitchModel, best_speed, switch_ports
 from fabric.spec.schema import format_ratio
-from fabric.topology.clos import split_leaf_ports
+from fabric.topology.leaves import split_leaf_ports
 
 TECHNOLOGIES = ("infiniband", "ethernet")
 MIN_PORTS = 16  # a model with fewer ports at the node speed is an access or out-of-band switch

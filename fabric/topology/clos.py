@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from fabric.model.draft import FabricDraft, SwitchDraft
 from fabric.model.findings import error
@@ -28,86 +27,10 @@ from fabric.model.kinds import Layer, Tier, TierName
 from fabric.model.topology import ClosParams, Link, new_link
 from fabric.spec.catalog import Catalog, SwitchPort, best_speed, switch_ports
 from fabric.spec.schema import ClosTopology, Fabric
-from fabric.topology.attach import Attachment, Endpoint, new_attachment
+from fabric.topology.attach import Attachment, new_attachment
+from fabric.topology.leaves import Leaf, smallest_divisor_at_least, split_leaf_ports
 
 PEER_LINKS = 2  # cables of an MLAG peer link (`dual_homing: bond`): one may fail
-
-
-@dataclass
-class _Leaf:
-    """A leaf under construction: its free down ports and what it connects."""
-
-    plane: int
-    su: int | None
-    rail: int | None
-    down: list[SwitchPort]
-    used: dict[int, Endpoint] = field(default_factory=dict)  # down-port index → endpoint
-    uplinks: int = 0
-    name: str = ""
-    pod: int | None = None
-    index: int = 0
-    scan: int = 0  # no free down port below this one (next_free)
-
-    def free(self) -> int:
-        return len(self.down) - len(self.used)
-
-    def next_free(self) -> int:
-        """The lowest free down port. Ports are only ever taken, so the search resumes where the last one ended
-        (a scan from 0 was quadratic in the ports of a leaf)."""
-        i, used = self.scan, self.used
-        while i in used:
-            i += 1
-        if i >= len(self.down):
-            raise ValueError(f"leaf {self.name or '?'}: no free down port")
-        self.scan = i
-        return i
-
-    def used_bw(self) -> int:
-        return sum(min(e.speed_gbps, self.down[i].speed_gbps) for i, e in self.used.items())
-
-
-def smallest_divisor_at_least(n: int, low: int) -> int | None:
-    """The smallest divisor of n that is ≥ low (None if low > n)."""
-    for m in range(max(1, low), n + 1):
-        if n % m == 0:
-            return m
-    return None
-
-
-def split_leaf_ports(
-    layout: Sequence[SwitchPort], ratio: float, downlinks: int | None, uplinks: int | None
-) -> tuple[list[SwitchPort], list[SwitchPort], str | None]:
-    """Down and up ports of a leaf; an error message if the counts cannot be met."""
-    speeds = sorted({p.speed_gbps for p in layout})
-    if len(speeds) > 1:
-        down_pool = [p for p in layout if p.speed_gbps == speeds[0]]
-        up_pool = [p for p in layout if p.speed_gbps == speeds[-1]]
-        d = downlinks or len(down_pool)
-        u = uplinks or len(up_pool)
-        if d > len(down_pool) or u > len(up_pool):
-            return (
-                [],
-                [],
-                (
-                    f"asks for {d} down and {u} up ports; the model has {len(down_pool)} "
-                    f"× {speeds[0]}G and {len(up_pool)} × {speeds[-1]}G"
-                ),
-            )
-        return down_pool[:d], up_pool[:u], None
-    k = len(layout)
-    if downlinks and uplinks:
-        d, u = downlinks, uplinks
-    elif uplinks:
-        u, d = uplinks, k - uplinks
-    elif downlinks:
-        d = downlinks
-        u = min(k - d, math.ceil(d / ratio))
-    else:
-        u = math.ceil(k / (1 + ratio))
-        d = k - u
-    if d < 1 or u < 1 or d + u > k:
-        return [], [], f"asks for {d} down and {u} up ports; the model has {k} at {speeds[0]}G"
-    return list(layout[:d]), list(layout[d : d + u]), None
 
 
 class ClosGenerator:
@@ -200,7 +123,7 @@ class ClosGenerator:
                 )
                 return self.draft
             down_ports, self.peer_ports = down_ports[:-PEER_LINKS], down_ports[-PEER_LINKS:]
-        planes: list[list[_Leaf]] = []
+        planes: list[list[Leaf]] = []
         for plane in range(1, topo.planes + 1):
             attached = (
                 list(self.attachments)  # one plane: each attachment as it is (no copy)
@@ -230,7 +153,7 @@ class ClosGenerator:
 
     # ----------------------------------------------------------------------------------------- leaves
 
-    def _leaves(self, plane: int, attached: Sequence[Attachment], down: list[SwitchPort]) -> list[_Leaf] | None:
+    def _leaves(self, plane: int, attached: Sequence[Attachment], down: list[SwitchPort]) -> list[Leaf] | None:
         if self.topo.rail_optimized:
             leaves = self._rail_leaves(plane, [a for a in attached if a.railed], down)
             if leaves is None:
@@ -239,7 +162,7 @@ class ClosGenerator:
             return leaves if self._fill_free(leaves, others) else None
         return self._group_leaves(plane, attached, down)
 
-    def _rail_leaves(self, plane: int, railed: Sequence[Attachment], down: list[SwitchPort]) -> list[_Leaf] | None:
+    def _rail_leaves(self, plane: int, railed: Sequence[Attachment], down: list[SwitchPort]) -> list[Leaf] | None:
         su_size = self.topo.scalable_unit or 1
         if not railed:
             self._fail(
@@ -261,10 +184,10 @@ class ClosGenerator:
             )
             return None
         sus = math.ceil(len(railed) / su_size)
-        leaves: dict[tuple[int, int], _Leaf] = {}
+        leaves: dict[tuple[int, int], Leaf] = {}
         for su in range(1, sus + 1):
             for rail in rails:
-                leaves[(su, rail)] = _Leaf(plane, su, rail, down)
+                leaves[(su, rail)] = Leaf(plane, su, rail, down)
         for position, att in enumerate(railed):
             su, slot = divmod(position, su_size)
             seen: dict[int, int] = {}
@@ -275,7 +198,7 @@ class ClosGenerator:
                 leaves[(su + 1, ep.rail)].used[slot * per_rail + k] = ep
         return list(leaves.values())
 
-    def _fill_free(self, leaves: list[_Leaf], others: Sequence[Attachment]) -> bool:
+    def _fill_free(self, leaves: list[Leaf], others: Sequence[Attachment]) -> bool:
         """Attach non-rail endpoints to the leaves with the most free ports, one leaf per port of a node."""
         for att in others:
             chosen: set[int] = set()
@@ -298,7 +221,7 @@ class ClosGenerator:
                 leaf.used[leaf.next_free()] = ep
         return True
 
-    def _group_leaves(self, plane: int, attached: Sequence[Attachment], down: list[SwitchPort]) -> list[_Leaf] | None:
+    def _group_leaves(self, plane: int, attached: Sequence[Attachment], down: list[SwitchPort]) -> list[Leaf] | None:
         width = max(len(a.ports) for a in attached)
         total = sum(len(a.ports) for a in attached)
         if width > len(down):
@@ -308,7 +231,7 @@ class ClosGenerator:
             return None
         groups = max(math.ceil(total / (len(down) * width)), math.ceil((self.topo.leaves or 1) / width))
         limit = math.ceil(total / (groups * width))  # ports per leaf when spread evenly
-        leaves = [_Leaf(plane, None, None, down) for _ in range(groups * width)]
+        leaves = [Leaf(plane, None, None, down) for _ in range(groups * width)]
         base = 0
         group = leaves[:width]
         for att in attached:
@@ -319,7 +242,7 @@ class ClosGenerator:
                     break
                 base += width
                 if base >= len(leaves):  # uneven port counts can need one more group
-                    leaves.extend(_Leaf(plane, None, None, down) for _ in range(width))
+                    leaves.extend(Leaf(plane, None, None, down) for _ in range(width))
                 group = leaves[base : base + width]
             for ep, (_, i) in zip(att.ports, room, strict=False):  # (the `need` least used)
                 leaf = group[i]
@@ -328,7 +251,7 @@ class ClosGenerator:
 
     # ----------------------------------------------------------------------------------------- spines, cores
 
-    def _upper_tiers(self, plane: int, leaves: list[_Leaf], up_ports: list[SwitchPort]) -> bool:
+    def _upper_tiers(self, plane: int, leaves: list[Leaf], up_ports: list[SwitchPort]) -> bool:
         topo = self.topo
         u = len(up_ports)
         up_speed = up_ports[0].speed_gbps
@@ -375,7 +298,7 @@ class ClosGenerator:
         self._partial_su(leaves, up_speed, m)
         return self._build_two_tier(plane, leaves, up_ports, m, spine_name, spine_platform, spine_layout)
 
-    def _partial_su(self, leaves: list[_Leaf], up_speed: int, step: int) -> None:
+    def _partial_su(self, leaves: list[Leaf], up_speed: int, step: int) -> None:
         """`partial_su: populated`: the last SU's leaves keep only the uplinks their ports need."""
         if not (self.topo.rail_optimized and self.topo.partial_su == "populated"):
             return
@@ -385,7 +308,7 @@ class ClosGenerator:
                 needed = math.ceil(leaf.used_bw() / (up_speed * self.fabric.oversubscription.leaf))
                 leaf.uplinks = min(leaf.uplinks, max(step, math.ceil(needed / step) * step))
 
-    def _name_leaves(self, plane: int, leaves: list[_Leaf], pods: int | None = None, per_pod: int = 0) -> None:
+    def _name_leaves(self, plane: int, leaves: list[Leaf], pods: int | None = None, per_pod: int = 0) -> None:
         naming = self.fabric.naming
         template = naming.leaf or ("su{su}-rail{rail}-leaf" if self.topo.rail_optimized else "leaf{index:02d}")
         leaf_model, platform = self._model("leaf")
@@ -463,7 +386,7 @@ class ClosGenerator:
     def _build_two_tier(
         self,
         plane: int,
-        leaves: list[_Leaf],
+        leaves: list[Leaf],
         up_ports: list[SwitchPort],
         m: int,
         spine_name: str,
@@ -511,7 +434,7 @@ class ClosGenerator:
     def _build_three_tier(
         self,
         plane: int,
-        leaves: list[_Leaf],
+        leaves: list[Leaf],
         up_ports: list[SwitchPort],
         spine_name: str,
         spine_platform: str | None,
