@@ -1,46 +1,35 @@
 """Every output fabric writes, by family: one module (or package) per family, each declaring its `OUTPUTS`.
 
-A new output goes into its family's module (a new family: a module here and a line in FAMILIES);
+A new output goes into its family's module (a new family: a module here and its name in FAMILIES);
 tests/unit/test_registry.py checks that every module declaring OUTPUTS is listed and that no name repeats.
 """
 
 from __future__ import annotations
 
-from fabric.render.engine.registry import Output
-from fabric.render.outputs import (
-    bom,
-    cabling_md,
-    configs,
-    diagrams,
-    hosts,
-    infiniband,
-    kubernetes,
-    lock,
-    monitoring,
-    netbox,
-    report,
-    slurm,
-    summary,
-    tables,
-    workbook,
-)
+from importlib import import_module
 
-FAMILIES = (
-    bom,
-    cabling_md,
-    configs,
-    diagrams,
-    hosts,
-    infiniband,
-    kubernetes,
-    lock,
-    monitoring,
-    netbox,
-    report,
-    slurm,
-    summary,
-    tables,
-    workbook,
+from fabric.render.engine.registry import Output
+
+# the families, by module name under fabric/render/outputs/
+FAMILIES = tuple(
+    import_module(f"{__name__}.{name}")
+    for name in (
+        "bom",
+        "cabling_md",
+        "configs",
+        "diagrams",
+        "hosts",
+        "infiniband",
+        "kubernetes",
+        "lock",
+        "monitoring",
+        "netbox",
+        "report",
+        "slurm",
+        "summary",
+        "tables",
+        "workbook",
+    )
 )
 
 
