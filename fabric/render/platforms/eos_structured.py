@@ -287,10 +287,20 @@ def structured_config(intent: DeviceIntent, build: Build) -> dict[str, Any]:
         config["prefix_lists"] = [_prefix_list("FABRIC", bgp.allowed)]
         if bgp.ipv6:
             config["ipv6_prefix_lists"] = [_prefix_list("FABRIC-V6", bgp.allowed_v6)]
-        entries = [{"sequence": 10, "type": "permit", "match": ["ip address prefix-list FABRIC"]}]
-        if bgp.ipv6:  # the route-maps are bound at the peer group, so they filter both address families
-            entries.append({"sequence": 20, "type": "permit", "match": ["ipv6 address prefix-list FABRIC-V6"]})
-        config["route_maps"] = [{"name": name, "sequence_numbers": entries} for name in ("FABRIC-IN", "FABRIC-OUT")]
+        # the route-maps are bound at the peer group, so they filter both address families: IPv6 routes pass
+        # by their own entry (an IPv6 prefix never matches `ip address`); each map its own objects (no YAML alias)
+        config["route_maps"] = [
+            {
+                "name": name,
+                "sequence_numbers": [{"sequence": 10, "type": "permit", "match": ["ip address prefix-list FABRIC"]}]
+                + (
+                    [{"sequence": 20, "type": "permit", "match": ["ipv6 address prefix-list FABRIC-V6"]}]
+                    if bgp.ipv6
+                    else []
+                ),
+            }
+            for name in ("FABRIC-IN", "FABRIC-OUT")
+        ]
         config.update(_router_bgp(intent, build))
     return config
 
