@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address, ip_interface
 
 from fabric.allocation.allocate import BOND_INTERFACE, AddressRow, Allocation, Interface
-from fabric.intent.ethernet.model import Neighbor
+from fabric.intent.ethernet.model import BGP_TIMERS, Neighbor
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import Link, Topology
 from fabric.spec.loader import Design
@@ -56,6 +56,8 @@ class HostIntent:
     maximum_paths: int  # ECMP over all its leaves
     password: str | None
     design: str
+    timers: tuple[int, int] = BGP_TIMERS  # keepalive, hold time (s): the leaves' own
+    bfd: bool = False  # BFD on its sessions (`fabrics.<f>.routing.bfd` of any fabric it is on)
 
     @property
     def has_secrets(self) -> bool:
@@ -154,8 +156,10 @@ def build_hosts(design: Design, topology: Topology, plan: Allocation) -> dict[st
         neighbors: list[Neighbor] = []
         unnumbered = True
         password: str | None = None
+        bfd = False
         for key, link in links[node]:
             fabric = spec.fabrics[key]
+            bfd = bfd or bool(fabric.routing is not None and fabric.routing.bfd)
             numbered = not (fabric.routing is not None and fabric.routing.bgp_unnumbered)
             unnumbered = unnumbered and not numbered
             password = password or passwords.get(key)
@@ -195,5 +199,6 @@ def build_hosts(design: Design, topology: Topology, plan: Allocation) -> dict[st
             maximum_paths=max(1, len({p.leaf for p in ports})),
             password=password,
             design=spec.name,
+            bfd=bfd,
         )
     return out

@@ -133,8 +133,9 @@ def _cases(directory: Path) -> list[tuple[str, Build]]:
         _with_secrets(data)
         for fabric in data["fabrics"].values():
             fabric["routing"]["bgp_unnumbered"] = True
+            fabric["routing"]["bfd"] = True
 
-    cases.append(("lab with SNMP and BGP passwords, unnumbered", variant("lab", unnumbered_secrets)))
+    cases.append(("lab with SNMP and BGP passwords and BFD, unnumbered", variant("lab", unnumbered_secrets)))
     cases.append(("25G leaves on 100G breakouts", leaf_25g(directory)))
     for unnumbered in (False, True):  # servers routing on the host: routed server ports, servers as neighbours
         cases.append(

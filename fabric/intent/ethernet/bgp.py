@@ -117,6 +117,7 @@ def bgp_intent(
         allowed_v6=allowed_v6,
         ipv6=unnumbered and bool(networks_v6),
         password=index.bgp_password.get(key),
+        bfd=bool(routing.bfd) if (routing := spec.fabrics[key].routing) is not None else False,
     )
 
 

@@ -16,6 +16,9 @@ from fabric.model.findings import Finding
 
 DEFAULT_MTU = 9216
 PEER_GROUP = "FABRIC"
+# BGP keepalive and hold time (s) of every fabric session, on every platform: FRR's `frr defaults datacenter`
+# (3/9, the values RFC 7938 data centres run), which NVUE keeps and EOS does not (its default is 60/180)
+BGP_TIMERS = (3, 9)
 SERVER_VLAN = 1000  # the VLAN (SONiC, Cumulus, EOS) of the bridge that holds a leaf's server gateway
 PEER_VLAN = 4094  # an MLAG pair's peer VLAN (`dual_homing: bond`), the one AVD and NVUE use
 PEER_CHANNEL = 1000  # the peer link's port-channel; a node's bond is its place in its pair's node list (1, 2, …)
@@ -92,6 +95,8 @@ class BgpIntent:
     ipv6: bool  # IPv6 unicast is exchanged (unnumbered sessions carry both families)
     password: str | None = None  # TCP MD5 password of every session (a resolved secret)
     peer_group: str = PEER_GROUP
+    timers: tuple[int, int] = BGP_TIMERS  # keepalive, hold time (s)
+    bfd: bool = False  # BFD on every session (`fabrics.<f>.routing.bfd`)
 
 
 @dataclass(frozen=True)

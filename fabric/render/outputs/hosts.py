@@ -47,6 +47,8 @@ def host_frr(host: HostIntent) -> str:
         source_v6=host.loopback_v6.ip if host.loopback_v6 else None,
         unnumbered=host.unnumbered,
         password=host.password,
+        timers=host.timers,
+        bfd=host.bfd,
         peer_group=PEER_GROUP,
         neighbors=neighbors,
         maximum_paths=host.maximum_paths,

@@ -67,6 +67,11 @@ class Cumulus(Platform):
             interfaces[intent.mgmt_port] = mgmt
         for cage, ways in sorted({(p.cage, p.breakout) for p in intent.used_ports if p.breakout > 1}):
             interfaces[f"swp{cage}"] = {"type": "swp", "link": {"breakout": {f"{ways}x": {}}}}
+        qos = intent.qos
+        # the global timers only set how the watchdog polls; it runs on a port only where enabled (default
+        # `disable`): NVUE reference, `nv set interface <interface-id> qos pfc-watchdog state` (Cumulus Linux
+        # 5.6, CumulusNetworks/docs content/nvue-reference/Set-and-Unset-Commands/QoS.md), on every PFC port
+        watched = set(qos.ports) if qos is not None and qos.pfc_watchdog else set()
         for p in intent.ports:
             entry: dict[str, Any] = {
                 "type": "swp",
@@ -82,6 +87,8 @@ class Cumulus(Platform):
                 entry["ip"] = {"address": addresses}
             if p.role == "server" and intent.servers and p.channel is None:
                 entry["bridge"] = {"domain": {"br_default": {"access": intent.servers.vlan}}}
+            if p.name in watched:
+                entry["qos"] = {"pfc-watchdog": {"state": "enable"}}
             interfaces[p.name] = entry
         if intent.mlag:
             interfaces.update(self._mlag_interfaces(intent))
@@ -200,7 +207,12 @@ class Cumulus(Platform):
                     "remote-as": n.remote_as,
                     "description": n.description,
                 }
-        group: dict[str, Any] = {"address-family": group_af}
+        # NVUE reference (CumulusNetworks/docs content/nvue-reference, BGP): `nv set vrf <vrf> router bgp
+        # peer-group <id> timers keepalive|hold` and `... peer-group <id> bfd enable on`
+        keepalive, hold = bgp.timers
+        group: dict[str, Any] = {"address-family": group_af, "timers": {"keepalive": keepalive, "hold": hold}}
+        if bgp.bfd:
+            group["bfd"] = {"enable": "on"}
         if bgp.password:
             group["password"] = bgp.password
         if bgp.unnumbered:

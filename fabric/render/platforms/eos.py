@@ -18,6 +18,15 @@ from fabric.render.platforms.frrview import address_pairs, prefix_lines
 
 # the RoCE lossless profile as one EOS `qos profile`, applied per port with `service-profile`
 QOS_PROFILE = "ROCE-LOSSLESS"
+# ETS: on Trident and Tomahawk switches every tx-queue is strict priority by default (a higher queue is served
+# first) and `bandwidth percent` applies only to round-robin queues; `no priority` makes a queue, and every
+# queue below it, round robin. So the scheduled queues (RoCE and default) say `no priority` and only the CNP
+# queue stays `priority strict`. Arista EOS User Manual, chapter "Quality of Service", section "QoS
+# Configuration: Trident and Tomahawk Platform Switches" (transmit queues, `priority (Tx-queue)`); copy:
+# https://fdocuments.us/document/quality-of-service-arista-networks-2020-02-10-a-section-2715-quality-of.html;
+# AVD's qos_profiles examples pair `bandwidth_percent` with `priority: no priority` likewise.
+ROUND_ROBIN = "no priority"
+STRICT = "priority strict"
 # MLAG (`dual_homing: bond`): the peer VLAN's name and trunk group (AVD's defaults), and the virtual router's
 # MAC, one for every pair (it never leaves a server subnet; AVD's examples use the same)
 PEER_VLAN_NAME = "MLAG-PEER"
@@ -118,6 +127,8 @@ class Eos(Platform):
                 maximum_paths=bgp.maximum_paths if bgp else 1,
                 qos=intent.qos,
                 qos_profile=QOS_PROFILE,
+                round_robin=ROUND_ROBIN,
+                strict=STRICT,
                 dscp_map=[(d, tc) for d, tc in intent.qos.dscp_to_tc() if tc != 0] if intent.qos else [],
                 prefix_lines=prefix_lines(bgp.allowed) if bgp else [],
                 prefix_lines_v6=prefix_lines(bgp.allowed_v6) if bgp and bgp.ipv6 else [],

@@ -18,6 +18,8 @@ from fabric.pipeline import Build
 from fabric.render.platforms.eos import (
     PEER_VLAN_NAME,
     QOS_PROFILE,
+    ROUND_ROBIN,
+    STRICT,
     TRUNK_GROUP,
     VIRTUAL_MAC,
     Eos,
@@ -115,6 +117,7 @@ def _qos(intent: DeviceIntent) -> dict[str, Any]:
                 "tx_queues": [
                     {
                         "id": qos.roce_tc,
+                        "priority": ROUND_ROBIN,
                         "bandwidth_percent": qos.roce_weight,
                         "random_detect": {
                             "ecn": {
@@ -127,8 +130,8 @@ def _qos(intent: DeviceIntent) -> dict[str, Any]:
                             }
                         },
                     },
-                    {"id": qos.cnp_tc, "priority": "priority strict"},
-                    {"id": 0, "bandwidth_percent": qos.default_weight},
+                    {"id": qos.cnp_tc, "priority": STRICT},
+                    {"id": 0, "priority": ROUND_ROBIN, "bandwidth_percent": qos.default_weight},
                 ],
                 "priority_flow_control": {
                     "enabled": True,
@@ -169,12 +172,15 @@ def _router_bgp(intent: DeviceIntent, build: Build) -> dict[str, Any]:
     if bgp is None:
         return {}
     group: dict[str, Any] = {"name": bgp.peer_group, "route_map_in": "FABRIC-IN", "route_map_out": "FABRIC-OUT"}
+    if bgp.bfd:
+        group["bfd"] = True
     routing = build.design.spec.fabrics[intent.fabric].routing
     if bgp.password is not None and routing is not None and routing.bgp_password is not None:
         group["password"] = secret_reference(routing.bgp_password, bgp_key=bgp.peer_group)
     router: dict[str, Any] = {
         "as": str(bgp.asn),
         "router_id": bgp.router_id,
+        "timers": {"keepalive_time": bgp.timers[0], "hold_time": bgp.timers[1]},
         "maximum_paths": {"paths": bgp.maximum_paths, "ecmp": bgp.maximum_paths},
         "peer_groups": [group],
     }
@@ -281,10 +287,17 @@ def structured_config(intent: DeviceIntent, build: Build) -> dict[str, Any]:
         config["prefix_lists"] = [_prefix_list("FABRIC", bgp.allowed)]
         if bgp.ipv6:
             config["ipv6_prefix_lists"] = [_prefix_list("FABRIC-V6", bgp.allowed_v6)]
+        # the route-maps are bound at the peer group, so they filter both address families: IPv6 routes pass
+        # by their own entry (an IPv6 prefix never matches `ip address`); each map its own objects (no YAML alias)
         config["route_maps"] = [
             {
                 "name": name,
-                "sequence_numbers": [{"sequence": 10, "type": "permit", "match": ["ip address prefix-list FABRIC"]}],
+                "sequence_numbers": [{"sequence": 10, "type": "permit", "match": ["ip address prefix-list FABRIC"]}]
+                + (
+                    [{"sequence": 20, "type": "permit", "match": ["ipv6 address prefix-list FABRIC-V6"]}]
+                    if bgp.ipv6
+                    else []
+                ),
             }
             for name in ("FABRIC-IN", "FABRIC-OUT")
         ]

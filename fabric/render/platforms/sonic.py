@@ -123,8 +123,8 @@ class Sonic(Platform):
                         str(n.remote_as),
                         n.peer_device,
                         "up",
-                        "9",
-                        "3",
+                        str(intent.bgp.timers[1]),
+                        str(intent.bgp.timers[0]),
                         iptext.text(n.local_address) if n.local_address else None,
                     )
                     for n in intent.bgp.neighbors
