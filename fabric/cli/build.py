@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from fabric.cli.app import QuietOpt, SpecArg, StrictOpt, app
+from fabric.cli.app import QuietOpt, SpecArg, StrictOpt, app, parse_workers_option
 from fabric.cli.loading import load_build
 from fabric.cli.lock_choice import LockChoice
 from fabric.cli.views.findings import print_findings
@@ -52,9 +52,10 @@ def build(
         int | None,
         typer.Option(
             "--workers",
-            min=1,
+            parser=parse_workers_option,
             metavar="N",
-            help="Processes to build and render in (same bytes whatever the count). Default: $FABRIC_WORKERS, else "
+            help="Processes to build and render in (same bytes whatever the count; at most 4 per core). Default: "
+            "$FABRIC_WORKERS, else "
             "the cores for large designs (from 5,000 links and a fabric of over 320 switches the analysis runs "
             "beside allocation and intent, from 4,000 cables the outputs render in a pool), else 1.",
         ),
