@@ -67,6 +67,7 @@ def build(
     --lock) keeps them: a grown spec only adds, and what it would move is an error (lock-move) per item.
     """
     from fabric.fast.collector import keep_for_good
+    from fabric.fast.process import ended_like_an_interrupt
     from fabric.render import render_into
     from fabric.write.atomic import OutputError, Staging
 
@@ -80,7 +81,8 @@ def build(
 
         return len(OUTPUTS) + 2
 
-    with stages(quiet, steps) as step:
+    # SIGTERM and SIGHUP end the build as SIGINT does: the staging tree is removed, the old output stays
+    with ended_like_an_interrupt(), stages(quiet, steps) as step:
         result = load_build(spec, strict, lock=LockChoice(lock, no_lock, allow_moves, out), workers=workers, jobs=True)
         if sum(len(ft.links) for ft in result.topology.fabrics.values()) > FREEZE_LINKS:
             # The build lives until the process ends: collections while rendering need not walk its objects
