@@ -98,6 +98,7 @@ class _Moves:
 
     def __init__(self, design: Design, changes: list[tuple[str, str]]) -> None:
         assert design.lock is not None
+        self.lock = design.lock
         self.changes = changes
         self.severity = Severity.WARNING if design.lock.allow_moves else Severity.ERROR
         self.findings: list[Finding] = []
@@ -105,6 +106,20 @@ class _Moves:
     def cause(self, *scopes: str) -> str:
         relevant = [c for s, c in self.changes if s in scopes] or [c for _, c in self.changes]
         return "; ".join(relevant) if relevant else "no counted spec fact changed (a generator or placement rule)"
+
+    def invalid(self, what: str) -> None:
+        """A locked value no build writes: refused (the row takes the plan's value), whatever --allow-moves says."""
+        assert self.lock is not None
+        self.findings.append(
+            Finding(
+                Severity.ERROR,
+                "lock-invalid",
+                "lock.addresses",
+                f"not a valid lock: {what}; not kept",
+                "give the allocations.lock.json a build wrote (--lock FILE), or build without one (--no-lock)",
+                self.lock.file,
+            )
+        )
 
     def add(self, path: str, what: str, *scopes: str) -> None:
         self.findings.append(
@@ -316,6 +331,15 @@ def _text(address: Interface) -> str:
     return interface_text(address) if kind is LazyIPv4Interface or kind is LazyIPv6Interface else str(address)  # type: ignore[arg-type]
 
 
+def _edge(address: Interface) -> bool:
+    """A host address that is its subnet's network address, or its IPv4 broadcast (a /31, /127 or single address
+    has neither)."""
+    net = address.network
+    if net.num_addresses <= 2:
+        return False
+    return address.ip == net.network_address or (address.version == 4 and address.ip == net.broadcast_address)
+
+
 def _inside(address: str, pool: Network | None) -> bool:
     return pool is not None and ip_interface(address).ip in pool
 
@@ -412,8 +436,14 @@ def _addresses(
             else:
                 moved.append((i, hit))
         elif _inside(hit.address, pool):
-            final[i] = ip_interface(hit.address)
-            kept[version].append(int(final[i]))
+            held = ip_interface(hit.address)
+            if held.network.prefixlen != address.network.prefixlen:  # the plan's subnets changed size: a move
+                moved.append((i, hit))
+            elif _edge(held):  # never a plan's: the lock was edited
+                moves.invalid(f"the address of {row.device} {row.interface} is its subnet's network or broadcast")
+            else:
+                final[i] = held
+                kept[version].append(int(held))
         else:
             moved.append((i, hit))
     if len(final) < len(rows):  # else (a rebuild) every row is kept: nothing to place

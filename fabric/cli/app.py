@@ -39,6 +39,7 @@ class _Guarded(TyperGroup):
     exit 3, with a hint to report it — never a traceback with exit 1, the design-error code."""
 
     def invoke(self, ctx: Any) -> Any:
+        _check_env_workers()
         try:
             return super().invoke(ctx)
         except _FRAMEWORK:
@@ -46,6 +47,30 @@ class _Guarded(TyperGroup):
         except Exception as exc:
             report_internal_error(exc)
             raise typer.Exit(INTERNAL_ERROR) from None
+
+
+def _check_env_workers() -> None:
+    """$FABRIC_WORKERS, when set, is a count of processes (as --workers is): else exit 2 before any command runs."""
+    from fabric.fast.parallel import WorkersError, env_workers
+
+    try:
+        env_workers()
+    except WorkersError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(2) from None
+
+
+def parse_workers_option(value: str | None) -> int | None:
+    """--workers N: as $FABRIC_WORKERS is read (fabric/fast/parallel.py's parse_workers), with the same error."""
+    from fabric.fast.parallel import WorkersError, parse_workers
+
+    if value is None:
+        return None
+    try:
+        return parse_workers(value, "--workers")
+    except WorkersError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(2) from None
 
 
 def report_internal_error(exc: BaseException) -> None:

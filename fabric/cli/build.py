@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from fabric.cli.app import QuietOpt, SpecArg, StrictOpt, app
+from fabric.cli.app import QuietOpt, SpecArg, StrictOpt, app, parse_workers_option
 from fabric.cli.loading import load_build
 from fabric.cli.lock_choice import LockChoice
 from fabric.cli.views.findings import print_findings
@@ -52,9 +52,10 @@ def build(
         int | None,
         typer.Option(
             "--workers",
-            min=1,
+            parser=parse_workers_option,
             metavar="N",
-            help="Processes to build and render in (same bytes whatever the count). Default: $FABRIC_WORKERS, else "
+            help="Processes to build and render in (same bytes whatever the count; at most 4 per core). Default: "
+            "$FABRIC_WORKERS, else "
             "the cores for large designs (from 5,000 links and a fabric of over 320 switches the analysis runs "
             "beside allocation and intent, from 4,000 cables the outputs render in a pool), else 1.",
         ),
@@ -66,6 +67,7 @@ def build(
     --lock) keeps them: a grown spec only adds, and what it would move is an error (lock-move) per item.
     """
     from fabric.fast.collector import keep_for_good
+    from fabric.fast.process import ended_like_an_interrupt
     from fabric.render import render_into
     from fabric.write.atomic import OutputError, Staging
 
@@ -79,7 +81,8 @@ def build(
 
         return len(OUTPUTS) + 2
 
-    with stages(quiet, steps) as step:
+    # SIGTERM and SIGHUP end the build as SIGINT does: the staging tree is removed, the old output stays
+    with ended_like_an_interrupt(), stages(quiet, steps) as step:
         result = load_build(spec, strict, lock=LockChoice(lock, no_lock, allow_moves, out), workers=workers, jobs=True)
         if sum(len(ft.links) for ft in result.topology.fabrics.values()) > FREEZE_LINKS:
             # The build lives until the process ends: collections while rendering need not walk its objects

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from fabric.model.text import printable
 
 if TYPE_CHECKING:
+    from fabric.model.findings import Finding
     from fabric.spec.loader import Design
 
 
@@ -40,4 +41,20 @@ def with_lock(design: Design, choice: LockChoice) -> Design:
     if choice.file is None and lock.design != design.spec.name:
         print(f"note: {printable(str(path))} is the lock of another design; not kept", file=sys.stderr)
         return design
-    return replace(design, lock=LockInput(lock, str(path), choice.allow_moves))
+    notes = design.notes
+    if lock.design != design.spec.name:  # given with --lock: kept, and said (a renamed design, or the wrong file)
+        notes = (*notes, _other_design(lock.design, design.spec.name, str(path), choice.allow_moves))
+    return replace(design, lock=LockInput(lock, str(path), choice.allow_moves), notes=notes)
+
+
+def _other_design(locked: str, name: str, file: str, allow_moves: bool) -> Finding:
+    from fabric.model.findings import Finding, Severity
+
+    return Finding(
+        Severity.WARNING if allow_moves else Severity.ERROR,
+        "lock-design",
+        "name",
+        f"the lock given ({printable(file)}) is design `{locked}`'s, not `{name}`'s",
+        "give this design's lock, build without one (--no-lock), or keep the other design's with --allow-moves "
+        "(a renamed design)",
+    )

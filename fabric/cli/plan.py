@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fabric.cli.app import app
+from fabric.cli.app import app, parse_workers_option
 from fabric.model.text import printable
 
 
@@ -97,7 +97,12 @@ def plan(
         int | None, typer.Option("--pick", min=1, help="With --write: the candidate number (default: rank 1).")
     ] = None,
     workers: Annotated[
-        int | None, typer.Option("--workers", min=1, help="Processes for the sweep. Default: the machine's cores.")
+        int | None,
+        typer.Option(
+            "--workers",
+            parser=parse_workers_option,
+            help="Processes for the sweep (at most 4 per core). Default: the machine's cores.",
+        ),
     ] = None,
     scheduler: Annotated[
         str | None,

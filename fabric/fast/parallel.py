@@ -15,10 +15,13 @@ from typing import Any, Generic, TypeVar, cast
 T = TypeVar("T")
 
 
-def env_workers() -> int | None:
-    """$FABRIC_WORKERS as a count; anything else is as if unset (the count never changes the bytes)."""
-    env = os.environ.get("FABRIC_WORKERS", "").strip()
-    return int(env) if env.isdigit() and int(env) >= 1 else None
+# processes per usable core at most: more only adds forks and memory (the lab's 0.6 s build took 11 s at 1,000
+# workers and hung at 10,000); a few per core still overlap a render worker's waits on the disk
+WORKERS_PER_CORE = 4
+
+
+class WorkersError(ValueError):
+    """A count of processes (--workers, $FABRIC_WORKERS) that is not one this machine takes."""
 
 
 def usable_cores() -> int:
@@ -26,11 +29,38 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def max_workers() -> int:
+    """The most processes a run may be given: WORKERS_PER_CORE per usable core."""
+    return WORKERS_PER_CORE * usable_cores()
+
+
+def parse_workers(text: str, source: str) -> int:
+    """A count of processes given as text (`source`: --workers or FABRIC_WORKERS, named in the error): ASCII
+    digits (not `¹`, which str.isdigit takes and int refuses), from 1 to max_workers(); else WorkersError, whose
+    text is the same for both sources but the name (and never quotes the value)."""
+    value = text.strip()
+    limit = max_workers()
+    if value.isascii() and value.isdigit() and len(value.lstrip("0")) <= len(str(limit)) and 1 <= int(value) <= limit:
+        return int(value)
+    raise WorkersError(
+        f"{source} must be a count of processes from 1 to {limit} ({WORKERS_PER_CORE} per usable core, "
+        f"{usable_cores()} here), in the digits 0-9"
+    )
+
+
+def env_workers() -> int | None:
+    """$FABRIC_WORKERS as a count (unset or blank: None); anything else is WorkersError (the command line checks
+    it before any command runs: exit 2). The count never changes the bytes."""
+    env = os.environ.get("FABRIC_WORKERS", "")
+    return parse_workers(env, "FABRIC_WORKERS") if env.strip() else None
+
+
 def cores(workers: int | None) -> int:
-    """Processes to use: `workers` if given, else $FABRIC_WORKERS, else the usable cores."""
+    """Processes to use: `workers` if given (at most max_workers()), else $FABRIC_WORKERS, else the usable
+    cores."""
     if workers is None:
         workers = env_workers()
-    return max(1, workers) if workers is not None else usable_cores()
+    return min(max(1, workers), max_workers()) if workers is not None else usable_cores()
 
 
 _COMPUTE: Callable[[], Any] | None = None  # what the forked child computes (inherited through the fork)

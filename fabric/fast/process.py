@@ -1,9 +1,17 @@
-"""Ending the process without the interpreter's teardown, for a command whose work is all done."""
+"""Ending the process: without the interpreter's teardown, for a command whose work is all done; on SIGTERM or
+SIGHUP, as on an interrupt (its cleanup run)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+# what ends a build as an interrupt does (SIGINT is Python's KeyboardInterrupt already)
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def exit_now(code: int) -> None:
@@ -18,3 +26,30 @@ def exit_now(code: int) -> None:
         sys.stderr.flush()
     finally:
         os._exit(code)
+
+
+@contextmanager
+def ended_like_an_interrupt() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP (a service manager stopping fabric, a closed terminal) end this
+    process as SIGINT does: an exception raised where it is (SystemExit with 128 + the signal's number, the
+    shell's convention), so that the block's cleanup runs (`fabric build` removes its staging tree; the old
+    output stays). A forked child (render workers, the analysis beside) ends at once, as by default: a pool ends
+    its workers with SIGTERM. The handlers before are put back after the block."""
+    owner = os.getpid()
+
+    def end(signum: int, frame: object) -> None:
+        if os.getpid() != owner:  # a forked child: the signal's default action
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+    before = {signum: signal.signal(signum, end) for signum in ENDING_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)

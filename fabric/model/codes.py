@@ -206,9 +206,16 @@ CODES: tuple[Code, ...] = (
     _c(
         "lock-invalid",
         "error",
-        "spec",
+        "spec allocation",
         "a lock given to a build (allocations.lock.json) can be read and is a valid lock",
         "give the lock a build wrote, or build with --no-lock",
+    ),
+    _c(
+        "lock-design",
+        "error warning",
+        "spec",
+        "a lock given with --lock is the lock of the design built (a warning with --allow-moves: a renamed design)",
+        "give this design's lock, build with --no-lock, or keep the other design's with --allow-moves",
     ),
     _c(
         "lock-move",

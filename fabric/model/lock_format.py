@@ -100,7 +100,14 @@ _V6 = "|".join(  # every way of writing eight groups with at most one '::' (no I
 _GUID = "0x[0-9a-f]{16}"
 
 
+_STRICT_INTERFACE = re.compile(r"[0-9A-Fa-f.:]{2,45}/[0-9]{1,3}")  # no scope id (`%…`), no netmask, nothing after
+
+
 def _is_interface(value: str) -> bool:
+    """An address and a prefix length, strictly: ipaddress takes any text after a `%` (a scope id) and a netmask
+    for the prefix length; a lock holds neither."""
+    if _STRICT_INTERFACE.fullmatch(value) is None:
+        return False
     try:
         ip_interface(value)
     except ValueError:
@@ -135,6 +142,16 @@ LAYER = OneOf(("node", "leaf", "spine", "core"))
 PURPOSE = OneOf(("loopback", "p2p", "server-gateway", "server", "mgmt-gateway", "mgmt", "host-loopback", "host-p2p"))
 PURPOSES = PURPOSE.choices
 COUNT = Whole(0, 10_000_000)
+# the ASNs a spec may plan (RFC 6996: 64512–65534 and 4200000000–4294967294; allocation/allocate.py's
+# PRIVATE_ASN_RANGES): a locked ASN outside them (a public one, AS_TRANS 23456, the reserved 4294967295) is refused
+PRIVATE_ASNS = ((64512, 65534), (4200000000, 4294967294))
+# an address's prefix length by purpose, where the purpose fixes it (allocation/allocate.py): IPv4, IPv6
+PREFIX_BY_PURPOSE = {
+    "loopback": (32, 128),
+    "host-loopback": (32, 128),
+    "p2p": (31, 127),
+    "host-p2p": (31, 127),
+}
 
 
 # --------------------------------------------------------------------------------------------- the entries
@@ -171,7 +188,7 @@ class LockedAddress(NamedTuple):
 class LockedAsn(NamedTuple):
     device: Annotated[str, NAME]
     fabric: Annotated[str, NAME]
-    asn: Annotated[int, Whole(1, 4294967295)]
+    asn: Annotated[int, Whole(1, 4294967295)]  # and in a private range: checked with the lock whole (spec/lock.py)
     router_id: Annotated[str, ROUTER_ID] = ""
 
 

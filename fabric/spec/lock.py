@@ -32,6 +32,8 @@ from fabric.model.lock_format import (
     LOCK_FORMAT,
     LOCK_VERSION,
     MAX_ENTRIES,
+    PREFIX_BY_PURPOSE,
+    PRIVATE_ASNS,
     LockedAddress,
     LockedAsn,
     LockedCable,
@@ -229,20 +231,105 @@ def _by_schema(data: Any, file: str) -> Lock:
     return _lock((model.design, model.spec, lists))
 
 
+# --------------------------------------------------------------------------------------------- the lock whole
+
+
+def _problems(lock: Lock) -> list[tuple[str, str]]:
+    """(path, what) for what no single value shows: an ASN outside the private ranges, a prefix length its
+    purpose does not have, an id, device name, router id or GUID given twice, a device or fabric an entry names
+    that the lock does not hold. Never the values themselves (the path says which entry)."""
+    out: list[tuple[str, str]] = []
+
+    def once(key: str, field: str, values: Column, what: str, skip_empty: bool = False) -> None:
+        distinct = set(values)
+        if skip_empty and "" in distinct:
+            if len(distinct) - 1 == len(values) - values.count(""):
+                return
+        elif len(distinct) == len(values):
+            return
+        first: dict[Any, int] = {}
+        for i, value in enumerate(values):
+            if skip_empty and value == "":
+                continue
+            if value in first:
+                out.append((f"lock.{key}.{i}.{field}", f"{what} given twice (as in entry {first[value]})"))
+            else:
+                first[value] = i
+
+    cables, devices, asns, guids = (lock.columns[k] for k in ("cables", "devices", "asns", "guids"))
+    once("devices", "name", devices[0], "the device name is")
+    once("cables", "id", cables[0], "the cable id is")
+    once("asns", "device", asns[0], "the device's ASN is")
+    once("asns", "router_id", asns[3], "the router id is", skip_empty=True)
+    once("guids", "guid", guids[1], "the GUID is")
+    once("guids", "node", guids[0], "the node's GUID is")
+    if not all(any(lo <= asn <= hi for lo, hi in PRIVATE_ASNS) for asn in set(asns[2])):
+        for i, asn in enumerate(asns[2]):
+            if not any(lo <= asn <= hi for lo, hi in PRIVATE_ASNS):
+                out.append((f"lock.asns.{i}.asn", "is not a private ASN (64512–65534, 4200000000–4294967294)"))
+    address, purpose = lock.columns["addresses"][2], lock.columns["addresses"][3]
+    # each purpose with its addresses' last four characters, which hold the '/' (a prefix length is at most three
+    # digits): a few distinct pairs, made in C (a million addresses at 100k GPUs)
+    pairs = set(zip(purpose, map(_TAIL, address), strict=True))
+    if any(p in PREFIX_BY_PURPOSE and _length(tail) not in PREFIX_BY_PURPOSE[p] for p, tail in pairs):
+        for i, (p, text) in enumerate(zip(purpose, address, strict=True)):
+            if p in PREFIX_BY_PURPOSE and _length(text) not in PREFIX_BY_PURPOSE[p]:
+                wanted = " or ".join(f"/{x}" for x in PREFIX_BY_PURPOSE[p])
+                out.append((f"lock.addresses.{i}.address", f"a {p} address has the prefix length {wanted}"))
+    names = set(devices[0])
+    fabrics = set(lock.spec.fabrics)
+    named = (
+        ("devices", ((3, "fabric"),)),
+        ("cables", ((1, "fabric"), (2, "a_device"), (4, "b_device"))),
+        ("addresses", ((0, "device"), (4, "fabric"), (5, "peer_device"))),
+        ("asns", ((0, "device"), (1, "fabric"))),
+    )
+    for key, fields in named:
+        for index, field in fields:
+            values = lock.columns[key][index]
+            known = fabrics if field == "fabric" else names
+            if set(values) - {""} <= known:
+                continue
+            kind = "fabric" if field == "fabric" else "device"
+            where = "lock.spec.fabrics" if field == "fabric" else "lock.devices"
+            for i, value in enumerate(values):
+                if value and value not in known:
+                    out.append((f"lock.{key}.{i}.{field}", f"names a {kind} that {where} does not hold"))
+    return out
+
+
+_TAIL = itemgetter(slice(-4, None))
+
+
+def _length(text: str) -> int:
+    """The prefix length of an address as the lock holds it (digits after its '/')."""
+    return int(text.rpartition("/")[2])
+
+
+def _checked(lock: Lock, file: str) -> Lock:
+    """The lock, or FabricError with a `lock-invalid` finding for each of its problems (at most
+    MAX_LOCK_FINDINGS)."""
+    problems = _problems(lock)
+    if problems:
+        findings = [_invalid(file, f"not a valid lock: {what}", path) for path, what in problems[:MAX_LOCK_FINDINGS]]
+        raise FabricError(findings, spec_invalid=True)
+    return lock
+
+
 def validate_lock(data: Any, file: str) -> Lock:
     """A lock from JSON data, or FabricError with `lock-invalid` findings."""
     with gc_paused():  # a million entries: each automatic collection would walk them again
         found = _by_columns(data)
         if found is not None:
-            return _lock(found)
-    return _by_schema(data, file)
+            return _checked(_lock(found), file)
+    return _checked(_by_schema(data, file), file)
 
 
 def parse_lock(text: str, file: str) -> Lock:
     """A lock from JSON text, or FabricError with `lock-invalid` findings (where and what, never the text)."""
     with gc_paused():
         found = _by_structs(text)
-    return _lock(found) if found is not None else _parse(text, file)
+    return _checked(_lock(found) if found is not None else _parse(text, file), file)
 
 
 def _parse(text: str, file: str) -> Lock:
@@ -277,9 +364,9 @@ def read_lock(path: Path, display: str | None = None) -> Lock:
         with gc_paused():
             found = _by_structs(data)  # UTF-8 as a build writes it (no byte-order mark): decoded as it is read
         if found is not None:
-            return _lock(found)
+            return _checked(_lock(found), name)
         text = decode(data, name)
     except ReadError as exc:
         raise FabricError([_invalid(name, exc.message)], spec_invalid=True) from None
     del data
-    return _parse(text, name)
+    return _checked(_parse(text, name), name)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fabric.fast.collector import after_task, shared_with_children, worker_collects_between_tasks
-from fabric.fast.parallel import cores, env_workers
+from fabric.fast.parallel import cores, env_workers, max_workers
 from fabric.pipeline import Build
 from fabric.render.engine.registry import Output
 
@@ -57,7 +57,7 @@ def worker_count(build: Build, workers: int | None) -> int:
     if workers is None:
         workers = env_workers()
     if workers is not None:
-        return max(1, workers)
+        return min(max(1, workers), max_workers())
     size = len(build.allocation.cables) + 10 * len(build.intents)
     if size < POOL_ABOVE:
         return 1

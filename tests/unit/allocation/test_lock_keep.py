@@ -4,7 +4,9 @@ row up; it must be what the row-by-row keeping gives, and must not be taken when
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from ipaddress import ip_interface
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +112,20 @@ def test_a_changed_address_in_the_lock_is_kept_from_the_lock(monkeypatch: pytest
     assert keeping._as_locked(design, plan.addresses, lock) is None
     fast, slow = _row_by_row(design, plan, monkeypatch)
     assert fast == slow and fast.addresses[i].address == moved.address != plan.addresses[i].address
+
+
+@pytest.mark.parametrize("edge", ["network", "broadcast"])
+def test_a_locked_host_address_on_its_subnet_s_edge_is_refused_not_kept(edge: str) -> None:
+    data = json.loads(lock_json(built("lab")))
+    row = next(a for a in data["addresses"] if a["purpose"] == "server" and ":" not in a["address"])
+    subnet = ip_interface(row["address"]).network
+    row["address"] = f"{subnet.network_address if edge == 'network' else subnet.broadcast_address}/{subnet.prefixlen}"
+    design = _with_lock(REPO / "designs/lab.yaml", parse_lock(json.dumps(data), "x.json"))
+    plan = allocate(design, build_topology(design))
+    kept = keeping.keep_locked(design, build_topology(design), plan)
+    (refused,) = [f for f in kept.findings if f.code == "lock-invalid"]
+    assert refused.severity.label == "error" and refused.file == "x.json" and row["device"] in refused.message
+    mine = next(
+        a for a in kept.addresses if (a.device, a.interface, a.address.version) == (row["device"], row["interface"], 4)
+    )
+    assert str(mine.address) != row["address"] and mine.address.network == subnet

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from fabric.cli.lock_choice import LockChoice, with_lock
+from fabric.model.findings import Severity
 from fabric.render.outputs.lock import lock_json
 from fabric.spec.loader import Design, load_spec
 from fabric.spec.lock import LOCK_FILE
@@ -60,7 +61,16 @@ def test_another_design_s_previous_lock_is_noted_and_not_kept(
     assert capsys.readouterr().err == f"note: {previous} is the lock of another design; not kept\n"
 
 
-def test_a_lock_given_is_kept_whatever_its_design(lab: Design, tmp_path: Path) -> None:
+@pytest.mark.parametrize("allow_moves", [False, True])
+def test_a_lock_given_of_another_design_is_kept_and_said(lab: Design, tmp_path: Path, allow_moves: bool) -> None:
     given = _lock_of("lab-dual", tmp_path / "elsewhere")
-    design = with_lock(lab, LockChoice(given, ignore=False, allow_moves=False, out=tmp_path / "out"))
+    design = with_lock(lab, LockChoice(given, ignore=False, allow_moves=allow_moves, out=tmp_path / "out"))
     assert design.lock is not None and design.lock.file == str(given) and design.lock.lock.design == "lab-dual"
+    (said,) = [n for n in design.notes if n.code == "lock-design"]  # an error; a warning with --allow-moves
+    assert said.severity == (Severity.WARNING if allow_moves else Severity.ERROR) and "lab-dual" in said.message
+
+
+def test_a_lock_given_of_this_design_says_nothing(lab: Design, tmp_path: Path) -> None:
+    given = _lock_of("lab", tmp_path / "elsewhere")
+    design = with_lock(lab, LockChoice(given, ignore=False, allow_moves=False, out=tmp_path / "out"))
+    assert design.lock is not None and design.notes == lab.notes

@@ -71,10 +71,28 @@ def _lock_move() -> Iterator[Finding]:
     yield from (f for f in grow(built("lab"), GROWTH / "lab-4-spines.yaml").findings if f.code == "lock-move")
 
 
+def _lock_design() -> Iterator[Finding]:
+    """Another design's lock given with --lock (tests/hostile/lock-other-design shows it in full), kept with
+    --allow-moves (a warning) and without (an error)."""
+    import tempfile
+
+    from fabric.cli.lock_choice import LockChoice, with_lock
+    from fabric.render.outputs.lock import lock_json
+
+    with tempfile.TemporaryDirectory() as tmp:
+        given = Path(tmp) / "allocations.lock.json"
+        given.write_text(lock_json(built("lab-dual")), encoding="utf-8")
+        lab = load_spec(REPO / "designs" / "lab.yaml")
+        for allow in (False, True):
+            design = with_lock(lab, LockChoice(given, ignore=False, allow_moves=allow, out=Path(tmp) / "out"))
+            yield from (n for n in design.notes if n.code == "lock-design")
+
+
 # codes no golden case can show, each raised by a case here
 EXTRA = {
     "bisection-mismatch": _bisection_mismatch,
     "discovered-format": _discovered_format,
+    "lock-design": _lock_design,
     "lock-invalid": _lock_invalid,
     "lock-move": _lock_move,
     "render-unsafe-value": _render_unsafe_value,

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from fabric import render_all
+from fabric.fast.parallel import WorkersError, max_workers
 from fabric.render.engine.pool import POOL_ABOVE, SHARDS_PER_WORKER, Task, tasks, worker_count
 from fabric.render.outputs import OUTPUTS
 from tests.conftest import REPO, built
@@ -62,7 +63,11 @@ def test_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
     assert worker_count(small, None) == 2
     assert worker_count(small, 1) == 1  # the argument wins over the environment
     monkeypatch.setenv("FABRIC_WORKERS", "many")
-    assert worker_count(small, None) == 1  # not a count: as if unset
+    with pytest.raises(WorkersError, match="FABRIC_WORKERS must be a count"):  # not a count: refused, not ignored
+        worker_count(small, None)
+    monkeypatch.setenv("FABRIC_WORKERS", "")
+    assert worker_count(small, None) == 1  # blank: as if unset
+    assert worker_count(small, 10_000) == max_workers()  # a caller's count is capped
 
 
 def test_a_refusal_in_a_worker_is_the_same_refusal(monkeypatch: pytest.MonkeyPatch) -> None:

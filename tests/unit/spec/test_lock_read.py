@@ -141,3 +141,99 @@ def test_what_the_columns_take_in_any_field_the_schema_takes_alike(design: str) 
                     taken += 1
                     assert fast == spec_lock._by_schema(data, "x.json"), (key, field, value)
     assert 10 < taken < 100  # the values valid in some field (e.g. "" as an optional name, 1 as a rack unit)
+
+
+# --------------------------------------------------------------------------------------------- the lock whole
+
+
+def _first(data: Any, key: str, **match: Any) -> dict[str, Any]:
+    return next(e for e in data[key] if all(e[k] == v for k, v in match.items()))
+
+
+def _tamper_scope_id(data: Any) -> None:
+    _first(data, "addresses", purpose="loopback")["address"] = "fd00::1%x remote-as 666/128"
+
+
+def _tamper_netmask(data: Any) -> None:
+    _first(data, "addresses", purpose="loopback")["address"] = "10.0.0.1/255.255.255.255"
+
+
+def _tamper_loopback_zero(data: Any) -> None:
+    entry = next(e for e in data["addresses"] if e["purpose"] == "loopback" and ":" not in e["address"])
+    entry["address"] = entry["address"].replace("/32", "/0")
+
+
+def _tamper_link_prefix(data: Any) -> None:
+    entry = next(e for e in data["addresses"] if e["purpose"] == "p2p" and ":" not in e["address"])
+    entry["address"] = entry["address"].replace("/31", "/24")
+
+
+def _tamper_asn(asn: int) -> Any:
+    def tamper(data: Any) -> None:
+        data["asns"][0]["asn"] = asn
+
+    return tamper
+
+
+def _tamper_twice(key: str, field: str) -> Any:
+    def tamper(data: Any) -> None:
+        data[key][1][field] = data[key][0][field]
+
+    return tamper
+
+
+def _tamper_ghost(key: str, field: str, value: str) -> Any:
+    def tamper(data: Any) -> None:
+        data[key][-1][field] = value
+
+    return tamper
+
+
+TAMPERED = {
+    "scope id": ("lab", _tamper_scope_id, "lock.addresses"),
+    "netmask": ("lab", _tamper_netmask, "lock.addresses"),
+    "loopback /0": ("lab", _tamper_loopback_zero, "lock.addresses"),
+    "link /24": ("lab", _tamper_link_prefix, "lock.addresses"),
+    "ASN 15169": ("lab", _tamper_asn(15169), "lock.asns.0.asn"),
+    "ASN 23456": ("lab", _tamper_asn(23456), "lock.asns.0.asn"),
+    "ASN 4294967295": ("lab", _tamper_asn(4294967295), "lock.asns.0.asn"),
+    "ASN 65535": ("lab", _tamper_asn(65535), "lock.asns.0.asn"),
+    "cable id twice": ("lab", _tamper_twice("cables", "id"), "lock.cables.1.id"),
+    "router id twice": ("lab", _tamper_twice("asns", "router_id"), "lock.asns.1.router_id"),
+    "ASN device twice": ("lab", _tamper_twice("asns", "device"), "lock.asns.1.device"),
+    "GUID twice": ("superpod-2su", _tamper_twice("guids", "guid"), "lock.guids.1.guid"),
+    "ghost cable end": ("lab", _tamper_ghost("cables", "b_device", "ghost"), "lock.cables."),
+    "ghost address": ("lab", _tamper_ghost("addresses", "device", "ghost"), "lock.addresses."),
+    "ghost fabric": ("lab", _tamper_ghost("asns", "fabric", "storage"), "lock.asns."),
+}
+
+
+@pytest.mark.parametrize("case", TAMPERED)
+def test_a_tampered_lock_is_refused_where_it_is_wrong_without_quoting_it(case: str) -> None:
+    design, tamper, path = TAMPERED[case]
+    data = _data(design)
+    spec_lock.parse_lock(json.dumps(data), "x.json")  # as written: valid
+    tamper(data)
+    for read in (
+        lambda: spec_lock.parse_lock(json.dumps(data), "x.json"),
+        lambda: spec_lock.validate_lock(data, "x.json"),
+    ):
+        with pytest.raises(FabricError) as caught:
+            read()
+        findings = caught.value.findings
+        assert findings and {f.code for f in findings} == {"lock-invalid"}
+        assert any(f.path.startswith(path) for f in findings), [f.path for f in findings]
+        assert not any("666" in f.message or "ghost" in f.message or "storage" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("asn", [64512, 65534, 4200000000, 4294967294])
+def test_asns_at_the_private_ranges_edges_are_kept(asn: int) -> None:
+    data = _data("lab")
+    data["asns"][0]["asn"] = asn
+    assert spec_lock.parse_lock(json.dumps(data), "x.json").asns[0].asn == asn
+
+
+def test_the_lock_s_private_ranges_are_the_allocator_s() -> None:
+    from fabric.allocation.allocate import PRIVATE_ASN_RANGES
+
+    assert lock_format.PRIVATE_ASNS == PRIVATE_ASN_RANGES
