@@ -274,6 +274,7 @@ def _cables(old: Outputs, new: Outputs, diff: Diff) -> None:
                     "from": before[k]["cable_id"],
                     "to": after[k]["cable_id"],
                     "ends": f"{k[0]}:{k[1]} — {k[2]}:{k[3]}",
+                    "cable": _cable(after[k]),
                 }
             )
     by_end: dict[tuple[str, str], dict[str, str]] = {}
@@ -303,7 +304,17 @@ def _devices(old: Outputs, new: Outputs, diff: Diff) -> None:
     diff.devices_remove.extend({k: r.get(k, "") for k in keep} for name, r in before.items() if name not in after)
     for name, r in before.items():
         if name in after and (r.get("rack"), r.get("u")) != (after[name].get("rack"), after[name].get("u")):
-            diff.devices_move.append({"device": name, "from": _at(r), "to": _at(after[name])})
+            a = after[name]
+            diff.devices_move.append(
+                {
+                    "device": name,
+                    "from": _at(r),
+                    "to": _at(a),
+                    **{k: r.get(k, "") for k in ("layer", "model", "fabric")},
+                    **{f"from_{k}": r.get(k, "") for k in ("rack", "u")},
+                    **{f"to_{k}": a.get(k, "") for k in ("rack", "u")},
+                }
+            )
     racks_before = {r.get("rack") for r in before.values()} - {"", None}
     racks_after = {r.get("rack") for r in after.values()} - {"", None}
     diff.racks_add.extend(sorted(str(r) for r in racks_after - racks_before))
