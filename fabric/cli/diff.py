@@ -24,6 +24,7 @@ def diff(
         Path | None,
         typer.Option(
             "--work-order",
+            metavar="DIR",
             help="Also write the floor's work order to this directory: work-order.csv and work-order.xlsx, one row "
             "per action (add, move, remove or relabel a cable with both ends, rack, move or unrack a device), sorted "
             "by rack and U, to split by rack or shift. The directory is replaced as a whole (empty, or written by "
@@ -33,7 +34,8 @@ def diff(
     ] = None,
 ) -> None:
     """The floor's work order from OLD to NEW: cables to add, move and remove (rack, U, device, port, labels),
-    devices and racks to add, addresses and ASNs that change, a unified diff per switch config.
+    devices and racks to add, addresses and ASNs that change, a unified diff per switch config. With
+    `--work-order DIR`, also as work-order.csv and work-order.xlsx: one row per floor action, by rack and U.
 
     Two specs are built, NEW keeping OLD's assignments as `fabric build --lock` would. Exit 0 when NEW only
     adds to OLD, 1 when it moves, removes or renumbers something, 2 when OLD or NEW cannot be read or built.

@@ -11,6 +11,8 @@ asn-plan.csv and configs/ — never the lock:
 - addresses (by device, interface and family) and ASNs (by device) that change, are added or are removed;
 - a unified diff per switch config that changes.
 
+The floor's rows of it (cables and devices, by rack and U) are written as CSV and XLSX by fabric/tools/work_order.py.
+
 Exit codes: 0 NEW only adds to OLD (or equals it); 1 NEW moves, removes or renumbers something of OLD;
 2 OLD or NEW cannot be read or built.
 """
@@ -131,7 +133,7 @@ class Diff:
     cables_add: list[dict[str, str]] = field(default_factory=list)
     cables_move: list[dict[str, Any]] = field(default_factory=list)  # {"cable_id", "from": cable, "to": cable}
     cables_remove: list[dict[str, str]] = field(default_factory=list)
-    cables_relabel: list[dict[str, str]] = field(default_factory=list)
+    cables_relabel: list[dict[str, Any]] = field(default_factory=list)  # {"from", "to", "ends", "cable": new cable}
     devices_add: list[dict[str, str]] = field(default_factory=list)
     devices_remove: list[dict[str, str]] = field(default_factory=list)
     devices_move: list[dict[str, str]] = field(default_factory=list)
