@@ -161,7 +161,10 @@ def _overbuild_hint(design: Design, key: str, need: int, worst: SwitchLoad) -> s
     if topology.rail_optimized:
         ports = worst.provisioned_gbps * worst.down_links // worst.down_gbps if worst.down_gbps else 0
         if (topology.scalable_unit or 0) < ports:
-            hint += f", or fill the leaves: `scalable_unit: {ports}` uses each rail leaf's {ports} down ports"
+            hint += (
+                f", or fill the leaves: `scalable_unit: {ports}` uses each rail leaf's {ports} down ports (with "
+                "`partial_su: populated` where the last SU is partly filled)"
+            )
         else:
             hint += ", or `partial_su: populated` (a partly filled last SU keeps only the uplinks its ports need)"
     return hint + "; keep it only if the free down ports are for growth in place"
