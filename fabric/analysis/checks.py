@@ -118,8 +118,12 @@ def check_overbuild(ctx: Context) -> Iterator[Finding]:
     whose surplus uplinks add up to at least one spine (a handful of spare uplinks, e.g. the slot a SuperPOD frees
     for its UFM appliances, is not worth a warning). The uplinks a leaf needs are those that carry its connected
     down bandwidth at the target; the spines, those whose down ports take all needed uplinks (at least 2 per
-    plane, as the failure check asks): an estimate, since a generated Clos also spreads uplinks evenly."""
+    plane, as the failure check asks): an estimate, since a generated Clos also spreads uplinks evenly. Two-tier
+    fabrics only: in three tiers a leaf's uplinks go to its pod's spines, one each, and what a spine fewer saves
+    depends on the pods (not estimated yet)."""
     for key, fig in ctx.figures.items():
+        if fig.tiers != 2:
+            continue
         ft = ctx.topology.fabrics[key]
         target = ft.target_leaf
         leaves = [ld for ld in fig.loads if ld.layer == "leaf" and not ld.top and ld.up_links and ld.down_links]

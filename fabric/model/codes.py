@@ -116,7 +116,7 @@ CODES: tuple[Code, ...] = (
         "overbuild",
         "warning",
         "analysis",
-        "leaves with more uplink than connected downlink bandwidth, the surplus uplinks adding up to a spine or more",
+        "2-tier leaves with more uplink than connected downlink bandwidth, the surplus adding up to a spine or more",
         "fewer uplinks (`topology.uplinks`), or fuller leaves (`scalable_unit`, `partial_su: populated`)",
     ),
     _c(
