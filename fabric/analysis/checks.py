@@ -6,17 +6,18 @@ a generated one. Later stages extend the Context (allocation/checks.py, intent/c
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from fabric.analysis.figures import FabricFigures
+from fabric.analysis.figures import FabricFigures, SwitchLoad
 from fabric.model.findings import Finding, error, warning
 from fabric.model.kinds import Tier
 from fabric.model.topology import Topology
 from fabric.spec.catalog import SwitchModel
 from fabric.spec.loader import Design
-from fabric.spec.schema import format_ratio
+from fabric.spec.schema import ClosTopology, format_ratio
 
 TOLERANCE = 1e-9
 
@@ -110,6 +111,67 @@ def check_oversubscription(ctx: Context) -> Iterator[Finding]:
                     f"fabrics.{key}.oversubscription",
                     f"the {layer} tier as a whole is at {format_ratio(tier)}, above the {format_ratio(target)} target",
                 )
+
+
+def check_overbuild(ctx: Context) -> Iterator[Finding]:
+    """Uplinks sized above what the connected ports can send: leaves with more up than connected down bandwidth
+    whose surplus uplinks add up to at least one spine (a handful of spare uplinks, e.g. the slot a SuperPOD frees
+    for its UFM appliances, is not worth a warning). The uplinks a leaf needs are those that carry its connected
+    down bandwidth at the target; the spines, those whose down ports take all needed uplinks (at least 2 per
+    plane, as the failure check asks): an estimate, since a generated Clos also spreads uplinks evenly. Two-tier
+    fabrics only: in three tiers a leaf's uplinks go to its pod's spines, one each, and what a spine fewer saves
+    depends on the pods (not estimated yet)."""
+    for key, fig in ctx.figures.items():
+        if fig.tiers != 2:
+            continue
+        ft = ctx.topology.fabrics[key]
+        target = ft.target_leaf
+        leaves = [ld for ld in fig.loads if ld.layer == "leaf" and not ld.top and ld.up_links and ld.down_links]
+        over: list[tuple[SwitchLoad, int]] = []  # (leaf, uplinks it needs)
+        for ld in leaves:
+            if ld.up_gbps > ld.down_gbps:
+                speed = ld.up_gbps / ld.up_links
+                over.append((ld, min(ld.up_links, math.ceil(ld.down_gbps / (speed * target) - TOLERANCE))))
+        spines = [ld for ld in fig.loads if ld.layer == "spine"]
+        if not over or not spines:
+            continue
+        spare = sum(ld.up_links - need for ld, need in over)
+        used = sum(ld.up_links for ld in leaves) - spare  # uplinks the fabric needs
+        speed = over[0][0].up_gbps / over[0][0].up_links
+        per_spine = max(max(sp.provisioned_gbps, sp.down_gbps) for sp in spines) // speed
+        floor = min(len(spines), 2 * fig.planes)
+        needed_spines = max(floor, math.ceil(used / per_spine)) if per_spine else len(spines)
+        saved = len(spines) - needed_spines
+        if saved < 1:
+            continue
+        worst, need = min(over, key=lambda o: (o[0].down_gbps / o[0].up_gbps, o[0].name))
+        ratio = format_ratio(worst.down_gbps / worst.up_gbps)
+        yield warning(
+            "overbuild",
+            f"fabrics.{key}.topology",
+            f"fabric `{key}`: {len(over)} of {len(leaves)} leaves have more uplink than connected downlink bandwidth; "
+            f"worst {worst.name} at {ratio} connected ({worst.down_gbps:,} Gb/s down, {worst.up_gbps:,} Gb/s up), "
+            f"needing {need} of its {worst.up_links} uplinks for the {format_ratio(target)} target: {spare:,} "
+            f"uplink cables and about {saved} of the {len(spines)} spines carry nothing the nodes can send",
+            _overbuild_hint(ctx.design, key, need, worst),
+        )
+
+
+def _overbuild_hint(design: Design, key: str, need: int, worst: SwitchLoad) -> str:
+    topology = design.spec.fabrics[key].topology
+    if not isinstance(topology, ClosTopology):
+        return "cable fewer uplinks per leaf, or attach more ports to each leaf"
+    hint = f"set `topology.uplinks: {need}` (what the connected ports need)"
+    if topology.rail_optimized:
+        ports = worst.provisioned_gbps * worst.down_links // worst.down_gbps if worst.down_gbps else 0
+        if (topology.scalable_unit or 0) < ports:
+            hint += (
+                f", or fill the leaves: `scalable_unit: {ports}` uses each rail leaf's {ports} down ports (with "
+                "`partial_su: populated` where the last SU is partly filled)"
+            )
+        else:
+            hint += ", or `partial_su: populated` (a partly filled last SU keeps only the uplinks its ports need)"
+    return hint + "; keep it only if the free down ports are for growth in place"
 
 
 def check_bisection(ctx: Context) -> Iterator[Finding]:
@@ -262,6 +324,7 @@ def check_racks(ctx: Context) -> Iterator[Finding]:
 CHECKS: dict[str, Check] = {
     "ports": check_ports,
     "oversubscription": check_oversubscription,
+    "overbuild": check_overbuild,
     "bisection": check_bisection,
     "ecmp": check_ecmp,
     "failures": check_failures,

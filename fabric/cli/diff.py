@@ -20,9 +20,22 @@ def diff(
     old: Annotated[Path, typer.Argument(help="The earlier build: an output directory, or a spec.", show_default=False)],
     new: Annotated[Path, typer.Argument(help="The later build: an output directory, or a spec.", show_default=False)],
     as_json: Annotated[bool, typer.Option("--json", help="Print the work order as JSON.")] = False,
+    work_order: Annotated[
+        Path | None,
+        typer.Option(
+            "--work-order",
+            metavar="DIR",
+            help="Also write the floor's work order to this directory: work-order.csv and work-order.xlsx, one row "
+            "per action (add, move, remove or relabel a cable with both ends, rack, move or unrack a device), sorted "
+            "by rack and U, to split by rack or shift. The directory is replaced as a whole (empty, or written by "
+            "fabric).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """The floor's work order from OLD to NEW: cables to add, move and remove (rack, U, device, port, labels),
-    devices and racks to add, addresses and ASNs that change, a unified diff per switch config.
+    devices and racks to add, addresses and ASNs that change, a unified diff per switch config. With
+    `--work-order DIR`, also as work-order.csv and work-order.xlsx: one row per floor action, by rack and U.
 
     Two specs are built, NEW keeping OLD's assignments as `fabric build --lock` would. Exit 0 when NEW only
     adds to OLD, 1 when it moves, removes or renumbers something, 2 when OLD or NEW cannot be read or built.
@@ -58,6 +71,17 @@ def diff(
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         raise typer.Exit(2) from None
     result = diff_outputs(before, after)
+    if work_order is not None:
+        from fabric.tools.work_order import CSV_FILE, XLSX_FILE
+        from fabric.tools.work_order import work_order as work_order_files
+        from fabric.write.atomic import OutputError, write_outputs
+
+        try:
+            written = write_outputs(work_order_files(result), work_order, "work order")
+        except (OutputError, OSError) as exc:
+            print(f"error: {printable(str(exc))}", file=sys.stderr)
+            raise typer.Exit(2) from None
+        print(f"wrote {written / CSV_FILE} and {written / XLSX_FILE}", file=sys.stderr)
     if as_json:
         print(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
     else:

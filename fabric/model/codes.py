@@ -113,6 +113,13 @@ CODES: tuple[Code, ...] = (
         "add uplinks or spines",
     ),
     _c(
+        "overbuild",
+        "warning",
+        "analysis",
+        "2-tier leaves with more uplink than connected downlink bandwidth, the surplus adding up to a spine or more",
+        "fewer uplinks (`topology.uplinks`), or fuller leaves (`scalable_unit`, `partial_su: populated`)",
+    ),
+    _c(
         "bisection",
         "error",
         "analysis",
@@ -193,6 +200,13 @@ CODES: tuple[Code, ...] = (
     _c("inventory-unknown", "warning", "intent", "inventory rows name plan devices", "fix the device names"),
     _c("duplicate-guid", "error", "intent", "no GUID twice in a subnet or inventory", "fix the inventory"),
     _c("sm-host", "error", "intent", "subnet-manager hosts have a port in the fabric", "name an attached host"),
+    _c(
+        "no-subnet-manager",
+        "warning",
+        "intent",
+        "an InfiniBand fabric names the hosts that run its subnet manager (`infiniband.sm.hosts`)",
+        "without a running SM the ports stay in INIT: name UFM appliances or attached nodes",
+    ),
     _c("empty-partition", "warning", "intent", "partitions have members", "name member groups"),
     _c("partition-rate", "error", "intent", "partitions have a real IB rate", "use an IBTA rate"),
     _c(

@@ -11,6 +11,8 @@ asn-plan.csv and configs/ — never the lock:
 - addresses (by device, interface and family) and ASNs (by device) that change, are added or are removed;
 - a unified diff per switch config that changes.
 
+The floor's rows of it (cables and devices, by rack and U) are written as CSV and XLSX by fabric/tools/work_order.py.
+
 Exit codes: 0 NEW only adds to OLD (or equals it); 1 NEW moves, removes or renumbers something of OLD;
 2 OLD or NEW cannot be read or built.
 """
@@ -131,7 +133,7 @@ class Diff:
     cables_add: list[dict[str, str]] = field(default_factory=list)
     cables_move: list[dict[str, Any]] = field(default_factory=list)  # {"cable_id", "from": cable, "to": cable}
     cables_remove: list[dict[str, str]] = field(default_factory=list)
-    cables_relabel: list[dict[str, str]] = field(default_factory=list)
+    cables_relabel: list[dict[str, Any]] = field(default_factory=list)  # {"from", "to", "ends", "cable": new cable}
     devices_add: list[dict[str, str]] = field(default_factory=list)
     devices_remove: list[dict[str, str]] = field(default_factory=list)
     devices_move: list[dict[str, str]] = field(default_factory=list)
@@ -274,6 +276,7 @@ def _cables(old: Outputs, new: Outputs, diff: Diff) -> None:
                     "from": before[k]["cable_id"],
                     "to": after[k]["cable_id"],
                     "ends": f"{k[0]}:{k[1]} — {k[2]}:{k[3]}",
+                    "cable": _cable(after[k]),
                 }
             )
     by_end: dict[tuple[str, str], dict[str, str]] = {}
@@ -303,7 +306,17 @@ def _devices(old: Outputs, new: Outputs, diff: Diff) -> None:
     diff.devices_remove.extend({k: r.get(k, "") for k in keep} for name, r in before.items() if name not in after)
     for name, r in before.items():
         if name in after and (r.get("rack"), r.get("u")) != (after[name].get("rack"), after[name].get("u")):
-            diff.devices_move.append({"device": name, "from": _at(r), "to": _at(after[name])})
+            a = after[name]
+            diff.devices_move.append(
+                {
+                    "device": name,
+                    "from": _at(r),
+                    "to": _at(a),
+                    **{k: r.get(k, "") for k in ("layer", "model", "fabric")},
+                    **{f"from_{k}": r.get(k, "") for k in ("rack", "u")},
+                    **{f"to_{k}": a.get(k, "") for k in ("rack", "u")},
+                }
+            )
     racks_before = {r.get("rack") for r in before.values()} - {"", None}
     racks_after = {r.get("rack") for r in after.values()} - {"", None}
     diff.racks_add.extend(sorted(str(r) for r in racks_after - racks_before))

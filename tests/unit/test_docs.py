@@ -116,7 +116,10 @@ def test_the_tutorial_shows_its_spec_and_the_spec_builds_clean() -> None:
     assert shown == spec.read_text(encoding="utf-8"), "docs/tutorial.md's final spec differs from the design"
     build = build_fabric(load_spec(spec))
     assert build.errors == []
-    assert [f.code for f in build.findings if f.severity == Severity.WARNING] == ["placeholder-guids"]
+    assert [f.code for f in build.findings if f.severity == Severity.WARNING] == [
+        "no-subnet-manager",
+        "placeholder-guids",
+    ]
     compute = build.figures["compute"]  # the figures the tutorial quotes
     assert compute.switches == {"leaf": 8, "spine": 4, "core": 0}
     assert compute.links == {"node-leaf": 256, "leaf-spine": 256, "spine-core": 0}

@@ -26,7 +26,7 @@ def fabrics_table(data: Mapping[str, Any]) -> Table:
     """A row per fabric: switches and links per tier, oversubscription, bisection, ECMP, worst single failure."""
     from rich.table import Table
 
-    from fabric.spec.schema import format_ratio
+    from fabric.render.outputs.summary import oversubscription_shown
 
     table = Table(title="Fabrics", show_lines=False)
     for column, justify in (
@@ -46,7 +46,7 @@ def fabrics_table(data: Mapping[str, Any]) -> Table:
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for key, f in data["fabrics"].items():
-        over = " / ".join(f"{layer} {format_ratio(v)}" for layer, v in f["oversubscription"].items() if v is not None)
+        over = oversubscription_shown(f, " / ")
         failure = f["worst_single_failure_bisection_pct"]
         table.add_row(
             shown(key),

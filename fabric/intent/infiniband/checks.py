@@ -117,6 +117,36 @@ def _sm_hosts(design: Design, subnet: Subnet) -> Iterator[Finding]:
             )
 
 
+SM_APPLIANCES = ("ufm-appliance",)  # node types built to run the subnet manager (the catalog's UFM appliance)
+
+
+def _no_sm(ctx: IntentContext) -> Iterator[Finding]:
+    """An InfiniBand fabric with no `sm.hosts`: nothing plans where the subnet manager runs. Without a running SM
+    the ports stay in INIT (physically up, no LID, no route) and the fabric carries no traffic (ibstat's port
+    states, advancedclustering.com/act_kb/infiniband-port-states: "Initializing … make sure you have a managed
+    switch, or … opensm running on a node"). fabric writes an opensm.conf bound to no host then. One finding per
+    fabric (its planes share the setting); the hint names attached UFM appliances first, else attached nodes."""
+    seen: set[str] = set()
+    for subnet in ctx.subnets:
+        if subnet.fabric in seen or subnet.settings.sm.hosts:
+            continue
+        seen.add(subnet.fabric)
+        devices = list(dict.fromkeys(n.device for s in ctx.subnets if s.fabric == subnet.fabric for n in s.cas))
+        models = ctx.topology.devices
+        appliances = [d for d in devices if d in models and models[d].model in SM_APPLIANCES]
+        pick = (appliances or devices)[:2]
+        where = settings_path(ctx.design, subnet.fabric)
+        example = f" (e.g. `infiniband: {{sm: {{hosts: [{', '.join(pick)}]}}}}`)" if pick else ""
+        yield warning(
+            "no-subnet-manager",
+            where,
+            f"fabric `{subnet.fabric}` plans no subnet manager (no `infiniband.sm.hosts`): until one runs, every "
+            "port stays in INIT and the fabric carries no traffic; the opensm.conf written is bound to no host",
+            "name the hosts that run it, master first: UFM appliances attached to the fabric, as DGX SuperPOD has "
+            f"them, or two attached nodes running OpenSM{example}",
+        )
+
+
 def _guids(design: Design, subnet: Subnet) -> Iterator[Finding]:
     """Node and port GUIDs are unique in a subnet (an inventory can break that: port GUID = node GUID + port)."""
     owners: dict[int, set[str]] = {}
@@ -171,6 +201,7 @@ def _each_subnet(check: Callable[[Design, Subnet], Iterator[Finding]]) -> Intent
 SUBNET_CHECKS: dict[str, IntentCheck] = {
     "ftree-admissible": _each_subnet(_ftree),
     "sm-hosts": _each_subnet(_sm_hosts),
+    "no-subnet-manager": _no_sm,
     "guids": _each_subnet(_guids),
     "partitions": _each_subnet(_partitions),
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
@@ -16,6 +17,27 @@ from fabric.model.kinds import TIERS, Layer
 from fabric.pipeline import Build
 from fabric.render.engine.memo import per_build
 from fabric.render.engine.registry import Output, one_file
+from fabric.spec.schema import format_ratio
+
+IDLE_SHOWN = 0.9  # a connected ratio under 90 % of the target is shown beside it: a tenth of the uplinks idle
+
+
+def oversubscription_shown(fabric: Mapping[str, Any], sep: str) -> str:
+    """`leaf 1:1` per layer (the design ratio), with the connected ratio of the layer as a whole beside it where it
+    differs from the target: above it, or below by more than a tenth (uplinks the connected ports cannot fill),
+    e.g. `leaf 1:1 (1:2 connected)`. Reads summary.json's figures, as `fabric show` and the report do."""
+    parts = []
+    for layer, value in fabric["oversubscription"].items():
+        if value is None:
+            continue
+        text = f"{layer} {format_ratio(value)}"
+        connected = fabric.get("oversubscription_tier", {}).get(layer)
+        target = fabric.get("oversubscription_target", {}).get(layer)
+        idle_or_over = connected is not None and target and not IDLE_SHOWN * target <= connected <= target + 1e-9
+        if idle_or_over and connected is not None and format_ratio(connected) != format_ratio(value):
+            text += f" ({format_ratio(connected)} connected)"
+        parts.append(text)
+    return sep.join(parts)
 
 
 def _ratio(value: float | None, digits: int = 4) -> float | None:

@@ -272,7 +272,10 @@ def test_diff_sorts_cables_into_add_move_remove_and_relabel() -> None:
     assert [c["cable_id"] for c in diff.cables_add] == ["c-7"]
     assert [(m["from"]["b_port"], m["to"]["b_port"]) for m in diff.cables_move] == [("p2", "p9")]
     assert [c["cable_id"] for c in diff.cables_remove] == ["c-3"]
-    assert diff.cables_relabel == [{"from": "c-4", "to": "c-6", "ends": "leaf1:p4 — spine1:p4"}]
+    assert [{k: r[k] for k in ("from", "to", "ends")} for r in diff.cables_relabel] == [
+        {"from": "c-4", "to": "c-6", "ends": "leaf1:p4 — spine1:p4"}
+    ]
+    assert diff.cables_relabel[0]["cable"]["b_port"] == "p4"
     assert diff.addresses_change == [
         {"device": "leaf1", "interface": "lo", "family": "ipv4", "from": "10.0.0.1/32", "to": "10.0.0.9/32"}
     ]

@@ -17,9 +17,8 @@ from fabric.render.engine.documents import split
 from fabric.render.outputs.diagrams import Listed, drawn
 from fabric.render.outputs.monitoring.planned_series import settings as monitoring_settings
 from fabric.render.outputs.monitoring.runbook import alerts
-from fabric.render.outputs.summary import spec_relative, summary
+from fabric.render.outputs.summary import oversubscription_shown, spec_relative, summary
 from fabric.render.outputs.tables import CABLING_COLUMNS, IP_PLAN_COLUMNS
-from fabric.spec.schema import format_ratio
 
 CABLE_COLUMNS = (
     "cable_id",
@@ -56,7 +55,7 @@ def script_json(value: object) -> str:
 def _fabrics(data: dict[str, Any]) -> list[dict[str, str]]:
     rows = []
     for key, f in data["fabrics"].items():
-        over = ", ".join(f"{layer} {format_ratio(v)}" for layer, v in f["oversubscription"].items() if v is not None)
+        over = oversubscription_shown(f, ", ")
         failure = f["worst_single_failure_bisection_pct"]
         rows.append(
             {
