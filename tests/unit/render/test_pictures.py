@@ -38,14 +38,14 @@ def _bom(design: str) -> dict[tuple[str, str, str, str], int]:
 
 def test_4su_compute_bom_is_nvidias() -> None:
     """RA-11333-001 Appendix A (4 SU, 127 nodes): 48 QM9700 (32 leaf + 16 spine), 1536 switch-side and
-    508 node-side OSFP transceivers, 4 UFM transceivers, 2040 NDR 400G cables counted per link
+    508 node-side OSFP transceivers (flat top: the DGX H100 cages), 4 UFM transceivers, 2040 NDR 400G cables counted per link
     (1016 node-leaf + 1024 leaf-spine) and 4 × 200G UFM cables, all multimode fibre."""
     build = built("superpod-h100-4su")
     bom = _bom("superpod-h100-4su")
     assert bom[("switch", "qm9700", "compute", "leaf")] == 32
     assert bom[("switch", "qm9700", "compute", "spine")] == 16
     assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "switch side")] == 1536
-    assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "node side")] == 508
+    assert bom[("transceiver", "osfp-2x400g-sr8-flat", "compute", "node side")] == 508  # the DGX cages: flat top
     assert bom[("transceiver", "qsfp56-200g-sr4", "compute", "node side")] == 4
     cables = [line for line in costing(build).lines if line.category == "cable" and line.fabric == "compute"]
     assert sum(line.count for line in cables if line.detail.startswith("mmf-400g")) == 2040
