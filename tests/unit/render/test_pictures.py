@@ -83,20 +83,22 @@ def test_dac_links_have_no_transceivers() -> None:
 
 
 def test_ends_no_transceiver_fits_are_named_and_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An end whose connector, medium and speed no transceiver of the catalog fits is named once, and neither its
+    """An end whose cage, medium and speed no transceiver of the catalog fits is named once, and neither its
     cage nor its power is counted; the others' are as before."""
+    import fabric.allocation.optics as optics_module
     import fabric.costing as costing_module
 
     build = built("superpod-h100-4su")
     before = costing_module._costing(build)
-    real = costing_module._transceiver
+    real = optics_module.transceiver_for
     missing = next(c for c in build.allocation.cables if c.media_kind in ("mmf", "smf"))
     speed = missing.link.speed_gbps
 
-    def without(catalog: object, connector: str, kind: str, gbps: int) -> object:
-        return None if gbps == speed and kind == missing.media_kind else real(catalog, connector, kind, gbps)  # type: ignore[arg-type]
+    def without(catalog: object, cage: object, kind: str, gbps: int) -> object:
+        return None if gbps == speed and kind == missing.media_kind else real(catalog, cage, kind, gbps)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(costing_module, "_transceiver", without)
+    monkeypatch.setattr(optics_module, "transceiver_for", without)
+    monkeypatch.setattr(optics_module, "_MEMO", {})  # computed afresh with the patched catalog lookup
     after = costing_module._costing(build)
     assert after.unmatched_optics and all(f" {missing.media_kind} {speed}G" in u for u in after.unmatched_optics)
     counted = {line.model: line.count for line in after.lines if line.category == "transceiver"}
@@ -110,7 +112,9 @@ def test_power_and_tco() -> None:
     devices_w = sum(d.power_w for d in build.topology.devices.values())
     assert sum(r.devices_w for r in c.racks) == devices_w
     optics = sum(r.optics_w for r in c.racks)
-    assert optics == pytest.approx(508 * 17 + 4 * 5 + 32 * 17 + 254 * 9)  # node-side optics of both IB fabrics
+    # node-side optics of both IB fabrics: DGX twin-port flat (17 W), UFM QSFP56 (5 W), storage servers' single-port
+    # flat OSFP (9 W, MMA4Z00-NS400 datasheet), DGX storage QSFP112 (9 W)
+    assert optics == pytest.approx(508 * 17 + 4 * 5 + 32 * 9 + 254 * 9)
     costs = build.design.spec.costs
     assert len(c.years) == costs.years == 5
     energy = c.power_w / 1000 * costs.load_pct / 100 * costs.pue * 8760 * costs.energy_usd_per_kwh
