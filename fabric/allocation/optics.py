@@ -170,9 +170,8 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Opt
                 optics_w[rack] += part.power_w
             used.add((name, cage))
         cables[row] += fibres
-    for (*row, _), links in pairs.items():
-        medium = catalog.media[row[1]]
-        cables[(row[0], row[1], row[2], row[3])] += math.ceil(links / medium.links)
+    for (fabric, media, part_no, length, _), links in pairs.items():
+        cables[(fabric, media, part_no, length)] += math.ceil(links / catalog.media[media].links)
     return Optics(
         {k: frozenset(v) for k, v in cages.items()},
         dict(optics_w),

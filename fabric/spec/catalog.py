@@ -336,6 +336,9 @@ class Transceiver(StrictModel):
         description="Fibres (MPO/LC cables) one link needs at a speed, where not 1: an 800G link between twin-port "
         "2 x SR4/DR4 modules is two 4-lane links, two MPO-12/APC fibres (`[{speed_gbps: 800, fibres: 2}]`).",
     )
+    part: str = ""
+    power_w: Float = Field(default=0, ge=0, le=10_000)
+    price_usd: Float = Field(default=0, ge=0, le=1e9, description="Placeholder price: override with your quote.")
     unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
 
     @field_validator("unverified")
@@ -354,9 +357,6 @@ class Transceiver(StrictModel):
     def fibres(self, speed_gbps: int) -> int:
         """Fibres one link at `speed_gbps` needs (1 unless `fibres_per_link` says otherwise)."""
         return next((f.fibres for f in self.fibres_per_link if f.speed_gbps == speed_gbps), 1)
-    part: str = ""
-    power_w: Float = Field(default=0, ge=0, le=10_000)
-    price_usd: Float = Field(default=0, ge=0, le=1e9, description="Placeholder price: override with your quote.")
 
 
 class RackPart(StrictModel):

@@ -18,13 +18,20 @@ CATALOG = builtin_catalog()
 def _bom(design: str) -> dict[tuple[str, str, str, str], int]:
     out: dict[tuple[str, str, str, str], int] = {}
     for line in costing(built(design)).lines:
-        key = (line.category, line.model, line.fabric, line.detail.split()[0] if line.category == "cable" else line.detail)
+        key = (
+            line.category,
+            line.model,
+            line.fabric,
+            line.detail.split()[0] if line.category == "cable" else line.detail,
+        )
         out[key] = out.get(key, 0) + line.count
     return out
 
 
 def _cables(design: str, medium: str, fabric: str = "compute") -> int:
-    return sum(n for (cat, _, f, detail), n in _bom(design).items() if cat == "cable" and f == fabric and detail == medium)
+    return sum(
+        n for (cat, _, f, detail), n in _bom(design).items() if cat == "cable" and f == fabric and detail == medium
+    )
 
 
 # --------------------------------------------------------------------------------------------- which part fits

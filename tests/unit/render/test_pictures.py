@@ -38,8 +38,8 @@ def _bom(design: str) -> dict[tuple[str, str, str, str], int]:
 
 def test_4su_compute_bom_is_nvidias() -> None:
     """RA-11333-001 Appendix A (4 SU, 127 nodes): 48 QM9700 (32 leaf + 16 spine), 1536 switch-side and
-    508 node-side OSFP transceivers (flat top: the DGX H100 cages), 4 UFM transceivers, 2040 NDR 400G cables counted per link
-    (1016 node-leaf + 1024 leaf-spine) and 4 × 200G UFM cables, all multimode fibre."""
+    508 node-side OSFP transceivers (flat top: the DGX H100 cages), 4 UFM transceivers, 2040 NDR 400G cables
+    counted per link (1016 node-leaf + 1024 leaf-spine) and 4 × 200G UFM cables, all multimode fibre."""
     build = built("superpod-h100-4su")
     bom = _bom("superpod-h100-4su")
     assert bom[("switch", "qm9700", "compute", "leaf")] == 32
