@@ -48,6 +48,9 @@ class Unmatched:
 
 @dataclass(frozen=True)
 class Optics:
+    """What the allocation's cables need to order: the cages each transceiver type fills per fabric and side, the
+    node-side optics' power per rack, the cables and fibres per medium and length, and the unmatched ends."""
+
     cages: Mapping[tuple[str, str, str], frozenset[tuple[str, str]]]  # (fabric, side, transceiver) → cages filled
     optics_w: Mapping[str, float]  # rack → node-side transceiver power
     cables: Mapping[tuple[str, str, str, float | None], int]  # (fabric, medium, part, length) → cables/fibres
