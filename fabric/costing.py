@@ -1,9 +1,12 @@
 """The bill of materials, power per rack and the total cost of ownership, as data.
 
 Counting follows the vendors: one switch per switch; transceivers per used cage at each optical (mmf, smf)
-link end, so a twin-port OSFP serving two 400G links is one transceiver, and DAC, AOC and copper cables
-have none; one cable per link (`cabling.csv` row) by medium and orderable length; node NIC ports by node
-type and port group (in the node's price); nodes; racks and rack PDUs.
+link end, the part chosen by the cage (a switch's finned twin-port OSFP, a DGX's flat twin-port one, a
+ConnectX-7 card's flat single-port one), so a twin-port OSFP serving two 400G links is one transceiver, and
+DAC, AOC and copper cables have none; fibres per optical link as its transceivers need them (two for an 800G
+2 x SR4/DR4 link); one twin-port DAC/ACC per pair of cages, else one cable per link, by medium and orderable
+length; node NIC ports by node type and port group (in the node's price); nodes; racks and rack PDUs. An
+optical end no catalog transceiver fits is listed (`unmatched_optics`) and raises the finding `optics-missing`.
 
 Power: devices at their catalog power (switch figures include their own optics) plus node-side
 transceivers. Every price and rate is a placeholder the user overrides (catalog part files, `costs:`).
@@ -15,16 +18,13 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 
+from fabric.allocation.optics import optics
 from fabric.fast.memo import per_object as per_build
-from fabric.model.topology import Device
 from fabric.pipeline import Build
-from fabric.spec.catalog import Catalog, NodeType, SwitchModel, Transceiver, port_candidates
 from fabric.spec.schema import NodeAttach
 
 CATEGORIES = ("switch", "transceiver", "cable", "nic", "node", "rack", "pdu", "other")
-OPTICAL = ("mmf", "smf")
 HOURS_PER_YEAR = 8760
 PLACEHOLDER_NOTE = "prices and rates are placeholders: override them (catalog part files, `costs:`)"
 
@@ -111,67 +111,6 @@ class Costing:
         return self.tco_usd / (self.gpus * HOURS_PER_YEAR * len(self.years))
 
 
-@cache
-def _switch_cages(model: SwitchModel, platform: str | None) -> dict[str, tuple[int, str]]:
-    return {name: (ports[0].cage, ports[0].connector) for name, ports in port_candidates(model, platform).items()}
-
-
-_Ends = tuple[dict[str, tuple[str, str]], str, bool, str, tuple[str, str | None]]  # cages, default, node, rack, model
-_EndKey = tuple[tuple[str, str | None], str, str, int, str]  # model, port, medium kind, speed, fabric
-_End = tuple[str, set[tuple[str, str]] | None, float]  # cage, the cages filled (None: no transceiver fits), watts
-
-
-def _node_cages(node_type: NodeType) -> dict[str, tuple[str, str]]:
-    out: dict[str, tuple[str, str]] = {}
-    for group in node_type.ports.values():
-        for port in group.port_list():
-            out[port.name] = (port.cage or port.name, group.connector)
-    return out
-
-
-def _ends(catalog: Catalog, device: Device, memo: dict[tuple[str, str | None], _Ends]) -> _Ends:
-    """A device's port → (cage id, connector), with the connector of a port it does not list, whether it is a
-    node, and its rack. `memo` keys by model name: hashing a pydantic part per port cost seconds at 600,000 ports."""
-    node = device.layer == "node"
-    key = (device.model, None if node else device.platform)
-    cages = memo.get(key)
-    if cages is None:
-        if node:
-            cages = memo[key] = (_node_cages(catalog.nodes[device.model]), "?", True, "", key)
-        else:
-            switch = _switch_cages(catalog.switches[device.model], device.platform)
-            cages = memo[key] = ({p: (str(c) if c else p, k) for p, (c, k) in switch.items()}, "rj45", False, "", key)
-    return cages[0], cages[1], node, device.rack or "", key
-
-
-def _transceiver(catalog: Catalog, connector: str, kind: str, speed: int) -> tuple[str, Transceiver] | None:
-    for key, part in catalog.transceivers.items():
-        if part.connector == connector and kind in part.media_kinds and speed in part.speeds_gbps:
-            return key, part
-    return None
-
-
-def _end(
-    catalog: Catalog,
-    here: _Ends,
-    key: _EndKey,
-    cages: dict[tuple[str, str, str], set[tuple[str, str]]],
-    optics: dict[tuple[str, str, int], tuple[str, Transceiver] | None],
-) -> _End:
-    """A port's cage, the cages its transceiver type fills on its side of the fabric and what one draws; or the
-    text naming what no transceiver fits, and None."""
-    cages_of, default, node = here[0], here[1], here[2]
-    _, port, kind, speed, fabric = key
-    cage, connector = cages_of.get(port) or (port, default)
-    wanted = (connector, kind, speed)
-    if wanted not in optics:
-        optics[wanted] = _transceiver(catalog, *wanted)
-    found = optics[wanted]
-    if found is None:
-        return f"{connector} {kind} {speed}G", None, 0.0
-    return cage, cages[(fabric, "node side" if node else "switch side", found[0])], found[1].power_w
-
-
 @per_build
 def costing(build: Build) -> Costing:
     """The bill of materials, rack power and TCO of a build."""
@@ -194,42 +133,11 @@ def _costing(build: Build) -> Costing:
             )
         )
 
-    # Transceivers: distinct cages per (fabric, side, type); cables by medium and length.
-    cages: dict[tuple[str, str, str], set[tuple[str, str]]] = defaultdict(set)
-    unmatched: set[str] = set()
-    optics_w: dict[str, float] = defaultdict(float)
-    cables: Counter[tuple[str, str, str, float | None]] = Counter()
-    memo: dict[tuple[str, str | None], _Ends] = {}
-    ends: dict[str, _Ends] = {}  # per device name: 600,000 link ends at 100k GPUs
-    optics: dict[tuple[str, str, int], tuple[str, Transceiver] | None] = {}
-    cables.update([(c.link.fabric, c.media or "none", c.part, c.length_m) for c in build.allocation.cables])
-    # per end (600,000 at 100k GPUs): its device's cages (by name), then what its model's port gives with this
-    # medium, speed and fabric (by model and port): the cage, the set of cages its transceiver type fills on that
-    # side and what one draws, or the text of an end no transceiver fits
-    resolved: dict[_EndKey, _End] = {}
-    for c in build.allocation.cables:
-        kind = c.media_kind
-        if kind not in OPTICAL:
-            continue
-        link = c.link
-        for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
-            here = ends.get(name)
-            if here is None:
-                here = ends[name] = _ends(catalog, devices[name], memo)
-            which, node, rack = here[4], here[2], here[3]
-            key = (which, port, kind, link.speed_gbps, link.fabric)
-            end = resolved.get(key)
-            if end is None:
-                end = resolved[key] = _end(catalog, here, key, cages, optics)
-            cage, used, watts = end
-            if used is None:  # (the cage holds what no transceiver fits)
-                unmatched.add(cage)
-            elif not node:
-                used.add((name, cage))
-            elif (name, cage) not in used:
-                used.add((name, cage))
-                if rack:
-                    optics_w[rack] += watts
+    # Transceivers: distinct cages per (fabric, side, type); cables and fibres by medium and length
+    # (fabric/allocation/optics.py counts them as vendors ship them).
+    physical = optics(catalog, topo, build.allocation)
+    cages, optics_w, cables = physical.cages, physical.optics_w, physical.cables
+    unmatched = {u.text for u in physical.unmatched}
     for (fabric, side, optic), used in sorted(
         cages.items(), key=lambda kv: (list(topo.fabrics).index(kv[0][0]), kv[0][1], kv[0][2])
     ):

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from fabric.allocation.allocate import Allocation, AsnRow
+from fabric.allocation.optics import optics
 from fabric.analysis.checks import Context
-from fabric.model.findings import Finding, error
+from fabric.model.findings import Finding, error, warning
 from fabric.model.kinds import Layer
 
 
@@ -110,11 +111,25 @@ def check_unique_addresses(ctx: AllocationContext) -> Iterator[Finding]:
                 )
 
 
+def check_optics(ctx: AllocationContext) -> Iterator[Finding]:
+    """Every optical link end has a transceiver in the catalog: else the BOM would order none (a silent zero)."""
+    for miss in optics(ctx.design.catalog, ctx.topology, ctx.allocation).unmatched:
+        yield warning(
+            "optics-missing",
+            f"fabrics.{miss.fabric}",
+            f"{miss.ends} optical link end(s) of {miss.device_model} (e.g. {miss.example}) need a transceiver for "
+            f"{miss.text}: none in the catalog fits that cage, so the BOM orders none",
+            "add a transceiver for that cage to a part file (`catalog:`), or allow a medium that needs none "
+            "(`cabling.media`: dac, acc, aoc)",
+        )
+
+
 AllocationCheck = Callable[[AllocationContext], Iterator[Finding]]
 
 ALLOCATION_CHECKS: dict[str, AllocationCheck] = {
     "unique-asns": check_unique_asns,
     "unique-addresses": check_unique_addresses,
+    "optics": check_optics,
 }
 
 

@@ -166,6 +166,14 @@ CODES: tuple[Code, ...] = (
         "every cable has an allowed medium that carries its speed and reaches its length",
         "allow a medium",
     ),
+    _c(
+        "optics-missing",
+        "warning",
+        "allocation",
+        "every optical (mmf, smf) link end has a catalog transceiver that fits its cage (connector, thermal top, "
+        "ports per cage) and carries its medium and speed",
+        "the BOM lacks those transceivers: add a fitting part (`catalog:` part file) or allow copper/AOC media",
+    ),
     _c("duplicate-address", "error", "allocation", "no address is assigned twice; pools disjoint", "split pools"),
     _c("duplicate-asn", "error", "allocation", "only switches of one tier share an ASN", "own asn.leaf_start"),
     # ---- intent

@@ -19,6 +19,7 @@ from fabric.spec.catalog import Catalog, builtin_catalog
 from fabric.spec.loader import load_spec_text
 
 FABRIC = "compute"
+INCOMPLETE_BOM = frozenset({"optics-missing"})  # warnings of a build that rule a candidate out
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,8 @@ def _catalog() -> Catalog:
 
 
 def _ruling(findings: tuple[Finding, ...] | list[Finding]) -> str:
-    errors = [f for f in findings if f.severity == Severity.ERROR]
+    """The first error, or the first finding that rules a candidate out (INCOMPLETE_BOM)."""
+    errors = [f for f in findings if f.severity == Severity.ERROR or f.code in INCOMPLETE_BOM]
     return f"{errors[0].code}: {errors[0].message}" if errors else ""
 
 
@@ -88,7 +90,10 @@ def _build(candidate: Candidate, gpus: int) -> tuple[str, Build | None, str, int
     except FabricError as exc:
         return "", None, _ruling(exc.findings), sum(1 for f in exc.findings if f.severity == Severity.ERROR)
     build = build_fabric(design)
-    return design.spec.name, build, _ruling(build.findings), len(build.errors)
+    # an incomplete BOM (optical ends no catalog transceiver fits) rules a candidate out like an error: its cost
+    # would leave the optics out
+    failing = [*build.errors, *(f for f in build.findings if f.code in INCOMPLETE_BOM)]
+    return design.spec.name, build, _ruling(failing), len(failing)
 
 
 def _links(build: Build) -> set[tuple[str, str, str, str]]:
@@ -105,7 +110,7 @@ def evaluate(candidate: Candidate, gpus: int, grow_to: int | None = None) -> Out
     name, build, ruling, errors = _build(candidate, gpus)
     if build is None:
         return Outcome(candidate, name, False, ruling, errors, 0)
-    warnings = sum(1 for f in build.findings if f.severity == Severity.WARNING)
+    warnings = sum(1 for f in build.findings if f.severity == Severity.WARNING and f.code not in INCOMPLETE_BOM)
     cost = costing(build)
     fig = build.figures.get(FABRIC)
     room = headroom(build.design, build.topology, FABRIC)

@@ -28,6 +28,13 @@ from fabric.spec.schema import (
     check_template,
 )
 
+Top = Literal["finned", "flat"]
+TOP_DOC = (
+    "Thermal top of the cage (OSFP): `finned` (the module carries its heat sink: switches) or `flat` (the cage has a "
+    "riding heat sink: NICs, DGX H100/H200); a finned module does not fit a flat cage. None: either."
+)
+PORTS_PER_CAGE_DOC = "Ports one cage holds: 2 for a twin-port OSFP (2 x 400G), 1 for a single-port cage. None: any."
+
 UNVERIFIED_DOC = (
     "Values not checked against a vendor datasheet: field names, each optionally followed by `: what` "
     "(`power_w`, `ports: NDR200 port names`). `fabric catalog` shows them."
@@ -77,6 +84,8 @@ class SwitchPortGroup(StrictModel):
         "SFP and RJ45, 8 for OSFP and QSFP-DD, else 4.",
     )
     modes: tuple[PortMode, ...] = Field(min_length=1, description="Ways to run the cages; the first is the default.")
+    top: Top | None = Field(default=None, description=TOP_DOC)
+    ports_per_cage: Int | None = Field(default=None, ge=1, le=8, description=PORTS_PER_CAGE_DOC)
     lane_map: tuple[Annotated[Int, Field(ge=0, le=65_535)], ...] | None = Field(
         default=None,
         description="First ASIC (SerDes) lane of each cage, in cage order, as the platform's SONiC port_config.ini "
@@ -197,6 +206,8 @@ class NodePortGroup(StrictModel):
     technology: Literal["infiniband", "ethernet", "any"] = "any"
     speed_gbps: Int = Field(ge=1, le=100_000)
     connector: str = "osfp"
+    top: Top | None = Field(default=None, description=TOP_DOC)
+    ports_per_cage: Int | None = Field(default=None, ge=1, le=8, description=PORTS_PER_CAGE_DOC)
     ports: list[NodePort] | None = Field(default=None, description="Ports in order; or give `count` and `name`.")
     count: Int | None = Field(default=None, ge=1, le=1024)
     name: str | None = Field(default=None, description="Port name template with `{n}` (1-based).")
@@ -266,6 +277,13 @@ class Media(StrictModel):
         "transceivers, which are counted separately (catalog `transceivers`).",
     )
     price_per_m_usd: Float = Field(default=0, ge=0, le=1e9, description="Placeholder price per metre.")
+    links: Int = Field(
+        default=1,
+        ge=1,
+        le=8,
+        description="Logical links one cable carries between one pair of cages (an OSFP-to-OSFP twin-port DAC/ACC: "
+        "2, both 400G links of a cage pair); the BOM counts one cable per cage pair up to this many links.",
+    )
     unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
 
     @field_validator("unverified")
@@ -292,6 +310,13 @@ class Media(StrictModel):
         return value
 
 
+class LinkFibres(StrictModel):
+    """How many fibres one link at a speed needs."""
+
+    speed_gbps: SpeedGbps
+    fibres: Int = Field(ge=1, le=16)
+
+
 class Transceiver(StrictModel):
     """A pluggable optic: one per used cage of an optical (mmf/smf) link end; DAC, AOC and copper need none."""
 
@@ -302,9 +327,36 @@ class Transceiver(StrictModel):
         min_length=1, max_length=64, description="Link speeds it carries (per logical port)."
     )
     links: Int = Field(default=1, ge=1, le=8, description="Logical links one transceiver serves (twin-port OSFP: 2).")
+    top: Top | None = Field(default=None, description=TOP_DOC)
+    ports_per_cage: Int = Field(
+        default=1, ge=1, le=8, description="Ports of the cage it serves: 2 for a twin-port OSFP module, else 1."
+    )
+    fibres_per_link: tuple[LinkFibres, ...] = Field(
+        default=(),
+        description="Fibres (MPO/LC cables) one link needs at a speed, where not 1: an 800G link between twin-port "
+        "2 x SR4/DR4 modules is two 4-lane links, two MPO-12/APC fibres (`[{speed_gbps: 800, fibres: 2}]`).",
+    )
     part: str = ""
     power_w: Float = Field(default=0, ge=0, le=10_000)
     price_usd: Float = Field(default=0, ge=0, le=1e9, description="Placeholder price: override with your quote.")
+    unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
+
+    @field_validator("unverified")
+    @classmethod
+    def _unverified(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_unverified(cls, value)
+
+    def fits(self, connector: str, top: str | None, ports_per_cage: int | None) -> bool:
+        """Whether it plugs into a cage of this connector, thermal top and ports per cage (None: not declared)."""
+        return (
+            self.connector == connector
+            and (top is None or self.top is None or self.top == top)
+            and (ports_per_cage is None or self.ports_per_cage == ports_per_cage)
+        )
+
+    def fibres(self, speed_gbps: int) -> int:
+        """Fibres one link at `speed_gbps` needs (1 unless `fibres_per_link` says otherwise)."""
+        return next((f.fibres for f in self.fibres_per_link if f.speed_gbps == speed_gbps), 1)
 
 
 class RackPart(StrictModel):

@@ -38,14 +38,14 @@ def _bom(design: str) -> dict[tuple[str, str, str, str], int]:
 
 def test_4su_compute_bom_is_nvidias() -> None:
     """RA-11333-001 Appendix A (4 SU, 127 nodes): 48 QM9700 (32 leaf + 16 spine), 1536 switch-side and
-    508 node-side OSFP transceivers, 4 UFM transceivers, 2040 NDR 400G cables counted per link
-    (1016 node-leaf + 1024 leaf-spine) and 4 × 200G UFM cables, all multimode fibre."""
+    508 node-side OSFP transceivers (flat top: the DGX H100 cages), 4 UFM transceivers, 2040 NDR 400G cables
+    counted per link (1016 node-leaf + 1024 leaf-spine) and 4 × 200G UFM cables, all multimode fibre."""
     build = built("superpod-h100-4su")
     bom = _bom("superpod-h100-4su")
     assert bom[("switch", "qm9700", "compute", "leaf")] == 32
     assert bom[("switch", "qm9700", "compute", "spine")] == 16
     assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "switch side")] == 1536
-    assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "node side")] == 508
+    assert bom[("transceiver", "osfp-2x400g-sr8-flat", "compute", "node side")] == 508  # the DGX cages: flat top
     assert bom[("transceiver", "qsfp56-200g-sr4", "compute", "node side")] == 4
     cables = [line for line in costing(build).lines if line.category == "cable" and line.fabric == "compute"]
     assert sum(line.count for line in cables if line.detail.startswith("mmf-400g")) == 2040
@@ -83,20 +83,22 @@ def test_dac_links_have_no_transceivers() -> None:
 
 
 def test_ends_no_transceiver_fits_are_named_and_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An end whose connector, medium and speed no transceiver of the catalog fits is named once, and neither its
+    """An end whose cage, medium and speed no transceiver of the catalog fits is named once, and neither its
     cage nor its power is counted; the others' are as before."""
+    import fabric.allocation.optics as optics_module
     import fabric.costing as costing_module
 
     build = built("superpod-h100-4su")
     before = costing_module._costing(build)
-    real = costing_module._transceiver
+    real = optics_module.transceiver_for
     missing = next(c for c in build.allocation.cables if c.media_kind in ("mmf", "smf"))
     speed = missing.link.speed_gbps
 
-    def without(catalog: object, connector: str, kind: str, gbps: int) -> object:
-        return None if gbps == speed and kind == missing.media_kind else real(catalog, connector, kind, gbps)  # type: ignore[arg-type]
+    def without(catalog: object, cage: object, kind: str, gbps: int) -> object:
+        return None if gbps == speed and kind == missing.media_kind else real(catalog, cage, kind, gbps)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(costing_module, "_transceiver", without)
+    monkeypatch.setattr(optics_module, "transceiver_for", without)
+    monkeypatch.setattr(optics_module, "_MEMO", {})  # computed afresh with the patched catalog lookup
     after = costing_module._costing(build)
     assert after.unmatched_optics and all(f" {missing.media_kind} {speed}G" in u for u in after.unmatched_optics)
     counted = {line.model: line.count for line in after.lines if line.category == "transceiver"}
@@ -110,7 +112,9 @@ def test_power_and_tco() -> None:
     devices_w = sum(d.power_w for d in build.topology.devices.values())
     assert sum(r.devices_w for r in c.racks) == devices_w
     optics = sum(r.optics_w for r in c.racks)
-    assert optics == pytest.approx(508 * 17 + 4 * 5 + 32 * 17 + 254 * 9)  # node-side optics of both IB fabrics
+    # node-side optics of both IB fabrics: DGX twin-port flat (17 W), UFM QSFP56 (5 W), storage servers' single-port
+    # flat OSFP (9 W, MMA4Z00-NS400 datasheet), DGX storage QSFP112 (9 W)
+    assert optics == pytest.approx(508 * 17 + 4 * 5 + 32 * 9 + 254 * 9)
     costs = build.design.spec.costs
     assert len(c.years) == costs.years == 5
     energy = c.power_w / 1000 * costs.load_pct / 100 * costs.pue * 8760 * costs.energy_usd_per_kwh

@@ -1,0 +1,186 @@
+"""What the allocation's cables need on the floor, counted as vendors ship it: the transceivers at each optical end
+(chosen by the cage they plug into: connector, thermal top, ports per cage), the fibres of each optical link (two
+for an 800G link between twin-port 2 x 4-lane modules), one twin-port copper cable per pair of cages, and the
+optical ends no catalog transceiver fits (a finding: never a silent zero in the BOM).
+
+The costing (fabric/costing.py) and the allocation check `check_optics` read it; it is computed once per
+allocation object.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from fabric.allocation.allocate import Allocation
+from fabric.model.topology import Device, Topology
+from fabric.spec.catalog import Catalog, NodeType, SwitchModel, Transceiver, port_candidates
+
+OPTICAL = ("mmf", "smf")
+
+CageKind = tuple[str, str | None, int | None]  # connector, thermal top, ports per cage (None: not declared)
+_Ends = tuple[dict[str, tuple[str, CageKind]], CageKind, bool, str, tuple[str, str | None]]
+_EndKey = tuple[tuple[str, str | None], str, str, int, str]  # model, port, medium kind, speed, fabric
+_End = tuple[str, "Transceiver | None", "str | None", CageKind]  # cage, transceiver, its catalog key, cage kind
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    """Optical link ends no catalog transceiver fits, by the cage they are in."""
+
+    fabric: str
+    device_model: str
+    cage: CageKind
+    kind: str
+    speed_gbps: int
+    ends: int
+    example: str  # "device port"
+
+    @property
+    def text(self) -> str:
+        connector, top, ports = self.cage
+        shape = " ".join(x for x in (connector, top or "", f"{ports}-port" if ports else "") if x)
+        return f"{shape} {self.kind} {self.speed_gbps}G"
+
+
+@dataclass(frozen=True)
+class Optics:
+    """What the allocation's cables need to order: the cages each transceiver type fills per fabric and side, the
+    node-side optics' power per rack, the cables and fibres per medium and length, and the unmatched ends."""
+
+    cages: Mapping[tuple[str, str, str], frozenset[tuple[str, str]]]  # (fabric, side, transceiver) → cages filled
+    optics_w: Mapping[str, float]  # rack → node-side transceiver power
+    cables: Mapping[tuple[str, str, str, float | None], int]  # (fabric, medium, part, length) → cables/fibres
+    unmatched: tuple[Unmatched, ...]
+
+
+@cache
+def _switch_cages(model: SwitchModel, platform: str | None) -> dict[str, tuple[int, CageKind]]:
+    groups = {g.group: g for g in model.ports}
+    out: dict[str, tuple[int, CageKind]] = {}
+    for name, ports in port_candidates(model, platform).items():
+        group = groups[ports[0].group]
+        out[name] = (ports[0].cage, (ports[0].connector, group.top, group.ports_per_cage))
+    return out
+
+
+def _node_cages(node_type: NodeType) -> dict[str, tuple[str, CageKind]]:
+    out: dict[str, tuple[str, CageKind]] = {}
+    for group in node_type.ports.values():
+        for port in group.port_list():
+            out[port.name] = (port.cage or port.name, (group.connector, group.top, group.ports_per_cage))
+    return out
+
+
+def _ends(catalog: Catalog, device: Device, memo: dict[tuple[str, str | None], _Ends]) -> _Ends:
+    """A device's port → (cage id, cage kind), the kind of a port it does not list, whether it is a node, and its
+    rack. `memo` keys by model name: hashing a pydantic part per port cost seconds at 600,000 ports."""
+    node = device.layer == "node"
+    key = (device.model, None if node else device.platform)
+    cages = memo.get(key)
+    if cages is None:
+        if node:
+            cages = memo[key] = (_node_cages(catalog.nodes[device.model]), ("?", None, None), True, "", key)
+        else:
+            switch = _switch_cages(catalog.switches[device.model], device.platform)
+            by_port = {p: (str(c) if c else p, k) for p, (c, k) in switch.items()}
+            cages = memo[key] = (by_port, ("rj45", None, None), False, "", key)
+    return cages[0], cages[1], node, device.rack or "", key
+
+
+def transceiver_for(catalog: Catalog, cage: CageKind, kind: str, speed: int) -> tuple[str, Transceiver] | None:
+    """The first catalog transceiver that fits the cage (connector, top, ports per cage) and carries the medium
+    kind at the speed; None when none does."""
+    connector, top, ports = cage
+    for key, part in catalog.transceivers.items():
+        if part.fits(connector, top, ports) and kind in part.media_kinds and speed in part.speeds_gbps:
+            return key, part
+    return None
+
+
+_MEMO: dict[int, tuple[Allocation, Optics]] = {}
+
+
+def optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Optics:
+    """The optics of an allocation (computed once per allocation object)."""
+    hit = _MEMO.get(id(allocation))
+    if hit is not None and hit[0] is allocation:
+        return hit[1]
+    result = _optics(catalog, topology, allocation)
+    if len(_MEMO) >= 4:
+        _MEMO.clear()
+    _MEMO[id(allocation)] = (allocation, result)
+    return result
+
+
+def _optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Optics:
+    devices = topology.devices
+    cages: dict[tuple[str, str, str], set[tuple[str, str]]] = defaultdict(set)
+    optics_w: dict[str, float] = defaultdict(float)
+    missing: Counter[tuple[str, str, CageKind, str, int]] = Counter()  # (fabric, model, cage, medium, speed) → ends
+    example: dict[tuple[str, str, CageKind, str, int], str] = {}
+    memo: dict[tuple[str, str | None], _Ends] = {}
+    ends: dict[str, _Ends] = {}  # per device name: 600,000 link ends at 100k GPUs
+    fits: dict[tuple[CageKind, str, int], tuple[str, Transceiver] | None] = {}
+    resolved: dict[_EndKey, _End] = {}
+    cables: Counter[tuple[str, str, str, float | None]] = Counter()
+    pairs: Counter[tuple[str, str, str, float | None, frozenset[tuple[str, str]]]] = Counter()
+
+    def end(name: str, port: str, kind: str, speed: int, fabric: str) -> tuple[_Ends, _End]:
+        here = ends.get(name)
+        if here is None:
+            here = ends[name] = _ends(catalog, devices[name], memo)
+        key = (here[4], port, kind, speed, fabric)
+        found = resolved.get(key)
+        if found is None:
+            cage, cage_kind = here[0].get(port) or (port, here[1])
+            part = None
+            if kind in OPTICAL:
+                wanted = (cage_kind, kind, speed)
+                if wanted not in fits:
+                    fits[wanted] = transceiver_for(catalog, *wanted)
+                part = fits[wanted]
+            found = resolved[key] = (cage, part[1] if part else None, part[0] if part else None, cage_kind)
+        return here, found
+
+    for c in allocation.cables:
+        kind, link = c.media_kind, c.link
+        medium = catalog.media.get(c.media) if c.media else None
+        row = (link.fabric, c.media or "none", c.part, c.length_m)
+        if kind not in OPTICAL:
+            if medium is not None and medium.links > 1:  # twin-port copper: one cable per cage pair
+                a = end(link.a, link.a_port, kind, link.speed_gbps, link.fabric)[1][0]
+                b = end(link.b, link.b_port, kind, link.speed_gbps, link.fabric)[1][0]
+                pairs[(*row, frozenset(((link.a, a), (link.b, b))))] += 1
+            else:
+                cables[row] += 1
+            continue
+        fibres = 1
+        for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
+            here, (cage, part, optic, cage_kind) = end(name, port, kind, link.speed_gbps, link.fabric)
+            node, rack = here[2], here[3]
+            if part is None or optic is None:
+                what = (link.fabric, here[4][0], cage_kind, kind, link.speed_gbps)
+                missing[what] += 1
+                example.setdefault(what, f"{name} {port}")
+                continue
+            fibres = max(fibres, part.fibres(link.speed_gbps))
+            used = cages[(link.fabric, "node side" if node else "switch side", optic)]
+            if node and rack and (name, cage) not in used:
+                optics_w[rack] += part.power_w
+            used.add((name, cage))
+        cables[row] += fibres
+    for (fabric, media, part_no, length, _), links in pairs.items():
+        cables[(fabric, media, part_no, length)] += math.ceil(links / catalog.media[media].links)
+    return Optics(
+        {k: frozenset(v) for k, v in cages.items()},
+        dict(optics_w),
+        dict(cables),
+        tuple(
+            Unmatched(*what, count, example[what])
+            for what, count in sorted(missing.items(), key=lambda kv: (*kv[0][:2], *kv[0][3:], str(kv[0][2])))
+        ),
+    )

@@ -1,0 +1,151 @@
+"""The physical BOM counts (fabric/allocation/optics.py): transceivers chosen by the cage they plug into, fibres per
+link, twin-port copper per cage pair, and the finding for an optical end no transceiver fits. Counts by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabric.allocation.optics import optics, transceiver_for
+from fabric.costing import costing
+from fabric.plan.candidates import Request, enumerate_candidates
+from fabric.plan.evaluate import evaluate
+from fabric.spec.catalog import builtin_catalog
+from tests.conftest import built
+
+CATALOG = builtin_catalog()
+
+
+def _bom(design: str) -> dict[tuple[str, str, str, str], int]:
+    out: dict[tuple[str, str, str, str], int] = {}
+    for line in costing(built(design)).lines:
+        key = (
+            line.category,
+            line.model,
+            line.fabric,
+            line.detail.split()[0] if line.category == "cable" else line.detail,
+        )
+        out[key] = out.get(key, 0) + line.count
+    return out
+
+
+def _cables(design: str, medium: str, fabric: str = "compute") -> int:
+    return sum(
+        n for (cat, _, f, detail), n in _bom(design).items() if cat == "cable" and f == fabric and detail == medium
+    )
+
+
+# --------------------------------------------------------------------------------------------- which part fits
+
+
+@pytest.mark.parametrize(
+    ("cage", "kind", "speed", "part"),
+    [
+        # switch OSFP cage (twin-port, finned): the switch part, MMA4Z00-NS / MMS4X00-NM (LinkX overview: "Twin-port
+        # OSFP IHS (finned) … switches only")
+        (("osfp", "finned", 2), "mmf", 400, "MMA4Z00-NS"),
+        (("osfp", "finned", 2), "mmf", 800, "MMA4Z00-NS"),
+        (("osfp", "finned", 2), "smf", 400, "MMS4X00-NM"),
+        # DGX H100/H200 system cage (twin-port, flat top, "Cedar7"): the flat-top twin-port part
+        (("osfp", "flat", 2), "mmf", 400, "MMA4Z00-NS-FLT"),
+        (("osfp", "flat", 2), "smf", 400, "MMS4X00-NS-FLT"),
+        # ConnectX-7 OSFP card (single-port, flat top, riding heat sink): MMA4Z00-NS400 / MMS4X00-NS400 datasheets
+        (("osfp", "flat", 1), "mmf", 400, "MMA4Z00-NS400"),
+        (("osfp", "flat", 1), "smf", 400, "MMS4X00-NS400"),
+        # QSFP112 ConnectX-7 card: the QSFP112 part (MMA1Z00-NS400 datasheet)
+        (("qsfp112", None, None), "mmf", 400, "MMA1Z00-NS400"),
+        # a single-port flat OSFP 400G module carries no 800G link; no QSFP-DD optic is in the catalog
+        (("osfp", "flat", 1), "mmf", 800, None),
+        (("qsfp-dd", None, 1), "mmf", 400, None),
+        # a finned module does not fit a flat cage, nor a twin-port module a single-port cage: the flat parts differ
+        (("osfp", "flat", 2), "mmf", 800, "MMA4Z00-NS-FLT"),
+    ],
+)
+def test_the_transceiver_is_the_one_that_fits_the_cage(
+    cage: tuple[str, str | None, int | None], kind: str, speed: int, part: str | None
+) -> None:
+    found = transceiver_for(CATALOG, cage, kind, speed)
+    assert (found[1].part if found else None) == part
+    if found:
+        top, ports = cage[1], cage[2]
+        assert top is None or found[1].top == top
+        assert ports is None or found[1].ports_per_cage == ports
+
+
+# --------------------------------------------------------------------------------------------- bundled designs
+
+
+def test_roce_512_bom_by_hand() -> None:
+    """roce-512: 64 hgx-8gpu (8 single-port 400G ConnectX-7 OSFP NICs each), 8 rail leaves and 4 spines of SN5600
+    at 2 x 400G per cage. Node-leaf: 512 links, 511 on multimode fibre and one (gpu064 nic7) on a 5 m ACC;
+    leaf-spine: 8 leaves x 64 up links = 512 links on copper, the two 400G halves of each leaf up cage to the same
+    spine cage, so 256 cage pairs: 256 twin-port DAC/ACC (not 512). Copper: 256 + the node ACC = 257.
+    Optics: node side one single-port flat-top SR4 per fibre NIC (511); switch side one finned twin-port per used
+    leaf down cage: 512 node links fill 256 cages (swp32 of su1-rail7-leaf holds one fibre and the ACC: one
+    module). Fibres: one MPO-12/APC per 400G link: 511."""
+    bom = _bom("roce-512")
+    assert bom[("transceiver", "osfp-400g-sr4-flat", "compute", "node side")] == 511
+    assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "switch side")] == 256
+    assert ("transceiver", "osfp-2x400g-sr8", "compute", "node side") not in bom  # the switch part is not the NIC's
+    assert _cables("roce-512", "mmf-400g") == 511
+    assert _cables("roce-512", "dac-400g") + _cables("roce-512", "acc-400g") == 257
+    spine = [
+        c for c in built("roce-512").allocation.cables if c.link.tier == "leaf-spine" and c.media_kind in ("dac", "acc")
+    ]
+    assert len(spine) == 512  # the logical links stay 512: only the cables to order halve
+
+
+def test_sonic_th5_512_bom_by_hand() -> None:
+    """sonic-th5-512: 64 hgx-b300 (8 x 800G each), 16 leaves and 8 spines of AS9817-64O at 800G (one link per
+    cage). Node-leaf: 512 links, 486 on fibre and 26 on ACC; leaf-spine: 512 links, 192 on fibre, 160 DAC, 160 ACC.
+    An 800G link between twin-port 2 x SR4 modules is two 4-lane links: two MPO-12/APC fibres, so (486 + 192) x 2 =
+    1356 fibres (not 678). Copper: one cable per cage pair, one 800G link each: 160 DAC, 160 + 26 = 186 ACC.
+    Switch-side modules: 486 leaf down cages + 192 x 2 leaf/spine cages = 870; node side 486."""
+    bom = _bom("sonic-th5-512")
+    assert _cables("sonic-th5-512", "mmf-400g") == 1356
+    assert _cables("sonic-th5-512", "dac-400g") == 160
+    assert _cables("sonic-th5-512", "acc-400g") == 186
+    assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "switch side")] == 870
+    assert sum(n for (cat, _, _, side), n in bom.items() if cat == "transceiver" and side == "node side") == 486
+    links = [c for c in built("sonic-th5-512").allocation.cables if c.media_kind == "mmf"]
+    assert len(links) == 678 and {c.link.speed_gbps for c in links} == {800}
+
+
+def test_4su_superpod_bom_is_nvidias_with_the_right_part_on_each_side() -> None:
+    """RA-11333-001 Appendix A (4 SU, 127 DGX H100): 1536 switch-side and 508 node-side OSFP modules and 2040 fibres
+    (1016 node-leaf + 1024 leaf-spine NDR 400G links, one MPO-12/APC each: a 400G link is one 4-lane link). The
+    switch side takes the finned twin-port module, the DGX cages (127 x 4 twin-port flat-top cages) the flat one;
+    the storage servers' single-port ConnectX-7 OSFP cards the single-port flat-top module (16 x 2)."""
+    bom = _bom("superpod-h100-4su")
+    assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "switch side")] == 1536
+    assert bom[("transceiver", "osfp-2x400g-sr8-flat", "compute", "node side")] == 508 == 127 * 4
+    assert ("transceiver", "osfp-2x400g-sr8", "compute", "node side") not in bom
+    assert bom[("transceiver", "osfp-400g-sr4-flat", "storage", "node side")] == 32
+    assert _cables("superpod-h100-4su", "mmf-400g") == 2040
+    assert _cables("superpod-h100-4su", "mmf-200g") == 4
+
+
+def test_every_optical_end_of_the_bundled_designs_has_a_transceiver() -> None:
+    for design in ("roce-512", "sonic-th5-512", "superpod-h100-4su"):
+        build = built(design)
+        assert optics(build.design.catalog, build.topology, build.allocation).unmatched == ()
+        assert not [f for f in build.findings if f.code == "optics-missing"]
+        assert costing(build).unmatched_optics == ()
+
+
+# --------------------------------------------------------------------------------------------- no optic: a finding
+
+
+def test_qsfp_dd_cages_without_an_optic_are_a_finding_and_fail_the_plan_candidate() -> None:
+    """The Arista 7060DX5-64S has QSFP-DD cages and the catalog no QSFP-DD 400G optic: its optical link ends get
+    no transceiver. That is the finding optics-missing (not a BOM with zero optics), and `fabric plan` rules the
+    candidate out."""
+    request = Request(0, nodes=("dgx-h200",), technologies=("ethernet",))
+    candidate = next(
+        c
+        for c in enumerate_candidates(CATALOG, request)
+        if c.switch == "arista-7060dx5-64s" and c.tiers == 2 and c.rail_optimized
+    )
+    outcome = evaluate(candidate, 256)
+    assert not outcome.ok
+    assert outcome.ruling.startswith("optics-missing: ")
+    assert "arista-7060dx5-64s" in outcome.ruling and "qsfp-dd" in outcome.ruling
