@@ -256,9 +256,7 @@ def build_roce_hosts(design: Design, topology: Topology, plan: Allocation) -> di
         if fabric.technology != "ethernet":
             continue
         node_links = [
-            link
-            for link in ft.links
-            if link.tier == Tier.NODE_LEAF and topology.devices[link.a].layer == Layer.NODE
+            link for link in ft.links if link.tier == Tier.NODE_LEAF and topology.devices[link.a].layer == Layer.NODE
         ]
         if ft.role == "inband":
             for link in node_links:

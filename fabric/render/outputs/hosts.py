@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from fabric.intent.ethernet.model import PEER_GROUP
-from fabric.intent.hosts import BondedHost, HostIntent, RailNic, RoceHost
+from fabric.intent.hosts import BondedHost, HostIntent, RoceHost
 from fabric.pipeline import Build
 from fabric.render.engine.registry import Output
 from fabric.render.engine.safety import one_line
@@ -249,7 +249,8 @@ def nccl_env(host: RoceHost) -> str:
     if not named:
         lines += [
             "# The node type's catalog entry names no RDMA devices (`hca:` of its ports): the list holds the NICs'",
-            "# port names; replace each by its RDMA device (`rdma link show`, or /sys/class/net/<port>/device/infiniband).",
+            "# port names; replace each by its RDMA device (`rdma link show`, or",
+            "# /sys/class/net/<port>/device/infiniband).",
         ]
     lines.append("NCCL_IB_HCA==" + ",".join(n.hca or n.name for n in compute))
     lines += [
