@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from fabric.fast import yamltext
 from fabric.intent.ethernet.model import PEER_GROUP
 from fabric.intent.hosts import BondedHost, HostIntent, RoceHost
 from fabric.pipeline import Build
@@ -163,7 +164,7 @@ def rail_netplan(host: RoceHost) -> dict[str, Any]:
 
 def rail_netplan_text(host: RoceHost) -> str:
     header = ROCE_NETPLAN_HEADER.format(hostname=one_line(host.hostname), banner=GENERATED.format(design=host.design))
-    return header + str(yaml.safe_dump(rail_netplan(host), sort_keys=False, default_flow_style=False, width=120))
+    return header + yamltext.dump(rail_netplan(host), width=120)  # PyYAML's text, faster (12,500 servers at 100k GPUs)
 
 
 # (key, value, why); the effective value of each is the larger of `all` and the interface's own

@@ -11,7 +11,7 @@ import yaml
 
 from fabric.intent.hosts import RAIL_TABLE_BASE, RoceHost
 from fabric.pipeline import Build
-from fabric.render.outputs.hosts import host_files, roce_files, roce_tos
+from fabric.render.outputs.hosts import host_files, rail_netplan, roce_files, roce_tos
 from tests.conftest import built
 from tests.support.design_variants import variant
 
@@ -59,6 +59,9 @@ def test_every_gpu_server_of_a_rail_design_gets_one_table_and_rule_per_nic_to_it
             tables.add(nic.table)
         assert len(tables) == 8  # distinct per NIC
         assert min(tables) == RAIL_TABLE_BASE
+    text = roce_files(build.roce["gpu064"])["hosts/gpu064/netplan.yaml"]
+    expected = yaml.safe_dump(rail_netplan(build.roce["gpu064"]), sort_keys=False, default_flow_style=False, width=120)
+    assert text[text.index("network:") :] == expected  # the fast writer's text is PyYAML's
 
 
 def _qos_lines(host: RoceHost) -> str:
