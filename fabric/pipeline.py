@@ -31,7 +31,7 @@ from fabric.fast.parallel import beside, cores
 from fabric.intent.checks import run_intent_checks
 from fabric.intent.context import IntentContext
 from fabric.intent.ethernet import DeviceIntent, build_intents
-from fabric.intent.hosts import BondedHost, HostIntent, build_bonded, build_hosts
+from fabric.intent.hosts import BondedHost, HostIntent, RoceHost, build_bonded, build_hosts, build_roce_hosts
 from fabric.intent.infiniband import IbPlan, build_infiniband
 from fabric.model.findings import Finding, Severity, sort_findings
 from fabric.model.topology import Topology
@@ -56,6 +56,7 @@ class Build:
     )  # per InfiniBand subnet: GUIDs, ftree roles, SM hosts, partitions
     hosts: Mapping[str, HostIntent] = field(default_factory=dict)  # per node that routes on the host
     bonded: Mapping[str, BondedHost] = field(default_factory=dict)  # per node bonded to an MLAG leaf pair
+    roce: Mapping[str, RoceHost] = field(default_factory=dict)  # per server on a routed RoCE fabric
 
     @cached_property
     def jobs(self) -> JobTable | None:
@@ -122,6 +123,7 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
         infiniband = build_infiniband(design, topology, allocation)
         hosts = build_hosts(design, topology, allocation)
         bonded = build_bonded(design, topology, allocation)
+        roce = build_roce_hosts(design, topology, allocation)
         figures, graph_findings, table = analysed.result()
     if design.lock is not None:  # kept: the build needs it no more (a lock of 100k GPUs is large while rendering)
         design = replace(design, lock=None)
@@ -149,6 +151,7 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
         infiniband=infiniband,
         hosts=hosts,
         bonded=bonded,
+        roce=roce,
     )
     if table:  # made beside: the cached_property's cache, so that the first read finds it
         vars(build)["jobs"] = table[0]

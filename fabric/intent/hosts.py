@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address, ip_interface
 
 from fabric.allocation.allocate import BOND_INTERFACE, AddressRow, Allocation, Interface
-from fabric.intent.ethernet.model import BGP_TIMERS, Neighbor
+from fabric.intent.ethernet.model import BGP_TIMERS, Neighbor, QosIntent
+from fabric.intent.ethernet.qos import qos_intent
 from fabric.model.kinds import Layer, Tier
 from fabric.model.topology import Link, Topology
 from fabric.spec.loader import Design
@@ -201,4 +202,120 @@ def build_hosts(design: Design, topology: Topology, plan: Allocation) -> dict[st
             design=spec.name,
             bfd=bfd,
         )
+    return out
+
+
+# Per-rail source routing: the table of a node's n-th RoCE NIC (in port order) is RAIL_TABLE_BASE + n, looked up
+# by a rule of priority RAIL_RULE_PRIORITY + n; both well above the kernel's own tables (253-255) and below the
+# main table's rule (32766).
+RAIL_TABLE_BASE = 100
+RAIL_RULE_PRIORITY = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class RailNic:
+    """A RoCE NIC of a server on a routed (`dual_homing: none`) Ethernet fabric: its leaf's subnet, its own
+    routing table and rule, and the fabric's lossless profile it must match."""
+
+    name: str  # the port (netdev) name
+    hca: str | None  # the RDMA device (`mlx5_N`) when the node type's catalog entry names it
+    fabric: str
+    rail: int | None
+    leaf: str
+    leaf_port: str
+    address_v4: Interface
+    address_v6: Interface | None
+    gateway_v4: Interface  # the leaf's address in the subnet
+    gateway_v6: Interface | None
+    mtu: int
+    table: int
+    rule_priority: int
+    qos: QosIntent  # the same profile the fabric's switches program
+
+
+@dataclass(frozen=True)
+class RoceHost:
+    """A GPU or storage server on an Ethernet RoCE fabric: its rail NICs and its in-band interfaces."""
+
+    hostname: str
+    nics: tuple[RailNic, ...]
+    inband: tuple[str, ...]  # its ports on in-band Ethernet fabrics (for NCCL's bootstrap sockets)
+    design: str
+
+
+def build_roce_hosts(design: Design, topology: Topology, plan: Allocation) -> dict[str, RoceHost]:
+    """Every node with a port on a lossless (RoCE) Ethernet fabric whose leaves route its subnet, in the order
+    of the plan's server addresses."""
+    spec = design.spec
+    qos: dict[str, QosIntent] = {}
+    inband: dict[str, list[str]] = defaultdict(list)
+    links: dict[tuple[str, str], Link] = {}
+    hcas: dict[str, dict[str, str]] = {}
+    for key, ft in topology.fabrics.items():
+        fabric = spec.fabrics[key]
+        if fabric.technology != "ethernet":
+            continue
+        node_links = [
+            link for link in ft.links if link.tier == Tier.NODE_LEAF and topology.devices[link.a].layer == Layer.NODE
+        ]
+        if ft.role == "inband":
+            for link in node_links:
+                inband[link.a].append(link.a_port)
+        if spec.dual_homing(key) != "none":
+            continue
+        profile = qos_intent(fabric.qos, ft.role, ())
+        if profile is None:
+            continue
+        qos[key] = profile
+        for link in node_links:
+            links[(link.a, link.a_port)] = link
+    gateways: dict[tuple[str, int], Interface] = {}
+    rows: dict[str, dict[tuple[str, int], AddressRow]] = defaultdict(dict)
+    for row in plan.addresses:
+        if row.purpose == "server-gateway" and row.fabric in qos:
+            gateways[(row.device, row.address.version)] = row.address
+        elif row.purpose == "server" and (row.device, row.interface) in links:
+            rows[row.device].setdefault((row.interface, row.address.version), row)
+    out: dict[str, RoceHost] = {}
+    for node, addresses in rows.items():
+        ports = list(dict.fromkeys(port for port, _ in addresses))
+        model = topology.devices[node].model
+        if model not in hcas:
+            node_type = design.catalog.nodes.get(model)
+            hcas[model] = (
+                {p.name: p.hca for g in node_type.ports.values() for p in (g.ports or ()) if p.hca}
+                if node_type is not None
+                else {}
+            )
+        nics: list[RailNic] = []
+        for port in ports:
+            v4 = addresses.get((port, 4))
+            link = links[(node, port)]
+            gateway_v4 = gateways.get((link.b, 4))
+            if v4 is None or gateway_v4 is None:
+                continue  # the plan failed (its findings say why)
+            v6 = addresses.get((port, 6))
+            gateway_v6 = gateways.get((link.b, 6))
+            fabric = spec.fabrics[link.fabric]
+            n = len(nics)
+            nics.append(
+                RailNic(
+                    port,
+                    hcas[model].get(port),
+                    link.fabric,
+                    link.rail,
+                    link.b,
+                    link.b_port,
+                    v4.address,
+                    v6.address if v6 and gateway_v6 else None,
+                    gateway_v4,
+                    gateway_v6 if v6 else None,
+                    min(HOST_MTU, fabric.mtu or HOST_MTU),
+                    RAIL_TABLE_BASE + n,
+                    RAIL_RULE_PRIORITY + n,
+                    qos[link.fabric],
+                )
+            )
+        if nics:
+            out[node] = RoceHost(node, tuple(nics), tuple(inband.get(node, ())), spec.name)
     return out

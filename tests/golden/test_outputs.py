@@ -90,6 +90,7 @@ def test_every_golden_output_is_still_rendered(golden, golden_set) -> None:  # t
     assert len(_files("lab")) >= 18 and len(_files("lab-ib")) >= 14  # what the lab designs render today, at least
     assert len([n for n in _files("lab-dual") if n.startswith("hosts/")]) == 8  # frr.conf and netplan.yaml per server
     assert len([n for n in _files("lab-mlag") if n.startswith("hosts/")]) == 4  # netplan.yaml per server, no frr.conf
+    assert len([n for n in _files("lab") if n.startswith("hosts/")]) == 32  # RoCE: netplan, sysctl, QoS, NCCL x 8
     for design in DESIGNS:
         for name in _files(design):
             if not (GOLDEN / design / name).exists():  # a new output: missing (or written under --update-golden)

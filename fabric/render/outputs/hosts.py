@@ -1,5 +1,7 @@
 """hosts/<node>/frr.conf and hosts/<node>/netplan.yaml for every node that routes on the host; netplan.yaml
-alone (an 802.3ad bond, one address, the pair's virtual gateway) for every node bonded to an MLAG pair.
+alone (an 802.3ad bond, one address, the pair's virtual gateway) for every node bonded to an MLAG pair; and for
+every server on a routed RoCE fabric (`dual_homing: none`, a lossless QoS profile) netplan.yaml (its rail NICs,
+one routing table and rule per NIC), sysctl.conf, nic-qos.sh and nccl.env (see `roce_files`).
 
 frr.conf holds BGP only (one session per port, the loopback advertised); netplan.yaml holds the links and
 addresses. Netplan, because the servers of GPU clusters run Ubuntu (DGX OS among them), whose network
@@ -12,8 +14,9 @@ from typing import Any
 
 import yaml
 
+from fabric.fast import yamltext
 from fabric.intent.ethernet.model import PEER_GROUP
-from fabric.intent.hosts import BondedHost, HostIntent
+from fabric.intent.hosts import BondedHost, HostIntent, RoceHost
 from fabric.pipeline import Build
 from fabric.render.engine.registry import Output
 from fabric.render.engine.safety import one_line
@@ -119,7 +122,160 @@ def host_files(build: Build) -> dict[str, str]:
         files[f"hosts/{name}/netplan.yaml"] = netplan_text(host)
     for name, bonded in build.bonded.items():
         files[f"hosts/{name}/netplan.yaml"] = bond_netplan_text(bonded)
+    for name, roce in build.roce.items():
+        if f"hosts/{name}/netplan.yaml" not in files:  # a node on a host-routed or bonded fabric too keeps that one
+            files.update(roce_files(roce))
     return files
+
+
+ROCE_NETPLAN_HEADER = (
+    "# {hostname}: {banner}\n"
+    "# Netplan (/etc/netplan/60-fabric-rails.yaml): each RoCE NIC's address and MTU, and one routing table and rule\n"
+    "# per NIC, so that traffic from a NIC's address leaves by that NIC to its own leaf (a rail's traffic to another\n"
+    "# scalable unit crosses the spines of that rail, not whichever NIC the main table picks). Schema: netplan's\n"
+    "# `routes` (`table`, `scope`) and `routing-policy` (`from`, `table`, `priority`),\n"
+    "# https://netplan.readthedocs.io/en/stable/netplan-yaml/#routing (mirrored in docs.rs/netplan-types); the\n"
+    "# per-NIC table and rule pattern as in\n"
+    "# https://instinct.docs.amd.com/projects/system-acceptance/en/latest/network/configuration.html\n"
+)
+
+
+def rail_netplan(host: RoceHost) -> dict[str, Any]:
+    ethernets: dict[str, Any] = {}
+    for nic in host.nics:
+        entry: dict[str, Any] = {"mtu": nic.mtu, "dhcp4": False, "dhcp6": False, "accept-ra": False}
+        entry["addresses"] = [str(a) for a in (nic.address_v4, nic.address_v6) if a]
+        routes: list[dict[str, Any]] = []
+        policy: list[dict[str, Any]] = []
+        for address, gateway, default in (
+            (nic.address_v4, nic.gateway_v4, "0.0.0.0/0"),
+            (nic.address_v6, nic.gateway_v6, "::/0"),
+        ):
+            if address is None or gateway is None:
+                continue
+            routes.append({"to": str(address.network), "scope": "link", "table": nic.table})
+            routes.append({"to": default, "via": str(gateway.ip), "table": nic.table})
+            policy.append({"from": str(address.ip), "table": nic.table, "priority": nic.rule_priority})
+        entry["routes"] = routes
+        entry["routing-policy"] = policy
+        ethernets[nic.name] = entry
+    return {"network": {"version": 2, "renderer": "networkd", "ethernets": ethernets}}
+
+
+def rail_netplan_text(host: RoceHost) -> str:
+    header = ROCE_NETPLAN_HEADER.format(hostname=one_line(host.hostname), banner=GENERATED.format(design=host.design))
+    return header + yamltext.dump(rail_netplan(host), width=120)  # PyYAML's text, faster (12,500 servers at 100k GPUs)
+
+
+# (key, value, why); the effective value of each is the larger of `all` and the interface's own
+RDMA_SYSCTLS: tuple[tuple[str, int, str], ...] = (
+    ("net.ipv4.conf.all.arp_ignore", 1, "answer ARP for an address only on the NIC that has it"),
+    ("net.ipv4.conf.all.arp_announce", 2, "ask ARP with the outgoing NIC's own address"),
+    ("net.ipv4.conf.all.rp_filter", 2, "loose reverse-path filter: a reply may arrive on another rail's NIC"),
+    ("net.ipv4.conf.default.rp_filter", 2, "the same for NICs that appear later"),
+)
+
+
+def rdma_sysctl(host: RoceHost) -> str:
+    lines = [
+        f"# {one_line(host.hostname)}: {GENERATED.format(design=host.design)}",
+        "# /etc/sysctl.d/90-fabric-rdma.conf: ARP and reverse-path filtering for a host with several RDMA NICs",
+        "# (ARP flux and strict rp_filter drop RoCEv2 between multi-NIC hosts). Values as IBM's RDMA (SMC-R)",
+        "# multi-interface guidance, https://www.ibm.com/docs/en/linux-on-systems?topic=setup-high-availability ;",
+        "# meanings: the kernel's Documentation/networking/ip-sysctl.rst.",
+    ]
+    for key, value, why in RDMA_SYSCTLS:
+        lines += [f"# {why}", f"{key} = {value}"]
+    return "\n".join(lines) + "\n"
+
+
+def roce_tos(dscp: int) -> int:
+    """The IP ToS byte of RoCE traffic: the DSCP in its upper six bits, ECN-capable transport ECT(0) (0b10) in its
+    lower two (RFC 3168), so that switches may mark instead of drop: DSCP 26 gives 106."""
+    return dscp << 2 | 0b10
+
+
+def pfc_list(priority: int) -> str:
+    return ",".join("1" if p == priority else "0" for p in range(8))
+
+
+def nic_qos(host: RoceHost) -> str:
+    lines = [
+        "#!/bin/sh",
+        f"# {one_line(host.hostname)}: {GENERATED.format(design=host.design)}",
+        "# NIC QoS of the RoCE NICs, the same lossless profile the fabric's switches program: trust DSCP, the RoCE",
+        "# and CNP DSCPs on their priorities, PFC on the lossless priority only, RDMA-CM's default ToS, ECN (DCQCN)",
+        "# on the lossless priority, CNPs on their DSCP and priority. Run at boot after the NICs are up.",
+        "# Sources (NVIDIA MLNX_OFED/DOCA documentation): mlnx_qos --pfc,",
+        "# https://docs.nvidia.com/networking/display/mlnxenv24103250lts/Flow+Control ; mlnx_qos --trust and",
+        "# --dscp2prio from MLNX_OFED's QoS chapter [unverified: options not confirmed in a stored NVIDIA page];",
+        "# ECN sysfs (ecn/roce_np, ecn/roce_rp, enable/<priority>),",
+        "# https://docs.nvidia.com/doca/sdk/explicit+congestion+notification/index.html ; cma_roce_tos (RDMA-CM's",
+        "# default ToS) from MLNX_OFED [unverified: tool options not confirmed in a stored NVIDIA page], and the CNP",
+        "# parameters roce_np/cnp_dscp and cnp_802p_prio [unverified: names not confirmed in a stored NVIDIA page].",
+        "set -eu",
+        "",
+        "# the RDMA device of a NIC (its netdev's device/infiniband directory)",
+        'hca() { ls "/sys/class/net/$1/device/infiniband"; }',
+    ]
+    for nic in host.nics:
+        q = nic.qos
+        device = nic.hca or f'"$(hca {nic.name})"'
+        lines += [
+            "",
+            f"# {nic.name}" + (f" (rail {nic.rail})" if nic.rail is not None else "") + f": {nic.leaf}:{nic.leaf_port}",
+            f"mlnx_qos -i {nic.name} --trust dscp --pfc {pfc_list(q.roce_tc)}",
+            f"mlnx_qos -i {nic.name} --dscp2prio set,{q.roce_dscp},{q.roce_tc}",
+            f"mlnx_qos -i {nic.name} --dscp2prio set,{q.cnp_dscp},{q.cnp_tc}",
+            f"cma_roce_tos -d {device} -t {roce_tos(q.roce_dscp)}",
+            f"echo 1 > /sys/class/net/{nic.name}/ecn/roce_np/enable/{q.roce_tc}",
+            f"echo 1 > /sys/class/net/{nic.name}/ecn/roce_rp/enable/{q.roce_tc}",
+            f"echo {q.cnp_dscp} > /sys/class/net/{nic.name}/ecn/roce_np/cnp_dscp",
+            f"echo {q.cnp_tc} > /sys/class/net/{nic.name}/ecn/roce_np/cnp_802p_prio",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def nccl_env(host: RoceHost) -> str:
+    """NCCL's settings that must match the fabric (an environment file: /etc/nccl.conf takes the same lines)."""
+    nics = sorted(host.nics, key=lambda n: (n.fabric, n.rail if n.rail is not None else -1, n.name))
+    compute = [n for n in nics if n.fabric == nics[0].fabric]  # NCCL's HCAs: one fabric's, in rail order
+    named = all(n.hca for n in compute)
+    tos = {roce_tos(n.qos.roce_dscp) for n in compute}
+    lines = [
+        f"# {one_line(host.hostname)}: {GENERATED.format(design=host.design)}",
+        f"# NCCL over the {compute[0].fabric} fabric's RoCE NICs (/etc/nccl.conf, or an environment file). Variables:",
+        "# https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
+    ]
+    if not named:
+        lines += [
+            "# The node type's catalog entry names no RDMA devices (`hca:` of its ports): the list holds the NICs'",
+            "# port names; replace each by its RDMA device (`rdma link show`, or",
+            "# /sys/class/net/<port>/device/infiniband).",
+        ]
+    lines.append("NCCL_IB_HCA==" + ",".join(n.hca or n.name for n in compute))
+    lines += [
+        "# the RoCEv2 GID of the NIC's IPv4 address (index 3 when the NIC has IPv6 link-local and one IPv4 address;",
+        "# NCCL 2.21+ finds it itself when unset) [unverified: per-driver GID order]",
+        "NCCL_IB_GID_INDEX=3",
+        f"# traffic class = DSCP {compute[0].qos.roce_dscp} << 2 | ECT(0): the fabric's lossless class",
+        f"NCCL_IB_TC={min(tos)}",
+    ]
+    if host.inband:
+        lines.append("NCCL_SOCKET_IFNAME==" + ",".join(host.inband))
+    else:
+        lines.append("# NCCL_SOCKET_IFNAME: the node's in-band interface (no in-band fabric in the design)")
+    return "\n".join(lines) + "\n"
+
+
+def roce_files(host: RoceHost) -> dict[str, str]:
+    base = f"hosts/{host.hostname}"
+    return {
+        f"{base}/netplan.yaml": rail_netplan_text(host),
+        f"{base}/sysctl.conf": rdma_sysctl(host),
+        f"{base}/nic-qos.sh": nic_qos(host),
+        f"{base}/nccl.env": nccl_env(host),
+    }
 
 
 def private_hosts(build: Build) -> set[str]:
