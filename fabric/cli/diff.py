@@ -68,7 +68,7 @@ def diff(
                 raise typer.Exit(2)
             before, after = outputs_of(first, str(old)), outputs_of(second, str(new))
     except DiffError as exc:
-        print(f"error: {printable(str(exc))}", file=sys.stderr)
+        print_findings([exc.finding])
         raise typer.Exit(2) from None
     result = diff_outputs(before, after)
     if work_order is not None:

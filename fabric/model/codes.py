@@ -256,6 +256,14 @@ CODES: tuple[Code, ...] = (
     ),
     # ---- tools
     _c("discovered-format", "error", "tools", "ibnetdiscover and LLDP input can be parsed", "fix the input"),
+    _c(
+        "diff-input-invalid",
+        "error",
+        "tools",
+        "the output directories `fabric diff` compares hold fabric's tables and configs: regular files (no symbolic "
+        "link), bounded, with their columns, one line of printable text per field",
+        "`fabric diff` exits 2; compare the directories `fabric build` wrote, or the two specs",
+    ),
 )
 
 BY_CODE: Mapping[str, Code] = {c.code: c for c in CODES}

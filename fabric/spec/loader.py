@@ -31,7 +31,7 @@ from fabric.spec.schema import (
     Spec,
     SwitchMgmtAttach,
 )
-from fabric.spec.text import text_problems
+from fabric.spec.text import normalise_data, text_problems
 from fabric.spec.yamlio import IDENTIFIER, PathKey, YamlDoc, YamlReadError, parse_yaml, read_yaml
 
 if TYPE_CHECKING:  # lock.py (and its models) load where a lock is read
@@ -199,8 +199,10 @@ def validation_findings(
 
 
 def text_findings(doc: YamlDoc, code: str) -> list[Finding]:
-    """Control characters, surrogates and overlong strings anywhere in a document, keys included."""
+    """Control characters, surrogates and overlong strings anywhere in a document, keys included (its space
+    separators normalised to spaces first, in place: the text rule of fabric/model/text.py)."""
     findings = []
+    normalise_data(doc.data)
     for path, is_key, problem in text_problems(doc.data):
         where = display_path(doc.data, path)
         message = f"a key {problem}" if is_key else problem

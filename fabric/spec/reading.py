@@ -58,13 +58,17 @@ def size_text(limit: int) -> str:
     return f"{limit // MIB} MiB" if limit >= MIB else f"{limit} bytes"
 
 
-def read_bytes(path: Path, kind: Kind, display: str | None = None) -> bytes:
-    """The bytes of a regular file, at most LIMITS[kind] of them; ReadError otherwise."""
+def read_bytes(path: Path, kind: Kind, display: str | None = None, *, follow: bool = True) -> bytes:
+    """The bytes of a regular file, at most LIMITS[kind] of them; ReadError otherwise. With `follow` False, a
+    symbolic link (as the file itself) is refused, not followed (O_NOFOLLOW)."""
     name = display or str(path)
     limit = LIMITS[kind]
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        fd = os.open(path, flags)
     except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise ReadError(name, f"is a symbolic link (not followed), not {WHAT[kind]}") from None
         raise ReadError(name, _reason(exc, kind)) from None
     except ValueError:  # a NUL in the path
         raise ReadError(name, "cannot be read (the path holds a NUL character)") from None
@@ -95,9 +99,9 @@ def read_bytes(path: Path, kind: Kind, display: str | None = None) -> bytes:
         os.close(fd)
 
 
-def read_text(path: Path, kind: Kind, display: str | None = None) -> str:
+def read_text(path: Path, kind: Kind, display: str | None = None, *, follow: bool = True) -> str:
     """As read_bytes, decoded as UTF-8 (a leading byte-order mark dropped)."""
-    return decode(read_bytes(path, kind, display), display or str(path))
+    return decode(read_bytes(path, kind, display, follow=follow), display or str(path))
 
 
 def decode(data: bytes, name: str) -> str:

@@ -22,12 +22,14 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fabric.model.text import printable
+from fabric.model.findings import Finding, Severity
+from fabric.model.text import first_refused, printable
 from fabric.pipeline import Build
 from fabric.render.outputs import OUTPUTS
 from fabric.render.outputs.lock import lock_data
@@ -41,47 +43,130 @@ MAX_CONFIG_FILES = 100_000
 CABLE_END = ("rack", "u", "device", "port")
 
 
+# the columns the diff reads, per table (a file without one cannot be compared)
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "cabling.csv": ("cable_id", "fabric", "a_rack", "a_device", "a_port", "b_rack", "b_device", "b_port"),
+    "inventory.csv": ("device",),
+    "ip-plan.csv": ("device", "interface", "address"),
+    "asn-plan.csv": ("device", "asn"),
+}
+MAX_FIELD = 4096  # characters in one field: a name, a label, an address (the loader's longest text, MAX_TEXT)
+HINT = "compare the directories `fabric build` wrote (unchanged), or the two specs"
+
+
 class DiffError(Exception):
-    """OLD or NEW cannot be read (the message names the file and what is wrong, never its contents)."""
+    """OLD or NEW cannot be read: `finding` (diff-input-invalid) names the file, the column or line and what is
+    wrong, never the contents."""
+
+    def __init__(self, file: str, message: str, where: str = "", line: int = 0) -> None:
+        self.finding = Finding(Severity.ERROR, "diff-input-invalid", where, message, HINT, file, line)
+        super().__init__(f"{file}: {message}")
 
 
 @dataclass(frozen=True)
 class Outputs:
-    """The outputs of one build that a diff compares: relative path → text."""
+    """The outputs of one build that a diff compares: relative path → text, and the tables parsed (checked)."""
 
     name: str
     files: Mapping[str, str]
+    tables: Mapping[str, list[dict[str, str]]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, name: str, files: Mapping[str, str], display: str = "") -> Outputs:
+        """`files` with their tables parsed; DiffError for a table that is not fabric's (columns, fields)."""
+        tables = {t: parse_table(files[t], f"{display}/{t}" if display else t, t) for t in TABLES if files.get(t)}
+        return cls(name, files, tables)
 
     def rows(self, table: str) -> list[dict[str, str]]:
+        if table in self.tables:
+            return self.tables[table]
         text = self.files.get(table)
-        return list(csv.DictReader(io.StringIO(text))) if text else []
+        return parse_table(text, table, table) if text else []
 
     def configs(self) -> dict[str, str]:
         return {p: t for p, t in self.files.items() if p.startswith(CONFIGS + "/")}
 
 
+def parse_table(text: str, file: str, table: str) -> list[dict[str, str]]:
+    """The rows of one of fabric's CSV tables; DiffError for a missing column, a row with more or fewer fields
+    than the header, a field longer than MAX_FIELD or one that is not one line of printable text (NUL, …)."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    # the common case checked at once: no quote (so no field spans lines), printable, no line over MAX_FIELD
+    plain = '"' not in text and "".join(lines).isprintable() and max(map(len, lines), default=0) <= MAX_FIELD
+    reader = csv.reader(io.StringIO(text))
+    header: list[str] = []
+    try:
+        header = next(reader, [])
+        missing = [c for c in COLUMNS[table] if c not in header]
+        if missing:
+            raise DiffError(file, f"has no column {', '.join(missing)} (the header is not fabric's)", missing[0], 1)
+        rows = []
+        for row in reader:
+            line = reader.line_num
+            if len(row) != len(header):
+                raise DiffError(file, f"a row has {len(row)} fields, the header {len(header)}", "", line)
+            for column, value in () if plain else zip(header, row, strict=True):
+                if len(value) > MAX_FIELD:
+                    raise DiffError(file, f"a field is longer than {MAX_FIELD:,} characters", column, line)
+                bad = first_refused(value)
+                if bad is not None:
+                    raise DiffError(
+                        file, f"a field holds the character U+{ord(bad):04X}: not one line of text", column, line
+                    )
+            rows.append(dict(zip(header, row, strict=True)))
+    except csv.Error as exc:  # a field over the csv module's limit (128 KiB), a broken quote
+        line = reader.line_num
+        fields = lines[line - 1].split(",") if 0 < line <= len(lines) else []
+        long = next((i for i, f in enumerate(fields) if len(f) > MAX_FIELD), None)
+        if long is not None:
+            where = header[long] if long < len(header) else f"field {long + 1}"
+            raise DiffError(file, f"a field is longer than {MAX_FIELD:,} characters", where, line) from None
+        raise DiffError(file, f"is not a CSV table ({exc})", "", line) from None
+    return rows
+
+
+def _no_link(path: Path, display: str) -> None:
+    if path.is_symlink():
+        raise DiffError(display, "is a symbolic link: `fabric diff` follows none (as `fabric build` writes none)")
+
+
 def read_output_dir(path: Path) -> Outputs:
-    """The tables and configs of an output directory; DiffError when it is not one."""
+    """The tables and configs of an output directory; DiffError when it is not one. A symbolic link inside it is
+    refused, never followed (`fabric build` writes none): the diff shows only files of the directory."""
     if not path.is_dir():
-        raise DiffError(f"{path}: not a directory")
+        raise DiffError(str(path), "not a directory")
     files: dict[str, str] = {}
     try:
         for table in TABLES:
+            _no_link(path / table, str(path / table))
             if (path / table).exists():
-                files[table] = read_text(path / table, "csv")
+                files[table] = read_text(path / table, "csv", follow=False)
         if "cabling.csv" not in files:
-            raise DiffError(f"{path}: no cabling.csv (not an output directory of `fabric build`)")
+            raise DiffError(str(path), "no cabling.csv (not an output directory of `fabric build`)")
         configs = path / CONFIGS
-        found = sorted(p for p in configs.rglob("*") if p.is_file()) if configs.is_dir() else []
-        if len(found) > MAX_CONFIG_FILES:
-            raise DiffError(f"{configs}: more than {MAX_CONFIG_FILES:,} files")
-        for file in found:
-            files[file.relative_to(path).as_posix()] = read_text(file, "output")
+        _no_link(configs, str(configs))
+        found: list[Path] = []
+        if configs.is_dir():
+            for root, dirs, names in os.walk(configs, onerror=_raise):  # (os.walk follows no link to a directory)
+                for entry in sorted(dirs + names):
+                    _no_link(Path(root) / entry, str(Path(root) / entry))
+                found.extend(Path(root) / n for n in names)
+                if len(found) > MAX_CONFIG_FILES:
+                    raise DiffError(str(configs), f"more than {MAX_CONFIG_FILES:,} files")
+        for file in sorted(found):
+            text = read_text(file, "output", follow=False)
+            if "\0" in text:
+                raise DiffError(str(file), "holds a NUL byte: not a config fabric wrote")
+            files[file.relative_to(path).as_posix()] = text
     except ReadError as exc:
-        raise DiffError(str(exc)) from None
+        raise DiffError(exc.file, exc.message) from None
     except OSError as exc:
-        raise DiffError(f"{path}: cannot be read ({exc.strerror or 'error'})") from None
-    return Outputs(str(path), files)
+        raise DiffError(str(path), f"cannot be read ({exc.strerror or 'error'})") from None
+    return Outputs.of(str(path), files, str(path))
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
 
 
 RENDERED = ("cabling", "inventory", "ip-plan", "asn-plan", "configs")  # the outputs that write TABLES and CONFIGS
@@ -94,7 +179,7 @@ def outputs_of(build: Build, name: str) -> Outputs:
         if output.name in RENDERED:
             for path, value in output.render(build).items():
                 files[path] = value.decode() if isinstance(value, bytes) else value
-    return Outputs(name, files)
+    return Outputs.of(name, files)
 
 
 def grown(old: Build, new: Design) -> Design:

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from fabric.model.findings import FabricError, Finding, error
+from fabric.model.text import first_refused
 
 CODE = "render-unsafe-value"
 HINT = (
@@ -49,9 +50,11 @@ def describe(char: str) -> str:
 
 def first_unsafe(text: str, quote: str = "") -> str | None:
     """Why `text` is not one line of printable text (without `quote`), or None if it is."""
-    if text.isprintable() and not (quote and quote in text):
+    bad = first_refused(text)  # the loader's text rule (fabric/model/text.py), without its normalising
+    if quote and quote in text and (bad is None or text.index(quote) < text.index(bad)):
+        bad = quote
+    if bad is None:
         return None
-    bad = next(c for c in text if not c.isprintable() or c == quote)
     return f"holds {describe(bad) if bad != quote else 'a ' + repr(quote)[1:-1] + ' (the quote of its syntax)'}"
 
 

@@ -3,13 +3,19 @@
 Every scheduler node gets one label per locality level (the logical switch above it, fabric.analysis.locality)
 under keys from a preset (or set one by one), so that Kueue's Topology, Volcano's label discovery and
 NVIDIA topograph's consumers read the same tree Slurm does.
+
+Every name written is valid for the API server: object names (Nodes, HyperNodes) are DNS-1123 subdomains and
+label values follow the label-value syntax (at most 63 characters, alphanumeric at both ends, `-_.` inside).
+A name that is not is mapped (`object_name`, `label_value`: lower case for objects, other characters as `-`),
+and two names that would map to one get a suffix from a hash of the original, so that the tree stays a tree.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from fabric.analysis.locality import Locality, locality
@@ -57,8 +63,10 @@ def chains(loc: Locality) -> dict[str, list[str]]:
     return out
 
 
-def node_labels(build: Build, loc: Locality) -> dict[str, dict[str, str]]:
-    """Node → its topology labels (and its group label), in node order."""
+def node_labels(build: Build, loc: Locality, names: _Names | None = None) -> dict[str, dict[str, str]]:
+    """Node (as the plan names it) → its topology labels (and its group label), in node order."""
+    names = names or _Names(build, loc)
+    value = names.value
     settings = build.design.spec.exports.kubernetes
     keys = label_keys(settings)
     devices = build.topology.devices
@@ -69,10 +77,10 @@ def node_labels(build: Build, loc: Locality) -> dict[str, dict[str, str]]:
         chain = above[node]
         for tier, switch in zip(TIERS, chain, strict=False):
             if tier in keys:
-                labels[keys[tier]] = switch
+                labels[keys[tier]] = value[switch]
         if "host" in keys:
-            labels[keys["host"]] = node
-        labels[settings.group_label] = devices[node].group or ""
+            labels[keys["host"]] = value[node]
+        labels[settings.group_label] = value[devices[node].group or ""]
         out[node] = labels
     return out
 
@@ -85,17 +93,61 @@ def kueue_levels(build: Build, loc: Locality) -> list[str]:
 
 
 def object_name(name: str) -> str:
-    """A switch name as a Kubernetes object name (DNS subdomain: lower case, digits, '-', '.')."""
-    return re.sub(r"[^a-z0-9.-]", "-", name.lower()).strip("-.") or "x"
+    """A name as a Kubernetes object name (DNS-1123 subdomain: lower case, digits, '-', '.'; at most 253)."""
+    return _shortened(re.sub(r"[^a-z0-9.-]", "-", name.lower()).strip("-."), name, 253, "-.")
+
+
+def label_value(name: str) -> str:
+    """A name as a Kubernetes label value: at most 63 characters of letters, digits, '-', '_', '.', beginning and
+    ending with a letter or digit (k8s.io/apimachinery validation.IsValidLabelValue)."""
+    return _shortened(re.sub(r"[^A-Za-z0-9_.-]", "-", name).strip("-_."), name, 63, "-_.")
+
+
+def _shortened(mapped: str, name: str, limit: int, ends: str) -> str:
+    if not mapped:
+        return "x" + _digest(name)
+    if len(mapped) > limit:
+        return mapped[: limit - 7].rstrip(ends) + "-" + _digest(name)
+    return mapped
+
+
+def _digest(name: str) -> str:
+    return hashlib.sha256(name.encode()).hexdigest()[:6]
+
+
+def _mapping(names: Iterable[str], mapped: Callable[[str], str]) -> dict[str, str]:
+    """name → its mapped form, distinct for distinct names: a name that had to change and lands on another's
+    form gets a suffix from a hash of itself (a name that is valid as it is keeps itself)."""
+    out = {name: mapped(name) for name in dict.fromkeys(names)}
+    taken = {v for k, v in out.items() if k == v}
+    for name, value in out.items():
+        if name != value:
+            if value in taken:
+                value = out[name] = mapped(f"{value[:50]}-{_digest(name)}")
+            taken.add(value)
+    return out
+
+
+class _Names:
+    """The names of one export as Kubernetes has them: nodes as objects, switches as HyperNodes, label values."""
+
+    def __init__(self, build: Build, loc: Locality) -> None:
+        nodes = list(loc.nodes)
+        switches = [s.name for s in loc.switches]
+        groups = [build.topology.devices[n].group or "" for n in nodes]
+        self.node = _mapping(nodes, object_name)
+        self.hyper = _mapping(switches, object_name)
+        self.value = _mapping([*switches, *nodes], label_value)
+        self.value.update({g: label_value(g) if g else "" for g in groups})
 
 
 def _dump(documents: list[Any], header: str) -> str:
     return header + yamltext.dump_all(documents)  # PyYAML's text (safe dumper, explicit starts), faster
 
 
-def node_labels_yaml(build: Build, loc: Locality, labelled: dict[str, dict[str, str]]) -> str:
+def node_labels_yaml(build: Build, loc: Locality, labelled: dict[str, dict[str, str]], names: _Names) -> str:
     docs = [
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": labels}}
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": names.node[node], "labels": labels}}
         for node, labels in labelled.items()
     ]
     header = (
@@ -105,7 +157,7 @@ def node_labels_yaml(build: Build, loc: Locality, labelled: dict[str, dict[str, 
     return _dump(docs, header)
 
 
-def label_script(build: Build, loc: Locality, labelled: dict[str, dict[str, str]]) -> str:
+def label_script(build: Build, loc: Locality, labelled: dict[str, dict[str, str]], names: _Names) -> str:
     lines = [
         "#!/bin/sh",
         f"# Topology labels of the scheduler nodes of design {build.name}; written by fabric. Run: sh label-nodes.sh",
@@ -113,7 +165,7 @@ def label_script(build: Build, loc: Locality, labelled: dict[str, dict[str, str]
     ]
     for node, labels in labelled.items():
         pairs = " ".join(shlex.quote(f"{k}={v}") for k, v in labels.items())
-        lines.append(f"kubectl label node --overwrite {shlex.quote(node)} {pairs}")
+        lines.append(f"kubectl label node --overwrite {shlex.quote(names.node[node])} {pairs}")
     return "\n".join(lines) + "\n"
 
 
@@ -129,8 +181,8 @@ def kueue_yaml(build: Build, loc: Locality) -> str:
         {
             "apiVersion": "kueue.x-k8s.io/v1beta2",
             "kind": "ResourceFlavor",
-            "metadata": {"name": f"{settings.topology_name}-{group}".lower()},
-            "spec": {"nodeLabels": {settings.group_label: group}, "topologyName": settings.topology_name},
+            "metadata": {"name": object_name(f"{settings.topology_name}-{group}")},
+            "spec": {"nodeLabels": {settings.group_label: label_value(group)}, "topologyName": settings.topology_name},
         }
         for group in loc.groups
     ]
@@ -141,23 +193,25 @@ def kueue_yaml(build: Build, loc: Locality) -> str:
     return _dump([topology, *flavors], header)
 
 
-def volcano_yaml(build: Build, loc: Locality) -> str:
+def volcano_yaml(build: Build, loc: Locality, names: _Names) -> str:
     settings = build.design.spec.exports.kubernetes
     keys = label_keys(settings)
     docs = []
     for s in loc.switches:
         if s.level == 0:
             if settings.volcano_members == "label" and "tier0" in keys:
-                members = [{"type": "Node", "selector": {"labelMatch": {"matchLabels": {keys["tier0"]: s.name}}}}]
+                members = [
+                    {"type": "Node", "selector": {"labelMatch": {"matchLabels": {keys["tier0"]: names.value[s.name]}}}}
+                ]
             else:
-                members = [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in s.nodes]
+                members = [{"type": "Node", "selector": {"exactMatch": {"name": names.node[n]}}} for n in s.nodes]
         else:
-            members = [{"type": "HyperNode", "selector": {"exactMatch": {"name": object_name(c)}}} for c in s.children]
+            members = [{"type": "HyperNode", "selector": {"exactMatch": {"name": names.hyper[c]}}} for c in s.children]
         docs.append(
             {
                 "apiVersion": "topology.volcano.sh/v1alpha1",
                 "kind": "HyperNode",
-                "metadata": {"name": object_name(s.name)},
+                "metadata": {"name": names.hyper[s.name]},
                 "spec": {"tier": s.level + 1, "tierName": s.layer, "members": members},
             }
         )
@@ -172,12 +226,13 @@ def k8s_files(build: Build) -> dict[str, str]:
     loc = locality(build.design, build.topology)
     if loc is None or not loc.levels:
         return {}
-    labels = node_labels(build, loc)
+    names = _Names(build, loc)
+    labels = node_labels(build, loc, names)
     return {
-        "k8s/node-labels.yaml": node_labels_yaml(build, loc, labels),
-        "k8s/label-nodes.sh": label_script(build, loc, labels),
+        "k8s/node-labels.yaml": node_labels_yaml(build, loc, labels, names),
+        "k8s/label-nodes.sh": label_script(build, loc, labels, names),
         "k8s/kueue-topology.yaml": kueue_yaml(build, loc),
-        "k8s/volcano-hypernodes.yaml": volcano_yaml(build, loc),
+        "k8s/volcano-hypernodes.yaml": volcano_yaml(build, loc, names),
     }
 
 

@@ -25,6 +25,7 @@ from fabric.fast import csvtext
 from fabric.pipeline import Build
 from fabric.render.engine import iptext
 from fabric.render.engine.registry import Output
+from fabric.render.outputs.tables import formula_safe
 from fabric.spec.catalog import NodeType, SwitchModel, switch_ports
 from fabric.spec.schema import NodeAttach
 
@@ -248,8 +249,13 @@ def netbox_files(build: Build) -> dict[str, str]:
     files["netbox/08-interfaces.csv"] = csvtext.rows(INTERFACE_COLUMNS, _extra_interfaces(build, models))
     files["netbox/09-cables.csv"] = csvtext.rows(CABLE_COLUMNS, _cables(build))
     files["netbox/10-ip-addresses.csv"] = _addresses(build)
-    # a file with no rows is left out (NetBox's import refuses a header alone)
-    return {path: text for path, text in files.items() if text.count("\n") > 1}
+    # a file with no rows is left out (NetBox's import refuses a header alone); every CSV formula-safe, as the
+    # other tables (a cell starting with = + - @ gets a leading apostrophe, which NetBox keeps: docs/outputs/exports.md)
+    return {
+        path: formula_safe(text) if path.endswith(".csv") else text
+        for path, text in files.items()
+        if text.count("\n") > 1
+    }
 
 
 def _role_of(build: Build, name: str) -> str:

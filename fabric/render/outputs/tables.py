@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Callable, Iterable, Sequence
 
 from fabric.fast import csvtext
@@ -106,6 +108,15 @@ def csv_text(
     return csvtext.written(
         columns, ([("'" + v if isinstance(v, str) and v.startswith(start) else v) for v in r] for r in rows)
     )
+
+
+def formula_safe(text: str) -> str:
+    """CSV text (header first, as `csv.writer(out, lineterminator="\\n")` writes it) with every cell made
+    formula-safe (`as_text`): the text itself when no cell could need the apostrophe, else read and written again."""
+    if not _may_hold_formula(text):
+        return text
+    header, *rows = csv.reader(io.StringIO(text))
+    return csv_text(header, rows)
 
 
 def _length(value: float | None) -> str:

@@ -71,12 +71,19 @@ class Management(StrictModel):
         return value
 
 
-DURATION_RE = re.compile(r"^[1-9][0-9]*(ms|s|m|h|d)$")
+DURATION_RE = re.compile(r"^([1-9][0-9]{0,19})(ms|s|m|h|d)$")
+NANOSECONDS = {"ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9}
+# Prometheus reads a duration into a Go time.Duration, int64 nanoseconds: prometheus/common model.ParseDuration
+# (model/time.go) refuses more with "duration out of range" (about 292 years), and promtool refuses the config
+MAX_DURATION_NS = 2**63 - 1
 
 
 def _duration(value: str) -> str:
-    if not DURATION_RE.match(value):
+    match = DURATION_RE.match(value)
+    if not match:
         raise ValueError(f"{value!r} is not a Prometheus duration such as `30s`, `5m` or `1h`")
+    if int(match[1]) * NANOSECONDS[match[2]] > MAX_DURATION_NS:
+        raise ValueError("is longer than Prometheus can read (about 292 years: a Go duration, int64 nanoseconds)")
     return value
 
 
@@ -155,6 +162,9 @@ class MonitoringSettings(StrictModel):
     @field_validator("runbook_url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if not value or any(c.isspace() or c in "\"'#" for c in value):
-            raise ValueError("must be a URL or path without spaces, quotes or `#`")
+        if not value or any(c.isspace() or c in "\"'#<>" for c in value):
+            raise ValueError("must be a URL or path without spaces, quotes, `<`, `>` or `#`")
+        scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", value)
+        if scheme and scheme[0].lower() not in ("http:", "https:"):
+            raise ValueError("must be an http(s) URL or a relative path (no other scheme: `javascript:`, `file:` …)")
         return value

@@ -213,7 +213,7 @@ def test_diff_of_two_specs_and_its_errors(tmp_path: Path) -> None:
     mixed = runner.invoke(app, ["diff", str(tmp_path), str(GROWTH / "roce-256.yaml")])
     assert mixed.exit_code == 2 and "two output directories or two specs" in mixed.stderr
     empty = runner.invoke(app, ["diff", str(tmp_path), str(tmp_path)])
-    assert empty.exit_code == 2 and "no cabling.csv" in empty.stderr
+    assert empty.exit_code == 2 and "diff-input-invalid" in empty.stdout and "no cabling.csv" in empty.stdout
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     both = runner.invoke(app, ["build", str(REPO / "designs/lab.yaml"), "--lock", str(bad), "--no-lock"])

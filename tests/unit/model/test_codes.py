@@ -47,6 +47,16 @@ def _discovered_format() -> Iterator[Finding]:
     yield from parse_lldp_text("{not json", "leaf1.json", "leaf1")[2]
 
 
+def _diff_input_invalid() -> Iterator[Finding]:
+    """An output directory `fabric diff` cannot compare (tests/hostile/diff-* show each kind in full)."""
+    from fabric.tools.diff import DiffError, parse_table
+
+    try:
+        parse_table("cable_id,fabric\nc1,compute\n", "cabling.csv", "cabling.csv")
+    except DiffError as exc:
+        yield exc.finding
+
+
 def _render_unsafe_value() -> Iterator[Finding]:
     """A value that bypassed the loader (a notebook building intents by hand) reaches the renderers."""
     build = built("lab")
@@ -91,6 +101,7 @@ def _lock_design() -> Iterator[Finding]:
 # codes no golden case can show, each raised by a case here
 EXTRA = {
     "bisection-mismatch": _bisection_mismatch,
+    "diff-input-invalid": _diff_input_invalid,
     "discovered-format": _discovered_format,
     "lock-design": _lock_design,
     "lock-invalid": _lock_invalid,

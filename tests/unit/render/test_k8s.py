@@ -228,3 +228,51 @@ def test_object_names_are_dns_subdomains() -> None:
     assert object_name("Leaf_01") == "leaf-01"
     assert object_name("su1") == "su1"
     assert DNS_SUBDOMAIN.match(object_name("-A.b_C-"))
+
+
+HOSTILE_NAMES = """name: k8s-names
+nodes:
+  - {group: gpu_a, type: linux-server, count: 2, name: "gpu_{index}"}
+  - {group: GPU-b, type: linux-server, count: 2, name: "gpu-{index}"}
+fabrics:
+  compute:
+    technology: ethernet
+    topology: {kind: spine-leaf, leaves: 2, spines: 2, uplinks: 2}
+    switches: {leaf: sn4600c}
+    platform: eos
+    attach: [{group: gpu_a, ports: data}, {group: GPU-b, ports: data}]
+    naming: {leaf: "leaf{index}."}
+exports:
+  kubernetes: {preset: gke, volcano_members: label}
+"""
+
+
+def test_names_that_are_not_dns_1123_are_mapped_distinct_and_valid() -> None:
+    """A node `gpu_1` (not a DNS subdomain) next to a node `gpu-1`, switch names ending in `.` and a group in
+    capitals: every Node and HyperNode name is a DNS-1123 subdomain, every label value valid, none merged."""
+    build = build_fabric(load_spec_text(HOSTILE_NAMES, "k8s-names.yaml"))
+    assert not build.errors
+    docs = [
+        d for name in ("node-labels.yaml", "volcano-hypernodes.yaml", "kueue-topology.yaml") for d in _docs(build, name)
+    ]
+    nodes = [d["metadata"]["name"] for d in docs if d["kind"] == "Node"]
+    assert len(nodes) == len(set(nodes)) == 4 and "gpu-1" in nodes
+    for doc in docs:
+        assert DNS_SUBDOMAIN.match(doc["metadata"]["name"]), doc["metadata"]["name"]
+        for key, value in doc["metadata"].get("labels", {}).items():
+            assert LABEL_KEY.match(key) and LABEL_VALUE.match(value), (key, value)
+        for value in doc.get("spec", {}).get("nodeLabels", {}).values():
+            assert LABEL_VALUE.match(value), value
+    hosts = [d["metadata"]["labels"]["cloud.google.com/gce-topology-host"] for d in docs if d["kind"] == "Node"]
+    assert len(set(hosts)) == 4
+    script = k8s_files(build)["k8s/label-nodes.sh"]
+    assert "node --overwrite gpu_" not in script and "leaf1. " not in script and "=leaf1 " in script
+
+
+def test_label_values_are_bounded_and_end_alphanumeric() -> None:
+    from fabric.render.outputs.kubernetes import label_value
+
+    assert label_value("leaf1.") == "leaf1" and label_value("_a b_") == "a-b"
+    long = label_value("x" * 100)
+    assert len(long) <= 63 and LABEL_VALUE.match(long) and long != label_value("x" * 101)
+    assert LABEL_VALUE.match(label_value("...")) and DNS_SUBDOMAIN.match(object_name("___"))

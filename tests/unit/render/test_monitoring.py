@@ -252,6 +252,11 @@ def test_monitoring_can_be_turned_off() -> None:
     [
         ("monitoring: {scrape_interval: 30 s}\n", "monitoring.scrape_interval"),
         ("monitoring: {runbook_url: 'a b'}\n", "monitoring.runbook_url"),
+        ("monitoring: {runbook_url: 'javascript:alert(1)'}\n", "monitoring.runbook_url"),
+        ("monitoring: {runbook_url: 'JavaScript:alert(1)'}\n", "monitoring.runbook_url"),
+        ("monitoring: {runbook_url: 'file:///etc/passwd'}\n", "monitoring.runbook_url"),
+        ("monitoring: {scrape_interval: 99999999999999999999d}\n", "monitoring.scrape_interval"),
+        ("monitoring: {thresholds: {link_down_for: 106752d}}\n", "monitoring.thresholds.link_down_for"),
         ("monitoring: {ports: {node: 0}}\n", "monitoring.ports.node"),
         ("monitoring: {thresholds: {flapz: 1}}\n", "monitoring.thresholds.flapz"),
     ],
@@ -262,6 +267,17 @@ def test_bad_monitoring_settings_are_findings(text: str, where: str) -> None:
     with pytest.raises(FabricError) as raised:
         load_spec_text(_spec(text), base_dir=DESIGNS)
     assert [f.path for f in raised.value.findings] == [where]
+
+
+def test_durations_up_to_prometheus_range_and_http_runbooks_pass() -> None:
+    """Prometheus' longest duration is int64 nanoseconds (prometheus/common model.ParseDuration): 106,751 days
+    and 9,223,372,036,854 ms are in range (one more day is not, above); http(s) URLs and relative paths are."""
+    for text in (
+        "monitoring: {thresholds: {link_down_for: 106751d}, scrape_interval: 9223372036854ms}\n",
+        "monitoring: {runbook_url: 'HTTPS://wiki.example.com/runbook'}\n",
+        "monitoring: {runbook_url: 'docs/runbook.md'}\n",
+    ):
+        assert load_spec_text(_spec(text), base_dir=DESIGNS)
 
 
 def test_runbook_names_parts_and_platform_commands() -> None:

@@ -240,3 +240,28 @@ def test_references_between_the_files_resolve(design: str) -> None:
 def test_role_colours_are_hex() -> None:
     for row in _rows("superpod-h100-4su", "05-device-roles.csv")[1]:
         assert re.fullmatch(r"[0-9a-f]{6}", row["color"])
+
+
+def test_every_csv_is_formula_safe() -> None:
+    """A site name from the spec starting with `=` is text in every NetBox CSV, never a formula (the tables'
+    guard: a leading apostrophe); the other cells are as they were."""
+    from fabric import build_fabric
+    from fabric.render.outputs.netbox import netbox_files
+    from fabric.spec.loader import load_spec_text
+    from tests.conftest import DESIGNS as DESIGN_DIR
+
+    text = (DESIGN_DIR / "lab.yaml").read_text(encoding="utf-8")
+    hostile = text + '\nexports:\n  netbox: {site: \'=HYPERLINK("http://x","y")\'}\n'
+    assert "\nexports:" not in text
+    files = netbox_files(build_fabric(load_spec_text(hostile, "lab.yaml", DESIGN_DIR)))
+    plain = netbox_files(built("lab"))
+    assert files.keys() == plain.keys()
+    cells = 0
+    for name, csv_text in files.items():
+        if name.endswith(".csv"):
+            for row in csv.reader(io.StringIO(csv_text)):
+                assert not any(cell.startswith(("=", "+", "-", "@")) for cell in row), name
+                cells += sum(cell.startswith("'=HYPERLINK") for cell in row)
+    assert cells >= 3
+    for name in files:  # the same rows, the site's cells apart
+        assert files[name].count("\n") == plain[name].count("\n"), name
