@@ -67,7 +67,8 @@ CODES: tuple[Code, ...] = (
         "too-large",
         "error",
         "spec",
-        "no fabric attaches more node ports than any Clos of its switches can connect",
+        "no fabric attaches more node ports than any Clos of its switches can connect; the design's nodes, node "
+        "ports, links and counted switch ports stay within the limits on total work",
         "refused before anything is built: fewer nodes, a larger switch or more planes",
     ),
     _c(
