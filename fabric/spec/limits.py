@@ -118,7 +118,9 @@ def work_findings(spec: Spec, catalog: Catalog) -> Iterator[Finding]:
             continue  # explicit links are bounded by the size of the file that lists them
         attached = 0
         for attach in fabric.attach:
-            group = groups.get(attach.group) if isinstance(attach, NodeAttach) else None
+            if not isinstance(attach, NodeAttach):
+                continue
+            group = groups.get(attach.group)
             node = catalog.nodes.get(group.type) if group is not None else None
             port_group = node.ports.get(attach.ports) if node is not None else None
             if group is not None and port_group is not None:

@@ -22,7 +22,11 @@ switches:
     power_w: 1000
     list_price_usd: 1000
     ports:
-      - {group: p, cages: 1024, connector: osfp, lanes: 8, modes: [{ports: 8, speed_gbps: 100, name: "swp{cage}s{sub}"}]}
+      - group: p
+        cages: 1024
+        connector: osfp
+        lanes: 8
+        modes: [{ports: 8, speed_gbps: 100, name: "swp{cage}s{sub}"}]
 nodes:
   many-ports:
     description: a node of 1,024 ports
