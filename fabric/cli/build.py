@@ -14,6 +14,7 @@ from fabric.cli.views.findings import print_findings
 from fabric.cli.views.progress import stages
 from fabric.model.findings import FabricError
 from fabric.model.text import printable
+from fabric.spec.resources import default_spec
 
 # A build of more than this many links is kept out of later collections' way (fabric.fast.collector.keep_for_good)
 FREEZE_LINKS = 20_000
@@ -66,14 +67,18 @@ def build(
     allocations.lock.json records every assignment; the next build into the same directory (or one given
     --lock) keeps them: a grown spec only adds, and what it would move is an error (lock-move) per item.
     """
+    from fabric.cli.output_dir import check_inputs_outside, check_out_path, design_inputs, refuse
     from fabric.fast.collector import keep_for_good
     from fabric.fast.process import ended_like_an_interrupt
     from fabric.render import render_into
-    from fabric.write.atomic import OutputError, Staging
+    from fabric.write.atomic import OutputError, Staging, path_error
 
     if lock is not None and no_lock:
         print("error: give --lock FILE or --no-lock, not both", file=sys.stderr)
         raise typer.Exit(2)
+    if out is not None:  # before anything is read or written: a path the filesystem holds, not the spec's home
+        check_out_path(out)
+        check_inputs_outside(out, [spec or default_spec()], lock)
     refused: FabricError | None = None
 
     def steps() -> int:
@@ -90,13 +95,17 @@ def build(
             keep_for_good()
         step("rendering")
         if not result.errors:
+            target = out or Path("output") / result.name
+            check_out_path(target)
+            check_inputs_outside(target, design_inputs(result.design, spec or default_spec()), lock)
             # render workers write each file into the staging tree as they make it; the old output stays
             # until the commit exchanges the two, and an error leaves it as it was
             try:
-                staging = Staging(out or Path("output") / result.name, result.name)
-            except (OutputError, OSError) as exc:
-                print(f"error: {printable(str(exc))}", file=sys.stderr)
-                raise typer.Exit(2) from None
+                staging = Staging(target, result.name)
+            except OutputError as exc:
+                refuse(exc)
+            except OSError as exc:
+                refuse(path_error(target, exc))
             try:
                 with staging.syncing():  # the disk writes while the cores render
                     files = render_into(result, staging.write, lambda name: step(f"rendering {name}"), workers=workers)
@@ -105,10 +114,12 @@ def build(
             except FabricError as exc:  # a value that would split a config line (the loader should have refused it)
                 staging.abort()
                 refused = exc
-            except (OutputError, OSError) as exc:
+            except OutputError as exc:
                 staging.abort()
-                print(f"error: {printable(str(exc))}", file=sys.stderr)
-                raise typer.Exit(2) from None
+                refuse(exc)
+            except OSError as exc:
+                staging.abort()
+                refuse(path_error(target, exc))
             except BaseException:
                 staging.abort()
                 raise
@@ -141,9 +152,10 @@ def diagram(
     strict: StrictOpt = False,
 ) -> None:
     """Draw the design's pictures (DOT sources, and SVG and PNG with graphviz's dot) into a directory."""
+    from fabric.cli.output_dir import check_inputs_outside, check_out_path, design_inputs, refuse
     from fabric.model.rendered import Rendered
     from fabric.render.outputs.diagrams import VIEWS, diagrams, draw, files
-    from fabric.write.atomic import OutputError, write_outputs
+    from fabric.write.atomic import OutputError, path_error, write_outputs
 
     views = tuple(view or VIEWS)
     unknown = [v for v in views if v not in VIEWS]
@@ -161,9 +173,12 @@ def diagram(
         path.removeprefix("diagrams/"): (v if isinstance(v, bytes) else v.encode()) for path, v in drawn.items()
     }
     target = out or Path("output") / f"{result.name}-diagrams"
+    check_out_path(target)
+    check_inputs_outside(target, design_inputs(result.design, spec or default_spec()))
     try:
         written = write_outputs(Rendered(rendered, private=()), target, result.name)
-    except (OutputError, OSError) as exc:
-        print(f"error: {printable(str(exc))}", file=sys.stderr)
-        raise typer.Exit(2) from None
+    except OutputError as exc:
+        refuse(exc)
+    except OSError as exc:
+        refuse(path_error(target, exc))
     print(f"{result.name}: wrote {len(rendered)} files to {written}")

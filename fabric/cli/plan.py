@@ -112,15 +112,15 @@ def plan(
     """Rank candidate designs for a GPU count: each candidate from the catalog built through the pipeline."""
     from rich.console import Console
 
+    from fabric.cli.output_dir import check_out_path, refuse
     from fabric.cli.views.console import console
     from fabric.cli.views.plan_table import plan_table, ruled_out
-    from fabric.model.rendered import Rendered
     from fabric.plan.candidates import enumerate_candidates
     from fabric.plan.document import spec_yaml
     from fabric.plan.rank import as_data, rank
     from fabric.plan.sweep import SchedulerError, sweep
     from fabric.spec.catalog import builtin_catalog
-    from fabric.write.atomic import OutputError, write_outputs
+    from fabric.write.atomic import OutputError, path_error, write_new_files
 
     if grow_to is not None and grow_to < gpus:
         print("error: --grow-to must be at least --gpus", file=sys.stderr)
@@ -157,12 +157,12 @@ def plan(
         c = chosen.outcome.candidate
         why = f"Rank {chosen.rank} of {len(ranked)}" + (f" for growth to {grow_to} GPUs" if grow_to else "") + "."
         text = spec_yaml(c, gpus, catalog, why)
-        try:
-            written = write_outputs(
-                Rendered({f"{chosen.outcome.name}.yaml": text.encode()}, private=()), write, chosen.outcome.name
-            )
-        except (OutputError, OSError) as exc:
-            print(f"error: {printable(str(exc))}", file=sys.stderr)
-            raise typer.Exit(2) from None
+        check_out_path(write)
+        try:  # the spec file only: the directory and whatever else is in it stay as they are
+            written = write_new_files(write, {f"{chosen.outcome.name}.yaml": text.encode()})
+        except OutputError as exc:
+            refuse(exc)
+        except OSError as exc:
+            refuse(path_error(write, exc))
         print(f"wrote {written / (chosen.outcome.name + '.yaml')}", file=sys.stderr)
     raise typer.Exit(0 if passing else 1)

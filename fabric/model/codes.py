@@ -67,7 +67,8 @@ CODES: tuple[Code, ...] = (
         "too-large",
         "error",
         "spec",
-        "no fabric attaches more node ports than any Clos of its switches can connect",
+        "no fabric attaches more node ports than any Clos of its switches can connect; the design's nodes, node "
+        "ports, links and counted switch ports stay within the limits on total work",
         "refused before anything is built: fewer nodes, a larger switch or more planes",
     ),
     _c(
@@ -223,6 +224,35 @@ CODES: tuple[Code, ...] = (
         "spec intent",
         "a secret from `env` or `file` is one word of printable text",
         "fix the secret: it goes into one config word",
+    ),
+    # ---- writing: the output directory (exit 2, nothing written)
+    _c(
+        "output-foreign",
+        "error",
+        "render",
+        "a rebuild replaces only what fabric wrote into the output directory (its marker and manifest)",
+        "move your files out of the output directory, or choose another -o",
+    ),
+    _c(
+        "output-holds-input",
+        "error",
+        "render",
+        "the output directory holds no input of the build (spec, part files, CSVs, inventories, secrets, lock)",
+        "choose an output directory that holds none of the build's files",
+    ),
+    _c(
+        "output-path",
+        "error",
+        "render",
+        "the output path is one the filesystem can hold (name and path length)",
+        "choose a shorter output path",
+    ),
+    _c(
+        "output-refused",
+        "error",
+        "render",
+        "every output path stays inside the output directory",
+        "a path that could land outside the output was refused; please report",
     ),
     # ---- growth: the allocations lock of an earlier build
     _c(

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from fabric.model.findings import FabricError, Finding, Severity, error, warning
 from fabric.spec.catalog import Catalog, CatalogFile, builtin_catalog
 from fabric.spec.inputs import Inputs, read_inputs
-from fabric.spec.limits import size_findings
+from fabric.spec.limits import size_findings, work_findings
 from fabric.spec.paths import display_path, locate
 from fabric.spec.schema import (
     FABRIC_ROLES,
@@ -546,6 +546,7 @@ def _load_doc(doc: YamlDoc, base_dir: Path) -> Design:
     if spec is None or any(f.severity == Severity.ERROR for f in findings):
         raise FabricError(findings, spec_invalid=True)
     too_large = [locate(doc, f) for f in size_findings(spec, catalog)]
+    too_large = too_large or [locate(doc, f) for f in work_findings(spec, catalog)]
     if too_large:
         raise FabricError([*findings, *too_large], spec_invalid=True)
     inputs = read_inputs(spec, base_dir)

@@ -12,6 +12,13 @@ Every path is checked before it is written: relative, no `..`, `.` or empty part
 single line of printable text; files and directories are created through directory descriptors with
 O_NOFOLLOW|O_EXCL, so nothing — a template, a name, a symlink planted in the staging tree — can put a file
 outside the output directory. A directory that is not a fabric output (no marker file) is never replaced.
+
+No file fabric did not write is ever removed: every output carries, beside its marker, a manifest
+(`.fabric-manifest`) of the files written into it, and a rebuild replaces the old output only if it holds
+nothing else — a user's `NOTES.txt`, a `.git/`, a file put in place of one fabric wrote — else it is refused
+with the list of those entries (`output-foreign`; refusing is safer than carrying them over, which would have
+to pick between a user's file and a new output of the same name). The manifest is read as untrusted input:
+bounded, every line an output path as `output_parts` checks it.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import errno
 import fcntl
 import os
 import shutil
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -33,6 +41,10 @@ from typing import Any, cast
 from fabric.model.rendered import Rendered
 
 MARKER = ".fabric-output"
+MANIFEST = ".fabric-manifest"  # the files written into the output, one relative path a line, sorted
+MANIFEST_BYTES = 64 * 1024 * 1024  # 64 MiB: far above the paths of the largest design's outputs
+MANIFEST_ENTRIES = 1_000_000
+SHOWN_FOREIGN = 20  # entries a refusal lists by name (then "and N more")
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -40,7 +52,12 @@ _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXE
 
 
 class OutputError(Exception):
-    pass
+    """A refused write; `code` is the finding code it is reported as (fabric/model/codes.py)."""
+
+    def __init__(self, message: str, code: str = "output-refused", hint: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.hint = hint
 
 
 def staging_prefixes(name: str) -> tuple[str, str]:
@@ -58,7 +75,7 @@ def output_parts(path: str) -> tuple[str, ...]:
         raise OutputError(f"refusing to write output path {path!r}: it must be relative, without `..`, `.` or `//`")
     if not path.isprintable() or "\\" in path:
         raise OutputError(f"refusing to write output path {path!r}: a part is not a single line of printable text")
-    if parts == (MARKER,):
+    if parts in ((MARKER,), (MANIFEST,)):
         raise OutputError(f"refusing to write output path {path!r}: that is the output marker")
     return parts
 
@@ -238,17 +255,19 @@ class Staging:
     stays as it was."""
 
     def __init__(self, out_dir: Path, design: str) -> None:
+        given = out_dir
         if not design.isprintable():
             raise OutputError("refusing to write: the design name is not a single line of printable text")
         out_dir = Path(os.path.abspath(out_dir))
         if not out_dir.name or not out_dir.name.isprintable():
             raise OutputError(f"refusing to write to {str(out_dir)!r}: not a directory name of printable text")
-        out_dir = out_dir.resolve()
-        if out_dir.exists():
-            if not out_dir.is_dir():
-                raise OutputError(f"{out_dir} exists and is not a directory")
-            if any(out_dir.iterdir()) and not (out_dir / MARKER).exists():
-                raise OutputError(f"{out_dir} is not empty and was not written by fabric; choose another -o directory")
+        try:
+            out_dir = out_dir.resolve()
+            if out_dir.exists() and not out_dir.is_dir():
+                raise OutputError(f"{given} exists and is not a directory", "output-foreign")
+            refuse_foreign(out_dir, given)
+        except OSError as exc:
+            raise path_error(given, exc) from None
         parent = out_dir.parent
         self._made = [p for p in (parent, *parent.parents) if not p.exists()]  # removed again by abort
         parent.mkdir(parents=True, exist_ok=True)
@@ -306,8 +325,10 @@ class Staging:
                     if path != ".":
                         os.fsync(fd)
             self._close_dirs()
+            _write_file(self._root, MANIFEST, _manifest_text(self._root), 0o666)
             os.fchmod(self._root, 0o755)
             _sync(self._root)
+            refuse_foreign(out_dir)  # again: a file the user put there while the build rendered
             if out_dir.exists():
                 if not _exchange(staging, out_dir):
                     old = Path(tempfile.mkdtemp(prefix=staging_prefixes(out_dir.name)[1], dir=parent))
@@ -386,9 +407,186 @@ def write_outputs(rendered: Rendered, out_dir: Path, design: str) -> Path:
     return staging.commit()
 
 
+def path_error(path: Path, exc: OSError) -> OutputError:
+    """An OSError met on the output's path as the finding it is reported as (a name too long, a file in the way)."""
+    if exc.errno == errno.ENAMETOOLONG:
+        return OutputError(
+            f"cannot write to {printable_path(path)}: a name in the path is longer than the filesystem allows "
+            "(255 bytes a name on most filesystems, 4,096 a path on Linux)",
+            "output-path",
+            "choose a shorter -o directory",
+        )
+    return OutputError(f"cannot write to {printable_path(path)}: {exc.strerror or 'error'}", "output-path")
+
+
+def printable_path(path: Path, most: int = 120) -> str:
+    """`path` quoted, shortened to its first and last characters when long."""
+    text = str(path)
+    return repr(text if len(text) <= most else f"{text[: most // 2]}…{text[-most // 2 :]}")
+
+
+def _manifest_text(root: int) -> bytes:
+    """The manifest of the staging tree `root`: every file in it but the marker, one relative path a line."""
+    paths: list[str] = []
+    for top, _, files, _ in os.fwalk(".", dir_fd=root):
+        prefix = "" if top == "." else top[2:] + "/"
+        paths.extend(prefix + name for name in files if top != "." or name not in (MARKER, MANIFEST))
+    return "".join(f"{path}\n" for path in sorted(paths)).encode()
+
+
+def read_manifest(out_dir: Path) -> set[str] | None:
+    """The files the manifest of output `out_dir` lists; None if it has none; OutputError if it is not one fabric
+    could have written (too large, not a regular file, a path that could leave the output)."""
+    try:
+        fd = os.open(out_dir / MANIFEST, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise OutputError(
+            f"{out_dir}: its manifest {MANIFEST} cannot be read ({exc.strerror})", "output-foreign"
+        ) from None
+    damaged = OutputError(
+        f"{out_dir}: its manifest {MANIFEST} is not one fabric wrote; what else the directory holds is unknown",
+        "output-foreign",
+        "move the files you keep out of it, remove it, or choose another -o directory",
+    )
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise damaged
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, 1 << 20):
+            size += len(chunk)
+            if size > MANIFEST_BYTES:
+                raise damaged
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    try:
+        lines = b"".join(chunks).decode().split("\n")
+    except UnicodeDecodeError:
+        raise damaged from None
+    if lines[-1] != "" or len(lines) > MANIFEST_ENTRIES + 1:
+        raise damaged
+    paths = set(lines[:-1])
+    for path in paths:
+        try:
+            output_parts(path)
+        except OutputError:
+            raise damaged from None
+    return paths
+
+
+def foreign_entries(out_dir: Path) -> list[str]:
+    """What `out_dir` holds that fabric did not write (relative paths, sorted; a foreign directory is one entry,
+    not looked into): everything in a directory without the marker, or without a manifest (an output of a
+    fabric before manifests), else every file, symlink or directory its manifest does not list."""
+    try:
+        top = sorted(os.listdir(out_dir))
+    except FileNotFoundError:
+        return []
+    if not top:
+        return []
+    if not os.path.isfile(out_dir / MARKER) or os.path.islink(out_dir / MARKER):
+        return top
+    written = read_manifest(out_dir)
+    if written is None:
+        return [name for name in top if name != MARKER]
+    dirs = {"/".join(p.split("/")[:i]) for p in written for i in range(1, p.count("/") + 1)}
+    foreign: list[str] = []
+    pending = [""]
+    while pending:
+        rel = pending.pop()
+        with os.scandir(out_dir / rel if rel else out_dir) as entries:
+            for entry in entries:
+                path = f"{rel}/{entry.name}" if rel else entry.name
+                if not rel and entry.name in (MARKER, MANIFEST):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    (pending if path in dirs else foreign).append(path)
+                elif entry.is_symlink() or not entry.is_file(follow_symlinks=False) or path not in written:
+                    foreign.append(path)  # (fabric writes no symlink, FIFO or device)
+    return sorted(foreign)
+
+
+def refuse_foreign(out_dir: Path, shown_as: Path | None = None) -> None:
+    """OutputError (`output-foreign`) listing what `out_dir` (named `shown_as`) holds that fabric did not write,
+    if anything."""
+    foreign = foreign_entries(out_dir)
+    if not foreign:
+        return
+    shown = ", ".join(repr(name) for name in foreign[:SHOWN_FOREIGN])
+    more = f" and {len(foreign) - SHOWN_FOREIGN:,} more" if len(foreign) > SHOWN_FOREIGN else ""
+    if not (out_dir / MARKER).is_file():
+        why = "is not empty and was not written by fabric"
+    elif read_manifest(out_dir) is None:
+        why = "was written by a fabric without an output manifest, so what it wrote is not known"
+    else:
+        why = "holds entries fabric did not write"
+    raise OutputError(
+        f"{shown_as or out_dir} {why}; a rebuild would remove them: {shown}{more}",
+        "output-foreign",
+        "move the files you keep out of it (or remove it), or choose another -o directory; nothing was written",
+    )
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, _DIR_FLAGS)
     try:
         os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_new_files(directory: Path, files: dict[str, bytes]) -> Path:
+    """Write `files` (plain names) into `directory` (made if missing) without replacing anything: a file of the
+    same bytes is left as it is, another one refused (OutputError, `output-foreign`) before anything is written.
+    Each file appears whole (written aside, then hard-linked to its name, which fails rather than replace a file
+    made meanwhile); nothing else in the directory is touched."""
+    for name in files:
+        if output_parts(name) != (name,) or name.startswith("."):
+            raise OutputError(f"refusing to write {name!r}: not a plain file name")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory, _DIR_FLAGS)
+    except OSError as exc:
+        raise path_error(directory, exc) from None
+    try:
+        todo = {}
+        for name, data in files.items():
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                todo[name] = data
+                continue
+            if not stat.S_ISREG(st.st_mode) or st.st_size != len(data) or _read_at(fd, name) != data:
+                raise OutputError(
+                    f"{directory / name} exists and is not the file this would write; it is left as it is",
+                    "output-foreign",
+                    "move or rename it, or write into another directory",
+                )
+        for name, data in todo.items():
+            aside = f".{name}.new-{os.getpid()}"
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(aside, dir_fd=fd)
+            _write_file(fd, aside, data, 0o666)
+            os.fsync(fd) if _SYNCFS is None else _sync(fd)
+            try:
+                os.link(aside, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+            except FileExistsError:
+                raise OutputError(f"{directory / name} was made while this wrote it; it is left as it is") from None
+            finally:
+                os.unlink(aside, dir_fd=fd)
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    return directory
+
+
+def _read_at(dir_fd: int, name: str) -> bytes:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
     finally:
         os.close(fd)

@@ -37,6 +37,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(HOSTILE, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.txt"))
     os.mkfifo(root / "fifo")
     (root / "loop").symlink_to("loop")
+    (root / "lose-foreign" / ".git" / "objects").mkdir(parents=True)  # (git keeps no .git in a repository)
     files = root / "files"
     flow = ", ".join(f"{{a: {i}, b: c{i}}}" for i in range(46_000))
     (files / "flow-1mb.yaml").write_text(f"name: flow\nx: [{flow}]\n")  # 1 MB: under the limit

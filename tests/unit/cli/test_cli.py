@@ -45,7 +45,8 @@ def test_build_writes_every_output(tmp_path: Path) -> None:
     result = runner.invoke(app, ["build", LAB, "-o", str(out)])
     assert result.exit_code == 0, result.output
     written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
-    assert written == {*render_all(built("lab")), ".fabric-output"}  # every declared output, nothing else
+    assert written == {*render_all(built("lab")), ".fabric-output", ".fabric-manifest"}  # every output, nothing else
+    assert (out / ".fabric-manifest").read_text().splitlines() == sorted(render_all(built("lab")))
     assert {"asn-plan.csv", "cabling.csv", "cabling.md", "inventory.csv", "ip-plan.csv", "summary.json"} <= written
     assert sorted(p.name for p in (out / "configs" / "leaf1").iterdir()) == ["frr.conf", "interfaces"]
     assert {"topology-compute.dot", "floor.dot", "racks"} <= {p.name for p in (out / "diagrams").iterdir()}
@@ -66,9 +67,28 @@ def test_build_refuses_with_errors_and_keeps_the_previous_output(tmp_path: Path)
 def test_rebuild_replaces_the_output(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert runner.invoke(app, ["build", LAB, "-o", str(out)]).exit_code == 0
-    (out / "stale.txt").write_text("from an older build")
+    (out / "stale.txt").write_text("from an older build")  # a file an older build wrote: in its manifest
+    (out / ".fabric-manifest").write_text(
+        "".join(sorted([*(out / ".fabric-manifest").read_text().splitlines(keepends=True), "stale.txt\n"]))
+    )
     assert runner.invoke(app, ["build", LAB, "-o", str(out)]).exit_code == 0
     assert not (out / "stale.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_rebuild_refuses_a_directory_holding_files_fabric_did_not_write(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["build", LAB, "-o", str(out)]).exit_code == 0
+    (out / "NOTES.txt").write_text("mine")
+    (out / ".git" / "objects").mkdir(parents=True)
+    (out / "configs" / "leaf1" / "frr.conf.orig").write_text("my copy")
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    result = runner.invoke(app, ["build", LAB, "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "output-foreign" in result.output
+    for name in ("'.git'", "'NOTES.txt'", "'configs/leaf1/frr.conf.orig'"):
+        assert name in result.output
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
@@ -164,7 +184,12 @@ def test_diagram_writes_the_views_asked_for(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(dot, "have_dot", lambda: False)
     result = runner.invoke(app, ["diagram", LAB, "--view", "floor", "--view", "topology", "-o", str(tmp_path / "d")])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == [".fabric-output", "floor.dot", "topology-compute.dot"]
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == [
+        ".fabric-manifest",
+        ".fabric-output",
+        "floor.dot",
+        "topology-compute.dot",
+    ]
     assert result.output.count("apt-get install graphviz") == 1
     bad = runner.invoke(app, ["diagram", LAB, "--view", "side"])
     assert bad.exit_code == 2 and "unknown view side" in bad.output

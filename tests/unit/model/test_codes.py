@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -99,7 +99,41 @@ def _lock_design() -> Iterator[Finding]:
 
 
 # codes no golden case can show, each raised by a case here
+def _output(code: str) -> Callable[[], Iterator[Finding]]:
+    """A refused write (docs/safety.md): a rebuild over a user's file, an input inside -o, a name too long."""
+
+    def make() -> Iterator[Finding]:
+        import tempfile
+
+        from fabric.cli.output_dir import finding, inputs_inside, out_path_problem
+        from fabric.model.rendered import Rendered
+        from fabric.write.atomic import OutputError, write_outputs
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "out"
+            problem: OutputError | None = None
+            if code == "output-foreign":
+                write_outputs(Rendered({"a.txt": b"a"}, private=()), out, "d")
+                (out / "NOTES.txt").write_text("mine")
+            try:
+                if code == "output-holds-input":
+                    problem = inputs_inside(out, [out / "lab.yaml"])
+                elif code == "output-path":
+                    problem = out_path_problem(out / ("x" * 300))
+                else:
+                    write_outputs(
+                        Rendered({"a.txt": b"b"} if code == "output-foreign" else {"../a": b""}, private=()), out, "d"
+                    )
+            except OutputError as exc:
+                problem = exc
+            assert problem is not None
+            yield finding(problem)
+
+    return make
+
+
 EXTRA = {
+    **{code: _output(code) for code in ("output-foreign", "output-holds-input", "output-path", "output-refused")},
     "bisection-mismatch": _bisection_mismatch,
     "diff-input-invalid": _diff_input_invalid,
     "discovered-format": _discovered_format,
@@ -152,7 +186,16 @@ def test_an_undeclared_code_cannot_be_made() -> None:
 
 def _literal_codes() -> Iterator[tuple[str, str]]:
     """(code, where) for every string literal given as a code to a finding helper in fabric/."""
-    helpers = {"error": 0, "warning": 0, "info": 0, "make": 0, "_fail": 0, "Finding": 1, "_finding": 1}
+    helpers = {
+        "error": 0,
+        "warning": 0,
+        "info": 0,
+        "make": 0,
+        "_fail": 0,
+        "Finding": 1,
+        "_finding": 1,
+        "OutputError": 1,
+    }
     for path in sorted((REPO / "fabric").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Call):

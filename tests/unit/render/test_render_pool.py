@@ -123,7 +123,11 @@ def test_workers_writing_into_the_staging_tree_write_what_render_all_returns(
     paths = render_into(build, staging.write, workers=workers)
     out = staging.commit()
     assert paths == list(rendered)
-    on_disk = {str(p.relative_to(out)): p for p in out.rglob("*") if p.is_file() and p.name != ".fabric-output"}
+    on_disk = {
+        str(p.relative_to(out)): p
+        for p in out.rglob("*")
+        if p.is_file() and p.name not in (".fabric-output", ".fabric-manifest")
+    }
     assert sorted(on_disk) == paths
     assert [path for path in paths if on_disk[path].read_bytes() != rendered[path]] == []
     private = {path for path, p in on_disk.items() if p.stat().st_mode & 0o077 == 0}

@@ -19,7 +19,7 @@ import pytest
 import fabric.write.atomic as atomic
 from fabric import build_fabric, render_all
 from fabric.model.rendered import Rendered
-from fabric.write.atomic import MARKER, OutputError, remove_stale, write_outputs
+from fabric.write.atomic import MANIFEST, MARKER, OutputError, remove_stale, write_outputs
 from tests.conftest import DESIGNS, REPO, built
 
 FILES = Rendered(
@@ -39,7 +39,8 @@ def siblings(out: Path) -> list[str]:
 
 
 def written(files: Rendered) -> dict[str, bytes]:
-    return {**files, MARKER: b"written by fabric for design d\n"}
+    manifest = "".join(f"{path}\n" for path in sorted(files)).encode()
+    return {**files, MARKER: b"written by fabric for design d\n", MANIFEST: manifest}
 
 
 # --------------------------------------------------------------------------------------------- typed value
@@ -329,7 +330,7 @@ def test_without_syncfs_every_file_and_directory_is_fsynced_before_the_exchange(
     events = _record(monkeypatch, syncfs=False)
     write_outputs(FILES, out, "d")
     before = events[: events.index("exchange")]
-    assert before.count("file") == len(FILES) + 1  # every file and the marker
+    assert before.count("file") == len(FILES) + 2  # every file, the marker and the manifest
     assert before.count("dir") == 3  # configs/leaf1, configs, the staging root
     assert events[events.index("exchange") + 1 :] == ["dir"]  # the parent, after the exchange
     assert tree(out) == written(FILES)
@@ -427,7 +428,7 @@ def test_a_build_killed_while_writing_leaves_the_old_or_the_new_tree(tmp_path: P
         assert result.returncode == 0
         expected[version] = tree(out)
     assert expected["one"] != expected["two"]
-    assert len(expected["one"]) == len(render_all(build_fabric(specs["one"]))) + 1  # every output and the marker
+    assert len(expected["one"]) == len(render_all(build_fabric(specs["one"]))) + 2  # every output, marker, manifest
     rng = random.Random(7)
     outcomes: dict[str, int] = {"one": 0, "two": 0}
     leftovers = 0
@@ -473,7 +474,7 @@ def test_the_command_refuses_an_escaping_path_and_exits_2(tmp_path: Path, monkey
     out = tmp_path / "a" / "b" / "out"
     result = CliRunner().invoke(app, ["build", str(DESIGNS / "lab.yaml"), "-o", str(out)])
     assert result.exit_code == 2
-    assert "error: refusing to write output path 'configs/../../../../x1/frr.conf'" in result.output
+    assert "output-refused -: refusing to write output path 'configs/../../../../x1/frr.conf'" in result.output
     assert not (tmp_path / "a").exists() and not list(tmp_path.rglob("x1"))  # refused, and nothing left behind
 
 

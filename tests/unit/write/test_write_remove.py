@@ -68,4 +68,4 @@ def test_a_rebuild_leaves_the_new_output_and_no_other_directory(tmp_path: Path) 
     for n in range(2):
         write_outputs(Rendered({**files, "n.txt": str(n).encode()}, private=()), tmp_path / "out", "lab")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] and (tmp_path / "out" / "n.txt").read_text() == "1"
-    assert sum(1 for p in (tmp_path / "out").rglob("*") if p.is_file()) == len(files) + 2  # n.txt and the marker
+    assert sum(1 for p in (tmp_path / "out").rglob("*") if p.is_file()) == len(files) + 3  # n.txt, marker, manifest
