@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -57,10 +56,10 @@ fabrics:
 
 def refusal(text: str, tmp_path: Path) -> str:
     (tmp_path / "parts.yaml").write_text(PART)
-    started = time.monotonic()
+    # refused while loading, before anything is expanded (no timing asserted: speed is the benchmarks' business,
+    # and the hostile cases run these sizes under a hang guard)
     with pytest.raises(FabricError) as caught:
         load_spec_text(text, "big.yaml", tmp_path)
-    assert time.monotonic() - started < 5
     (finding,) = caught.value.findings
     assert finding.code == "too-large"
     return finding.message
