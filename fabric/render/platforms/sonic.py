@@ -1,8 +1,9 @@
 """SONiC: config_db.json (serialized from data) and frr.conf for split routing-config mode.
 
 SONiC's default DSCP_TO_TC_MAP ("AZURE") puts DSCP 26 into a lossy class; the map here names every DSCP
-value, so RoCE traffic lands in its lossless class whatever the image's defaults. With the dynamic buffer
-model SONiC sizes the lossless priority groups from the ports' speed and CABLE_LENGTH (the planned lengths).
+value, so RoCE traffic lands in its lossless class whatever the image's defaults. The buffer tables are the
+HwSKU's, in the buffer model its ASIC runs (sonic_buffers): static pools, profiles and lossless priority groups sized
+from the port speed and planned cable length on Broadcom, the dynamic model's tables on NVIDIA Spectrum.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from fabric.intent.ethernet.model import DeviceIntent, PortIntent, QosIntent
 from fabric.render.engine import iptext
 from fabric.render.engine.templating import render
 from fabric.render.platforms.base import Platform
+from fabric.render.platforms import sonic_buffers
 from fabric.render.platforms.frrview import frr_view
 
 
@@ -51,7 +53,7 @@ class Sonic(Platform):
             "hostname": intent.hostname,
             "type": _type(intent.layer),
             "docker_routing_config_mode": "split",
-            "buffer_model": "dynamic",
+            "buffer_model": _buffer_model(intent.hwsku),
             "default_pfcwd_status": "enable" if intent.qos and intent.qos.pfc_watchdog else "disable",
         }
         if intent.hwsku:
@@ -142,11 +144,17 @@ class Sonic(Platform):
         if intent.snmp_location:
             db["SNMP"] = {"LOCATION": {"Location": intent.snmp_location}}
         if intent.qos:
-            db.update(_qos(intent.qos, used))
+            db.update(_qos(intent.qos, used, intent.hwsku))
+            problems = sonic_buffers.buffer_problems({t: jsontext.plain(db[t]) for t in sonic_buffers.CHECKED if t in db})
+            assert not problems, f"{intent.hostname}: {problems[:3]}"
         return db
 
 
-def _qos(qos: QosIntent, used: tuple[PortIntent, ...]) -> dict[str, Any]:
+def _buffer_model(hwsku: str | None) -> str:
+    return (sonic_buffers.sku(hwsku) or sonic_buffers.GENERIC).model
+
+
+def _qos(qos: QosIntent, used: tuple[PortIntent, ...], hwsku: str | None) -> dict[str, Any]:
     """The RoCE profile's tables: what depends only on the profile and the names of the ports that carry it
     is shared (the same text for every switch alike); the cable lengths are the switch's own."""
     lossless = set(qos.ports)
@@ -155,8 +163,60 @@ def _qos(qos: QosIntent, used: tuple[PortIntent, ...]) -> dict[str, Any]:
     tables: dict[str, Any] = {table: jsontext.shared(_qos_table, table, qos, ()) for table in _PROFILE_TABLES}
     for table in _PORT_TABLES if qos.pfc_watchdog else _PORT_TABLES[:-1]:
         tables[table] = jsontext.shared(_qos_table, table, qos, names)
-    tables["CABLE_LENGTH"] = {"AZURE": {p.name: f"{max(1, round(p.cable_m or 5))}m" for p in ports}}
+    lengths = {p.name: max(1, round(p.cable_m or 5)) for p in ports}
+    sku = sonic_buffers.sku(hwsku) or sonic_buffers.GENERIC
+    if sku.model == "dynamic":
+        tables["CABLE_LENGTH"] = {"AZURE": {name: f"{length}m" for name, length in lengths.items()}}
+        tables |= sonic_buffers.DYNAMIC_TABLES
+    return tables | _buffers(sku, qos, used, ports, lengths)
+
+
+def _buffers(
+    sku: sonic_buffers.BufferSku,
+    qos: QosIntent,
+    used: tuple[PortIntent, ...],
+    ports: list[PortIntent],
+    lengths: dict[str, int],
+) -> dict[str, Any]:
+    """BUFFER_POOL/PROFILE/PG/QUEUE of the HwSKU `sku`: the lossless priority on the PFC ports `ports`, lossy on
+    everything else (buffers_config.j2's PG 0 and queues), the lossless PG's headroom from the port's speed and
+    cable length (pg_profile_lookup.ini, traditional model) or computed by buffermgrd (NULL, dynamic model)."""
+    tables: dict[str, Any] = {"BUFFER_POOL": dict(sku.pools), "BUFFER_PROFILE": dict(sku.profiles)}
+    lossless = {p.name for p in ports}
+    pg: dict[str, dict[str, str]] = {}
+    queue: dict[str, dict[str, str]] = {}
+    lossy_queues = sonic_buffers.ranges([q for q in range(8) if q != qos.roce_tc])
+    cables: dict[str, str] = {}
+    for p in used:
+        pg[f"{p.name}|0"] = {"profile": "ingress_lossy_profile"}
+        if p.name not in lossless:
+            queue[f"{p.name}|0-7"] = {"profile": "egress_lossy_profile"}
+            continue
+        if sku.model == "dynamic":
+            pg[f"{p.name}|{qos.roce_tc}"] = {"profile": "NULL"}
+        else:
+            speed = _lookup_speed(sku, p.speed_gbps * 1000)
+            cable = sonic_buffers.cable_bucket(sku, speed, lengths[p.name]) or max(
+                length for s, length in sku.pg_lookup if s == speed
+            )
+            cables[p.name] = f"{cable}m"
+            name, row = sonic_buffers.lossless_profile(sku, speed, cable)
+            tables["BUFFER_PROFILE"].setdefault(name, row)
+            pg[f"{p.name}|{qos.roce_tc}"] = {"profile": name}
+        queue[f"{p.name}|{qos.roce_tc}"] = {"profile": "egress_lossless_profile"}
+        for r in lossy_queues:
+            queue[f"{p.name}|{r}"] = {"profile": "egress_lossy_profile"}
+    if sku.model == "traditional":
+        tables["CABLE_LENGTH"] = {"AZURE": cables}
+    tables["BUFFER_PG"] = pg
+    tables["BUFFER_QUEUE"] = queue
     return tables
+
+
+def _lookup_speed(sku: sonic_buffers.BufferSku, speed_mbps: int) -> int:
+    """The port speed pg_profile_lookup.ini lists, else the next faster one it lists (more headroom, never less)."""
+    speeds = sorted({s for s, _ in sku.pg_lookup})
+    return next((s for s in speeds if s >= speed_mbps), speeds[-1])
 
 
 _PROFILE_TABLES = (
