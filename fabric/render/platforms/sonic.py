@@ -14,8 +14,8 @@ from fabric.fast import jsontext
 from fabric.intent.ethernet.model import DeviceIntent, PortIntent, QosIntent
 from fabric.render.engine import iptext
 from fabric.render.engine.templating import render
-from fabric.render.platforms.base import Platform
 from fabric.render.platforms import sonic_buffers
+from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import frr_view
 
 
@@ -145,7 +145,9 @@ class Sonic(Platform):
             db["SNMP"] = {"LOCATION": {"Location": intent.snmp_location}}
         if intent.qos:
             db.update(_qos(intent.qos, used, intent.hwsku))
-            problems = sonic_buffers.buffer_problems({t: jsontext.plain(db[t]) for t in sonic_buffers.CHECKED if t in db})
+            problems = sonic_buffers.buffer_problems(
+                {t: jsontext.plain(db[t]) for t in sonic_buffers.CHECKED if t in db}
+            )
             assert not problems, f"{intent.hostname}: {problems[:3]}"
         return db
 

@@ -48,7 +48,8 @@ def _ini(text: str) -> dict[tuple[int, int], tuple[str, str, str, str, str]]:
     return rows
 
 
-# Tomahawk 5, 64 x 800G: device/dell/x86_64-dell_z9864f-r0/Dell-Z9864f-O64/{buffers_defaults_t1.j2,pg_profile_lookup.ini}
+# Tomahawk 5, 64 x 800G: device/dell/x86_64-dell_z9864f-r0/Dell-Z9864f-O64/
+# (buffers_defaults_t1.j2, pg_profile_lookup.ini)
 _TH5_64X800 = BufferSku(
     model="traditional",
     source="device/dell/x86_64-dell_z9864f-r0/Dell-Z9864f-O64",
@@ -141,10 +142,7 @@ SKUS: dict[str, BufferSku] = {
 GENERIC = BufferSku(
     **{
         **_spectrum("(none: no HwSKU data)", "").__dict__,
-        "pools": {
-            name: {k: v for k, v in row.items() if k != "size"}
-            for name, row in _spectrum("", "").pools.items()
-        },
+        "pools": {name: {k: v for k, v in row.items() if k != "size"} for name, row in _spectrum("", "").pools.items()},
         "derived": "no buffer data for the HwSKU",
     }
 )
