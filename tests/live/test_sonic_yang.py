@@ -40,6 +40,11 @@ def _config_dbs(design: str, unnumbered: bool) -> dict[str, dict[str, Any]]:
     }
 
 
+# The dynamic buffer model's tables: SONiC has no YANG model for them (buffermgrd alone reads them; their values
+# are buffers_config.j2's, checked in tests/unit/render/test_sonic_buffers.py). Any other unmodelled table fails.
+UNMODELLED_UPSTREAM = frozenset({"DEFAULT_LOSSLESS_BUFFER_PARAMETER", "LOSSLESS_TRAFFIC_PATTERN"})
+
+
 # and the Tomahawk 5 design, on its own platform (SONiC), with its HwSKU and lane map; and servers routing on the host
 @pytest.mark.parametrize("unnumbered", [False, True], ids=["numbered", "unnumbered"])
 @pytest.mark.parametrize("design", (*ETHERNET_DESIGNS, "sonic-th5-512", "lab-dual"))
@@ -52,7 +57,7 @@ def test_every_rendered_config_db_validates(models: tuple[Path, str], design: st
     for switch, db in sorted(dbs.items()):
         roles.add(db["DEVICE_METADATA"]["localhost"]["type"])
         report = validate(db, directory, yanglint)
-        for table in report.not_modelled:
+        for table in set(report.not_modelled) - UNMODELLED_UPSTREAM:
             problems[f"table {table} is not modelled, so not checked"].append(switch)
         for error in report.errors:
             problems[str(error)].append(switch)
@@ -96,7 +101,7 @@ def test_unmodelled_tables_and_unknown_fields_are_reported(models: tuple[Path, s
 
     report = validate(db, directory, yanglint)
 
-    assert report.not_modelled == ["FABRIC_NO_SUCH_TABLE"]
+    assert sorted(set(report.not_modelled) - UNMODELLED_UPSTREAM) == ["FABRIC_NO_SUCH_TABLE"]
     assert [(e.table, e.key, e.field) for e in report.errors] == [("PORT", port, "no_such_field")]
 
 
