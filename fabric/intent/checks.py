@@ -1,14 +1,20 @@
-"""The checks of the intent stage: what a switch's platform must be able to do and settings accepted but without
-effect yet (INTENT_CHECKS), then the InfiniBand subnet checks (infiniband/checks.py's SUBNET_CHECKS). Each takes
-the IntentContext."""
+"""The checks of the intent stage: what a switch's platform must be able to do, settings accepted but without
+effect yet, and that every hop of a RoCE path agrees on the lossless profile (INTENT_CHECKS), then the InfiniBand
+subnet checks (infiniband/checks.py's SUBNET_CHECKS). Each takes the IntentContext."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from fabric.intent.context import IntentCheck, IntentContext
+from fabric.intent.ethernet.model import DeviceIntent, PortIntent, QosIntent
 from fabric.model.findings import Finding, error, warning
+from fabric.model.kinds import Layer
 from fabric.spec.platforms import FEATURES, Feature, platforms
+
+if TYPE_CHECKING:
+    from fabric.intent.hosts import RailNic
 
 
 def check_capabilities(ctx: IntentContext) -> Iterator[Finding]:
@@ -65,9 +71,120 @@ def check_unsupported(ctx: IntentContext) -> Iterator[Finding]:
                 )
 
 
+# what both ends of a RoCE hop must agree on: (what, QosIntent field). The ECN queue is the lossless priority's
+# (ECN marks on roce_tc on the switches, DCQCN runs on it on the NICs), so it differs exactly when that does.
+HOP_FIELDS = (
+    ("RoCE DSCP", "roce_dscp"),
+    ("lossless priority (PFC and ECN queue)", "roce_tc"),
+    ("CNP DSCP", "cnp_dscp"),
+    ("CNP priority", "cnp_tc"),
+)
+# between two switches also the ECN marking (the NICs take the switches' marks, they do not mark)
+SWITCH_FIELDS = (
+    *HOP_FIELDS,
+    ("ECN minimum threshold (bytes)", "ecn_min_bytes"),
+    ("ECN maximum threshold (bytes)", "ecn_max_bytes"),
+    ("ECN marking probability (%)", "ecn_probability"),
+)
+_LAYER_ORDER = {Layer.LEAF: 0, Layer.SPINE: 1, Layer.CORE: 2}  # path order of a switch's uplinks
+
+
+def _profile_differences(
+    a_name: str, a: QosIntent | None, b_name: str, b: QosIntent | None, fields: tuple[tuple[str, str], ...]
+) -> list[str]:
+    if a is None or b is None:
+        return [f"{a_name if a is None else b_name} has no lossless profile, {b_name if a is None else a_name} has one"]
+    return [
+        f"{what} {getattr(a, attr)} on {a_name}, {getattr(b, attr)} on {b_name}"
+        for what, attr in fields
+        if getattr(a, attr) != getattr(b, attr)
+    ]
+
+
+def _pfc_port(device: DeviceIntent, port: PortIntent) -> list[str]:
+    """PFC (and the profile) must be on the port itself, not only on the switch."""
+    if device.qos is None or port.name in device.qos.ports:
+        return []
+    return [f"PFC is not enabled on {device.hostname}:{port.name}"]
+
+
+def _switch_mtu(device: DeviceIntent, port: PortIntent) -> int:
+    """The MTU the switch really programs on the port: the intent's, capped by its platform's largest."""
+    return min(port.mtu, platforms()[device.platform].max_mtu)
+
+
+def check_lossless(ctx: IntentContext) -> Iterator[Finding]:
+    """Every hop of a RoCE path (host → leaf → spine → core and back) agrees on the lossless profile: the DSCP
+    map, the lossless priority with PFC on it and its ECN queue, the CNP DSCP and priority; and the MTU chain
+    holds (host MTU ≤ every switch MTU on the path; the RoCE MTU is the largest of 256…4096 the NIC's MTU takes,
+    which the driver derives from it, so it is below the host's by construction). Checked per link end to end,
+    links in path order (host NICs, then leaf, spine, core uplinks); the first hop that breaks it is reported
+    once per fabric with what differs, and how many more hops break."""
+    nics_by_fabric: dict[str, list[tuple[str, RailNic]]] = {}
+    for host in ctx.roce.values():
+        for nic in host.nics:
+            nics_by_fabric.setdefault(nic.fabric, []).append((host.hostname, nic))
+    switches_by_fabric: dict[str, list[DeviceIntent]] = {}
+    for intent in ctx.intents.values():
+        switches_by_fabric.setdefault(intent.fabric, []).append(intent)
+    for key in ctx.design.spec.fabrics:
+        switches = switches_by_fabric.get(key, [])
+        nics = nics_by_fabric.get(key, [])
+        if not nics and all(s.qos is None for s in switches):
+            continue  # no lossless profile on this fabric
+        broken: list[tuple[str, str, list[str]]] = []  # (hop, the field to fix, differences)
+        host_mtu = 0
+        for hostname, nic in nics:
+            host_mtu = max(host_mtu, nic.mtu)
+            leaf = ctx.intents.get(nic.leaf)
+            port = next((p for p in leaf.ports if p.name == nic.leaf_port), None) if leaf is not None else None
+            if leaf is None or port is None:
+                continue  # not a switch this build configures
+            hop = f"{hostname}:{nic.name} → {leaf.hostname}:{port.name}"
+            diff = _profile_differences(f"the NIC {hostname}:{nic.name}", nic.qos, leaf.hostname, leaf.qos, HOP_FIELDS)
+            diff += _pfc_port(leaf, port)
+            if diff:
+                broken.append((hop, "qos", diff))
+            if nic.mtu > _switch_mtu(leaf, port):
+                broken.append(
+                    (hop, "mtu", [f"host MTU {nic.mtu} above {leaf.hostname}:{port.name}'s {_switch_mtu(leaf, port)}"])
+                )
+        uplinks = sorted(
+            ((s, p) for s in switches for p in s.used_ports if p.role == "uplink"),
+            key=lambda sp: _LAYER_ORDER.get(sp[0].layer, len(_LAYER_ORDER)),
+        )
+        for device, port in uplinks:
+            peer = ctx.intents.get(port.peer_device)
+            far = next((p for p in peer.ports if p.name == port.peer_port), None) if peer is not None else None
+            if peer is None or far is None:
+                continue
+            hop = f"{device.hostname}:{port.name} → {peer.hostname}:{far.name}"
+            diff = _profile_differences(device.hostname, device.qos, peer.hostname, peer.qos, SWITCH_FIELDS)
+            diff += _pfc_port(device, port) + _pfc_port(peer, far)
+            if diff:
+                broken.append((hop, "qos", diff))
+            low = [f"{d.hostname}:{p.name} {_switch_mtu(d, p)}" for d, p in ((device, port), (peer, far))]
+            if host_mtu and min(_switch_mtu(device, port), _switch_mtu(peer, far)) < host_mtu:
+                broken.append((hop, "mtu", [f"host MTU {host_mtu} above the switch MTU ({', '.join(low)})"]))
+        if not broken:
+            continue
+        hop, setting, diff = broken[0]
+        more = len({h for h, _, _ in broken[1:]} - {hop})
+        yield error(
+            "lossless-mismatch",
+            f"fabrics.{key}.{setting}",
+            f"RoCE is not lossless on fabric `{key}`: the first hop that breaks it, {hop}: {'; '.join(diff)}"
+            + (f" (and {more} more hops)" if more else ""),
+            f"every switch and server NIC of the fabric takes `fabrics.{key}.qos`, and the MTU from "
+            f"`fabrics.{key}.mtu` (hosts min(9000, mtu)), so a hop that differs is a bug in fabric: report it with the "
+            "spec, and do not deploy the fabric's QoS until it is fixed",
+        )
+
+
 INTENT_CHECKS: dict[str, IntentCheck] = {
     "capabilities": check_capabilities,
     "unsupported": check_unsupported,
+    "lossless": check_lossless,
 }
 
 
