@@ -5,6 +5,7 @@ subnet checks (infiniband/checks.py's SUBNET_CHECKS). Each takes the IntentConte
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 from fabric.intent.context import IntentCheck, IntentContext
@@ -101,25 +102,41 @@ def _profile_differences(
     ]
 
 
-def _pfc_port(device: DeviceIntent, port: PortIntent) -> list[str]:
-    """PFC (and the profile) must be on the port itself, not only on the switch."""
-    if device.qos is None or port.name in device.qos.ports:
-        return []
-    return [f"PFC is not enabled on {device.hostname}:{port.name}"]
-
-
-def _switch_mtu(device: DeviceIntent, port: PortIntent) -> int:
-    """The MTU the switch really programs on the port: the intent's, capped by its platform's largest."""
-    return min(port.mtu, platforms()[device.platform].max_mtu)
+def _note(broken: dict[str, tuple[str, list[str]]], hop: str, setting: str, diff: list[str]) -> None:
+    if diff:
+        broken.setdefault(hop, (setting, []))[1].extend(diff)
 
 
 def check_lossless(ctx: IntentContext) -> Iterator[Finding]:
     """Every hop of a RoCE path (host → leaf → spine → core and back) agrees on the lossless profile: the DSCP
     map, the lossless priority with PFC on it and its ECN queue, the CNP DSCP and priority; and the MTU chain
-    holds (host MTU ≤ every switch MTU on the path; the RoCE MTU is the largest of 256…4096 the NIC's MTU takes,
-    which the driver derives from it, so it is below the host's by construction). Checked per link end to end,
-    links in path order (host NICs, then leaf, spine, core uplinks); the first hop that breaks it is reported
-    once per fabric with what differs, and how many more hops break."""
+    holds (host MTU ≤ every switch MTU on the path, as the platform really programs it; the RoCE MTU is the
+    largest of 256…4096 the NIC's MTU takes, which the driver derives from it, so it is below the host's by
+    construction). Checked per link end to end, links in path order (host NICs, then leaf, spine, core uplinks);
+    the first hop that breaks it is reported once per fabric with what differs, and how many more hops break."""
+    traits = platforms()
+    ports_of: dict[str, dict[str, PortIntent]] = {}
+    pfc_of: dict[str, frozenset[str]] = {}
+
+    def port_of(device: DeviceIntent, name: str) -> PortIntent | None:
+        ports = ports_of.get(device.hostname)
+        if ports is None:
+            ports = ports_of[device.hostname] = {p.name: p for p in device.ports}
+        return ports.get(name)
+
+    def pfc_missing(device: DeviceIntent, port: PortIntent) -> list[str]:
+        """PFC (and the profile) must be on the port itself, not only on the switch."""
+        if device.qos is None:
+            return []
+        pfc = pfc_of.get(device.hostname)
+        if pfc is None:
+            pfc = pfc_of[device.hostname] = frozenset(device.qos.ports)
+        return [] if port.name in pfc else [f"PFC is not enabled on {device.hostname}:{port.name}"]
+
+    def mtu(device: DeviceIntent, port: PortIntent) -> int:
+        """The MTU the switch really programs on the port: the intent's, capped by its platform's largest."""
+        return min(port.mtu, traits[device.platform].max_mtu)
+
     nics_by_fabric: dict[str, list[tuple[str, RailNic]]] = {}
     for host in ctx.roce.values():
         for nic in host.nics:
@@ -132,44 +149,40 @@ def check_lossless(ctx: IntentContext) -> Iterator[Finding]:
         nics = nics_by_fabric.get(key, [])
         if not nics and all(s.qos is None for s in switches):
             continue  # no lossless profile on this fabric
-        broken: list[tuple[str, str, list[str]]] = []  # (hop, the field to fix, differences)
+        broken: dict[str, tuple[str, list[str]]] = {}  # hop → (the setting to name, what differs), in path order
+        note = partial(_note, broken)
         host_mtu = 0
         for hostname, nic in nics:
             host_mtu = max(host_mtu, nic.mtu)
             leaf = ctx.intents.get(nic.leaf)
-            port = next((p for p in leaf.ports if p.name == nic.leaf_port), None) if leaf is not None else None
+            port = port_of(leaf, nic.leaf_port) if leaf is not None else None
             if leaf is None or port is None:
                 continue  # not a switch this build configures
             hop = f"{hostname}:{nic.name} → {leaf.hostname}:{port.name}"
-            diff = _profile_differences(f"the NIC {hostname}:{nic.name}", nic.qos, leaf.hostname, leaf.qos, HOP_FIELDS)
-            diff += _pfc_port(leaf, port)
-            if diff:
-                broken.append((hop, "qos", diff))
-            if nic.mtu > _switch_mtu(leaf, port):
-                broken.append(
-                    (hop, "mtu", [f"host MTU {nic.mtu} above {leaf.hostname}:{port.name}'s {_switch_mtu(leaf, port)}"])
-                )
+            nic_name = f"the NIC {hostname}:{nic.name}"
+            note(hop, "qos", _profile_differences(nic_name, nic.qos, leaf.hostname, leaf.qos, HOP_FIELDS))
+            note(hop, "qos", pfc_missing(leaf, port))
+            if nic.mtu > mtu(leaf, port):
+                note(hop, "mtu", [f"host MTU {nic.mtu} above {leaf.hostname}:{port.name}'s {mtu(leaf, port)}"])
         uplinks = sorted(
             ((s, p) for s in switches for p in s.used_ports if p.role == "uplink"),
             key=lambda sp: _LAYER_ORDER.get(sp[0].layer, len(_LAYER_ORDER)),
         )
         for device, port in uplinks:
             peer = ctx.intents.get(port.peer_device)
-            far = next((p for p in peer.ports if p.name == port.peer_port), None) if peer is not None else None
+            far = port_of(peer, port.peer_port) if peer is not None else None
             if peer is None or far is None:
                 continue
             hop = f"{device.hostname}:{port.name} → {peer.hostname}:{far.name}"
-            diff = _profile_differences(device.hostname, device.qos, peer.hostname, peer.qos, SWITCH_FIELDS)
-            diff += _pfc_port(device, port) + _pfc_port(peer, far)
-            if diff:
-                broken.append((hop, "qos", diff))
-            low = [f"{d.hostname}:{p.name} {_switch_mtu(d, p)}" for d, p in ((device, port), (peer, far))]
-            if host_mtu and min(_switch_mtu(device, port), _switch_mtu(peer, far)) < host_mtu:
-                broken.append((hop, "mtu", [f"host MTU {host_mtu} above the switch MTU ({', '.join(low)})"]))
+            note(hop, "qos", _profile_differences(device.hostname, device.qos, peer.hostname, peer.qos, SWITCH_FIELDS))
+            note(hop, "qos", pfc_missing(device, port) + pfc_missing(peer, far))
+            if host_mtu and min(mtu(device, port), mtu(peer, far)) < host_mtu:
+                low = ", ".join(f"{d.hostname}:{p.name} {mtu(d, p)}" for d, p in ((device, port), (peer, far)))
+                note(hop, "mtu", [f"host MTU {host_mtu} above the switch MTU ({low})"])
         if not broken:
             continue
-        hop, setting, diff = broken[0]
-        more = len({h for h, _, _ in broken[1:]} - {hop})
+        hop, (setting, diff) = next(iter(broken.items()))
+        more = len(broken) - 1
         yield error(
             "lossless-mismatch",
             f"fabrics.{key}.{setting}",

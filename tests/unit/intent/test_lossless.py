@@ -147,3 +147,18 @@ def test_the_spine_core_hop_is_checked_in_three_tiers() -> None:
     found = _findings(build, {core.hostname: _qos(core, ecn_min_bytes=1000)})
     assert len(found) == 1
     assert f"→ {core.hostname}:" in found[0].message and "ECN minimum threshold" in found[0].message
+
+
+def test_every_difference_of_the_first_hop_is_named_once() -> None:
+    build = built("roce-512")
+    host, leaf = _first_nic_and_leaf(build)
+    nics = (dataclasses.replace(host.nics[0], mtu=9300), *host.nics[1:])
+    found = _findings(
+        build, {leaf.hostname: _qos(leaf, cnp_dscp=46)}, {host.hostname: dataclasses.replace(host, nics=nics)}
+    )
+    assert len(found) == 1
+    message = found[0].message
+    assert found[0].path == "fabrics.compute.qos"  # the hop's first difference names the setting
+    assert f"CNP DSCP 48 on the NIC {host.hostname}:{host.nics[0].name}, 46 on {leaf.hostname}" in message
+    assert "; host MTU 9300 above" in message
+    assert message.count(f"{host.hostname}:{host.nics[0].name} → ") == 1
