@@ -4,15 +4,14 @@ subnet checks (infiniband/checks.py's SUBNET_CHECKS). Each takes the IntentConte
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from functools import partial
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from fabric.intent.context import IntentCheck, IntentContext
 from fabric.intent.ethernet.model import DeviceIntent, PortIntent, QosIntent
 from fabric.model.findings import Finding, error, warning
 from fabric.model.kinds import Layer
-from fabric.spec.platforms import FEATURES, Feature, platforms
+from fabric.spec.platforms import FEATURES, Feature, PlatformTraits, platforms
 
 if TYPE_CHECKING:
     from fabric.intent.hosts import RailNic
@@ -102,9 +101,27 @@ def _profile_differences(
     ]
 
 
-def _note(broken: dict[str, tuple[str, list[str]]], hop: str, setting: str, diff: list[str]) -> None:
-    if diff:
-        broken.setdefault(hop, (setting, []))[1].extend(diff)
+def _agrees(
+    switches: list[DeviceIntent], nics: list[tuple[str, RailNic]], traits: Mapping[str, PlatformTraits]
+) -> bool:
+    """Whether every switch and NIC of a fabric has one profile, PFC on every port it uses and an MTU no smaller
+    than any NIC's (checked in bulk; a superset of the per-hop conditions)."""
+    values = {
+        tuple(getattr(nic.qos, attr) for _, attr in HOP_FIELDS) for nic in {id(n.qos): n for _, n in nics}.values()
+    }
+    host_mtu = max((nic.mtu for _, nic in nics), default=0)
+    for switch in switches:
+        qos = switch.qos
+        if qos is None:
+            return False
+        values.add(tuple(getattr(qos, attr) for _, attr in HOP_FIELDS))
+        used = switch.used_ports
+        if not {p.name for p in used} <= set(qos.ports):
+            return False
+        if used and min(min(p.mtu for p in used), traits[switch.platform].max_mtu) < host_mtu:
+            return False
+    switch_values = {tuple(getattr(s.qos, attr) for _, attr in SWITCH_FIELDS) for s in switches if s.qos is not None}
+    return len(values) <= 1 and len(switch_values) <= 1
 
 
 def check_lossless(ctx: IntentContext) -> Iterator[Finding]:
@@ -137,6 +154,26 @@ def check_lossless(ctx: IntentContext) -> Iterator[Finding]:
         """The MTU the switch really programs on the port: the intent's, capped by its platform's largest."""
         return min(port.mtu, traits[device.platform].max_mtu)
 
+    keys: dict[tuple[int, tuple[tuple[str, str], ...]], tuple[object, ...]] = {}  # (id(profile), fields) → values
+
+    def same(a: QosIntent | None, b: QosIntent | None, fields: tuple[tuple[str, str], ...]) -> bool:
+        """Whether two profiles agree on `fields` (each profile's values taken once: the NICs of a fabric share
+        one profile object, a switch has its own)."""
+        if a is b:
+            return True
+        if a is None or b is None:
+            return False
+        values = []
+        for profile in (a, b):
+            key = keys.get((id(profile), fields))
+            if key is None:
+                key = keys[(id(profile), fields)] = tuple(getattr(profile, attr) for _, attr in fields)
+            values.append(key)
+        return values[0] == values[1]
+
+    def differences(nic: RailNic, hostname: str, leaf: DeviceIntent, fields: tuple[tuple[str, str], ...]) -> list[str]:
+        return _profile_differences(f"the NIC {hostname}:{nic.name}", nic.qos, leaf.hostname, leaf.qos, fields)
+
     nics_by_fabric: dict[str, list[tuple[str, RailNic]]] = {}
     for host in ctx.roce.values():
         for nic in host.nics:
@@ -149,8 +186,9 @@ def check_lossless(ctx: IntentContext) -> Iterator[Finding]:
         nics = nics_by_fabric.get(key, [])
         if not nics and all(s.qos is None for s in switches):
             continue  # no lossless profile on this fabric
+        if _agrees(switches, nics, traits):
+            continue  # the usual case, in one pass: the walk below only names the first hop that breaks it
         broken: dict[str, tuple[str, list[str]]] = {}  # hop → (the setting to name, what differs), in path order
-        note = partial(_note, broken)
         host_mtu = 0
         for hostname, nic in nics:
             host_mtu = max(host_mtu, nic.mtu)
@@ -158,12 +196,13 @@ def check_lossless(ctx: IntentContext) -> Iterator[Finding]:
             port = port_of(leaf, nic.leaf_port) if leaf is not None else None
             if leaf is None or port is None:
                 continue  # not a switch this build configures
-            hop = f"{hostname}:{nic.name} → {leaf.hostname}:{port.name}"
-            nic_name = f"the NIC {hostname}:{nic.name}"
-            note(hop, "qos", _profile_differences(nic_name, nic.qos, leaf.hostname, leaf.qos, HOP_FIELDS))
-            note(hop, "qos", pfc_missing(leaf, port))
-            if nic.mtu > mtu(leaf, port):
-                note(hop, "mtu", [f"host MTU {nic.mtu} above {leaf.hostname}:{port.name}'s {mtu(leaf, port)}"])
+            qos = [] if same(nic.qos, leaf.qos, HOP_FIELDS) else differences(nic, hostname, leaf, HOP_FIELDS)
+            qos += pfc_missing(leaf, port)
+            too_big = nic.mtu > mtu(leaf, port)
+            if qos or too_big:
+                sizes = [f"host MTU {nic.mtu} above {leaf.hostname}:{port.name}'s {mtu(leaf, port)}"] if too_big else []
+                hop = f"{hostname}:{nic.name} → {leaf.hostname}:{port.name}"
+                broken.setdefault(hop, ("qos" if qos else "mtu", qos + sizes))
         uplinks = sorted(
             ((s, p) for s in switches for p in s.used_ports if p.role == "uplink"),
             key=lambda sp: _LAYER_ORDER.get(sp[0].layer, len(_LAYER_ORDER)),
@@ -173,12 +212,18 @@ def check_lossless(ctx: IntentContext) -> Iterator[Finding]:
             far = port_of(peer, port.peer_port) if peer is not None else None
             if peer is None or far is None:
                 continue
-            hop = f"{device.hostname}:{port.name} → {peer.hostname}:{far.name}"
-            note(hop, "qos", _profile_differences(device.hostname, device.qos, peer.hostname, peer.qos, SWITCH_FIELDS))
-            note(hop, "qos", pfc_missing(device, port) + pfc_missing(peer, far))
-            if host_mtu and min(mtu(device, port), mtu(peer, far)) < host_mtu:
+            qos = (
+                []
+                if same(device.qos, peer.qos, SWITCH_FIELDS)
+                else _profile_differences(device.hostname, device.qos, peer.hostname, peer.qos, SWITCH_FIELDS)
+            )
+            qos += pfc_missing(device, port) + pfc_missing(peer, far)
+            too_small = host_mtu > min(mtu(device, port), mtu(peer, far))
+            if qos or too_small:
                 low = ", ".join(f"{d.hostname}:{p.name} {mtu(d, p)}" for d, p in ((device, port), (peer, far)))
-                note(hop, "mtu", [f"host MTU {host_mtu} above the switch MTU ({low})"])
+                sizes = [f"host MTU {host_mtu} above the switch MTU ({low})"] if too_small else []
+                hop = f"{device.hostname}:{port.name} → {peer.hostname}:{far.name}"
+                broken.setdefault(hop, ("qos" if qos else "mtu", qos + sizes))
         if not broken:
             continue
         hop, (setting, diff) = next(iter(broken.items()))

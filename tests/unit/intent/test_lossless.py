@@ -8,6 +8,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import pytest
+
+from fabric.intent import checks
 from fabric.intent.checks import check_lossless
 from fabric.intent.context import IntentContext
 from fabric.intent.ethernet.model import DeviceIntent
@@ -53,6 +56,13 @@ def test_bundled_roce_designs_are_lossless_on_every_hop() -> None:
         assert [f for f in build.findings if f.code == "lossless-mismatch"] == [], name
         assert _findings(build) == []
     assert len(built("roce-512").roce) == 64  # the check had servers to walk
+
+
+def test_the_hop_by_hop_walk_finds_nothing_either_on_a_clean_design(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bulk test (every profile equal, PFC on every used port, MTUs) skips the walk; the walk agrees."""
+    monkeypatch.setattr(checks, "_agrees", lambda *_: False)
+    for build in (built("roce-512"), three_tiers()):
+        assert _findings(build) == []
 
 
 def test_a_leaf_with_another_lossless_priority_is_the_first_hop_from_the_host() -> None:
