@@ -127,9 +127,11 @@ def _agrees(
 def check_lossless(ctx: IntentContext) -> Iterator[Finding]:
     """Every hop of a RoCE path (host → leaf → spine → core and back) agrees on the lossless profile: the DSCP
     map, the lossless priority with PFC on it and its ECN queue, the CNP DSCP and priority; and the MTU chain
-    holds (host MTU ≤ every switch MTU on the path, as the platform really programs it; the RoCE MTU is the
-    largest of 256…4096 the NIC's MTU takes, which the driver derives from it, so it is below the host's by
-    construction). Checked per link end to end, links in path order (host NICs, then leaf, spine, core uplinks);
+    holds (host MTU ≤ every switch MTU on the path, as the platform really programs it). The RoCE MTU cannot be
+    set: the adapter uses the largest of 1024/2048/4096 not above the network interface's MTU (IBM, "Setting the
+    MTU size", https://www.ibm.com/docs/en/linux-on-systems?topic=functions-set-mtu, for mlx5 RoCE adapters;
+    Linux commit bcacb897 "IB/mlx4: Enable 4K mtu for IBoE": the port MTU is derived from the netdevice's), so it
+    is ≤ the host MTU by construction and fabric writes none. Checked per link end to end, links in path order (host NICs, then leaf, spine, core uplinks);
     the first hop that breaks it is reported once per fabric with what differs, and how many more hops break."""
     traits = platforms()
     ports_of: dict[str, dict[str, PortIntent]] = {}
