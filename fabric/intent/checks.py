@@ -131,8 +131,9 @@ def check_lossless(ctx: IntentContext) -> Iterator[Finding]:
     set: the adapter uses the largest of 1024/2048/4096 not above the network interface's MTU (IBM, "Setting the
     MTU size", https://www.ibm.com/docs/en/linux-on-systems?topic=functions-set-mtu, for mlx5 RoCE adapters;
     Linux commit bcacb897 "IB/mlx4: Enable 4K mtu for IBoE": the port MTU is derived from the netdevice's), so it
-    is ≤ the host MTU by construction and fabric writes none. Checked per link end to end, links in path order (host NICs, then leaf, spine, core uplinks);
-    the first hop that breaks it is reported once per fabric with what differs, and how many more hops break."""
+    is ≤ the host MTU by construction and fabric writes none. Checked per link end to end, links in path order
+    (host NICs, then leaf, spine, core uplinks); the first hop that breaks it is reported once per fabric with
+    what differs, and how many more hops break."""
     traits = platforms()
     ports_of: dict[str, dict[str, PortIntent]] = {}
     pfc_of: dict[str, frozenset[str]] = {}
