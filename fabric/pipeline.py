@@ -129,7 +129,7 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
         design = replace(design, lock=None)
     allocation_findings = run_allocation_checks(AllocationContext(design, topology, figures, allocation))
     intent_findings = run_intent_checks(
-        IntentContext(design, topology, figures, allocation, intents.devices, infiniband.subnets)
+        IntentContext(design, topology, figures, allocation, intents.devices, infiniband.subnets, roce)
     )
     findings = [
         *design.notes,

@@ -4,7 +4,7 @@ InfiniBand subnets."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from fabric.allocation.checks import AllocationContext
@@ -12,15 +12,17 @@ from fabric.intent.ethernet.model import DeviceIntent
 from fabric.model.findings import Finding
 
 if TYPE_CHECKING:  # (subnet.py is loaded only for a design with InfiniBand)
+    from fabric.intent.hosts import RoceHost
     from fabric.intent.infiniband.subnet import Subnet
 
 
 @dataclass(frozen=True)
 class IntentContext(AllocationContext):
-    """The plan checks' context with the switch intents and the InfiniBand subnets."""
+    """The plan checks' context with the switch intents, the InfiniBand subnets and the RoCE servers."""
 
     intents: Mapping[str, DeviceIntent]
     subnets: tuple[Subnet, ...]
+    roce: Mapping[str, RoceHost] = field(default_factory=dict)  # servers on routed lossless fabrics (hosts.py)
 
 
 IntentCheck = Callable[[IntentContext], Iterator[Finding]]

@@ -188,6 +188,15 @@ CODES: tuple[Code, ...] = (
         "another platform",
     ),
     _c(
+        "lossless-mismatch",
+        "error",
+        "intent",
+        "every hop of a RoCE path (server NIC, leaf, spine, core) agrees on the lossless profile: DSCP map, "
+        "lossless priority with PFC on the port, ECN queue, CNP DSCP and priority; host MTU ≤ every switch MTU",
+        "a hop that breaks RoCE's lossless class (named in the finding); one `qos` and `mtu` per fabric feed every "
+        "hop, so a mismatch is a bug to report",
+    ),
+    _c(
         "not-supported",
         "warning",
         "intent",

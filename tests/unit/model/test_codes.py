@@ -132,6 +132,16 @@ def _output(code: str) -> Callable[[], Iterator[Finding]]:
     return make
 
 
+def _lossless_mismatch() -> Iterator[Finding]:
+    """One `qos` per fabric feeds every hop, so no spec can show it (tests/unit/intent/test_lossless.py alters
+    one hop's intent in every way it can differ)."""
+    from tests.unit.intent.test_lossless import _findings, _first_nic_and_leaf, _qos
+
+    build = built("roce-512")
+    leaf = _first_nic_and_leaf(build)[1]
+    yield from _findings(build, {leaf.hostname: _qos(leaf, roce_tc=4)})
+
+
 EXTRA = {
     **{code: _output(code) for code in ("output-foreign", "output-holds-input", "output-path", "output-refused")},
     "bisection-mismatch": _bisection_mismatch,
@@ -140,6 +150,7 @@ EXTRA = {
     "lock-design": _lock_design,
     "lock-invalid": _lock_invalid,
     "lock-move": _lock_move,
+    "lossless-mismatch": _lossless_mismatch,
     "render-unsafe-value": _render_unsafe_value,
 }
 
