@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -187,17 +187,19 @@ def lock_mutants(draw: st.DrawFn, bases: dict[str, dict[str, Any]]) -> str:
     return text
 
 
-def _check(args: list[str]) -> int:
+def _check(args: list[str], fuzzed: bool = True) -> int:
     result = CliRunner().invoke(app, args)
     output = result.output
     assert result.exit_code in (0, 1, 2), f"exit {result.exit_code}: {output[-2000:]}"
     assert "Traceback" not in output and "internal error" not in output, output[-2000:]
     for line in output.splitlines():
         assert not line.lstrip().startswith(MARKER), f"an input value starts a line: {line!r}"
+    if fuzzed:
+        event(f"exit {result.exit_code}")  # --hypothesis-show-statistics: how far the mutants get
     return result.exit_code
 
 
-@_files(200)
+@_files(500)
 @given(data=st.data())
 def test_a_rebuild_with_a_mutated_lock_ends_cleanly(data: st.DataObject, locks: dict[str, Any], root: Path) -> None:
     text = data.draw(lock_mutants(locks))
@@ -228,7 +230,10 @@ def outputs(root: Path, locks: dict[str, Any]) -> Path:
 
 
 def _table_mutant(draw: st.DrawFn, text: str) -> str:
-    rows = list(csv.reader(io.StringIO(text)))
+    try:
+        rows = list(csv.reader(io.StringIO(text)))
+    except csv.Error:  # an earlier mutation's 200 KB field is over the csv module's limit
+        return text[: len(text) // 2]
     if not rows or not rows[0]:
         return text + draw(st.sampled_from(HOSTILE_TEXT))  # an earlier mutation emptied it
     header, body = rows[0], rows[1:]
@@ -281,7 +286,7 @@ def _config_mutant(draw: st.DrawFn, path: Path) -> None:
         path.write_text(text + "x" * 3_000_000)
 
 
-@_files(300)
+@_files(1000)
 @given(data=st.data())
 def test_diff_of_mutated_output_directories_ends_cleanly(data: st.DataObject, outputs: Path, root: Path) -> None:
     case = root / f"diff-{next(_serial)}"
@@ -306,5 +311,5 @@ def test_the_unmutated_inputs_are_clean(locks: dict[str, Any], outputs: Path, ro
     """The bases build and diff with exit 0: what the mutants change is what the fuzzer tests."""
     lock = root / "lab.lock.json"
     lock.write_text(json.dumps(locks["lab"]))
-    assert _check(["build", str(DESIGNS / "lab.yaml"), "--lock", str(lock), "-o", str(root / "clean")]) == 0
-    assert _check(["diff", str(outputs), str(outputs)]) == 0
+    assert _check(["build", str(DESIGNS / "lab.yaml"), "--lock", str(lock), "-o", str(root / "clean")], False) == 0
+    assert _check(["diff", str(outputs), str(outputs)], False) == 0
