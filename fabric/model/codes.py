@@ -47,6 +47,13 @@ CODES: tuple[Code, ...] = (
     _c("catalog-invalid", "error", "spec", "part file field types and values", "a part file value is wrong"),
     _c("catalog-missing", "error", "spec", "part files have their required fields", "add the missing key"),
     _c("catalog-unknown-key", "error", "spec", "part files have no unknown keys", "fix the typo in the part file"),
+    _c(
+        "catalog-duplicate-port",
+        "error",
+        "spec",
+        "a part file's port names are unique per switch model and mode (in every platform's names) and per node type",
+        "two ports of a part share a name: two cables would land on one port; fix the name template",
+    ),
     _c("catalog-override", "info", "spec", "which built-in parts a part file replaces", "a part file replaced a part"),
     _c("unknown-part", "error", "spec topology", "switch models and node types exist in the catalog", "name a part"),
     _c("unknown-group", "error", "spec", "attached and referenced node groups exist", "name a node group"),

@@ -511,3 +511,120 @@ def best_speed(model: SwitchModel, wanted: int) -> int:
     speeds = sorted({m.speed_gbps for g in model.ports for m in g.modes})
     fitting = [s for s in speeds if s <= wanted]
     return fitting[-1] if fitting else speeds[0]
+
+
+# --------------------------------------------------------------------------------------------- consistency
+
+
+@dataclass(frozen=True, slots=True)
+class PortClash:
+    """Two ports of one part that share a name: where (a YAML path under the part), what and how to fix it."""
+
+    path: tuple[str | int, ...]  # under the part: ("ports", 0, "modes", 1, "name")
+    message: str
+    hint: str
+
+
+def switch_port_clashes(model: SwitchModel) -> list[PortClash]:
+    """Port names that two ports of `model` share: within one mode of a cage group (a name template that lacks
+    what tells its ports apart: `{cage}`/`{n}`, or a breakout's `{sub}`), or between two cage groups, as the
+    catalog names them and as each platform the model can run names them (EOS: `Ethernet<cage>/<lane>`, so two
+    groups may not number their cages alike). One finding per mode or group pair, with the first shared name."""
+    clashes: list[PortClash] = []
+    platforms: tuple[str | None, ...] = (None, *platform_names()) if model.technology == "ethernet" else (None,)
+    seen_pairs: set[tuple[int, int]] = set()
+    for platform in platforms:
+        named = "" if platform is None else f" as {platform} names them"
+        owner: dict[str, int] = {}
+        for i, group in enumerate(model.ports):
+            in_group: set[str] = set()
+            for j, mode in enumerate(group.modes):
+                names: set[str] = set()
+                for port in _group_ports(model, i, mode, platform):
+                    if port.name not in names:
+                        names.add(port.name)
+                        continue
+                    if platform is None:
+                        clashes.append(
+                            PortClash(
+                                ("ports", i, "modes", j, "name"),
+                                f"mode {mode.ports} x {mode.speed_gbps}G of cage group `{group.group}` names two "
+                                f"ports `{port.name}` (template `{mode.name}`)",
+                                _template_hint(mode),
+                            )
+                        )
+                    elif _mode_unique(model, i, mode):  # else reported above, as the catalog names them
+                        clashes.append(
+                            PortClash(
+                                ("ports", i, "modes", j, "name"),
+                                f"mode {mode.ports} x {mode.speed_gbps}G of cage group `{group.group}`{named} has "
+                                f"two ports `{port.name}`",
+                                "give each cage group its own cage numbers (`first_cage`)",
+                            )
+                        )
+                    break
+                in_group |= names
+            for name in sorted(in_group):
+                other = owner.setdefault(name, i)
+                if other != i and (other, i) not in seen_pairs:
+                    seen_pairs.add((other, i))
+                    clashes.append(
+                        PortClash(
+                            ("ports", i, "group"),
+                            f"cage groups `{model.ports[other].group}` and `{group.group}`{named} both have a port "
+                            f"`{name}`",
+                            "give each cage group its own cage numbers (`first_cage`) or name template",
+                        )
+                    )
+                    break
+    return clashes
+
+
+def _mode_unique(model: SwitchModel, i: int, mode: PortMode) -> bool:
+    """Whether the catalog's own names of one mode are unique (a platform's clash is then reported as its own)."""
+    names = [p.name for p in _group_ports(model, i, mode, None)]
+    return len(names) == len(set(names))
+
+
+def _template_hint(mode: PortMode) -> str:
+    fields = set(_template_fields(mode.name))
+    if not fields & {"cage", "n"}:
+        return "name each cage: put `{cage}` or `{n}` in the template (as in `swp{n}`)"
+    if mode.ports > 1 and not fields & {"sub", "sub0", "n"}:
+        return "a breakout names each sub-port: put `{sub}` or `{sub0}` in the template (as in `swp{cage}s{sub0}`)"
+    return "make the template name every port of the mode apart (`{cage}`, `{sub}`, `{n}`)"
+
+
+def _template_fields(template: str) -> list[str]:
+    from string import Formatter
+
+    return [f for _, f, _, _ in Formatter().parse(template) if f]
+
+
+def node_port_clashes(node: NodeType) -> list[PortClash]:
+    """Port names a node type gives twice (within a port group or in two groups): two cables would land on one port.
+    One finding per name."""
+    clashes: list[PortClash] = []
+    owner: dict[str, str] = {}
+    for group_name, group in node.ports.items():
+        for k, port in enumerate(group.port_list()):
+            other = owner.setdefault(port.name, group_name)
+            if other == group_name and not any(p.name == port.name for p in group.port_list()[:k]):
+                continue
+            if group.ports is not None:
+                where: tuple[str | int, ...] = ("ports", group_name, "ports", k, "name")
+                hint = "give every port of the node type its own name"
+            else:
+                where = ("ports", group_name, "name")
+                hint = f"name each port: put `{{n}}` in the template (e.g. `{group.name}{{n}}`)"
+            if other != group_name:
+                hint = "give every port of the node type its own name (a port belongs to one port group)"
+            place = (
+                f"port group `{group_name}` names"
+                if other == group_name
+                else f"port groups `{other}` and `{group_name}` name"
+            )
+            clashes.append(PortClash(where, f"{place} port `{port.name}` twice", hint))
+            if group.ports is None:
+                break
+    return clashes

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from fabric.model.findings import FabricError, Finding, Severity, error, warning
-from fabric.spec.catalog import Catalog, CatalogFile, builtin_catalog
+from fabric.spec.catalog import (
+    Catalog,
+    CatalogFile,
+    PortClash,
+    builtin_catalog,
+    node_port_clashes,
+    switch_port_clashes,
+)
 from fabric.spec.inputs import Inputs, read_inputs
 from fabric.spec.limits import size_findings, work_findings
 from fabric.spec.paths import display_path, locate
@@ -441,6 +448,26 @@ def _scheduler_references(spec: _Parts, groups: dict[str, NodeGroup]) -> Iterato
             )
 
 
+def _port_clashes(extra: CatalogFile, name: str, part_doc: YamlDoc) -> list[Finding]:
+    """A part file's switch models and node types name each port once (fabric/spec/catalog.py checks how)."""
+    found: list[tuple[str, str, PortClash]] = [
+        *(("switches", part, c) for part, model in extra.switches.items() for c in switch_port_clashes(model)),
+        *(("nodes", part, c) for part, node in extra.nodes.items() for c in node_port_clashes(node)),
+    ]
+    return [
+        Finding(
+            Severity.ERROR,
+            "catalog-duplicate-port",
+            display_path(part_doc.data, (section, part, *clash.path)),
+            f"{'switch model' if section == 'switches' else 'node type'} `{part}` in {name}: {clash.message}",
+            clash.hint,
+            part_doc.file,
+            part_doc.line_of((section, part, *clash.path)),
+        )
+        for section, part, clash in found
+    ]
+
+
 def _load_part_files(spec: _Parts, doc: YamlDoc, base_dir: Path) -> tuple[Catalog, list[Finding]]:
     catalog = builtin_catalog()
     findings: list[Finding] = []
@@ -470,6 +497,7 @@ def _load_part_files(spec: _Parts, doc: YamlDoc, base_dir: Path) -> tuple[Catalo
         except ValidationError as exc:
             findings.extend(validation_findings(exc, part_doc, CatalogFile, code_prefix="catalog"))
             continue
+        findings.extend(_port_clashes(extra, name, part_doc))  # the parts are still known: no unknown-part echo
         for section in ("switches", "nodes", "media"):
             for part in getattr(extra, section):
                 if part in getattr(catalog, section):

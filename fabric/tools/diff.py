@@ -87,6 +87,9 @@ class Outputs:
         return {p: t for p, t in self.files.items() if p.startswith(CONFIGS + "/")}
 
 
+MAX_COLUMN_NAME = 64  # fabric's longest column name is under 30 characters
+
+
 def parse_table(text: str, file: str, table: str) -> list[dict[str, str]]:
     """The rows of one of fabric's CSV tables; DiffError for a missing column, a row with more or fewer fields
     than the header, a field longer than MAX_FIELD or one that is not one line of printable text (NUL, …)."""
@@ -100,6 +103,11 @@ def parse_table(text: str, file: str, table: str) -> list[dict[str, str]]:
         missing = [c for c in COLUMNS[table] if c not in header]
         if missing:
             raise DiffError(file, f"has no column {', '.join(missing)} (the header is not fabric's)", missing[0], 1)
+        for i, name in enumerate(header):  # a column name is shown as where a field is wrong: one short line
+            if len(name) > MAX_COLUMN_NAME or not name.isprintable() or first_refused(name) is not None:
+                raise DiffError(
+                    file, "the header has a column name that is not one short line of text", f"column {i + 1}", 1
+                )
         rows = []
         for row in reader:
             line = reader.line_num
