@@ -607,9 +607,12 @@ def node_port_clashes(node: NodeType) -> list[PortClash]:
     clashes: list[PortClash] = []
     owner: dict[str, str] = {}
     for group_name, group in node.ports.items():
+        seen: set[str] = set()  # the names of this group's ports so far
         for k, port in enumerate(group.port_list()):
             other = owner.setdefault(port.name, group_name)
-            if other == group_name and not any(p.name == port.name for p in group.port_list()[:k]):
+            again = port.name in seen
+            seen.add(port.name)
+            if other == group_name and not again:
                 continue
             if group.ports is not None:
                 where: tuple[str | int, ...] = ("ports", group_name, "ports", k, "name")
