@@ -3,6 +3,7 @@ SIGHUP, as on an interrupt (its cleanup run)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -12,6 +13,20 @@ from contextlib import contextmanager
 
 # what ends a build as an interrupt does (SIGINT is Python's KeyboardInterrupt already)
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_installed = False  # our handlers are set (ended_like_an_interrupt's block is running)
+
+
+def _defaults_in_child() -> None:
+    """A forked child (a render worker, the analysis beside) gets the default actions back at once: a Python
+    handler runs only between bytecodes, so a worker blocked in a lock when its pool terminates it would never
+    die, and the pool's join would wait for ever."""
+    if _installed:
+        for signum in ENDING_SIGNALS:
+            with contextlib.suppress(ValueError):  # not the main thread: nothing of ours to undo there
+                signal.signal(signum, signal.SIG_DFL)
+
+
+os.register_at_fork(after_in_child=_defaults_in_child)
 
 
 def exit_now(code: int) -> None:
@@ -47,9 +62,12 @@ def ended_like_an_interrupt() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
         yield
         return
+    global _installed
     before = {signum: signal.signal(signum, end) for signum in ENDING_SIGNALS}
+    _installed = True
     try:
         yield
     finally:
+        _installed = False
         for signum, handler in before.items():
             signal.signal(signum, handler)

@@ -69,3 +69,18 @@ def test_a_signal_mid_build_removes_the_staging_tree_and_keeps_the_old_output(
     assert _tree(out) == before and len(before) > 30
     with pytest.raises(ProcessLookupError):  # no render worker or analysis child outlives the build
         os.killpg(build.pid, 0)
+
+
+def test_a_forked_child_gets_the_default_actions_back() -> None:
+    """A render worker blocked in a lock runs no Python handler: it must die by the default action when its pool
+    terminates it, or the pool's join waits for ever."""
+    from fabric.fast.process import ended_like_an_interrupt
+
+    with ended_like_an_interrupt():
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # ours, in this process
+        child = os.fork()
+        if child == 0:
+            ok = all(signal.getsignal(s) is signal.SIG_DFL for s in (signal.SIGTERM, signal.SIGHUP))
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
