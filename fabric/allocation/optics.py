@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from fabric.allocation.allocate import Allocation
+from fabric.model.cable import Cable
 from fabric.model.topology import Device, Topology
-from fabric.spec.catalog import Catalog, NodeType, SwitchModel, Transceiver, port_candidates
+from fabric.spec.catalog import Catalog, NodeType, SwitchModel, SwitchPort, Transceiver, port_candidates
 
 OPTICAL = ("mmf", "smf")
 
@@ -25,6 +26,9 @@ CageKind = tuple[str, str | None, int | None]  # connector, thermal top, ports p
 _Ends = tuple[dict[str, tuple[str, CageKind]], CageKind, bool, str, tuple[str, str | None]]
 _EndKey = tuple[tuple[str, str | None], str, str, int, str]  # model, port, medium kind, speed, fabric
 _End = tuple[str, "Transceiver | None", "str | None", CageKind]  # cage, transceiver, its catalog key, cage kind
+# a physical cable as the counts take it: its links (indices into allocation.cables), its fibre number (0: not one
+# of several fibres of a link) and the link's fibres, and both ends' transceivers (catalog keys; None: none)
+_Physical = tuple[tuple[int, ...], int, int, "str | None", "str | None"]
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,11 @@ def optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Opti
     return result
 
 
-def _optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Optics:
+def _optics(
+    catalog: Catalog, topology: Topology, allocation: Allocation, sheet: list[_Physical] | None = None
+) -> Optics:
+    """The counts; with `sheet`, also the physical cables, appended to it as the counts take them (so that the
+    cabling sheet and the BOM cannot disagree)."""
     devices = topology.devices
     cages: dict[tuple[str, str, str], set[tuple[str, str]]] = defaultdict(set)
     optics_w: dict[str, float] = defaultdict(float)
@@ -127,7 +135,7 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Opt
     fits: dict[tuple[CageKind, str, int], tuple[str, Transceiver] | None] = {}
     resolved: dict[_EndKey, _End] = {}
     cables: Counter[tuple[str, str, str, float | None]] = Counter()
-    pairs: Counter[tuple[str, str, str, float | None, frozenset[tuple[str, str]]]] = Counter()
+    pairs: dict[tuple[str, str, str, float | None, frozenset[tuple[str, str]]], list[int]] = defaultdict(list)
 
     def end(name: str, port: str, kind: str, speed: int, fabric: str) -> tuple[_Ends, _End]:
         here = ends.get(name)
@@ -146,7 +154,7 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Opt
             found = resolved[key] = (cage, part[1] if part else None, part[0] if part else None, cage_kind)
         return here, found
 
-    for c in allocation.cables:
+    for i, c in enumerate(allocation.cables):
         kind, link = c.media_kind, c.link
         medium = catalog.media.get(c.media) if c.media else None
         row = (link.fabric, c.media or "none", c.part, c.length_m)
@@ -154,13 +162,17 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Opt
             if medium is not None and medium.links > 1:  # twin-port copper: one cable per cage pair
                 a = end(link.a, link.a_port, kind, link.speed_gbps, link.fabric)[1][0]
                 b = end(link.b, link.b_port, kind, link.speed_gbps, link.fabric)[1][0]
-                pairs[(*row, frozenset(((link.a, a), (link.b, b))))] += 1
+                pairs[(*row, frozenset(((link.a, a), (link.b, b))))].append(i)
             else:
                 cables[row] += 1
+                if sheet is not None:
+                    sheet.append(((i,), 0, 1, None, None))
             continue
         fibres = 1
-        for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
+        optics_at: list[str | None] = [None, None]
+        for side, (name, port) in enumerate(((link.a, link.a_port), (link.b, link.b_port))):
             here, (cage, part, optic, cage_kind) = end(name, port, kind, link.speed_gbps, link.fabric)
+            optics_at[side] = optic
             node, rack = here[2], here[3]
             if part is None or optic is None:
                 what = (link.fabric, here[4][0], cage_kind, kind, link.speed_gbps)
@@ -173,8 +185,13 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Opt
                 optics_w[rack] += part.power_w
             used.add((name, cage))
         cables[row] += fibres
+        if sheet is not None:
+            sheet.extend(((i,), fibre, fibres, optics_at[0], optics_at[1]) for fibre in range(1, fibres + 1))
     for (fabric, media, part_no, length, _), links in pairs.items():
-        cables[(fabric, media, part_no, length)] += math.ceil(links / catalog.media[media].links)
+        per_cable = catalog.media[media].links
+        cables[(fabric, media, part_no, length)] += math.ceil(len(links) / per_cable)
+        if sheet is not None:
+            sheet.extend((tuple(links[k : k + per_cable]), 0, 1, None, None) for k in range(0, len(links), per_cable))
     return Optics(
         {k: frozenset(v) for k, v in cages.items()},
         dict(optics_w),
@@ -184,3 +201,109 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Opt
             for what, count in sorted(missing.items(), key=lambda kv: (*kv[0][:2], *kv[0][3:], str(kv[0][2])))
         ),
     )
+
+
+# --------------------------------------------------------------------------------------------- the physical sheet
+
+
+@dataclass(frozen=True, slots=True)
+class CableEnd:
+    """One end of a physical cable at one cage: the faceplate cage, the ports of the cage it carries and their
+    electrical lanes, and the transceiver in the cage (none for DAC, ACC, AOC and copper)."""
+
+    device: str
+    cage: str  # a switch's faceplate cage number ("12"); a node's cage ("OSFP4"); else the port's own name
+    ports: tuple[str, ...]  # the logical ports (interface names) it carries
+    subs: tuple[int, ...]  # their places in the cage, 1-based (() where the catalog gives no cage)
+    lanes: tuple[tuple[int, int], ...]  # their electrical lanes in the cage, first and last, 1-based (() unknown)
+    transceiver: str  # catalog key ("" for none)
+    transceiver_part: str
+
+
+@dataclass(frozen=True, slots=True)
+class PhysicalCable:
+    """One cable to pull (or one fibre of a link that needs several): the logical links it carries and its ends,
+    each end one per cage (a splitter would have several far ends). The BOM counts exactly these."""
+
+    physical_id: str  # the first link's cable_id, with `-F<n>` for fibre n of a link on several fibres
+    links: tuple[Cable, ...]
+    fibre: int  # 0: the link's only cable; else which of `fibres`
+    fibres: int
+    a: tuple[CableEnd, ...]
+    b: tuple[CableEnd, ...]
+
+
+def _node_subs(node_type: NodeType) -> dict[str, int]:
+    """A node's port → its place in its cage: ports sharing a cage in name order (OSFP4P1 before OSFP4P2)."""
+    by_cage: dict[str, list[str]] = defaultdict(list)
+    for group in node_type.ports.values():
+        for port in group.port_list():
+            if port.cage:
+                by_cage[port.cage].append(port.name)
+    return {name: k for names in by_cage.values() for k, name in enumerate(sorted(names), 1)}
+
+
+def _switch_port(model: SwitchModel, platform: str | None, port: str, speed: int) -> SwitchPort | None:
+    found = port_candidates(model, platform).get(port)
+    if not found:
+        return None
+    return next((p for p in found if p.speed_gbps == speed), found[0])
+
+
+_SHEETS: dict[int, tuple[Allocation, tuple[PhysicalCable, ...]]] = {}
+
+
+def physical_cables(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[PhysicalCable, ...]:
+    """Every physical cable of the allocation, in cabling order (by the first link it carries), one per fibre of
+    a link on several fibres and one per twin-port cable carrying several links: the rows of
+    cabling-physical.csv, which the BOM's cable lines count (the same pass makes both)."""
+    hit = _SHEETS.get(id(allocation))
+    if hit is not None and hit[0] is allocation:
+        return hit[1]
+    sheet: list[_Physical] = []
+    _optics(catalog, topology, allocation, sheet)
+    cables, devices = allocation.cables, topology.devices
+    subs: dict[str, dict[str, int]] = {}
+    node_cages: dict[str, dict[str, tuple[str, CageKind]]] = {}
+
+    def one_end(device: str, ports: list[tuple[str, int]], optic: str | None) -> CableEnd:
+        d = devices[device]
+        cage = ""
+        places: list[int] = []
+        lanes: list[tuple[int, int]] = []
+        if d.layer == "node":
+            if d.model not in subs:
+                subs[d.model] = _node_subs(catalog.nodes[d.model])
+                node_cages[d.model] = _node_cages(catalog.nodes[d.model])
+            for port, _ in ports:
+                cage = node_cages[d.model].get(port, (port, None))[0]
+                places.append(subs[d.model].get(port, 1))  # a port with no cage of its own is its cage's only one
+        else:
+            for port, speed in ports:
+                p = _switch_port(catalog.switches[d.model], d.platform, port, speed)
+                if p is None:
+                    cage = port
+                    continue
+                cage = str(p.cage)
+                places.append(p.sub)
+                lanes.append(((p.sub - 1) * p.lanes + 1, p.sub * p.lanes))
+        part = catalog.transceivers[optic].part if optic else ""
+        return CableEnd(device, cage, tuple(p for p, _ in ports), tuple(places), tuple(lanes), optic or "", part)
+
+    def side(links: tuple[Cable, ...], b: bool, optic: str | None) -> tuple[CableEnd, ...]:
+        per_device: dict[str, list[tuple[str, int]]] = {}
+        for c in links:
+            name, port = (c.link.b, c.link.b_port) if b else (c.link.a, c.link.a_port)
+            per_device.setdefault(name, []).append((port, c.link.speed_gbps))
+        return tuple(one_end(name, ports, optic) for name, ports in per_device.items())
+
+    out: list[PhysicalCable] = []
+    for indices, fibre, fibres, a_optic, b_optic in sorted(sheet, key=lambda r: (r[0][0], r[1])):
+        links = tuple(cables[i] for i in indices)
+        pid = links[0].cable_id + (f"-F{fibre}" if fibres > 1 else "")
+        out.append(PhysicalCable(pid, links, fibre, fibres, side(links, False, a_optic), side(links, True, b_optic)))
+    result = tuple(out)
+    if len(_SHEETS) >= 4:
+        _SHEETS.clear()
+    _SHEETS[id(allocation)] = (allocation, result)
+    return result
