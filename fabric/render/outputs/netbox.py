@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from fabric.allocation.allocate import BOND_INTERFACE
+from fabric.allocation.optics import physical_cables
 from fabric.fast import csvtext
 from fabric.pipeline import Build
 from fabric.render.engine import iptext
@@ -352,12 +353,27 @@ class _InterfaceRows(dict[tuple[str, tuple[int, str], str], tuple[str, str, str]
 
 
 def _cables(build: Build) -> list[tuple[str, ...]]:
+    """One row per interface pair: NetBox's CSV cable import takes one termination per side (CableImportForm's
+    `_clean_side` sets `[termination_object]`; a multi-position cable profile can be given only through the API or
+    the UI, by object id), and an interface holds one cable. So a twin-port cable carrying a cage pair's two links
+    is two rows with the physical cable's label (the one printed on it) and "link 1 of 2" in the description, and
+    a link on two fibres one row naming its fibres (cabling-physical.csv has one row per physical cable)."""
     status = CABLE_STATUS[_status(build)]
     interface = "dcim.interface"
+    physical: dict[str, tuple[str, str]] = {}  # cable_id → (label, note), where not the cable's own id alone
+    for p in physical_cables(build.design.catalog, build.topology, build.allocation):
+        if len(p.links) > 1:
+            for k, c in enumerate(p.links, 1):
+                physical[c.cable_id] = (p.physical_id, f", one cable with {len(p.links)} links: link {k}")
+        elif p.fibre == 1 and p.fibres > 1:
+            first = p.links[0].cable_id
+            fibres = ", ".join(f"{first}-F{n}" for n in range(1, p.fibres + 1))
+            physical[first] = (first, f", {p.fibres} fibres {fibres}")
     rows: list[tuple[str, ...]] = []
     for cable in build.allocation.cables:
         link = cable.link
         length = cable.length_m
+        label, note = physical.get(cable.cable_id, (cable.cable_id, ""))
         rows.append(
             (
                 link.a,
@@ -368,10 +384,10 @@ def _cables(build: Build) -> list[tuple[str, ...]]:
                 link.b_port,
                 CABLE_TYPES.get(cable.media_kind, ""),
                 status,
-                cable.cable_id,
+                label,
                 "" if length is None else f"{length:g}",
                 "" if length is None else "m",
-                f"{cable.part} {link.speed_gbps}G {link.fabric} {link.tier}".strip(),
+                f"{cable.part} {link.speed_gbps}G {link.fabric} {link.tier}{note}".strip(),
             )
         )
     return rows

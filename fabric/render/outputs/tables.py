@@ -6,7 +6,9 @@ import csv
 import io
 from collections.abc import Callable, Iterable, Sequence
 
+from fabric.allocation.optics import CableEnd, PhysicalCable, physical_cables
 from fabric.fast import csvtext
+from fabric.model.cable import end_label
 from fabric.pipeline import Build
 from fabric.render.engine import iptext
 from fabric.render.engine.registry import Output, one_file
@@ -40,6 +42,42 @@ CABLING_COLUMNS = (
     "a_hca",
     "a_ib_port",
     "b_ib_port",
+)
+# cabling-physical.csv: one row per physical cable (a fibre of a link on several fibres; a twin-port cable carrying a
+# cage pair's links); a side with several far ends (a splitter) lists them separated by "; "
+PHYSICAL_COLUMNS = (
+    "physical_id",
+    "fabric",
+    "tier",
+    "links",
+    "fibre",
+    "speed_gbps",
+    "media",
+    "media_name",
+    "part",
+    "length_m",
+    "a_rack",
+    "a_u",
+    "a_device",
+    "a_model",
+    "a_cage",
+    "a_cage_ports",
+    "a_cage_lanes",
+    "a_interfaces",
+    "a_transceiver",
+    "a_transceiver_part",
+    "b_rack",
+    "b_u",
+    "b_device",
+    "b_model",
+    "b_cage",
+    "b_cage_ports",
+    "b_cage_lanes",
+    "b_interfaces",
+    "b_transceiver",
+    "b_transceiver_part",
+    "a_label",
+    "b_label",
 )
 IP_PLAN_COLUMNS = ("device", "interface", "address", "peer_device", "peer_interface", "purpose", "fabric")
 ASN_PLAN_COLUMNS = ("device", "fabric", "layer", "asn", "router_id")
@@ -181,6 +219,78 @@ def cabling_csv(build: Build) -> str:
     return csv_text(CABLING_COLUMNS, rows, plain=True)
 
 
+def _cage_text(end: CableEnd) -> str:
+    """`cage 12 port 1/2` (both ports of a twin-port cage), `cage OSFP4 port 2`, `cage nic0`."""
+    ports = f" port {'/'.join(map(str, end.subs))}" if end.subs else ""
+    return f"cage {end.cage}{ports}"
+
+
+def _place(c: PhysicalCable, end: CableEnd, b: bool) -> tuple[str, int | None]:
+    """The rack and U of an end's device, from the first of its links that ends there."""
+    for cable in c.links:
+        if (cable.link.b if b else cable.link.a) == end.device:
+            return (cable.b_rack, cable.b_u) if b else (cable.a_rack, cable.a_u)
+    return "", None
+
+
+def physical_labels(c: PhysicalCable) -> tuple[str, str]:
+    """What is printed on each end of a physical cable: its id, this end (rack-U, device, cage and ports), then the
+    far end(s)."""
+
+    def ends(side: tuple[CableEnd, ...], b: bool) -> str:
+        return "; ".join(f"{end_label(*_place(c, e, b))} {e.device} {_cage_text(e)}" for e in side)
+
+    a, b = ends(c.a, False), ends(c.b, True)
+    return f"{c.physical_id} {a} > {b}", f"{c.physical_id} {b} > {a}"
+
+
+def _joined(side: tuple[CableEnd, ...], value: Callable[[CableEnd], str]) -> str:
+    return "; ".join(value(e) for e in side)
+
+
+def physical_rows(build: Build) -> Iterable[tuple[object, ...]]:
+    """The rows of cabling-physical.csv (and of cabling.xlsx's `physical` sheet)."""
+    models = {name: device.model for name, device in build.topology.devices.items()}
+    lengths = LengthTexts()
+    catalog = build.design.catalog
+    for c in physical_cables(catalog, build.topology, build.allocation):
+        first = c.links[0]
+        link = first.link
+        a_label, b_label = physical_labels(c)
+        row: list[object] = [
+            c.physical_id,
+            link.fabric,
+            link.tier,
+            " ".join(x.cable_id for x in c.links),
+            f"{c.fibre}/{c.fibres}" if c.fibres > 1 else "",
+            link.speed_gbps,
+            first.media_kind,
+            first.media,
+            first.part,
+            lengths[first.length_m],
+        ]
+        for side, b in ((c.a, False), (c.b, True)):
+            places = [_place(c, e, b) for e in side]
+            row += [
+                "; ".join(r for r, _ in places),
+                "; ".join("" if u is None else str(u) for _, u in places),
+                _joined(side, lambda e: e.device),
+                _joined(side, lambda e: models[e.device]),
+                _joined(side, lambda e: e.cage),
+                _joined(side, lambda e: "/".join(map(str, e.subs))),
+                _joined(side, lambda e: " ".join(f"{f}-{t}" for f, t in e.lanes)),
+                _joined(side, lambda e: " ".join(e.ports)),
+                _joined(side, lambda e: e.transceiver),
+                _joined(side, lambda e: e.transceiver_part),
+            ]
+        row += [a_label, b_label]
+        yield tuple(row)
+
+
+def cabling_physical_csv(build: Build) -> str:
+    return csv_text(PHYSICAL_COLUMNS, lambda: physical_rows(build))
+
+
 def csv_columns(header: Sequence[str], columns: Sequence[Sequence[object]]) -> str:
     """`csv_text` of a table given as columns: written in bulk (csvtext), then, only if its text shows a cell
     that could need the apostrophe, again cell by cell."""
@@ -230,6 +340,7 @@ def inventory_csv(build: Build) -> str:
 
 OUTPUTS: tuple[Output, ...] = (
     one_file("cabling", "cabling.csv", cabling_csv, weight=2.4),
+    one_file("cabling-physical", "cabling-physical.csv", cabling_physical_csv, weight=2.4),
     one_file("ip-plan", "ip-plan.csv", ip_plan_csv, together=iptext.PLAN_ADDRESSES, weight=2.0),
     one_file("asn-plan", "asn-plan.csv", asn_plan_csv),
     one_file("inventory", "inventory.csv", inventory_csv),

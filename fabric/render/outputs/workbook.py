@@ -2,7 +2,8 @@
 
 Sheets: `summary` (cables per fabric, tier and medium), one per fabric (frozen header, filters, widths,
 cables sorted by rack and U) and `labels` (both ends of every cable, TIA-606-style identifiers as in
-cabling.csv), ready for label-printer software. Every text cell is written as a string, never a formula.
+cabling.csv), ready for label-printer software, then `physical` (one row per physical cable, as cabling-physical.csv:
+cages, ports in the cage, transceivers). Every text cell is written as a string, never a formula.
 The document's dates are fixed so the same spec gives the same bytes.
 
 Above `documents.split_above` cables, cabling.xlsx holds the summary and a `racks` sheet listing each rack's
@@ -28,6 +29,7 @@ from fabric.render.engine.documents import split
 from fabric.render.engine.memo import per_build
 from fabric.render.engine.registry import Output
 from fabric.render.outputs.cabling_md import UNPLACED, rack_file
+from fabric.render.outputs.tables import PHYSICAL_COLUMNS, physical_rows
 
 FIXED_DATE = datetime(2000, 1, 1)
 COLUMNS = (
@@ -49,6 +51,11 @@ COLUMNS = (
     ("length_m", 8),
     ("a_label", 60),
     ("b_label", 60),
+)
+# the `physical` sheet: cabling-physical.csv's columns (labels wide, names mid, the rest narrow)
+PHYSICAL_WIDTHS = tuple(
+    (c, 60 if c.endswith("label") else 18 if c.endswith(("device", "links", "interfaces", "part")) else 10)
+    for c in PHYSICAL_COLUMNS
 )
 LABEL_COLUMNS = (("cable_id", 16), ("end", 5), ("rack", 7), ("u", 5), ("device", 18), ("port", 10), ("label", 64))
 
@@ -116,13 +123,20 @@ def _table(
         _write(sheet, r, values)
 
 
-def _book(build: Build, title: str, cables: list[Cable], index: list[Sequence[object]] | None = None) -> bytes:
-    """A workbook of `cables` (in rack and U order); with `index`, the summary and the list of workbooks only."""
+def _book(
+    build: Build,
+    title: str,
+    cables: list[Cable],
+    index: list[Sequence[object]] | None = None,
+    physical: list[Sequence[object]] | None = None,
+) -> bytes:
+    """A workbook of `cables` (in rack and U order); with `index`, the summary and the list of workbooks only;
+    with `physical`, a `physical` sheet of those rows (cabling-physical.csv's) after the labels."""
     out = io.BytesIO()
     book = xlsxwriter.Workbook(out, {"constant_memory": True, "strings_to_formulas": False, "strings_to_urls": False})
     book.set_properties({"title": title, "created": FIXED_DATE, "author": "fabric"})
     bold = book.add_format({"bold": True, "bg_color": "#EEEEEE"})
-    taken = {"summary", "labels", "workbooks"}
+    taken = {"summary", "labels", "workbooks", "physical"}
     counts = Counter((c.link.fabric, c.link.tier, c.media or "none") for c in cables)
     summary_rows: list[Sequence[object]] = [
         (fabric, tier, media, counts[(fabric, tier, media)]) for fabric, tier, media in sorted(counts)
@@ -145,12 +159,16 @@ def _book(build: Build, title: str, cables: list[Cable], index: list[Sequence[ob
         label_rows.append((c.cable_id, "A", c.a_rack, c.a_u, c.link.a, c.link.a_port, a_label))
         label_rows.append((c.cable_id, "B", c.b_rack, c.b_u, c.link.b, c.link.b_port, b_label))
     _table(book, "labels", LABEL_COLUMNS, label_rows, bold)
+    if physical is not None:
+        _table(book, "physical", PHYSICAL_WIDTHS, physical, bold)
     book.close()
     return out.getvalue()
 
 
 def cabling_xlsx(build: Build) -> bytes:
-    return _book(build, f"{build.name} cabling", sorted(build.allocation.cables, key=_order))
+    return _book(
+        build, f"{build.name} cabling", sorted(build.allocation.cables, key=_order), physical=list(physical_rows(build))
+    )
 
 
 @per_build  # once per worker, whichever shards it renders
