@@ -1,0 +1,207 @@
+"""The physical cabling sheet (fabric/allocation/optics.py `physical_cables`, cabling-physical.csv) against the BOM
+and the catalog, over every bundled design: every optical end's transceiver fits its cage (connector, thermal top,
+ports per cage) and carries the link's medium and speed; the BOM's transceivers are the cages the sheet fills; its
+cables are the sheet's rows, part by part; no cage carries more links than it has ports. The cage of each end is
+looked up here from the catalog itself (port group → connector, top, ports per cage), not through optics.py."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter, defaultdict
+from functools import cache
+
+import pytest
+
+from fabric.allocation.optics import OPTICAL, CableEnd, PhysicalCable, physical_cables
+from fabric.costing import costing
+from fabric.pipeline import Build
+from fabric.render.outputs.tables import PHYSICAL_COLUMNS, cabling_physical_csv
+from fabric.spec.catalog import port_candidates
+from tests.conftest import DESIGNS, built
+
+BUNDLED = sorted(p.stem for p in DESIGNS.glob("*.yaml"))
+
+Cage = tuple[str, str | None, int | None, int]  # connector, top, ports per cage, logical ports per cage
+
+
+@cache
+def _sheet(design: str) -> tuple[PhysicalCable, ...]:
+    build = built(design)
+    return physical_cables(build.design.catalog, build.topology, build.allocation)
+
+
+def _cage(build: Build, end: CableEnd, port: str, speed: int) -> Cage:
+    """The cage an end's port sits in, from the catalog: the node's port group, or the switch port group of the
+    port in the mode that runs at the link's speed."""
+    catalog, device = build.design.catalog, build.topology.devices[end.device]
+    if device.layer == "node":
+        for group in catalog.nodes[device.model].ports.values():
+            if port in {p.name for p in group.port_list()}:
+                return group.connector, group.top, group.ports_per_cage, group.ports_per_cage or 1
+        raise AssertionError(f"{end.device} {port}: not a port of {device.model}")
+    model = catalog.switches[device.model]
+    found = port_candidates(model, device.platform).get(port)
+    if not found:  # the management port, outside the port groups: an RJ45 jack
+        return "rj45", None, 1, 1
+    p = next((x for x in found if x.speed_gbps == speed), found[0])
+    group = next(g for g in model.ports if g.group == p.group)
+    return group.connector, group.top, group.ports_per_cage, p.breakout
+
+
+def test_the_sheet_is_every_bundled_design() -> None:
+    assert len(BUNDLED) >= 13 and {"roce-512", "sonic-th5-512", "superpod-h100-4su", "lab"} <= set(BUNDLED)
+
+
+@pytest.mark.parametrize("design", BUNDLED)
+def test_every_link_is_on_the_sheet_once_and_its_optics_fit_their_cages(design: str) -> None:
+    build = built(design)
+    catalog = build.design.catalog
+    sheet = _sheet(design)
+    # every logical link is carried: by one cable, or by each of its fibres
+    carried = Counter(c.cable_id for p in sheet for c in p.links)
+    fibres = {c.cable_id: p.fibres for p in sheet for c in p.links}
+    assert carried == {c.cable_id: fibres[c.cable_id] for c in build.allocation.cables}
+    checked = 0
+    for p in sheet:
+        kinds = {c.media_kind for c in p.links}
+        assert len(kinds) == 1 and len({c.part for c in p.links}) == 1 and len({c.length_m for c in p.links}) == 1
+        kind = kinds.pop()
+        for side, b in ((p.a, False), (p.b, True)):
+            for end in side:
+                ports = [(c.link.b_port if b else c.link.a_port, c.link.speed_gbps) for c in p.links]
+                for port, speed in ports:
+                    connector, top, per_cage, _ = _cage(build, end, port, speed)
+                    if kind not in OPTICAL:
+                        assert end.transceiver == "", (p.physical_id, end)  # DAC, ACC, AOC, copper: no optic
+                        continue
+                    assert end.transceiver, f"{design}: {p.physical_id} {end.device} {port} has no transceiver"
+                    part = catalog.transceivers[end.transceiver]
+                    assert part.connector == connector, (p.physical_id, end.device, port)
+                    assert top is None or part.top in (None, top), (p.physical_id, end.device, port, top)
+                    assert per_cage is None or part.ports_per_cage == per_cage, (p.physical_id, end.device)
+                    assert kind in part.media_kinds and speed in part.speeds_gbps, (p.physical_id, speed)
+                    assert end.transceiver_part == part.part
+                    checked += 1
+    # every end of every optical cable was checked, once per link it carries
+    optical = _optical(sheet)
+    assert checked == sum(len(p.links) * (len(p.a) + len(p.b)) for p in optical)
+    assert (checked > 0) == bool(optical)
+
+
+def _optical(sheet: tuple[PhysicalCable, ...]) -> list[PhysicalCable]:
+    return [p for p in sheet if p.links[0].media_kind in OPTICAL]
+
+
+@pytest.mark.parametrize("design", BUNDLED)
+def test_the_boms_cables_are_the_sheets_rows_and_its_transceivers_the_cages_filled(design: str) -> None:
+    build = built(design)
+    lines = costing(build).lines
+    sheet = _sheet(design)
+    bom_cables = Counter()
+    for line in lines:
+        if line.category == "cable":
+            bom_cables[(line.fabric, line.model, line.detail)] += line.count
+    rows = Counter()
+    for p in sheet:
+        c = p.links[0]
+        detail = f"{c.media} {c.length_m:g} m" if c.length_m is not None else (c.media or "none")
+        rows[(c.link.fabric, c.part or c.media or "none", detail)] += 1
+    assert rows == bom_cables
+    assert sum(rows.values()) == len(sheet)
+    # transceivers: one per (device, cage) holding one, per fabric, side and part
+    filled: dict[tuple[str, str, str], set[tuple[str, str]]] = defaultdict(set)
+    for p in sheet:
+        for side in (p.a, p.b):
+            for end in side:
+                if end.transceiver:
+                    node = build.topology.devices[end.device].layer == "node"
+                    key = (p.links[0].link.fabric, "node side" if node else "switch side", end.transceiver)
+                    filled[key].add((end.device, end.cage))
+    bom_optics = {(x.fabric, x.detail, x.model): x.count for x in lines if x.category == "transceiver"}
+    assert bom_optics == {k: len(v) for k, v in filled.items()}
+
+
+@pytest.mark.parametrize("design", BUNDLED)
+def test_no_cage_carries_more_links_than_it_has_ports(design: str) -> None:
+    """A cage carries at most its logical ports (ports per cage where the catalog gives it; a switch cage's mode:
+    2 x 400G, 1 x 800G …), and each port in it once."""
+    build = built(design)
+    per_cage: dict[tuple[str, str], set[str]] = defaultdict(set)
+    limit: dict[tuple[str, str], int] = {}
+    places: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for p in _sheet(design):
+        for side, b in ((p.a, False), (p.b, True)):
+            for end in side:
+                for c in p.links:
+                    port = c.link.b_port if b else c.link.a_port
+                    if port not in end.ports:
+                        continue
+                    _, _, ports_per_cage, logical = _cage(build, end, port, c.link.speed_gbps)
+                    key = (end.device, end.cage)
+                    per_cage[key].add(port)
+                    limit[key] = logical if ports_per_cage is None else min(logical, ports_per_cage)
+                places[(end.device, end.cage)].update(end.subs)
+    over = {k: sorted(v) for k, v in per_cage.items() if len(v) > limit[k]}
+    assert not over, f"{design}: cages over their ports: {dict(list(over.items())[:5])}"
+    assert all(len(places[k]) == len(v) for k, v in per_cage.items() if places[k])  # one place in the cage each
+
+
+def test_a_twin_port_cable_is_one_row_with_both_ports_of_both_cages() -> None:
+    """roce-512's leaf-spine: the two 400G halves of leaf cage 33 go to spine cage 1 on one OSFP-to-OSFP twin-port
+    DAC (LinkX overview: "Twin port, 2x400G OSFP plugs for transceivers, copper DACs and ACCs"): one row, ports 1/2
+    and lanes 1-4, 5-8 on both ends, no transceiver; the logical links stay two rows of cabling.csv."""
+    build = built("roce-512")
+    rows = list(csv.DictReader(io.StringIO(cabling_physical_csv(build))))
+    assert tuple(rows[0]) == PHYSICAL_COLUMNS
+    twin = next(r for r in rows if r["physical_id"] == "compute-0513")
+    assert twin["links"] == "compute-0513 compute-0514"
+    assert (twin["a_device"], twin["a_cage"], twin["a_cage_ports"], twin["a_cage_lanes"]) == (
+        "su1-rail0-leaf",
+        "33",
+        "1/2",
+        "1-4 5-8",
+    )
+    assert (twin["b_device"], twin["b_cage"], twin["b_cage_ports"]) == ("spine01", "1", "1/2")
+    assert twin["a_interfaces"] == "swp33s0 swp33s1" and twin["a_transceiver_part"] == ""
+    assert twin["a_label"].endswith("su1-rail0-leaf cage 33 port 1/2 > B08-U17 spine01 cage 1 port 1/2")
+    assert not any(r["physical_id"] == "compute-0514" for r in rows)  # the second link has no cable of its own
+    leaf_spine = [r for r in rows if r["tier"] == "leaf-spine"]
+    assert len(leaf_spine) == 256 and all(len(r["links"].split()) == 2 for r in leaf_spine)
+    # a node-leaf fibre: one link, one fibre, the single-port flat module at the NIC and the finned twin-port at the
+    # leaf, in port 1 of cage 1 (lanes 1-4)
+    first = rows[0]
+    assert (first["links"], first["fibre"], first["a_transceiver_part"], first["b_transceiver_part"]) == (
+        "compute-0001",
+        "",
+        "MMA4Z00-NS400",
+        "MMA4Z00-NS",
+    )
+    assert (first["b_cage"], first["b_cage_ports"], first["b_cage_lanes"]) == ("1", "1", "1-4")
+
+
+def test_an_800g_link_between_twin_port_modules_is_two_fibre_rows() -> None:
+    """sonic-th5-512: an 800G link between twin-port 2 x SR4 modules is two 4-lane links over two MPO-12/APC fibres
+    ("Twin-Port transceivers require ordering two fibers": MMS4X00-NM application overview): two rows, F1 and F2,
+    each labelled; the 800G port is the whole cage (lanes 1-8)."""
+    build = built("sonic-th5-512")
+    rows = list(csv.DictReader(io.StringIO(cabling_physical_csv(build))))
+    first = [r for r in rows if r["links"] == "compute-0001"]
+    assert [r["physical_id"] for r in first] == ["compute-0001-F1", "compute-0001-F2"]
+    assert [r["fibre"] for r in first] == ["1/2", "2/2"]
+    assert first[0]["b_cage_lanes"] == "1-8" and first[0]["b_cage_ports"] == "1"
+    assert first[0]["a_label"].startswith("compute-0001-F1 ") and first[1]["a_label"].startswith("compute-0001-F2 ")
+    assert len(rows) == 1702  # 678 fibre links x 2 + 160 DAC + 186 ACC, as the BOM (test_optics)
+
+
+def test_a_dgx_cage_port_is_its_place_in_the_twin_port_cage() -> None:
+    """DGX H100 user guide port map: OSFP4P2 is port 2 of cage OSFP4 (the flat-top twin-port module there)."""
+    sheet = _sheet("superpod-h100-4su")
+    end = sheet[0].a[0]
+    assert (end.device, end.cage, end.ports, end.subs, end.transceiver_part) == (
+        "dgx001",
+        "OSFP4",
+        ("OSFP4P2",),
+        (2,),
+        "MMA4Z00-NS-FLT",
+    )
