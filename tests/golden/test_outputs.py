@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from fabric import render_all
-from fabric.render.outputs.tables import CABLING_COLUMNS, IP_PLAN_COLUMNS
+from fabric.render.outputs.tables import CABLING_COLUMNS, IP_PLAN_COLUMNS, PHYSICAL_COLUMNS
 from tests.conftest import INTENT, REPO, built, has_name
 
 GOLDEN = REPO / "tests" / "golden"
@@ -40,6 +40,13 @@ CABLING_CONTRACT = [
     "a_label",
     "b_label",
 ]
+# cabling-physical.csv (issue 25): one row per physical cable; these columns, as written, are its contract
+PHYSICAL_CONTRACT = (
+    "physical_id,fabric,tier,links,fibre,speed_gbps,media,media_name,part,length_m,"
+    "a_rack,a_u,a_device,a_model,a_cage,a_cage_ports,a_cage_lanes,a_interfaces,a_transceiver,a_transceiver_part,"
+    "b_rack,b_u,b_device,b_model,b_cage,b_cage_ports,b_cage_lanes,b_interfaces,b_transceiver,b_transceiver_part,"
+    "a_label,b_label"
+).split(",")
 IP_CONTRACT = ["device", "interface", "address", "peer_device", "peer_interface", "purpose"]
 # Laid-out pictures (and what embeds them) depend on the installed graphviz and are checked by content
 # in tests/unit/render/test_pictures.py; their DOT sources and every text output are golden.
@@ -121,7 +128,9 @@ def _rows(design: str, name: str) -> list[dict[str, str]]:
 def test_csv_leading_columns_are_the_contract() -> None:
     assert list(CABLING_COLUMNS[: len(CABLING_CONTRACT)]) == CABLING_CONTRACT
     assert list(IP_PLAN_COLUMNS[: len(IP_CONTRACT)]) == IP_CONTRACT
+    assert list(PHYSICAL_COLUMNS[: len(PHYSICAL_CONTRACT)]) == PHYSICAL_CONTRACT
     files = render_all(built("superpod-h100-4su"))
+    assert files["cabling-physical.csv"].decode().splitlines()[0].split(",")[:32] == PHYSICAL_CONTRACT
     assert files["cabling.csv"].decode().splitlines()[0].split(",")[:19] == CABLING_CONTRACT
     assert files["ip-plan.csv"].decode().splitlines()[0].split(",")[:6] == IP_CONTRACT
 
