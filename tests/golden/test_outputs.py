@@ -41,12 +41,40 @@ CABLING_CONTRACT = [
     "b_label",
 ]
 # cabling-physical.csv (issue 25): one row per physical cable; these columns, as written, are its contract
-PHYSICAL_CONTRACT = (
-    "physical_id,fabric,tier,links,fibre,speed_gbps,media,media_name,part,length_m,"
-    "a_rack,a_u,a_device,a_model,a_cage,a_cage_ports,a_cage_lanes,a_interfaces,a_transceiver,a_transceiver_part,"
-    "b_rack,b_u,b_device,b_model,b_cage,b_cage_ports,b_cage_lanes,b_interfaces,b_transceiver,b_transceiver_part,"
-    "a_label,b_label"
-).split(",")
+PHYSICAL_CONTRACT = [
+    "physical_id",
+    "fabric",
+    "tier",
+    "links",
+    "fibre",
+    "speed_gbps",
+    "media",
+    "media_name",
+    "part",
+    "length_m",
+    "a_rack",
+    "a_u",
+    "a_device",
+    "a_model",
+    "a_cage",
+    "a_cage_ports",
+    "a_cage_lanes",
+    "a_interfaces",
+    "a_transceiver",
+    "a_transceiver_part",
+    "b_rack",
+    "b_u",
+    "b_device",
+    "b_model",
+    "b_cage",
+    "b_cage_ports",
+    "b_cage_lanes",
+    "b_interfaces",
+    "b_transceiver",
+    "b_transceiver_part",
+    "a_label",
+    "b_label",
+]
 IP_CONTRACT = ["device", "interface", "address", "peer_device", "peer_interface", "purpose"]
 # Laid-out pictures (and what embeds them) depend on the installed graphviz and are checked by content
 # in tests/unit/render/test_pictures.py; their DOT sources and every text output are golden.

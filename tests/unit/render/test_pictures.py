@@ -336,7 +336,7 @@ def test_cabling_workbook() -> None:
     build = built("superpod-h100-4su")
     data = render_all(build)["cabling.xlsx"]
     book = openpyxl.load_workbook(io.BytesIO(data))
-    assert book.sheetnames == ["summary", "compute", "storage", "inband", "oob", "labels"]
+    assert book.sheetnames == ["summary", "compute", "storage", "inband", "oob", "labels", "physical"]
     per_fabric = {
         key: sum(1 for c in build.allocation.cables if c.link.fabric == key) for key in build.topology.fabrics
     }
@@ -358,6 +358,11 @@ def test_cabling_workbook() -> None:
     assert (label_rows[(first.cable_id, "A")], label_rows[(first.cable_id, "B")]) == first.labels()
     summary = list(book["summary"].iter_rows(min_row=2, values_only=True))
     assert summary[-1] == ("total", None, None, len(build.allocation.cables))
+    physical = book["physical"]  # cabling-physical.csv's rows: one per physical cable, the BOM's count
+    sheet_rows = list(physical.iter_rows(values_only=True))
+    assert sheet_rows[0][:2] == ("physical_id", "fabric") and sheet_rows[0][-1] == "b_label"
+    assert len(sheet_rows) - 1 == sum(line.count for line in costing(build).lines if line.category == "cable")
+    assert len(sheet_rows) - 1 == len(build.allocation.cables)  # 4-SU: no twin-port copper, no 800G fibre pairs
     formulas = [c for s in book.worksheets for row in s.iter_rows() for c in row if c.data_type == "f"]
     assert formulas == []
 
