@@ -29,6 +29,7 @@ _End = tuple[str, "Transceiver | None", "str | None", CageKind]  # cage, transce
 # a physical cable as the counts take it: its links (indices into allocation.cables), its fibre number (0: not one
 # of several fibres of a link) and the link's fibres, and both ends' transceivers (catalog keys; None: none)
 _Physical = tuple[tuple[int, ...], int, int, "str | None", "str | None"]
+_Shape = tuple[str, tuple[str, ...], tuple[int, ...], tuple[tuple[int, int], ...], str, str]
 
 
 @dataclass(frozen=True)
@@ -212,6 +213,8 @@ class CableEnd:
     electrical lanes, and the transceiver in the cage (none for DAC, ACC, AOC and copper)."""
 
     device: str
+    rack: str
+    u: int | None
     cage: str  # a switch's faceplate cage number ("12"); a node's cage ("OSFP4"); else the port's own name
     ports: tuple[str, ...]  # the logical ports (interface names) it carries
     subs: tuple[int, ...]  # their places in the cage, 1-based (() where the catalog gives no cage)
@@ -265,37 +268,57 @@ def physical_cables(catalog: Catalog, topology: Topology, allocation: Allocation
     cables, devices = allocation.cables, topology.devices
     subs: dict[str, dict[str, int]] = {}
     node_cages: dict[str, dict[str, tuple[str, CageKind]]] = {}
+    # (model, platform, ports with speeds, transceiver) → the end's cage, places, lanes, transceiver and part: a few
+    # hundred distinct at 100k GPUs
+    shapes: dict[tuple[str, str | None, tuple[tuple[str, int], ...], str | None], _Shape] = {}
 
-    def one_end(device: str, ports: list[tuple[str, int]], optic: str | None) -> CableEnd:
-        d = devices[device]
+    def shape(
+        model: str, platform: str | None, node: bool, ports: tuple[tuple[str, int], ...], optic: str | None
+    ) -> _Shape:
+        key = (model, platform, ports, optic)
+        found = shapes.get(key)
+        if found is not None:
+            return found
         cage = ""
         places: list[int] = []
         lanes: list[tuple[int, int]] = []
-        if d.layer == "node":
-            if d.model not in subs:
-                subs[d.model] = _node_subs(catalog.nodes[d.model])
-                node_cages[d.model] = _node_cages(catalog.nodes[d.model])
+        if node:
+            if model not in subs:
+                subs[model] = _node_subs(catalog.nodes[model])
+                node_cages[model] = _node_cages(catalog.nodes[model])
             for port, _ in ports:
-                cage = node_cages[d.model].get(port, (port, None))[0]
-                places.append(subs[d.model].get(port, 1))  # a port with no cage of its own is its cage's only one
+                cage = node_cages[model].get(port, (port, None))[0]
+                places.append(subs[model].get(port, 1))  # a port with no cage of its own is its cage's only one
         else:
             for port, speed in ports:
-                p = _switch_port(catalog.switches[d.model], d.platform, port, speed)
-                if p is None:
+                p = _switch_port(catalog.switches[model], platform, port, speed)
+                if p is None:  # the management port
                     cage = port
                     continue
                 cage = str(p.cage)
                 places.append(p.sub)
                 lanes.append(((p.sub - 1) * p.lanes + 1, p.sub * p.lanes))
         part = catalog.transceivers[optic].part if optic else ""
-        return CableEnd(device, cage, tuple(p for p, _ in ports), tuple(places), tuple(lanes), optic or "", part)
+        found = shapes[key] = (cage, tuple(p for p, _ in ports), tuple(places), tuple(lanes), optic or "", part)
+        return found
 
     def side(links: tuple[Cable, ...], b: bool, optic: str | None) -> tuple[CableEnd, ...]:
-        per_device: dict[str, list[tuple[str, int]]] = {}
+        per_device: dict[str, tuple[str, int | None, list[tuple[str, int]]]] = {}
         for c in links:
-            name, port = (c.link.b, c.link.b_port) if b else (c.link.a, c.link.a_port)
-            per_device.setdefault(name, []).append((port, c.link.speed_gbps))
-        return tuple(one_end(name, ports, optic) for name, ports in per_device.items())
+            link = c.link
+            name, port = (link.b, link.b_port) if b else (link.a, link.a_port)
+            here = per_device.get(name)
+            if here is None:
+                here = per_device[name] = (c.b_rack, c.b_u, []) if b else (c.a_rack, c.a_u, [])
+            here[2].append((port, link.speed_gbps))
+        ends = []
+        for name, (rack, u, ports) in per_device.items():
+            d = devices[name]
+            node = d.layer == "node"
+            ends.append(
+                CableEnd(name, rack, u, *shape(d.model, None if node else d.platform, node, tuple(ports), optic))
+            )
+        return tuple(ends)
 
     out: list[PhysicalCable] = []
     for indices, fibre, fibres, a_optic, b_optic in sorted(sheet, key=lambda r: (r[0][0], r[1])):
