@@ -188,7 +188,9 @@ def _with_domains(
     if any(n not in covered for s in lowest for n in s.nodes):
         return levels, False  # a switch with loose nodes and domains: Slurm's tree wants one or the other
     level0 = tuple(
-        LogicalSwitch(d.name, 0, "nvlink", (), (), d.nodes, 0, d.system) for s in lowest for d in inside.get(s.name, ())
+        LogicalSwitch(d.name, 0, "nvlink", (), (), d.nodes, s.speed_gbps, d.system)  # its nodes' links: the switch's
+        for s in lowest
+        for d in inside.get(s.name, ())
     )
     shifted = tuple(
         tuple(

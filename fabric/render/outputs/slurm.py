@@ -58,11 +58,13 @@ def _explanation(build: Build, loc: Locality) -> list[str]:
         ]
     if ft.rail_optimized:
         rails = max(len(s.members) for s in loc.levels[0])
-        first = (
-            "The domain's switch: its scalable unit's (SU's) rail leaves merged. In a"
-            if loc.domain_level and loc.levels[0][0].members
-            else "Lowest level: one logical switch per scalable unit (SU), its rail leaves merged. In a"
-        )
+        first = "Lowest level: one logical switch per scalable unit (SU), its rail leaves merged. In a"
+        if loc.domain_level:
+            first = (
+                "The domain's switch: its scalable unit's (SU's) rail leaves merged. In a"
+                if loc.levels[0][0].members
+                else "Above the domains: one logical switch per scalable unit (SU), its rail leaves merged. In a"
+            )
         lines += [
             first,
             f"rail-optimized fabric every node of an SU connects to all {rails} leaves of that SU; listed",

@@ -164,6 +164,7 @@ def test_domains_below_a_larger_switch_group_are_a_level_of_their_own() -> None:
     loc = locality(build.design, build.topology)  # (oversubscribed now: an error, not the point here)
     assert loc is not None and loc.domain_level
     assert len(loc.levels[0]) == 8 and all(s.layer == "nvlink" and len(s.nodes) == 18 for s in loc.levels[0])
+    assert {s.speed_gbps for s in loc.levels[0]} == {400}  # the trays' links, as topology.conf's LinkSpeed
     assert len(loc.levels[1]) == 4 and all(len(s.children) == 2 and s.level == 1 for s in loc.levels[1])
     assert not [f for f in build.findings if f.code.startswith("nvlink-")]
 
