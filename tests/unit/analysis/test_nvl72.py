@@ -123,9 +123,22 @@ def test_kubernetes_labels_carry_the_domain() -> None:
     nodes = list(yaml.safe_load_all(_files()["k8s/node-labels.yaml"]))
     tier0 = Counter(n["metadata"]["labels"]["fabric.topograph.run/tier-0"] for n in nodes)
     assert len(tier0) == 8 and set(tier0.values()) == {18} and "nvl-a01" in tier0
+    domain = Counter(n["metadata"]["labels"]["fabric.topology/nvlink-domain"] for n in nodes)
+    assert domain == tier0  # the NVLink-domain label: the same grouping under a key of its own
     hypernodes = [h for h in yaml.safe_load_all(_files()["k8s/volcano-hypernodes.yaml"]) if h]
     lowest = [h for h in hypernodes if h["spec"]["tier"] == 1]
     assert sorted(h["metadata"]["name"] for h in lowest) == sorted(tier0)
+    assert {h["spec"]["tierName"] for h in lowest} == {"nvlink"}
+    kueue = list(yaml.safe_load_all(_files()["k8s/kueue-topology.yaml"]))
+    levels = [level["nodeLabel"] for level in kueue[0]["spec"]["levels"]]
+    assert levels[-2:] == ["fabric.topograph.run/tier-0", "kubernetes.io/hostname"]  # the domain, then the host
+
+
+def test_no_domain_label_on_other_designs_or_when_switched_off() -> None:
+    text = render_all(built("superpod-h100-1su"))["k8s/node-labels.yaml"].decode()
+    assert "nvlink-domain" not in text
+    build = _variant("addressing:", "exports: {kubernetes: {nvlink_label: null}}\naddressing:")
+    assert "nvlink-domain" not in render_all(build)["k8s/node-labels.yaml"].decode()
 
 
 def test_imex_nodes_files_are_the_trays_inband_addresses() -> None:
