@@ -198,3 +198,23 @@ def test_a_rack_short_of_trays_is_a_warning_naming_the_power() -> None:
     assert partial[0].path == "nodes[group=gpu].per_rack"
     assert "132.0 kW" in partial[0].hint
     assert not [f for f in built(DESIGN).findings if f.code == "nvlink-domain-partial"]
+
+
+def test_plan_candidates_come_in_whole_nvl72_racks() -> None:
+    from fabric.plan.candidates import Request, enumerate_candidates, node_count
+    from fabric.plan.document import spec_data
+
+    catalog = builtin_catalog()
+    tray = catalog.nodes["dgx-gb200-tray"]
+    assert node_count(tray, 100) == 36 and node_count(tray, 72) == 18  # GPUs in multiples of the domain
+    assert node_count(catalog.nodes["dgx-b200"], 100) == 13
+    request = Request(gpus=100, nodes=("dgx-gb200-tray",), technologies=("infiniband",), switches=("qm9700",))
+    rail = [c for c in enumerate_candidates(catalog, request) if c.rail_optimized]
+    assert rail and {c.scalable_unit for c in rail} == {18}
+    data = spec_data(rail[0], 100, catalog)
+    assert data["nodes"][0]["count"] == 36 and data["nodes"][0]["per_rack"] == 18
+    assert data["racks"]["power_kw"] == 132
+    build = build_fabric(load_spec_text(yaml.safe_dump(data), "plan.yaml", DESIGNS))
+    loc = locality(build.design, build.topology)
+    assert loc is not None and loc.domain_level and len(loc.domains) == 2
+    assert not [f for f in build.findings if f.code.startswith("nvlink-")]
