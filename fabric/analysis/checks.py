@@ -321,6 +321,43 @@ def check_racks(ctx: Context) -> Iterator[Finding]:
         )
 
 
+def check_nvlink(ctx: Context) -> Iterator[Finding]:
+    """Rack-scale NVLink systems: every rack holds a whole domain, and the domains nest in the scheduler's tree."""
+    from fabric.analysis.locality import locality
+
+    loc = locality(ctx.design, ctx.topology)
+    if loc is None or not loc.domains:
+        return
+    short = [d for d in loc.domains if len(d.nodes) != d.trays]
+    if short:
+        d = short[0]
+        tray_w = ctx.topology.devices[d.nodes[0]].power_w
+        budget_kw = ctx.design.spec.racks.power_kw
+        need_kw = d.trays * tray_w / 1000
+        hint = f"set per_rack: {d.trays} and a count that is a multiple of {d.trays}"
+        if need_kw > budget_kw + TOLERANCE:
+            hint = f"a full rack draws {need_kw:.1f} kW: raise racks.power_kw to at least that, and {hint}"
+        yield warning(
+            "nvlink-domain-partial",
+            f"nodes[group={d.group}].per_rack",
+            f"{len(short)} rack(s) of {d.system} hold a different number of trays than the system's {d.trays}; "
+            f"first: rack {d.rack} with {len(d.nodes)} of group `{d.group}`",
+            hint,
+        )
+    if loc.levels and not loc.domain_level:
+        lowest = {n: s.name for s in loc.levels[0] for n in s.nodes}
+        split = [d for d in loc.domains if len({lowest.get(n) for n in d.nodes}) > 1]
+        if split:
+            d = split[0]
+            yield warning(
+                "nvlink-domain-split",
+                f"fabrics.{loc.fabric}.topology",
+                f"{len(split)} NVLink domain(s) span several lowest switch groups of fabric `{loc.fabric}`, so the "
+                f"scheduler exports have no domain level; first: {d.name} ({len(d.nodes)} trays)",
+                f"set scalable_unit to {d.trays} (or a multiple) so that a rack's trays share their leaves",
+            )
+
+
 CHECKS: dict[str, Check] = {
     "ports": check_ports,
     "oversubscription": check_oversubscription,
@@ -331,6 +368,7 @@ CHECKS: dict[str, Check] = {
     "connectivity": check_connectivity,
     "rails": check_rails,
     "racks": check_racks,
+    "nvlink": check_nvlink,
 }
 
 

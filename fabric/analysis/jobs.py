@@ -11,13 +11,15 @@ cut in halves; a leaf's failure takes its nodes' ports with it, as in figures.py
 
 It is a bound from capacities, not a model of traffic: no congestion control, no NCCL algorithm (ring, tree,
 PXN), no ECMP hash collisions, no NVLink. A one-node job's figure is its NIC rate per GPU: its GPUs talk over
-NVLink and the network takes whatever the NICs send.
+NVLink and the network takes whatever the NICs send. Likewise a job inside one NVLink domain of a rack-scale
+system (`nvlink`: DGX GB200 NVL72, 18 trays): its GPUs talk over NVLink, the traffic between them does not touch
+this scale-out fabric; its figure is what the fabric would carry, not what the job needs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 # the bisection's own switch graph, cuts, damaged graphs and flow: one machinery for both figures, on the engine
@@ -46,6 +48,7 @@ class JobBandwidth:
     intact_gbps_per_gpu: float
     failure_gbps_per_gpu: float
     failure: str | None  # the element whose loss costs this job most; None when no loss lowers it
+    nvlink: bool = False  # the job fits in one NVLink domain: its GPUs talk over NVLink, not over this fabric
 
     @property
     def intact_pct(self) -> float:
@@ -62,6 +65,8 @@ class JobTable:
 
     fabric: str
     rows: tuple[JobBandwidth, ...]
+    nvlink_system: str = ""  # the rack-scale NVLink system of the scheduler nodes' domains; "" when none
+    nvlink_domain_gpus: int = 0  # GPUs of the smallest domain
 
 
 def job_sizes(total: int) -> list[int]:
@@ -117,11 +122,16 @@ def job_bandwidth(
     counts = [min(k, len(nodes)) for k in sizes or job_sizes(len(nodes))]
     prefix = _prefixes(nodes, ports, gpus, len(sg.names), {b for k in counts for b in (k, k // 2)})
     spans = _spans(loc, nodes)
+    domains = {d.name for d in loc.domains} if loc.domain_level else set()
     rows = []
     for k in counts:
         span = next((name for name, held in spans if held >= k), "")
-        rows.append(_job(cut, k, span, prefix, failures))
-    return JobTable(loc.fabric, tuple(rows))
+        row = _job(cut, k, span, prefix, failures)
+        rows.append(replace(row, nvlink=True) if span in domains else row)
+    if not loc.domains:
+        return JobTable(loc.fabric, tuple(rows))
+    smallest = min(d.gpus for d in loc.domains)
+    return JobTable(loc.fabric, tuple(rows), loc.domains[0].system, smallest)
 
 
 def _spans(loc: Locality, nodes: list[str]) -> list[tuple[str, int]]:

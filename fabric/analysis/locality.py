@@ -6,12 +6,18 @@ level: the leaves that share a node are merged into one logical switch (the SU),
 merger does. Above that, the switches of the next layer whose children are the same logical switches are
 merged (a spine group, a pod's spines, a core group). Planes are parallel copies, not a level: their leaves
 share the nodes and so merge, and their spines then have the same children and merge too.
+
+A rack-scale NVLink system (a node type with `rack_system`, DGX GB200 NVL72) makes each rack's trays of one node
+group an NVLink domain: GPUs that talk over NVLink, not over this fabric. The domain is the lowest level: when
+the lowest logical switches are the domains (a rail-aligned rack: its rail leaves merge into one), they take the
+domains' names; when a logical switch holds several domains, the domains become a level below it. A domain
+whose trays sit under several lowest switches is no level (analysis checks report it); it stays in `domains`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fabric.model.topology import LAYER_RANK, FabricTopology, Topology
 from fabric.spec.loader import Design
@@ -29,6 +35,20 @@ class LogicalSwitch:
     children: tuple[str, ...]  # logical switches below (level > 0), in physical order
     nodes: tuple[str, ...]  # every scheduler node below it, in node order
     speed_gbps: int  # fastest link from its members down to its children or nodes
+    nvlink: str = ""  # an NVLink domain: its rack-scale system's name (`DGX GB200 NVL72`); "" for a switch
+
+
+@dataclass(frozen=True)
+class NvlinkDomain:
+    """The trays of one node group in one rack of a rack-scale NVLink system: one NVLink domain."""
+
+    name: str
+    system: str  # the rack-scale system (`DGX GB200 NVL72`)
+    rack: str
+    group: str
+    nodes: tuple[str, ...]  # in node order
+    gpus: int
+    trays: int  # the system's trays per domain: `nodes` is short of it in a partly filled rack
 
 
 @dataclass(frozen=True)
@@ -40,6 +60,8 @@ class Locality:
     nodes: tuple[str, ...]  # scheduler nodes, in design order
     levels: tuple[tuple[LogicalSwitch, ...], ...]  # levels[0] is the lowest, each in physical order
     unplaced: tuple[str, ...]  # scheduler nodes on no leaf of the fabric
+    domains: tuple[NvlinkDomain, ...] = ()  # NVLink domains of the scheduler nodes, in node order
+    domain_level: bool = False  # the domains are levels[0]
 
     @property
     def switches(self) -> tuple[LogicalSwitch, ...]:
@@ -103,7 +125,83 @@ def locality(design: Design, topology: Topology) -> Locality | None:
     ft = topology.fabrics[key]
     levels = _levels(topology, ft, set(nodes), nodes)
     placed = {n for s in levels[0] for n in s.nodes} if levels else set()
-    return Locality(key, groups, nodes, levels, tuple(n for n in nodes if n not in placed))
+    domains = nvlink_domains(design, topology, nodes)
+    levels, domain_level = _with_domains(levels, domains)
+    return Locality(key, groups, nodes, levels, tuple(n for n in nodes if n not in placed), domains, domain_level)
+
+
+def nvlink_domains(design: Design, topology: Topology, nodes: tuple[str, ...]) -> tuple[NvlinkDomain, ...]:
+    """The NVLink domains among `nodes`: per node group and rack, the trays of a rack-scale system."""
+    node_types = design.catalog.nodes
+    types = {g.group: g.type for g in design.spec.nodes}
+    devices = topology.devices
+    found: dict[tuple[str, str], list[str]] = {}
+    for name in nodes:
+        device = devices[name]
+        group = device.group or ""
+        if device.rack is None or group not in types or node_types[types[group]].rack_system is None:
+            continue
+        found.setdefault((group, device.rack), []).append(name)
+    several = len({g for g, _ in found}) > 1
+    out = []
+    for (group, rack), members in found.items():
+        node_type = node_types[types[group]]
+        system = node_type.rack_system
+        assert system is not None
+        name = f"nvl-{group}-{rack}" if several else f"nvl-{rack}"
+        out.append(
+            NvlinkDomain(
+                name.lower(), system.name, rack, group, tuple(members), node_type.gpus * len(members), system.trays
+            )
+        )
+    return tuple(out)
+
+
+def _with_domains(
+    levels: tuple[tuple[LogicalSwitch, ...], ...], domains: tuple[NvlinkDomain, ...]
+) -> tuple[tuple[tuple[LogicalSwitch, ...], ...], bool]:
+    """The levels with the NVLink domains as the lowest, when they nest in the lowest logical switches."""
+    if not levels or not domains:
+        return levels, False
+    lowest = levels[0]
+    home: dict[str, str] = {n: s.name for s in lowest for n in s.nodes}
+    inside: dict[str, list[NvlinkDomain]] = {}
+    for d in domains:
+        owners = {home.get(n) for n in d.nodes}
+        if len(owners) != 1 or None in owners:
+            return levels, False  # a domain across switches (or off the fabric): no level
+        inside.setdefault(owners.pop() or "", []).append(d)
+    covered = {n for d in domains for n in d.nodes}
+    same = all(len(inside.get(s.name, ())) == 1 and set(s.nodes) <= covered for s in lowest)
+    if same:  # the lowest switches are the domains: they take the domains' names
+        renamed = {s.name: inside[s.name][0] for s in lowest}
+        level0 = tuple(
+            replace(s, name=renamed[s.name].name, nodes=renamed[s.name].nodes, nvlink=renamed[s.name].system)
+            for s in lowest
+        )
+        upper = tuple(
+            tuple(replace(s, children=tuple(renamed[c].name if c in renamed else c for c in s.children)) for s in level)
+            for level in levels[1:]
+        )
+        return (level0, *upper), True
+    # a level below: each lowest switch over its domains and the nodes it holds outside any domain
+    if any(n not in covered for s in lowest for n in s.nodes):
+        return levels, False  # a switch with loose nodes and domains: Slurm's tree wants one or the other
+    level0 = tuple(
+        LogicalSwitch(d.name, 0, "nvlink", (), (), d.nodes, s.speed_gbps, d.system)  # its nodes' links: the switch's
+        for s in lowest
+        for d in inside.get(s.name, ())
+    )
+    shifted = tuple(
+        tuple(
+            replace(
+                s, level=s.level + 1, children=tuple(d.name for d in inside.get(s.name, ())) if i == 0 else s.children
+            )
+            for s in level
+        )
+        for i, level in enumerate(levels)
+    )
+    return (level0, *shifted), True
 
 
 def _levels(

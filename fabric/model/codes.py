@@ -158,6 +158,21 @@ CODES: tuple[Code, ...] = (
     _c("disconnected", "error", "analysis", "a fabric is one connected island", "cable the islands together"),
     _c("rack-space", "error", "topology analysis", "rack units, without overlaps", "more racks, or fewer per rack"),
     _c("rack-power", "error", "analysis", "power per rack", "more racks, or a higher power_kw"),
+    _c(
+        "nvlink-domain-partial",
+        "warning",
+        "analysis",
+        "a rack-scale NVLink system's rack holds all its compute trays (DGX GB200 NVL72: 18), one NVLink domain",
+        "set the group's per_rack to the system's trays and its count to a multiple of them",
+    ),
+    _c(
+        "nvlink-domain-split",
+        "warning",
+        "analysis",
+        "an NVLink domain's trays sit under one lowest switch group of the scheduler fabric, so that Slurm's blocks, "
+        "the Kubernetes levels and job placement see the domain",
+        "make the scalable unit the system's trays (or a multiple of them), so that a rack's trays share their leaves",
+    ),
     # ---- allocation
     _c(
         "address-pool",

@@ -56,7 +56,20 @@ class Request:
 
 
 def node_count(node: NodeType, gpus: int) -> int:
+    """Nodes for `gpus` GPUs; a rack-scale system's trays in whole racks (NVLink domains of 72 GPUs)."""
+    system = node.rack_system
+    if system is not None:
+        return math.ceil(gpus / system.gpus) * system.trays
     return math.ceil(gpus / node.gpus)
+
+
+def _su_nodes(node: NodeType, down: int, per_rail: int) -> int:
+    """Nodes per SU that fill a rail leaf's down ports; a rack-scale system's: whole racks of trays, so that an
+    NVLink domain's trays share their leaves (at least one rack)."""
+    system = node.rack_system
+    if system is None:
+        return down // per_rail
+    return system.trays * max(1, down // (per_rail * system.trays))
 
 
 def _node_speed(node: NodeType, technology: str) -> int | None:
@@ -110,7 +123,7 @@ def enumerate_candidates(catalog: Catalog, request: Request) -> list[Candidate]:
                                 if rail and not per_rail:
                                     continue
                                 sus: Sequence[int | None] = (
-                                    (request.scalable_units or (down // per_rail,)) if rail else (None,)
+                                    (request.scalable_units or (_su_nodes(node, down, per_rail),)) if rail else (None,)
                                 )
                                 for su in sus:
                                     out.append(

@@ -6,6 +6,7 @@ exactly that data: `fabric plan --write` writes the text that was built.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import yaml
@@ -55,12 +56,18 @@ def spec_data(candidate: Candidate, gpus: int, catalog: Catalog) -> dict[str, An
     }
     if candidate.technology == "ethernet":
         fabric["speed_gbps"] = candidate.speed_gbps
-    rack_kw = max(40.0, float(4 * node.power_w) / 1000)
+    system = node.rack_system
+    # a rack-scale system's rack holds its trays (one NVLink domain) and draws the system's power
+    rack_kw = float(math.ceil(system.power_kw)) if system else max(40.0, float(4 * node.power_w) / 1000)
+    group: dict[str, Any] = {"group": "gpu", "type": candidate.node, "count": count}
+    if system is not None:
+        group["per_rack"] = system.trays
+    group["name"] = "gpu{index:05d}"
     data: dict[str, Any] = {
         "name": spec_name(candidate, gpus),
         "description": f"{count * node.gpus} GPUs: {candidate.label} (fabric plan)",
         "racks": {"rows": ["A", "B", "C", "D", "E", "F", "G", "H"], "power_kw": round(rack_kw, 1)},
-        "nodes": [{"group": "gpu", "type": candidate.node, "count": count, "name": "gpu{index:05d}"}],
+        "nodes": [group],
         "fabrics": {"compute": fabric},
         "addressing": dict(ADDRESSING),
     }
@@ -86,6 +93,12 @@ def spec_yaml(candidate: Candidate, gpus: int, catalog: Catalog, why: str = "") 
     sections = [
         ("", {k: data[k] for k in ("name", "description")}),
         (
+            f"# Racks: eight rows; a rack's power budget fits one {node.rack_system.name} rack "
+            f"({node.rack_system.trays} trays, one NVLink domain).",
+            {"racks": data["racks"]},
+        )
+        if node.rack_system
+        else (
             "# Racks: eight rows; a rack's power budget fits four nodes (placeholder: set your own).",
             {"racks": data["racks"]},
         ),

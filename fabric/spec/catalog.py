@@ -229,6 +229,34 @@ class NodePortGroup(StrictModel):
         return [NodePort(name=self.name.format(n=i + 1)) for i in range(self.count)]
 
 
+class RackSystem(StrictModel):
+    """The rack-scale NVLink system a node type is one compute tray of (DGX GB200 NVL72): its `trays` stand in
+    one rack and form one NVLink domain. The NVLink switch trays, in-rack management switches and power shelves
+    are part of the system, not devices of the design; a tray's `power_w` is its share of the rack's power."""
+
+    name: str = Field(description="The system (`DGX GB200 NVL72`).")
+    trays: Int = Field(ge=1, le=1024, description="Compute trays per rack: the nodes of one NVLink domain.")
+    gpus: Int = Field(ge=1, le=4096, description="GPUs in one NVLink domain.")
+    nvlink_switch_trays: Int = Field(default=0, ge=0, le=1024, description="NVLink switch trays per rack.")
+    nvlink_switch_chips: Int = Field(default=0, ge=0, le=4096, description="NVLink switch chips per rack.")
+    nvlink_gbytes_per_gpu: Int = Field(
+        default=0, ge=0, le=1_000_000, description="NVLink bandwidth per GPU, GB/s (both directions)."
+    )
+    mgmt_switches: Int = Field(default=0, ge=0, le=16, description="In-rack management (OOB) switches.")
+    mgmt_switch_model: str | None = Field(default=None, description="Their model (`sn2201`).")
+    power_shelves: Int = Field(default=0, ge=0, le=64, description="Power shelves per rack.")
+    power_kw: Float = Field(gt=0, le=10_000, description="The full rack's maximum power, kW.")
+    cooling: Literal["liquid", "hybrid", "air"] = Field(
+        default="liquid", description="`liquid`: direct liquid cooling of the hot parts (a CDU is needed)."
+    )
+    unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
+
+    @field_validator("unverified")
+    @classmethod
+    def _unverified(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_unverified(cls, value)
+
+
 class NodeType(StrictModel):
     description: str
     vendor: OptionalName = Field(default="", description="Manufacturer (NetBox device types); empty: `Generic`.")
@@ -249,6 +277,11 @@ class NodeType(StrictModel):
     )
     ports: dict[str, NodePortGroup] = Field(
         description="Port groups by name (`compute`, `storage`, `inband`, `bmc`, …)."
+    )
+    rack_system: RackSystem | None = Field(
+        default=None,
+        description="The rack-scale NVLink system this node type is a compute tray of; its trays in one rack are "
+        "one NVLink domain (Slurm block, IMEX domain, a locality level).",
     )
     unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
 

@@ -121,6 +121,23 @@ def test_lab_ib_outputs_golden(name: str, golden) -> None:  # type: ignore[no-un
     golden(GOLDEN / "lab-ib" / name, _rendered("lab-ib")[name].decode())
 
 
+# the rack-scale design: its scheduler and IMEX files (one domain's IMEX pair stands for all eight)
+NVL72_GOLDEN = (
+    "slurm/topology.conf",
+    "slurm/topology-block.conf",
+    "slurm/topology.yaml",
+    "slurm/nodes.conf",
+    "imex/nvl-a01/nodes_config.cfg",
+    "imex/nvl-a01/config.cfg",
+    "k8s/kueue-topology.yaml",
+)
+
+
+@pytest.mark.parametrize("name", NVL72_GOLDEN)
+def test_gb200_nvl72_outputs_golden(name: str, golden) -> None:  # type: ignore[no-untyped-def]
+    golden(GOLDEN / "gb200-nvl72-1su" / name, _rendered("gb200-nvl72-1su")[name].decode())
+
+
 def test_every_golden_output_is_still_rendered(golden, golden_set) -> None:  # type: ignore[no-untyped-def]
     assert len(_files("lab")) >= 18 and len(_files("lab-ib")) >= 14  # what the lab designs render today, at least
     assert len([n for n in _files("lab-dual") if n.startswith("hosts/")]) == 8  # frr.conf and netplan.yaml per server

@@ -49,16 +49,30 @@ def node_ports(node: NodeType) -> list[str]:
         rails = sorted({p.rail for p in ports if p.rail is not None})
         rail = f", rails {rails[0]}–{rails[-1]}" if rails else ""
         out.append(f"{name}: {len(ports)} × {group.speed_gbps}G {group.connector}{rail}")
+    system = node.rack_system
+    if system is not None:
+        mgmt = f", {system.mgmt_switches} × {system.mgmt_switch_model or 'management switch'}"
+        out.append(
+            f"rack system {system.name}: {system.trays} trays ({system.gpus} GPUs, one NVLink domain), "
+            f"{system.nvlink_switch_trays} NVLink switch trays{mgmt if system.mgmt_switches else ''}, "
+            f"{system.power_shelves} power shelves, {system.power_kw:g} kW, {system.cooling}-cooled"
+        )
     return out
 
 
+def unverified_values(part: SwitchModel | NodeType | Media) -> list[str]:
+    """The part's unverified values, a node type's rack system's as `rack_system.<field>`."""
+    nested = part.rack_system.unverified if isinstance(part, NodeType) and part.rack_system is not None else ()
+    return [*part.unverified, *(f"rack_system.{v}" for v in nested)]
+
+
 def unverified(part: SwitchModel | NodeType | Media) -> str:
-    return "; ".join(part.unverified) or "—"
+    return "; ".join(unverified_values(part)) or "—"
 
 
 def part_json(kind: str, name: str, part: SwitchModel | NodeType | Media) -> dict[str, Any]:
     data: dict[str, Any] = {"name": name, "kind": kind, **part.model_dump(mode="json")}
-    data["unverified"] = list(part.unverified)
+    data["unverified"] = unverified_values(part)
     return data
 
 
@@ -136,7 +150,7 @@ def part_rows(catalog: Catalog, name: str | None = None) -> list[PartRow]:
             assert isinstance(part, Media)
             speeds = ", ".join(f"{s}G" for s in part.speeds_gbps)
             ports, u, watts, price = [f"{speeds}, reach {part.reach_m:g} m"], "", "", part.price_usd
-        rows.append(PartRow(part_name, kind, part.description, ports, u, watts, f"{price:g}", list(part.unverified)))
+        rows.append(PartRow(part_name, kind, part.description, ports, u, watts, f"{price:g}", unverified_values(part)))
     return rows
 
 

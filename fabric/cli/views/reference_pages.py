@@ -78,7 +78,7 @@ def checks_page() -> str:
 # ---- outputs
 
 # designs rendered to list the files: together they make every output at least once
-OUTPUT_DESIGNS = ("superpod-h100-1su", "lab-ib", "lab", "lab-dual", "lab-mlag", "sonic-th5-512")
+OUTPUT_DESIGNS = ("superpod-h100-1su", "lab-ib", "lab", "lab-dual", "lab-mlag", "sonic-th5-512", "gb200-nvl72-1su")
 
 FORMATS = {
     ".csv": "CSV",
@@ -94,6 +94,7 @@ FORMATS = {
     ".prom": "Prometheus text format",
     ".txt": "text",
     ".net": "ibnetdiscover-style topology text",
+    ".cfg": "configuration text",
 }
 
 # the page of the site that explains each output family (by the output's module's family folder or module)
@@ -103,6 +104,7 @@ FAMILY_PAGES = {
     "infiniband": "infiniband.md",
     "slurm": "exports.md",
     "kubernetes": "exports.md",
+    "imex": "exports.md",
     "netbox": "exports.md",
     "monitoring": "monitoring.md",
 }
@@ -173,6 +175,7 @@ def _format(pattern: str) -> str:
 def output_files() -> dict[str, tuple[str, list[str]]]:
     """Output name → (declaring module, the path patterns it writes), from builds of OUTPUT_DESIGNS."""
     from fabric import build_fabric, load_spec
+    from fabric.analysis.locality import locality
     from fabric.render.outputs import OUTPUTS
     from fabric.spec.resources import designs_dir
 
@@ -187,6 +190,12 @@ def output_files() -> dict[str, tuple[str, list[str]]]:
             names[getattr(fabric, "name", str(fabric))] = "<fabric>"
         for device in build.topology.devices:
             names[getattr(device, "name", str(device))] = "<device>"
+        for ft in build.topology.fabrics.values():
+            for plane in range(1, ft.planes + 1 if ft.planes > 1 else 1):
+                names[f"plane{plane}"] = "<plane>"
+        loc = locality(build.design, build.topology)
+        for domain in loc.domains if loc else ():
+            names[domain.name] = "<domain>"
         for output in OUTPUTS:
             for path in output.render(build):
                 if path.endswith((".svg", ".png")) and path.startswith("diagrams/"):
@@ -201,8 +210,9 @@ def outputs_page() -> str:
         GENERATED,
         "# Outputs\n",
         "`fabric build` writes into `output/<design>/`. Every output is declared by a renderer module (its "
-        "`OUTPUTS`); this table lists each one with the files it writes (`<device>`, `<rack>`, `<fabric>` and "
-        "`<name>` stand for the names of the design), their format, and the page that explains them. "
+        "`OUTPUTS`); this table lists each one with the files it writes (`<device>`, `<rack>`, `<fabric>`, "
+        "`<plane>` (`plane1`, … of a multi-plane fabric), `<domain>` (an NVLink domain) and `<name>` stand for the "
+        "names of the design), their format, and the page that explains them. "
         "The file names were collected by rendering the bundled designs "
         + ", ".join(f"`{d}`" for d in OUTPUT_DESIGNS)
         + "; an output that writes nothing for a design (configs of an InfiniBand-only design, hosts when no node "

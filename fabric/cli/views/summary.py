@@ -122,4 +122,10 @@ def job_table(jobs: Mapping[str, Any]) -> Table:
             f"{job['intact_gbps_per_gpu']:g} ({job['intact_pct']:g}%)",
             f"{job['worst_single_failure_gbps_per_gpu']:g}" + (f" ({shown(element)})" if element else ""),
         )
+    domain = jobs.get("nvlink_domain")
+    if domain:
+        table.caption = (
+            f"NVLink domains of {domain['gpus']} GPUs ({shown(domain['system'])}): a job within one (`within` "
+            "names it) talks over NVLink, its traffic does not touch this fabric"
+        )
     return table

@@ -19,6 +19,7 @@ FAMILIES = tuple(
         "configs",
         "diagrams",
         "hosts",
+        "imex",
         "infiniband",
         "kubernetes",
         "lock",

@@ -71,6 +71,7 @@ def node_labels(build: Build, loc: Locality, names: _Names | None = None) -> dic
     keys = label_keys(settings)
     devices = build.topology.devices
     above = chains(loc)
+    domain_of = {n: d.name for d in loc.domains for n in d.nodes} if settings.nvlink_label else {}
     out: dict[str, dict[str, str]] = {}
     for node in loc.nodes:
         labels: dict[str, str] = {}
@@ -81,6 +82,8 @@ def node_labels(build: Build, loc: Locality, names: _Names | None = None) -> dic
         if "host" in keys:
             labels[keys["host"]] = value[node]
         labels[settings.group_label] = value[devices[node].group or ""]
+        if node in domain_of and settings.nvlink_label:
+            labels[settings.nvlink_label] = label_value(domain_of[node])
         out[node] = labels
     return out
 
@@ -212,7 +215,7 @@ def volcano_yaml(build: Build, loc: Locality, names: _Names) -> str:
                 "apiVersion": "topology.volcano.sh/v1alpha1",
                 "kind": "HyperNode",
                 "metadata": {"name": names.hyper[s.name]},
-                "spec": {"tier": s.level + 1, "tierName": s.layer, "members": members},
+                "spec": {"tier": s.level + 1, "tierName": "nvlink" if s.nvlink else s.layer, "members": members},
             }
         )
     header = (

@@ -37,6 +37,8 @@ def block_sizes(blocks: tuple[LogicalSwitch, ...]) -> list[int]:
 
 
 def _unit(loc: Locality) -> str:
+    if loc.domain_level:
+        return "NVLink domain"
     names = [s.name for s in loc.levels[0]]
     return (
         "scalable unit"
@@ -48,10 +50,23 @@ def _unit(loc: Locality) -> str:
 def _explanation(build: Build, loc: Locality) -> list[str]:
     ft = build.topology.fabrics[loc.fabric]
     lines: list[str] = []
+    if loc.domain_level:
+        system = loc.levels[0][0].nvlink
+        lines += [
+            f"Lowest level: one NVLink domain per rack ({system}): its trays' GPUs talk over NVLink, not",
+            "over this fabric. The domain is the block of topology-block.conf (one block per domain).",
+        ]
     if ft.rail_optimized:
         rails = max(len(s.members) for s in loc.levels[0])
+        first = "Lowest level: one logical switch per scalable unit (SU), its rail leaves merged. In a"
+        if loc.domain_level:
+            first = (
+                "The domain's switch: its scalable unit's (SU's) rail leaves merged. In a"
+                if loc.levels[0][0].members
+                else "Above the domains: one logical switch per scalable unit (SU), its rail leaves merged. In a"
+            )
         lines += [
-            "Lowest level: one logical switch per scalable unit (SU), its rail leaves merged. In a",
+            first,
             f"rail-optimized fabric every node of an SU connects to all {rails} leaves of that SU; listed",
             'one by one they would put every node under several leaf switches (Slurm logs "Multiple leaf',
             'switches contain nodes" and loses the locality). NVIDIA topograph merges them the same way.',
@@ -117,19 +132,25 @@ def topology_yaml(build: Build, loc: Locality) -> str:
     ]
     blocks = loc.blocks()
     data = [
-        {"topology": "tree", "cluster_default": True, "tree": {"switches": tree}},
+        {"topology": "tree", "cluster_default": not loc.domain_level, "tree": {"switches": tree}},
         {
             "topology": "block",
-            "cluster_default": False,
+            "cluster_default": loc.domain_level,
             "block": {
                 "block_sizes": block_sizes(blocks),
                 "blocks": [{"block": b.name, "nodes": compact(b.nodes)} for b in blocks],
             },
         },
     ]
+    default = (
+        "# `tree` is topology.conf's tree, `block` (the default: one block per NVLink domain, as NVIDIA schedules\n"
+        "# rack-scale systems) is topology-block.conf's blocks; partitions pick"
+        if loc.domain_level
+        else "# `tree` (the default) is topology.conf's tree, `block` is topology-block.conf's blocks; partitions pick"
+    )
     header = (
         f"# topology.yaml (Slurm 25.05 or later) for design {build.name}, fabric `{loc.fabric}`; written by fabric.\n"
-        "# `tree` (the default) is topology.conf's tree, `block` is topology-block.conf's blocks; partitions pick\n"
+        f"{default}\n"
         "# one with Topology=<name>. When this file exists Slurm ignores topology.conf and TopologyPlugin.\n"
     )
     return header + "---\n" + yamltext.dump(data)

@@ -121,7 +121,7 @@ def job_summary(table: JobTable | None) -> dict[str, Any] | None:
     """Per-GPU bandwidth guaranteed across a compactly placed job's worst bisection (analysis/jobs.py)."""
     if table is None:
         return None
-    return {
+    out: dict[str, Any] = {
         "fabric": table.fabric,
         "placement": "compact, in the order of the scheduler topology (first SU first)",
         "jobs": [
@@ -135,10 +135,18 @@ def job_summary(table: JobTable | None) -> dict[str, Any] | None:
                 "worst_single_failure_gbps_per_gpu": _gbps(r.failure_gbps_per_gpu),
                 "worst_single_failure_pct": _ratio(r.failure_pct, 2),
                 "worst_single_failure": r.failure,
+                **({"within_nvlink_domain": r.nvlink} if table.nvlink_system else {}),
             }
             for r in table.rows
         ],
     }
+    if table.nvlink_system:  # only designs with rack-scale NVLink systems: the others' summary stays as it was
+        out["nvlink_domain"] = {
+            "system": table.nvlink_system,
+            "gpus": table.nvlink_domain_gpus,
+            "note": "a job within one NVLink domain talks over NVLink: its traffic does not touch this fabric",
+        }
+    return out
 
 
 def _usd(value: float | None) -> float | None:

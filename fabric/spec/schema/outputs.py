@@ -93,6 +93,11 @@ class KubernetesSettings(StrictModel):
         description="Label holding a node's group; the Kueue ResourceFlavor selects the nodes by it.",
     )
     topology_name: str = Field(default="fabric", description="Name of the Kueue Topology and ResourceFlavor.")
+    nvlink_label: str | None = Field(
+        default="fabric.topology/nvlink-domain",
+        description="Label holding a node's NVLink domain (a rack-scale system's rack, e.g. `nvl-a01`), on nodes in "
+        "one; `null`: none. NVIDIA's GPU feature discovery sets `nvidia.com/gpu.clique` from the running GPUs.",
+    )
     volcano_members: Literal["exact", "label"] = Field(
         default="exact",
         description="Volcano HyperNode members of the lowest tier: nodes by exact name, or by the tier-0 label.",
@@ -102,6 +107,11 @@ class KubernetesSettings(StrictModel):
     @classmethod
     def _group_key(cls, value: str) -> str:
         return _label_key(value) or value
+
+    @field_validator("nvlink_label")
+    @classmethod
+    def _nvlink_key(cls, value: str | None) -> str | None:
+        return _label_key(value)
 
     @field_validator("topology_name")
     @classmethod

@@ -20,7 +20,7 @@ from fabric.spec.loader import load_spec_text
 from tests.conftest import DESIGNS, REPO, built
 
 CRDS = REPO / "tests" / "data" / "k8s-crds"
-DESIGN_NAMES = ["superpod-h100-4su", "lab-ib-3tier", "roce-512", "lab"]
+DESIGN_NAMES = ["superpod-h100-4su", "lab-ib-3tier", "roce-512", "lab", "gb200-nvl72-1su"]
 LABEL_KEY = re.compile(
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
 )

@@ -26,7 +26,8 @@ from tests.conftest import DESIGNS as DESIGN_DIR
 from tests.conftest import built, require_tool
 
 MULTI_PLANE = "roce-512-2planes"
-DESIGNS = ["superpod-h100-4su", "superpod-h100-1su", "lab-ib-3tier", "roce-512", "lab", "lab-ib", MULTI_PLANE]
+NVL72 = "gb200-nvl72-1su"  # NVLink domains: the lowest level, one block each, block the topology.yaml default
+DESIGNS = ["superpod-h100-4su", "superpod-h100-1su", "lab-ib-3tier", "roce-512", "lab", "lab-ib", MULTI_PLANE, NVL72]
 
 
 @cache
@@ -187,7 +188,7 @@ def test_topology_yaml_has_the_same_tree_and_blocks(design: str) -> None:
     for item in data:
         assert next(iter(item)) == "topology"  # must be the first key
         assert len({"tree", "block", "flat"} & set(item)) == 1
-    assert [item["cluster_default"] for item in data] == [True, False]
+    assert [item["cluster_default"] for item in data] == ([False, True] if design == NVL72 else [True, False])
     tree = {s["switch"]: s for s in data[0]["tree"]["switches"]}
     conf = {s["SwitchName"]: s for s in _lines(files["slurm/topology.conf"], "SwitchName")}
     assert list(tree) == list(conf)
@@ -336,7 +337,7 @@ def _show_topology(text: str) -> dict[str, dict[str, str]]:
 
 
 @pytest.mark.real
-@pytest.mark.parametrize("design", ["superpod-h100-4su", "lab-ib-3tier", MULTI_PLANE])
+@pytest.mark.parametrize("design", ["superpod-h100-4su", "lab-ib-3tier", MULTI_PLANE, NVL72])
 def test_slurmctld_accepts_the_tree_and_reports_the_planned_one(design: str, slurmctld: Controller) -> None:
     controller = slurmctld
     files = _files(design)
@@ -366,7 +367,8 @@ def test_slurmctld_accepts_the_tree_and_reports_the_planned_one(design: str, slu
 
     first = loc.nodes[0]
     shown_node = controller.scontrol("show", "node", first)
-    assert ("Gres=gpu:h100:8" if design != MULTI_PLANE else "Gres=gpu:8") in shown_node
+    gres = {MULTI_PLANE: "Gres=gpu:8", NVL72: "Gres=gpu:gb200:4"}.get(design, "Gres=gpu:h100:8")
+    assert gres in shown_node
     assert f"AvailableFeatures={loc.levels[0][0].name},rack" in shown_node
 
     assert proc.poll() is None  # still up after the queries

@@ -1,0 +1,220 @@
+"""Rack-scale NVLink systems (DGX GB200 NVL72): the catalog's trays, the bundled 1-SU design's counts from
+NVIDIA's RA text, the NVLink domain as the lowest locality level, Slurm blocks and IMEX files per domain."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections import Counter
+from functools import cache
+
+import hostlist
+import yaml
+
+from fabric import render_all
+from fabric.analysis.jobs import placement
+from fabric.analysis.locality import locality
+from fabric.pipeline import Build, build_fabric
+from fabric.spec.catalog import builtin_catalog
+from fabric.spec.loader import load_spec_text
+from tests.conftest import DESIGNS, built
+
+DESIGN = "gb200-nvl72-1su"
+
+
+@cache
+def _files() -> dict[str, str]:
+    return {k: v.decode() for k, v in render_all(built(DESIGN)).items() if k.startswith(("slurm/", "imex/", "k8s/"))}
+
+
+def _variant(old: str, new: str) -> Build:
+    text = (DESIGNS / f"{DESIGN}.yaml").read_text(encoding="utf-8")
+    assert old in text
+    return build_fabric(load_spec_text(text.replace(old, new), f"{DESIGN}-variant.yaml", DESIGNS))
+
+
+def test_catalog_trays_and_their_rack_systems() -> None:
+    nodes = builtin_catalog().nodes
+    gb200 = nodes["dgx-gb200-tray"]
+    assert gb200.gpus == 4
+    compute = gb200.ports["compute"]
+    assert (compute.speed_gbps, compute.connector, compute.ports_per_cage) == (400, "osfp", 1)
+    assert [p.rail for p in compute.port_list()] == [0, 1, 2, 3]  # one ConnectX-7 per GPU
+    assert len(gb200.ports["storage"].port_list()) + len(gb200.ports["inband"].port_list()) == 4  # 2 x BF-3, 2 ports
+    system = gb200.rack_system
+    assert system is not None
+    assert (system.trays, system.gpus, system.nvlink_switch_trays, system.nvlink_switch_chips) == (18, 72, 9, 18)
+    assert (system.mgmt_switches, system.mgmt_switch_model, system.cooling) == (2, "sn2201", "liquid")
+    assert "power_kw" in system.unverified  # the GB200 rack's power is from the press only
+    assert system.mgmt_switch_model in builtin_catalog().switches
+    gb300 = nodes["gb300-nvl72-tray"].rack_system
+    assert (
+        gb300 is not None and gb300.power_kw == 142 and "power_kw" not in gb300.unverified
+    )  # NVL72 RA: "up to 142 kW"
+    for name, part in nodes.items():
+        if part.rack_system is not None:  # a domain's GPUs are its trays' GPUs; a tray's power its share of the rack
+            assert part.rack_system.gpus == part.gpus * part.rack_system.trays, name
+            assert (
+                abs(part.power_w * part.rack_system.trays - part.rack_system.power_kw * 1000) < part.rack_system.trays
+            )
+
+
+def test_one_su_has_the_ras_counts() -> None:
+    """RA-11338-001: an SU is 8 racks of 18 trays (576 GPUs); 4 rails, each a spine-leaf group of 8 leaves (one
+    per rack) and 6 spines, non-blocking: 32 leaves, 24 spines, 576 tray-leaf and 576 leaf-spine cables."""
+    build = built(DESIGN)
+    assert build.errors == []
+    topo = build.topology
+    ft = topo.fabrics["compute"]
+    layers = Counter(topo.devices[s].layer for s in ft.switches)
+    assert layers == {"leaf": 32, "spine": 24}
+    tiers = Counter(str(link.tier) for link in ft.links)
+    assert tiers == {"node-leaf": 576, "leaf-spine": 576}
+    trays = [d for d in topo.devices.values() if d.layer == "node" and d.group == "gpu"]
+    assert len(trays) == 144
+    assert sum(build.design.catalog.nodes[d.model].gpus for d in trays) == 576
+    assert sorted(Counter(d.rack for d in trays).values()) == [18] * 8
+    # rail-aligned: each leaf holds one rail of one rack's 18 trays, and its spines only that rail's leaves
+    for leaf in (s for s in ft.switches if topo.devices[s].layer == "leaf"):
+        down = [link.a for link in ft.links if link.b == leaf and str(link.tier) == "node-leaf"]
+        assert len(down) == 18 and len({topo.devices[n].rack for n in down}) == 1, leaf
+    for spine in (s for s in ft.switches if topo.devices[s].layer == "spine"):
+        leaves = Counter(link.a for link in ft.links if link.b == spine)
+        assert len(leaves) == 8 and set(leaves.values()) == {3}, spine
+        assert len({topo.devices[leaf].plane for leaf in leaves}) == 1
+
+
+def test_the_nvlink_domain_is_the_lowest_level() -> None:
+    build = built(DESIGN)
+    loc = locality(build.design, build.topology)
+    assert loc is not None and loc.domain_level
+    assert len(loc.domains) == 8
+    for domain, switch in zip(loc.domains, loc.levels[0], strict=True):
+        assert (switch.name, switch.nodes, switch.nvlink) == (domain.name, domain.nodes, "DGX GB200 NVL72")
+        assert len(domain.nodes) == 18 and domain.gpus == 72
+        assert len(switch.members) == 4  # the rack's four rail leaves
+    assert [s.name for s in loc.blocks()] == [d.name for d in loc.domains]
+    assert loc.levels[1][0].children == tuple(d.name for d in loc.domains)
+    # compact placement fills a domain before the next: an 18-tray job stays inside one
+    order = placement(loc)
+    assert order[:18] == list(loc.domains[0].nodes)
+
+
+def test_job_bandwidth_names_the_domain_a_small_job_stays_in() -> None:
+    build = build_fabric(DESIGNS / f"{DESIGN}.yaml", jobs=True)
+    assert build.jobs is not None
+    by_nodes = {r.nodes: r for r in build.jobs.rows}
+    assert by_nodes[16].span == "nvl-a01" and by_nodes[16].nvlink
+    assert by_nodes[32].span != "nvl-a01" and not by_nodes[32].nvlink
+
+
+def test_slurm_has_one_block_per_domain_and_block_sizes_from_the_domain() -> None:
+    files = _files()
+    lines = files["slurm/topology-block.conf"].splitlines()
+    blocks = [dict(p.split("=", 1) for p in line.split()) for line in lines if line.startswith("BlockName=")]
+    assert len(blocks) == 8
+    assert all(len(hostlist.expand_hostlist(b["Nodes"])) == 18 for b in blocks)
+    assert "BlockSizes=18,36,72,144" in lines
+    data = yaml.safe_load(files["slurm/topology.yaml"])
+    assert [(t["topology"], t["cluster_default"]) for t in data] == [("tree", False), ("block", True)]
+    assert data[1]["block"]["block_sizes"] == [18, 36, 72, 144]
+
+
+def test_kubernetes_labels_carry_the_domain() -> None:
+    nodes = list(yaml.safe_load_all(_files()["k8s/node-labels.yaml"]))
+    tier0 = Counter(n["metadata"]["labels"]["fabric.topograph.run/tier-0"] for n in nodes)
+    assert len(tier0) == 8 and set(tier0.values()) == {18} and "nvl-a01" in tier0
+    domain = Counter(n["metadata"]["labels"]["fabric.topology/nvlink-domain"] for n in nodes)
+    assert domain == tier0  # the NVLink-domain label: the same grouping under a key of its own
+    hypernodes = [h for h in yaml.safe_load_all(_files()["k8s/volcano-hypernodes.yaml"]) if h]
+    lowest = [h for h in hypernodes if h["spec"]["tier"] == 1]
+    assert sorted(h["metadata"]["name"] for h in lowest) == sorted(tier0)
+    assert {h["spec"]["tierName"] for h in lowest} == {"nvlink"}
+    kueue = list(yaml.safe_load_all(_files()["k8s/kueue-topology.yaml"]))
+    levels = [level["nodeLabel"] for level in kueue[0]["spec"]["levels"]]
+    assert levels[-2:] == ["fabric.topograph.run/tier-0", "kubernetes.io/hostname"]  # the domain, then the host
+
+
+def test_no_domain_label_on_other_designs_or_when_switched_off() -> None:
+    text = render_all(built("superpod-h100-1su"))["k8s/node-labels.yaml"].decode()
+    assert "nvlink-domain" not in text
+    build = _variant("addressing:", "exports: {kubernetes: {nvlink_label: null}}\naddressing:")
+    assert "nvlink-domain" not in render_all(build)["k8s/node-labels.yaml"].decode()
+
+
+def test_imex_nodes_files_are_the_trays_inband_addresses() -> None:
+    build = built(DESIGN)
+    files = _files()
+    loc = locality(build.design, build.topology)
+    assert loc is not None
+    plan: dict[str, list[str]] = {}
+    for row in build.allocation.addresses:
+        if row.purpose == "server" and row.fabric == "inband" and row.address.version == 4:
+            plan.setdefault(row.device, []).append(str(row.address.ip))
+    nodes_files = sorted(k for k in files if k.endswith("/nodes_config.cfg"))
+    assert nodes_files == sorted(f"imex/{d.name}/nodes_config.cfg" for d in loc.domains)
+    for domain in loc.domains:
+        lines = files[f"imex/{domain.name}/nodes_config.cfg"].splitlines()
+        assert len(lines) == 18
+        assert lines == [plan[n][0] for n in domain.nodes]  # the first in-band port's address, in tray order
+        assert all(ipaddress.ip_address(line) for line in lines)
+        config = files[f"imex/{domain.name}/config.cfg"]
+        assert "IMEX_NODE_CONFIG_FILE=/etc/nvidia-imex/nodes_config.cfg" in config.splitlines()
+    every = [line for k in nodes_files for line in files[k].splitlines()]
+    assert len(every) == len(set(every)) == 144
+
+
+def test_no_inband_fabric_no_imex_files() -> None:
+    build = _variant("  inband:\n    technology: ethernet", "  frontend:\n    role: storage\n    technology: ethernet")
+    assert not any(k.startswith("imex/") for k in render_all(build))
+
+
+def test_domains_below_a_larger_switch_group_are_a_level_of_their_own() -> None:
+    """Two racks per leaf group (scalable_unit 36): the leaf group holds two domains, which become a level."""
+    build = _variant(
+        "scalable_unit: 18, planes: 4, tiers: 2, spines: 6, downlinks: 18, uplinks: 18}",
+        "scalable_unit: 36, planes: 4, tiers: 2, spines: 4, downlinks: 36, uplinks: 28}",
+    )
+    loc = locality(build.design, build.topology)  # (oversubscribed now: an error, not the point here)
+    assert loc is not None and loc.domain_level
+    assert len(loc.levels[0]) == 8 and all(s.layer == "nvlink" and len(s.nodes) == 18 for s in loc.levels[0])
+    assert {s.speed_gbps for s in loc.levels[0]} == {400}  # the trays' links, as topology.conf's LinkSpeed
+    assert len(loc.levels[1]) == 4 and all(len(s.children) == 2 and s.level == 1 for s in loc.levels[1])
+    assert not [f for f in build.findings if f.code.startswith("nvlink-")]
+
+
+def test_a_domain_across_leaf_groups_is_no_level_and_a_warning() -> None:
+    build = _variant("scalable_unit: 18,", "scalable_unit: 12,")
+    loc = locality(build.design, build.topology)
+    assert loc is not None and not loc.domain_level and len(loc.domains) == 8
+    assert not any(s.nvlink for s in loc.switches)
+    split = [f for f in build.findings if f.code == "nvlink-domain-split"]
+    assert len(split) == 1 and split[0].path == "fabrics.compute.topology"
+
+
+def test_a_rack_short_of_trays_is_a_warning_naming_the_power() -> None:
+    build = _variant("power_kw: 135", "power_kw: 100")
+    partial = [f for f in build.findings if f.code == "nvlink-domain-partial"]
+    assert len(partial) == 1
+    assert partial[0].path == "nodes[group=gpu].per_rack"
+    assert "132.0 kW" in partial[0].hint
+    assert not [f for f in built(DESIGN).findings if f.code == "nvlink-domain-partial"]
+
+
+def test_plan_candidates_come_in_whole_nvl72_racks() -> None:
+    from fabric.plan.candidates import Request, enumerate_candidates, node_count
+    from fabric.plan.document import spec_data
+
+    catalog = builtin_catalog()
+    tray = catalog.nodes["dgx-gb200-tray"]
+    assert node_count(tray, 100) == 36 and node_count(tray, 72) == 18  # GPUs in multiples of the domain
+    assert node_count(catalog.nodes["dgx-b200"], 100) == 13
+    request = Request(gpus=100, nodes=("dgx-gb200-tray",), technologies=("infiniband",), switches=("qm9700",))
+    rail = [c for c in enumerate_candidates(catalog, request) if c.rail_optimized]
+    assert rail and {c.scalable_unit for c in rail} == {18}
+    data = spec_data(rail[0], 100, catalog)
+    assert data["nodes"][0]["count"] == 36 and data["nodes"][0]["per_rack"] == 18
+    assert data["racks"]["power_kw"] == 132
+    build = build_fabric(load_spec_text(yaml.safe_dump(data), "plan.yaml", DESIGNS))
+    loc = locality(build.design, build.topology)
+    assert loc is not None and loc.domain_level and len(loc.domains) == 2
+    assert not [f for f in build.findings if f.code.startswith("nvlink-")]
