@@ -105,11 +105,15 @@ def test_adding_a_storage_fabric_adds_only() -> None:
     assert len(addresses) == len(set(addresses)) > 4000
 
 
-def test_a_disruptive_change_is_reported_item_by_item(golden) -> None:  # type: ignore[no-untyped-def]
+def test_a_disruptive_change_is_reported_grouped_by_cause_with_its_items(golden) -> None:  # type: ignore[no-untyped-def]
     build = grow(built("lab"), GROWTH / "lab-4-spines.yaml")
     moves = [f for f in build.findings if f.code == "lock-move"]
-    assert len([f for f in moves if f.message.startswith("cable ")]) == 8  # leaf:swp63/64 to spines 3 and 4
+    cables, addresses = moves  # one finding per cause and kind: the cables, and the /31 and /127 ends they carry
+    assert len(cables.items) == 8 and all(i.startswith("cable ") for i in cables.items)  # leaf:swp63/64, spines 3, 4
+    assert cables.message.startswith("8 locked cables of fabric compute would move") and len(addresses.items) == 28
+    assert "pin `spines: 4` in fabrics.compute.topology of the first build" in cables.hint
     assert all(f.severity == Severity.ERROR and "2 → 4 spine switches" in f.message for f in moves)
+    assert [f.as_dict()["items"] for f in moves] == [list(f.items) for f in moves]
     text = "".join(f.format() + "\n" for f in moves).replace(f"{REPO}/", "")
     golden(GOLDEN / "lab-4-spines.txt", text)
     allowed = grow(built("lab"), GROWTH / "lab-4-spines.yaml", allow_moves=True)
@@ -193,7 +197,8 @@ def test_build_keeps_the_previous_lock_of_its_output_directory(tmp_path: Path) -
     assert runner.invoke(app, ["build", str(REPO / "designs/lab.yaml"), "-o", str(out), "-q"]).exit_code == 0
     assert (out / LOCK_FILE).is_file()
     refused = runner.invoke(app, ["build", str(GROWTH / "lab-4-spines.yaml"), "-o", str(out), "-q"])
-    assert refused.exit_code == 1 and refused.stdout.count("lock-move") == 8 + 28  # cables, /31 and /127 ends
+    assert refused.exit_code == 1 and refused.stdout.count("lock-move") == 2  # cables; their /31 and /127 ends
+    assert "8 locked cables" in refused.stdout and "28 locked addresses" in refused.stdout
     assert "nothing was written" in refused.stderr
     before = tmp_path / "before"
     assert runner.invoke(app, ["build", str(REPO / "designs/lab.yaml"), "-o", str(before), "-q"]).exit_code == 0
