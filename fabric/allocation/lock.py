@@ -286,6 +286,10 @@ def _gone(out: list[Cable], kept: set[str], lock: Lock, topo: Topology, moves: _
 # --------------------------------------------------------------------------------------------- addresses
 
 
+_ROUTED = {"host-loopback": "loopback", "host-p2p": "p2p"}  # a routing host's rows: from the switches' pools
+_PAIRED = ("p2p", "host-p2p")  # the two ends of a link: one /31 (/127)
+
+
 def _pools(design: Design) -> dict[tuple[str, int], tuple[Network, int, int]]:
     """(purpose, version) → (network, prefix length of one unit, first unit): where a new row takes the next
     free unit, as allocate.py lays the pools out."""
@@ -302,6 +306,10 @@ def _pools(design: Design) -> dict[tuple[str, int], tuple[Network, int, int]]:
         out[("loopback", 6)] = (IPv6Network((base, 64)), 128, 1)
         out[("p2p", 6)] = (IPv6Network((base + 2**64, 64)), 127, 0)
         out[("server-gateway", 6)] = (pools.ipv6, 64, 2)
+    for host, switch in _ROUTED.items():  # after the switches' in the same pools (allocate.py)
+        for version in (4, 6):
+            if (switch, version) in out:
+                out[(host, version)] = out[(switch, version)]
     return out
 
 
@@ -363,9 +371,9 @@ def _home(design: Design, purpose: str, version: int) -> Network | None:
             return None
         base = int(pools.ipv6.network_address)
         blocks = {"loopback": IPv6Network((base, 64)), "p2p": IPv6Network((base + 2**64, 64))}
-        return blocks.get(purpose, pools.ipv6)
+        return blocks.get(_ROUTED.get(purpose, purpose), pools.ipv6)
     return {"loopback": pools.loopback, "p2p": pools.p2p, "server": pools.servers, "server-gateway": pools.servers}.get(
-        purpose, pools.mgmt
+        _ROUTED.get(purpose, purpose), pools.mgmt
     )
 
 
@@ -472,7 +480,7 @@ def _addresses(
             (hit.purpose, version), _mask(design, hit, version)
         )
         pool, mask, first = home
-        same_link = row.purpose != "p2p" or (hit.peer_device, hit.peer_interface) == (
+        same_link = row.purpose not in _PAIRED or (hit.peer_device, hit.peer_interface) == (
             row.peer_device,
             row.peer_interface,
         )
@@ -539,7 +547,7 @@ def _addresses(
                 space.take(version, fresh)
                 continue
             pool, unit, first = pools.get((row.purpose, version), (None, 0, 0))
-            if row.purpose == "p2p":
+            if row.purpose in _PAIRED:
                 continue  # pairs, below
             if space.free(version, fresh, 1) or pool is None:
                 final[i] = row.address
@@ -552,14 +560,14 @@ def _addresses(
         # 4. new point-to-point links: both ends in one free /31 (/127)
         pairs: dict[tuple[str, str, str, str, int], list[int]] = {}
         for i, row in enumerate(rows):
-            if i not in final and row.purpose == "p2p":
+            if i not in final and row.purpose in _PAIRED:
                 ends = sorted([(row.device, row.interface), (row.peer_device, row.peer_interface)])
                 pairs.setdefault((*ends[0], *ends[1], row.address.version), []).append(i)
         for members in pairs.values():
             version = rows[members[0]].address.version
             low = min(int(rows[m].address.network.network_address) for m in members)
             if not space.free(version, low, 2):
-                pool, unit, first = pools[("p2p", version)]
+                pool, unit, first = pools[(rows[members[0]].purpose, version)]
                 spot = space.next_free(pool, unit, first)
                 if spot is not None:
                     for m in members:
@@ -601,7 +609,8 @@ def _asns(
     for row in plan.asns:
         hit = locked.get(row.device)
         asn = row.asn
-        own = row.layer == Layer.LEAF or (design.spec.fabrics[row.fabric].asn or design.spec.asn).scheme == "unique"
+        plan_scheme = (design.spec.fabrics[row.fabric].asn or design.spec.asn).scheme
+        own = row.layer in (Layer.LEAF, Layer.NODE) or plan_scheme == "unique"  # (a routing host's: its own)
         if hit is not None and hit.fabric == row.fabric and hit.fabric in same_plan:
             asn = hit.asn
         elif hit is not None and hit.asn != row.asn:

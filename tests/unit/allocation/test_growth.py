@@ -190,6 +190,22 @@ def test_the_lock_keeps_spines_the_spec_leaves_to_fabric() -> None:
     _assert_only_adds(old, kept)
 
 
+def test_routing_hosts_added_take_free_loopbacks_links_and_asns() -> None:
+    """`dual_homing: host_routing`: a new server's loopback, /31s and ASN are fresh values that locked servers hold
+    (they come after the switches' and the servers' in order); each takes the next free one (was: duplicate-address
+    on srv5:lo and srv3:lo, duplicate-asn 4210000002)."""
+    old = built("lab-dual")
+    text = (REPO / "designs" / "lab-dual.yaml").read_text().replace("count: 4", "count: 5")
+    lock = parse_lock(lock_json(old), LOCK_FILE)
+    new = build_fabric(replace(load_spec_text(text, "lab-dual", REPO / "designs"), lock=LockInput(lock, LOCK_FILE)))
+    assert [f.code for f in new.findings if f.code.startswith(("duplicate", "lock-"))] == []
+    _held_once(new)
+    hosts = {r.device: r.asn for r in new.allocation.asns if r.layer == "node"}
+    assert len(hosts) == 5 and len(set(hosts.values())) == 5 and hosts["srv5"] == max(hosts.values())
+    before = {(r.device, r.interface, str(r.address)) for r in old.allocation.addresses}
+    assert before <= {(r.device, r.interface, str(r.address)) for r in new.allocation.addresses}
+
+
 def test_a_disruptive_change_is_reported_grouped_by_cause_with_its_items(golden) -> None:  # type: ignore[no-untyped-def]
     build = grow(built("lab"), GROWTH / "lab-4-spines.yaml")
     moves = [f for f in build.findings if f.code == "lock-move"]
