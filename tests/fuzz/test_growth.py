@@ -4,7 +4,8 @@ Designs are grown by count step by step, each step built with the lock of the on
 that every step builds): the bundled designs, and random realistic ones — rail-optimized or plain compute
 fabrics, with or without storage, in-band and out-of-band fabrics. In every build no address, cable end, cable
 id, leaf ASN or device is held twice; and a step that builds with no `lock-move` finding only added (every cable,
-address and ASN of the step before is there unchanged: the lock's promise).
+address and ASN of the step before is there unchanged: the lock's promise). With every fabric's spines sized for
+the final build, a random design's steps never move anything (the lock keeps where nodes are cabled).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from fabric.pipeline import Build, build_fabric
@@ -77,7 +78,9 @@ def check_steps(designs: list[Design]) -> list[Build]:
         new = grow_step(builds[-1], design)
         assert new.allocation.cables and collisions(new) == [], f"{design.spec.name}: {collisions(new)[:2]}"
         assert held_twice(new) == [], f"{design.spec.name}: held twice"
-        if not new.errors and not any(f.code == "lock-move" for f in new.findings):  # (a pool too small: rows left out)
+        moved = any(f.code == "lock-move" for f in new.findings)
+        event("step: " + ("errors" if new.errors else "moves" if moved else "only adds"))
+        if not new.errors and not moved:  # (a pool too small: rows left out)
             assert kept(builds[-1], new) == [], "no lock-move finding, yet something of the step before changed"
         builds.append(new)
     return builds
@@ -107,8 +110,11 @@ def test_bundled_designs_grown_step_by_step_never_hold_anything_twice(name: str)
 # --------------------------------------------------------------------------------------------- random designs
 
 
-def _spec(gpus: int, storage: int, rail: bool, su: int, fabrics: tuple[bool, bool, bool]) -> str:
-    """A DGX H200 cluster: compute (RoCE on SN5600 at 400G), and a storage, in-band and OOB fabric as chosen."""
+def _spec(
+    gpus: int, storage: int, rail: bool, su: int, fabrics: tuple[bool, bool, bool], spines: dict[str, int] | None = None
+) -> str:
+    """A DGX H200 cluster: compute (RoCE on SN5600 at 400G), and a storage, in-band and OOB fabric as chosen;
+    `spines`: the spine count of each fabric, else left to fabric."""
     with_storage, inband, oob = fabrics
     topology = f"{{kind: spine-leaf, rail_optimized: true, scalable_unit: {su}}}" if rail else "{kind: spine-leaf}"
     text = f"""
@@ -157,6 +163,12 @@ fabrics:
       - {group: storage, ports: bmc}
       - {switch_mgmt: all}
 """
+    for key, count in (spines or {}).items():
+        text = text.replace(
+            f"  {key}:\n    technology: ethernet\n    topology: {{kind: spine-leaf",
+            f"  {key}:\n    technology: ethernet\n    topology: {{kind: spine-leaf, spines: {count}",
+            1,
+        )
     return (
         text
         + """addressing:
@@ -186,6 +198,14 @@ def test_random_designs_grown_step_by_step_never_hold_anything_twice(
         counts.append((counts[-1][0] + more_gpus, counts[-1][1] + more_storage))
     designs = [load_spec_text(_spec(g, s, rail, su, fabrics), "grow-prop.yaml", Path(".")) for g, s in counts]
     check_steps(designs)
+    # the spines of every fabric sized for the final build (as fabric sizes them for it): every step only adds
+    final = build_fabric(designs[-1])
+    spines = Counter(d.fabric for d in final.topology.devices.values() if d.layer == "spine")
+    assume(final.errors == [] and not any(d.layer == "core" for d in final.topology.devices.values()))
+    pinned = {k: n for k, n in spines.items() if k != "oob"}
+    sized = [load_spec_text(_spec(g, s, rail, su, fabrics, pinned), "grow-prop.yaml", Path(".")) for g, s in counts]
+    for step in check_steps(sized)[1:]:
+        assert not [f.format() for f in step.findings if f.code == "lock-move"], "spines sized for the final build"
 
 
 def test_the_checks_can_fail() -> None:
