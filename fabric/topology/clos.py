@@ -18,6 +18,7 @@ Sizing rules (each is the smallest design that meets them):
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 
@@ -315,30 +316,41 @@ class ClosGenerator:
     def _held_group_leaves(
         self, plane: int, attached: Sequence[Attachment], down: list[SwitchPort], width: int
     ) -> list[Leaf]:
-        """Leaves in groups as wide as the widest node, as many as the lock's (or `leaves`): each port the lock
-        holds on its leaf port, each new node on the least used leaves of the first group with free ports for it;
-        new groups after the locked ones when they are full."""
+        """Leaves in groups as wide as the widest node, as many as the lock's (or `leaves`, if more): each port the
+        lock holds on its leaf port; each new node on the least used leaves of the least used group with free
+        ports for it (a leaf added to the spec takes the new nodes first); a new group after the others when all
+        are full."""
         assert self.held is not None
         locked = self.held.leaves // self.topo.planes
         count = max(math.ceil(locked / width), math.ceil((self.topo.leaves or 1) / width)) * width
         leaves = [Leaf(plane, None, None, down) for _ in range(count)]
         named = {self._leaf_name(plane, None, None, i): leaf for i, leaf in enumerate(leaves, 1)}
-        start: dict[int, int] = {}  # ports of a node → the first group that may still have room for them
-        for att in self._place_held(named, attached):
+        rest = self._place_held(named, attached)
+        groups = [leaves[b : b + width] for b in range(0, len(leaves), width)]
+        heap = [(sum(len(leaf.used) for leaf in group), g) for g, group in enumerate(groups)]
+        heapq.heapify(heap)
+        for att in rest:
             need = len(att.ports)
-            base = start.get(need, 0)
+            aside: list[tuple[int, int]] = []  # groups with free ports, but fewer free leaves than this node needs
             while True:
-                if base >= len(leaves):
-                    leaves.extend(Leaf(plane, None, None, down) for _ in range(width))
-                group = leaves[base : base + width]
+                if not heap:  # every group full: a new one after the others
+                    groups.append([Leaf(plane, None, None, down) for _ in range(width)])
+                    leaves.extend(groups[-1])
+                    heap.append((0, len(groups) - 1))
+                load, g = heapq.heappop(heap)
+                group = groups[g]
                 room = sorted((len(leaf.used), i) for i, leaf in enumerate(group) if leaf.free() > 0)
                 if len(room) >= need:
                     break
-                base += width  # groups only fill: one without room now never has it
-            start[need] = base
+                if room:
+                    aside.append((load, g))
             for ep, (_, i) in zip(att.ports, room, strict=False):
                 leaf = group[i]
                 leaf.used[leaf.next_free()] = ep
+            if any(leaf.free() > 0 for leaf in group):  # a full group never takes a port again
+                heapq.heappush(heap, (load + need, g))
+            for entry in aside:
+                heapq.heappush(heap, entry)
         return leaves
 
     # ----------------------------------------------------------------------------------------- spines, cores

@@ -190,6 +190,17 @@ def test_the_lock_keeps_spines_the_spec_leaves_to_fabric() -> None:
     _assert_only_adds(old, kept)
 
 
+def test_a_leaf_added_to_the_spec_takes_the_new_nodes_and_the_locked_ones_stay() -> None:
+    """lab (4 leaves, 8 servers) → lab-5-leaves (5 leaves, 10): the 8 locked servers keep their leaf ports, the 2
+    new ones go to the new, least used leaf."""
+    old = built("lab")
+    new = grow(old, GROWTH / "lab-5-leaves.yaml")
+    assert _assert_only_adds(old, new)["cabling.csv"] == 2 + 2  # 2 servers, leaf5's 2 uplinks
+    on = {c.link.a: c.link.b for c in new.allocation.cables if c.link.a.startswith("srv")}
+    assert on["srv9"] == on["srv10"] == "leaf5"
+    assert sum(leaf == "leaf1" for leaf in on.values()) == 2  # not the first leaf with free ports (it would be 2:1)
+
+
 def test_routing_hosts_added_take_free_loopbacks_links_and_asns() -> None:
     """`dual_homing: host_routing`: a new server's loopback, /31s and ASN are fresh values that locked servers hold
     (they come after the switches' and the servers' in order); each takes the next free one (was: duplicate-address
