@@ -8,8 +8,11 @@ free, else takes the next free one of its pool (a new leaf's subnet moves as a w
 by the topology stage (racks.py places locked devices where they were).
 
 What cannot be kept — a cable whose ends changed (the generator re-spread the uplinks over more spines), an
-address outside a changed pool, a device gone — is a `lock-move` finding per item, naming it and the spec facts
-that changed (an error; a warning with --allow-moves).
+address outside a changed pool, a device gone — is reported grouped by cause: a `lock-move` finding per fabric
+(or pool) and kind of item with its count, the spec facts that changed, the setting that avoids it and the items
+(an error; a warning with --allow-moves). The topology stage keeps what the spec left to fabric (spine counts,
+where node ports are cabled: topology/held.py), so that a grown count moves nothing while the locked structure
+has the ports.
 """
 
 from __future__ import annotations
@@ -93,15 +96,28 @@ def spec_changes(lock: Lock, now: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-class _Moves:
-    """Collects lock-move findings, each with the spec changes that explain it."""
+_NOUNS = {"cable": "cables", "address": "addresses", "ASN": "ASNs", "device": "devices"}
+_ITEMS_SHOWN = 1  # items a grouped finding quotes (the rest are in its item list: validate --json)
 
-    def __init__(self, design: Design, changes: list[tuple[str, str]]) -> None:
+
+class _Moves:
+    """Collects what a build would move, and reports it grouped by cause: one lock-move finding per fabric (or pool)
+    and kind of item (cable, address, ASN, device), with its count, the spec changes that explain it, the setting
+    that avoids it and the items themselves (in the finding's `items`: `fabric validate --lock FILE --json`)."""
+
+    def __init__(self, design: Design, changes: list[tuple[str, str]], now: dict[str, Any]) -> None:
         assert design.lock is not None
         self.lock = design.lock
+        self.design = design
         self.changes = changes
+        self.now = now
         self.severity = Severity.WARNING if design.lock.allow_moves else Severity.ERROR
-        self.findings: list[Finding] = []
+        self.errors: list[Finding] = []  # lock-invalid
+        self.items: dict[tuple[str, str, str], list[str]] = {}  # (path, kind, scope) → items
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [*self.errors, *(self._grouped(*key, items) for key, items in self.items.items())]
 
     def cause(self, *scopes: str) -> str:
         relevant = [c for s, c in self.changes if s in scopes] or [c for _, c in self.changes]
@@ -110,7 +126,7 @@ class _Moves:
     def invalid(self, what: str) -> None:
         """A locked value no build writes: refused (the row takes the plan's value), whatever --allow-moves says."""
         assert self.lock is not None
-        self.findings.append(
+        self.errors.append(
             Finding(
                 Severity.ERROR,
                 "lock-invalid",
@@ -122,16 +138,49 @@ class _Moves:
         )
 
     def add(self, path: str, what: str, *scopes: str) -> None:
-        self.findings.append(
-            Finding(
-                self.severity,
-                "lock-move",
-                path,
-                f"{what} (the lock keeps it; spec changes: {self.cause(*scopes)})",
-                "grow so that the change only adds (e.g. size the spines for the final build with "
-                "topology.spines), or accept the moves with --allow-moves; `fabric diff` lists the floor work",
-            )
+        """An item that would move (`what` starts with its kind), explained by the changes of `scopes`."""
+        kind = what.split(" ", 1)[0]
+        scope = next((s for s in scopes if s in self.now["fabrics"] or s in self.lock.lock.spec.fabrics), scopes[0])
+        self.items.setdefault((path, kind, scope), []).append(what)
+
+    def _grouped(self, path: str, kind: str, scope: str, items: list[str]) -> Finding:
+        n = len(items)
+        noun = kind if n == 1 else _NOUNS.get(kind, kind + "s")
+        where = f"of fabric {scope}" if scope in self.now["fabrics"] or scope in self.lock.lock.spec.fabrics else ""
+        shown = "; ".join(items[:_ITEMS_SHOWN]) + (f"; and {n - _ITEMS_SHOWN:,} more" if n > _ITEMS_SHOWN else "")
+        return Finding(
+            self.severity,
+            "lock-move",
+            path,
+            f"{n:,} locked {noun} {where + ' ' if where else ''}would move (spec changes: {self.cause(scope)}): "
+            f"{shown}",
+            f"{self._avoid(scope)}; or accept the moves with --allow-moves. Every item: `fabric validate SPEC --lock "
+            "FILE --json`; the floor work: `fabric diff`",
+            items=tuple(items),
         )
+
+    def _avoid(self, scope: str) -> str:
+        """The spec setting that makes the change only add, from what changed in the scope's fabric."""
+        was, now = self.lock.lock.spec.fabrics.get(scope), self.now["fabrics"].get(scope)
+        if was is not None and now is not None:
+            if was.spine != now["spine"] and was.spine:
+                fabric = self.design.spec.fabrics.get(scope)
+                planes = getattr(getattr(fabric, "topology", None), "planes", 1) or 1
+                return (
+                    f"size the spines for the final build: pin `spines: {now['spine'] // planes}` in "
+                    f"fabrics.{scope}.topology of the first build ({was.spine} → {now['spine']} spines re-spreads "
+                    "every leaf's uplinks); growth then only adds"
+                )
+            if was.core != now["core"] and was.core:
+                return f"size the cores for the final build (`fabrics.{scope}.topology.cores`) in the first build"
+            if was.leaf != now["leaf"]:
+                return (
+                    f"keep the first build's leaf layout of fabric {scope} (scalable_unit, leaves, downlinks, "
+                    "uplinks): new nodes then take the locked leaves' free ports and new leaves"
+                )
+        if any(s == "addressing" for s, _ in self.changes):
+            return "keep the locked address pools (the lock's `spec.addressing`), or make them only larger"
+        return "grow so that the change only adds (the spine, leaf and pool sizes of the first build kept)"
 
 
 # --------------------------------------------------------------------------------------------- cables
@@ -237,6 +286,10 @@ def _gone(out: list[Cable], kept: set[str], lock: Lock, topo: Topology, moves: _
 # --------------------------------------------------------------------------------------------- addresses
 
 
+_ROUTED = {"host-loopback": "loopback", "host-p2p": "p2p"}  # a routing host's rows: from the switches' pools
+_PAIRED = ("p2p", "host-p2p")  # the two ends of a link: one /31 (/127)
+
+
 def _pools(design: Design) -> dict[tuple[str, int], tuple[Network, int, int]]:
     """(purpose, version) → (network, prefix length of one unit, first unit): where a new row takes the next
     free unit, as allocate.py lays the pools out."""
@@ -253,6 +306,10 @@ def _pools(design: Design) -> dict[tuple[str, int], tuple[Network, int, int]]:
         out[("loopback", 6)] = (IPv6Network((base, 64)), 128, 1)
         out[("p2p", 6)] = (IPv6Network((base + 2**64, 64)), 127, 0)
         out[("server-gateway", 6)] = (pools.ipv6, 64, 2)
+    for host, switch in _ROUTED.items():  # after the switches' in the same pools (allocate.py)
+        for version in (4, 6):
+            if (switch, version) in out:
+                out[(host, version)] = out[(switch, version)]
     return out
 
 
@@ -314,9 +371,9 @@ def _home(design: Design, purpose: str, version: int) -> Network | None:
             return None
         base = int(pools.ipv6.network_address)
         blocks = {"loopback": IPv6Network((base, 64)), "p2p": IPv6Network((base + 2**64, 64))}
-        return blocks.get(purpose, pools.ipv6)
+        return blocks.get(_ROUTED.get(purpose, purpose), pools.ipv6)
     return {"loopback": pools.loopback, "p2p": pools.p2p, "server": pools.servers, "server-gateway": pools.servers}.get(
-        purpose, pools.mgmt
+        _ROUTED.get(purpose, purpose), pools.mgmt
     )
 
 
@@ -423,7 +480,7 @@ def _addresses(
             (hit.purpose, version), _mask(design, hit, version)
         )
         pool, mask, first = home
-        same_link = row.purpose != "p2p" or (hit.peer_device, hit.peer_interface) == (
+        same_link = row.purpose not in _PAIRED or (hit.peer_device, hit.peer_interface) == (
             row.peer_device,
             row.peer_interface,
         )
@@ -490,7 +547,7 @@ def _addresses(
                 space.take(version, fresh)
                 continue
             pool, unit, first = pools.get((row.purpose, version), (None, 0, 0))
-            if row.purpose == "p2p":
+            if row.purpose in _PAIRED:
                 continue  # pairs, below
             if space.free(version, fresh, 1) or pool is None:
                 final[i] = row.address
@@ -503,14 +560,14 @@ def _addresses(
         # 4. new point-to-point links: both ends in one free /31 (/127)
         pairs: dict[tuple[str, str, str, str, int], list[int]] = {}
         for i, row in enumerate(rows):
-            if i not in final and row.purpose == "p2p":
+            if i not in final and row.purpose in _PAIRED:
                 ends = sorted([(row.device, row.interface), (row.peer_device, row.peer_interface)])
                 pairs.setdefault((*ends[0], *ends[1], row.address.version), []).append(i)
         for members in pairs.values():
             version = rows[members[0]].address.version
             low = min(int(rows[m].address.network.network_address) for m in members)
             if not space.free(version, low, 2):
-                pool, unit, first = pools[("p2p", version)]
+                pool, unit, first = pools[(rows[members[0]].purpose, version)]
                 spot = space.next_free(pool, unit, first)
                 if spot is not None:
                     for m in members:
@@ -552,7 +609,8 @@ def _asns(
     for row in plan.asns:
         hit = locked.get(row.device)
         asn = row.asn
-        own = row.layer == Layer.LEAF or (design.spec.fabrics[row.fabric].asn or design.spec.asn).scheme == "unique"
+        plan_scheme = (design.spec.fabrics[row.fabric].asn or design.spec.asn).scheme
+        own = row.layer in (Layer.LEAF, Layer.NODE) or plan_scheme == "unique"  # (a routing host's: its own)
         if hit is not None and hit.fabric == row.fabric and hit.fabric in same_plan:
             asn = hit.asn
         elif hit is not None and hit.asn != row.asn:
@@ -583,7 +641,7 @@ def keep_locked(design: Design, topo: Topology, plan: Allocation) -> Allocation:
         return plan
     lock = design.lock.lock
     now = spec_facts(design, topo)
-    moves = _Moves(design, spec_changes(lock, now))
+    moves = _Moves(design, spec_changes(lock, now), now)
     _devices(lock, topo, moves)
     cables = _cables(plan, lock, topo, moves)
     addresses, texts = _addresses(design, plan, lock, topo, moves)

@@ -65,7 +65,7 @@ def build(
     """Validate, then write every output into the output directory (atomically), diagrams under diagrams/.
 
     allocations.lock.json records every assignment; the next build into the same directory (or one given
-    --lock) keeps them: a grown spec only adds, and what it would move is an error (lock-move) per item.
+    --lock) keeps them: a grown spec only adds, and what it would move is an error (lock-move) per cause.
     """
     from fabric.cli.output_dir import check_inputs_outside, check_out_path, design_inputs, refuse
     from fabric.fast.collector import keep_for_good

@@ -38,6 +38,7 @@ class Finding:
     hint: str = ""
     file: str = ""
     line: int = 0
+    items: tuple[str, ...] = ()  # what a grouped finding counts, item by item (in --json; the text quotes a few)
 
     def __post_init__(self) -> None:
         if self.code not in BY_CODE:
@@ -58,7 +59,7 @@ class Finding:
             "hint": self.hint,
             "file": self.file,
             "line": self.line,
-        }
+        } | ({"items": list(self.items)} if self.items else {})
 
     def format(self) -> str:
         """One finding as two lines of plain text; golden error files pin this format."""

@@ -17,6 +17,7 @@ from fabric.spec.paths import locate
 from fabric.spec.schema import MAX_NAME, NAME_RULE, ClosTopology, CsvTopology, ExplicitTopology, is_name
 from fabric.topology.attach import NodeEntry, attachments, expand_nodes, mgmt_dependencies
 from fabric.topology.clos import generate_clos
+from fabric.topology.held import held_choices
 from fabric.topology.racks import Placeable, new_placeable, parse_rack, place
 
 if TYPE_CHECKING:  # explicit.py loads for an explicit or CSV fabric
@@ -64,12 +65,13 @@ def build_topology(design: Design) -> Topology:
     pins: dict[str, Pin] = {}
     switch_lists: dict[str, list[tuple[str, str, str | None]]] = {}
     owners = {n.name: n.group for n in nodes}
+    held = held_choices(design.lock.lock) if design.lock is not None else {}
     findings.extend(_node_names(nodes))
     for key in order:
         fabric = spec.fabrics[key]
         attached = attachments(spec, key, catalog, nodes, switch_lists)
         if isinstance(fabric.topology, ClosTopology):
-            draft = generate_clos(key, fabric, catalog, attached)
+            draft = generate_clos(key, fabric, catalog, attached, held.get(key))
         elif isinstance(fabric.topology, ExplicitTopology):
             from fabric.topology.explicit import build_explicit  # (a Clos design need not load explicit.py)
 

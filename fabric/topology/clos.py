@@ -18,6 +18,7 @@ Sizing rules (each is the smallest design that meets them):
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 
@@ -27,7 +28,8 @@ from fabric.model.kinds import Layer, Tier, TierName
 from fabric.model.topology import ClosParams, Link, new_link
 from fabric.spec.catalog import Catalog, SwitchPort, best_speed, switch_ports
 from fabric.spec.schema import ClosTopology, Fabric
-from fabric.topology.attach import Attachment, new_attachment
+from fabric.topology.attach import Attachment, Endpoint, new_attachment
+from fabric.topology.held import Held
 from fabric.topology.leaves import Leaf, smallest_divisor_at_least, split_leaf_ports
 
 PEER_LINKS = 2  # cables of an MLAG peer link (`dual_homing: bond`): one may fail
@@ -36,7 +38,14 @@ PEER_LINKS = 2  # cables of an MLAG peer link (`dual_homing: bond`): one may fai
 class ClosGenerator:
     """One fabric's generator. `generate()` returns a draft: switches, links, design figures, findings."""
 
-    def __init__(self, key: str, fabric: Fabric, catalog: Catalog, attachments: Sequence[Attachment]) -> None:
+    def __init__(
+        self,
+        key: str,
+        fabric: Fabric,
+        catalog: Catalog,
+        attachments: Sequence[Attachment],
+        held: Held | None = None,
+    ) -> None:
         assert isinstance(fabric.topology, ClosTopology)
         self.key = key
         self.fabric = fabric
@@ -47,6 +56,7 @@ class ClosGenerator:
         self.draft = FabricDraft()
         self.bond = fabric.dual_homing == "bond"
         self.peer_ports: list[SwitchPort] = []  # the down ports an MLAG pair's peer link takes
+        self.held = held  # what an earlier build chose (the lock; topology/held.py): kept while it fits
 
     # ----------------------------------------------------------------------------------------- helpers
 
@@ -199,7 +209,11 @@ class ClosGenerator:
         return list(leaves.values())
 
     def _fill_free(self, leaves: list[Leaf], others: Sequence[Attachment]) -> bool:
-        """Attach non-rail endpoints to the leaves with the most free ports, one leaf per port of a node."""
+        """Attach non-rail endpoints to the leaves with the most free ports, one leaf per port of a node (a port the
+        lock holds on its locked leaf port)."""
+        if others and self._holding():
+            names = {self._leaf_name(leaf.plane, leaf.su, leaf.rail, i): leaf for i, leaf in enumerate(leaves, 1)}
+            others = self._place_held(names, others)
         for att in others:
             chosen: set[int] = set()
             for ep in att.ports:
@@ -229,6 +243,8 @@ class ClosGenerator:
                 "port-budget", f"{self.path}.attach", f"a node brings {width} ports; a leaf has {len(down)} down ports"
             )
             return None
+        if self._holding():
+            return self._held_group_leaves(plane, attached, down, width)
         groups = max(math.ceil(total / (len(down) * width)), math.ceil((self.topo.leaves or 1) / width))
         limit = math.ceil(total / (groups * width))  # ports per leaf when spread evenly
         leaves = [Leaf(plane, None, None, down) for _ in range(groups * width)]
@@ -247,6 +263,94 @@ class ClosGenerator:
             for ep, (_, i) in zip(att.ports, room, strict=False):  # (the `need` least used)
                 leaf = group[i]
                 leaf.used[leaf.next_free()] = ep
+        return leaves
+
+    # ----------------------------------------------------------------------------------------- what the lock holds
+
+    def _holding(self) -> bool:
+        """Whether the lock holds node ports of this fabric whose leaves can be named before they are generated (a
+        leaf template without the pod, which only a 3-tier sizing decides)."""
+        return (
+            self.held is not None
+            and bool(self.held.ports)
+            and not self.bond  # an MLAG pair's nodes are bonded to both its leaves: spread as without a lock
+            and "{pod" not in (self.fabric.naming.leaf or "")
+        )
+
+    def _leaf_name(self, plane: int, su: int | None, rail: int | None, index: int) -> str:
+        """The name _name_leaves gives the leaf at `index` (from 1) of a plane."""
+        return self._name(self._leaf_template(), plane, su=su, rail=rail, index=index)
+
+    def _leaf_template(self) -> str:
+        return self.fabric.naming.leaf or ("su{su}-rail{rail}-leaf" if self.topo.rail_optimized else "leaf{index:02d}")
+
+    def _place_held(self, leaves: dict[str, Leaf], attached: Sequence[Attachment]) -> list[Attachment]:
+        """Each port the lock holds on a leaf port of these leaves that is free goes there; the attachments with
+        the ports left, in order."""
+        assert self.held is not None
+        held = self.held.ports
+        index: dict[int, dict[str, int]] = {}  # id of a down-port list (the leaves share one) → port name → index
+        rest: list[Attachment] = []
+        for att in attached:
+            left: list[Endpoint] = []
+            for ep in att.ports:
+                spot = held.get((att.device, ep.port))
+                leaf = leaves.get(spot[0]) if spot is not None else None
+                if spot is None or leaf is None:
+                    left.append(ep)
+                    continue
+                ports = index.get(id(leaf.down))
+                if ports is None:
+                    ports = index[id(leaf.down)] = {p.name: i for i, p in enumerate(leaf.down)}
+                at = ports.get(spot[1])
+                if at is None or at in leaf.used:
+                    left.append(ep)
+                else:
+                    leaf.used[at] = ep
+            if len(left) == len(att.ports):
+                rest.append(att)
+            elif left:
+                rest.append(new_attachment(att.device, att.group, tuple(left), att.path))
+        return rest
+
+    def _held_group_leaves(
+        self, plane: int, attached: Sequence[Attachment], down: list[SwitchPort], width: int
+    ) -> list[Leaf]:
+        """Leaves in groups as wide as the widest node, as many as the lock's (or `leaves`, if more): each port the
+        lock holds on its leaf port; each new node on the least used leaves of the least used group with free
+        ports for it (a leaf added to the spec takes the new nodes first); a new group after the others when all
+        are full."""
+        assert self.held is not None
+        locked = self.held.leaves // self.topo.planes
+        count = max(math.ceil(locked / width), math.ceil((self.topo.leaves or 1) / width)) * width
+        leaves = [Leaf(plane, None, None, down) for _ in range(count)]
+        named = {self._leaf_name(plane, None, None, i): leaf for i, leaf in enumerate(leaves, 1)}
+        rest = self._place_held(named, attached)
+        groups = [leaves[b : b + width] for b in range(0, len(leaves), width)]
+        heap = [(sum(len(leaf.used) for leaf in group), g) for g, group in enumerate(groups)]
+        heapq.heapify(heap)
+        for att in rest:
+            need = len(att.ports)
+            aside: list[tuple[int, int]] = []  # groups with free ports, but fewer free leaves than this node needs
+            while True:
+                if not heap:  # every group full: a new one after the others
+                    groups.append([Leaf(plane, None, None, down) for _ in range(width)])
+                    leaves.extend(groups[-1])
+                    heap.append((0, len(groups) - 1))
+                load, g = heapq.heappop(heap)
+                group = groups[g]
+                room = sorted((len(leaf.used), i) for i, leaf in enumerate(group) if leaf.free() > 0)
+                if len(room) >= need:
+                    break
+                if room:
+                    aside.append((load, g))
+            for ep, (_, i) in zip(att.ports, room, strict=False):
+                leaf = group[i]
+                leaf.used[leaf.next_free()] = ep
+            if any(leaf.free() > 0 for leaf in group):  # a full group never takes a port again
+                heapq.heappush(heap, (load + need, g))
+            for entry in aside:
+                heapq.heappush(heap, entry)
         return leaves
 
     # ----------------------------------------------------------------------------------------- spines, cores
@@ -269,7 +373,7 @@ class ClosGenerator:
         if tiers == 3:
             return self._build_three_tier(plane, leaves, up_ports, spine_name, spine_platform, spine_layout)
         d = len(leaves[0].down)
-        m = topo.spines or fewest
+        m = topo.spines or self._held_spines(n, u, k_s) or fewest
         if m is None:
             self._fail(
                 "radix",
@@ -298,6 +402,14 @@ class ClosGenerator:
         self._partial_su(leaves, up_speed, m)
         return self._build_two_tier(plane, leaves, up_ports, m, spine_name, spine_platform, spine_layout)
 
+    def _held_spines(self, leaves: int, uplinks: int, radix: int) -> int | None:
+        """The lock's spines per plane, when they still take every leaf's uplinks evenly (else None: the fewest
+        that do, and the uplinks re-spread)."""
+        if self.held is None or not self.held.spines:
+            return None
+        m = self.held.spines // self.topo.planes
+        return m if m and uplinks % m == 0 and leaves * (uplinks // m) <= radix else None
+
     def _partial_su(self, leaves: list[Leaf], up_speed: int, step: int) -> None:
         """`partial_su: populated`: the last SU's leaves keep only the uplinks their ports need."""
         if not (self.topo.rail_optimized and self.topo.partial_su == "populated"):
@@ -309,8 +421,7 @@ class ClosGenerator:
                 leaf.uplinks = min(leaf.uplinks, max(step, math.ceil(needed / step) * step))
 
     def _name_leaves(self, plane: int, leaves: list[Leaf], pods: int | None = None, per_pod: int = 0) -> None:
-        naming = self.fabric.naming
-        template = naming.leaf or ("su{su}-rail{rail}-leaf" if self.topo.rail_optimized else "leaf{index:02d}")
+        template = self._leaf_template()
         leaf_model, platform = self._model("leaf")
         append, key, in_plane = self.draft.links.append, self.key, self._plane(plane)
         provisioned: dict[int, int] = {}  # id of a down-port list (the leaves share one) → its Gb/s
@@ -556,5 +667,7 @@ class ClosGenerator:
         return True
 
 
-def generate_clos(key: str, fabric: Fabric, catalog: Catalog, attached: Sequence[Attachment]) -> FabricDraft:
-    return ClosGenerator(key, fabric, catalog, attached).generate()
+def generate_clos(
+    key: str, fabric: Fabric, catalog: Catalog, attached: Sequence[Attachment], held: Held | None = None
+) -> FabricDraft:
+    return ClosGenerator(key, fabric, catalog, attached, held).generate()

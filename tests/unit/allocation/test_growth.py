@@ -8,6 +8,7 @@ change is reported item by item (tests/golden/growth).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -19,7 +20,7 @@ from fabric.cli import app
 from fabric.model.findings import FabricError, Severity
 from fabric.pipeline import Build, build_fabric
 from fabric.render.outputs.lock import lock_data, lock_json
-from fabric.spec.loader import load_spec
+from fabric.spec.loader import load_spec, load_spec_text
 from fabric.spec.lock import LOCK_FILE, LockInput, parse_lock, read_lock
 from fabric.tools.diff import TABLES, Outputs, diff_outputs, grown, outputs_of
 from tests.conftest import REPO, built
@@ -105,11 +106,126 @@ def test_adding_a_storage_fabric_adds_only() -> None:
     assert len(addresses) == len(set(addresses)) > 4000
 
 
-def test_a_disruptive_change_is_reported_item_by_item(golden) -> None:  # type: ignore[no-untyped-def]
+def _by_fabric(build: Build) -> Counter[str]:
+    return Counter(c.link.fabric for c in build.allocation.cables)
+
+
+def _held_once(build: Build) -> None:
+    """No address, ASN, cabled port or device name is held twice (fabric's allocation never collides with itself)."""
+    addresses = [str(r.address.ip) for r in build.allocation.addresses]
+    assert len(addresses) == len(set(addresses)) > 0
+    asns = [(r.asn, r.device) for r in build.allocation.asns if r.layer == "leaf"]
+    assert len({a for a, _ in asns}) == len(asns)
+    ends = [e for c in build.allocation.cables for e in ((c.link.a, c.link.a_port), (c.link.b, c.link.b_port))]
+    assert len(ends) == len(set(ends))
+    ids = [c.cable_id for c in build.allocation.cables]
+    assert len(ids) == len(set(ids))
+
+
+def test_1024_gpus_with_storage_and_oob_fabrics_grow_by_25_percent_adding_only() -> None:
+    """128 → 160 DGX H200 on SONiC RoCE with a storage and an out-of-band fabric, built with the first build's
+    lock: only additions (every row of cabling.csv, inventory.csv, ip-plan.csv and asn-plan.csv kept as it was).
+    Before the lock kept the storage servers' and BMCs' leaf ports, the storage and OOB nodes were re-spread
+    over the leaves (376 moves) and new BMCs took the management addresses of locked switches."""
+    small, large = _chain("dgx-h200-1024", "dgx-h200-1280")
+    gained = _assert_only_adds(small, large)
+    assert gained["inventory.csv"] == 32 + 8 + 2 + 1  # DGX, rail leaves of SU 5, storage leaves, an OOB leaf
+    added = _by_fabric(large) - _by_fabric(small)
+    assert added == {
+        "compute": 8 * (32 + 64),  # 8 rail leaves: 32 node ports and 64 uplinks each, to the 32 pinned spines
+        "storage": 32 * 2 + 2 * 55,  # 2 storage ports per DGX; 2 new leaves' 55 uplinks (4:3)
+        "oob": 32 + 10 + 4,  # BMCs; the 10 new compute and storage switches' management ports; the new leaf's uplinks
+    }
+    assert gained["cabling.csv"] == sum(added.values()) == 988
+    for build in (small, large):
+        _held_once(build)
+    servers = {f"stor{i:02d}" for i in range(1, 17)}
+    locked = {(c.link.a, c.link.a_port): c.link.b for c in small.allocation.cables if c.link.a in servers}
+    assert len(locked) == 16 * 2 + 16  # storage ports and BMCs of the 16 storage servers, on the leaves they had
+    assert {(c.link.a, c.link.a_port): c.link.b for c in large.allocation.cables if c.link.a in servers} == (locked)
+
+
+def test_the_1024_gpu_growth_without_the_lock_moves_the_storage_and_oob_nodes() -> None:
+    """The negative of the above: the same two specs built fresh re-spread the storage servers and BMCs."""
+    diff = diff_outputs(outputs_of(_built("dgx-h200-1024"), "1024"), outputs_of(_built("dgx-h200-1280"), "1280"))
+    assert diff.disruptive and len(diff.cables_move) > 200
+    assert {m["to"]["fabric"] for m in diff.cables_move} == {"storage", "oob"}
+
+
+def test_a_growth_the_locked_spines_cannot_carry_is_one_error_per_cause(tmp_path: Path) -> None:
+    """Spines left to fabric at 128 DGX (the fewest: 16) cannot take 40 leaves' uplinks at 160: the uplinks
+    re-spread over 32. Refused with one finding for the cables and one for their addresses, each with its count,
+    the change and the setting that avoids it; every item in the finding's items (validate --lock --json)."""
+    loose = [tmp_path / "1024.yaml", tmp_path / "1280.yaml"]
+    for name, path in zip(("dgx-h200-1024", "dgx-h200-1280"), loose, strict=True):
+        path.write_text((GROWTH / f"{name}.yaml").read_text().replace(", spines: 32}", "}"))
+    first = build_fabric(loose[0])
+    assert sum(1 for d in first.topology.devices.values() if d.fabric == "compute" and d.layer == "spine") == 16
+    moves = [f for f in grow(first, loose[1]).findings if f.code == "lock-move"]
+    assert [(f.path, len(f.items)) for f in moves] == [("fabrics.compute", 2046), ("addressing", 2556)]
+    assert "16 → 32 spine switches" in moves[0].message and moves[0].message.startswith("2,046 locked cables")
+    assert "pin `spines: 32` in fabrics.compute.topology of the first build" in moves[0].hint
+    out = tmp_path / "out"
+    built_ = runner.invoke(app, ["build", str(loose[0]), "-o", str(out), "-q"])
+    assert built_.exit_code == 0
+    refused = runner.invoke(app, ["build", str(loose[1]), "-o", str(out), "-q"])
+    assert refused.exit_code == 1 and refused.stdout.count("lock-move") == 2
+    assert len(refused.stdout.splitlines()) <= 12  # one screen (was 9,000+ lines)
+    listed = runner.invoke(app, ["validate", str(loose[1]), "--lock", str(out / LOCK_FILE), "--json"])
+    found = [f for f in json.loads(listed.stdout)["findings"] if f["code"] == "lock-move"]
+    assert listed.exit_code == 1 and [len(f["items"]) for f in found] == [2046, 2556]
+
+
+def test_the_lock_keeps_spines_the_spec_leaves_to_fabric() -> None:
+    """A spine count the first build pinned stays when the spec leaves it to fabric (while the spines fit)."""
+    text = (REPO / "designs" / "lab.yaml").read_text()
+    loose = text.replace("spines: 2, uplinks: 2", "uplinks: 4")
+    four = load_spec_text(text.replace("spines: 2, uplinks: 2", "spines: 4, uplinks: 4"), "lab4", REPO / "designs")
+    old = build_fabric(four)
+    lock = parse_lock(lock_json(old), LOCK_FILE)
+    kept = build_fabric(replace(load_spec_text(loose, "lab", REPO / "designs"), lock=LockInput(lock, LOCK_FILE, False)))
+    fresh = build_fabric(load_spec_text(loose, "lab", REPO / "designs"))
+    spines = [sum(1 for d in b.topology.devices.values() if d.layer == "spine") for b in (old, kept, fresh)]
+    assert spines == [4, 4, 1] and kept.errors == []  # fresh: the fewest that take 4 leaves × 4 uplinks
+    _assert_only_adds(old, kept)
+
+
+def test_a_leaf_added_to_the_spec_takes_the_new_nodes_and_the_locked_ones_stay() -> None:
+    """lab (4 leaves, 8 servers) → lab-5-leaves (5 leaves, 10): the 8 locked servers keep their leaf ports, the 2
+    new ones go to the new, least used leaf."""
+    old = built("lab")
+    new = grow(old, GROWTH / "lab-5-leaves.yaml")
+    assert _assert_only_adds(old, new)["cabling.csv"] == 2 + 2  # 2 servers, leaf5's 2 uplinks
+    on = {c.link.a: c.link.b for c in new.allocation.cables if c.link.a.startswith("srv")}
+    assert on["srv9"] == on["srv10"] == "leaf5"
+    assert sum(leaf == "leaf1" for leaf in on.values()) == 2  # not the first leaf with free ports (it would be 2:1)
+
+
+def test_routing_hosts_added_take_free_loopbacks_links_and_asns() -> None:
+    """`dual_homing: host_routing`: a new server's loopback, /31s and ASN are fresh values that locked servers hold
+    (they come after the switches' and the servers' in order); each takes the next free one (was: duplicate-address
+    on srv5:lo and srv3:lo, duplicate-asn 4210000002)."""
+    old = built("lab-dual")
+    text = (REPO / "designs" / "lab-dual.yaml").read_text().replace("count: 4", "count: 5")
+    lock = parse_lock(lock_json(old), LOCK_FILE)
+    new = build_fabric(replace(load_spec_text(text, "lab-dual", REPO / "designs"), lock=LockInput(lock, LOCK_FILE)))
+    assert [f.code for f in new.findings if f.code.startswith(("duplicate", "lock-"))] == []
+    _held_once(new)
+    hosts = {r.device: r.asn for r in new.allocation.asns if r.layer == "node"}
+    assert len(hosts) == 5 and len(set(hosts.values())) == 5 and hosts["srv5"] == max(hosts.values())
+    before = {(r.device, r.interface, str(r.address)) for r in old.allocation.addresses}
+    assert before <= {(r.device, r.interface, str(r.address)) for r in new.allocation.addresses}
+
+
+def test_a_disruptive_change_is_reported_grouped_by_cause_with_its_items(golden) -> None:  # type: ignore[no-untyped-def]
     build = grow(built("lab"), GROWTH / "lab-4-spines.yaml")
     moves = [f for f in build.findings if f.code == "lock-move"]
-    assert len([f for f in moves if f.message.startswith("cable ")]) == 8  # leaf:swp63/64 to spines 3 and 4
+    cables, addresses = moves  # one finding per cause and kind: the cables, and the /31 and /127 ends they carry
+    assert len(cables.items) == 8 and all(i.startswith("cable ") for i in cables.items)  # leaf:swp63/64, spines 3, 4
+    assert cables.message.startswith("8 locked cables of fabric compute would move") and len(addresses.items) == 28
+    assert "pin `spines: 4` in fabrics.compute.topology of the first build" in cables.hint
     assert all(f.severity == Severity.ERROR and "2 → 4 spine switches" in f.message for f in moves)
+    assert [f.as_dict()["items"] for f in moves] == [list(f.items) for f in moves]
     text = "".join(f.format() + "\n" for f in moves).replace(f"{REPO}/", "")
     golden(GOLDEN / "lab-4-spines.txt", text)
     allowed = grow(built("lab"), GROWTH / "lab-4-spines.yaml", allow_moves=True)
@@ -193,7 +309,8 @@ def test_build_keeps_the_previous_lock_of_its_output_directory(tmp_path: Path) -
     assert runner.invoke(app, ["build", str(REPO / "designs/lab.yaml"), "-o", str(out), "-q"]).exit_code == 0
     assert (out / LOCK_FILE).is_file()
     refused = runner.invoke(app, ["build", str(GROWTH / "lab-4-spines.yaml"), "-o", str(out), "-q"])
-    assert refused.exit_code == 1 and refused.stdout.count("lock-move") == 8 + 28  # cables, /31 and /127 ends
+    assert refused.exit_code == 1 and refused.stdout.count("lock-move") == 2  # cables; their /31 and /127 ends
+    assert "8 locked cables" in refused.stdout and "28 locked addresses" in refused.stdout
     assert "nothing was written" in refused.stderr
     before = tmp_path / "before"
     assert runner.invoke(app, ["build", str(REPO / "designs/lab.yaml"), "-o", str(before), "-q"]).exit_code == 0

@@ -58,9 +58,9 @@ def test_the_shortcut_keeps_what_row_by_row_keeping_keeps(
     rebuilt = "rebuilt" in case
     if rebuilt:  # nothing moves: the plan is the allocator's
         assert fast.cables == plan.cables and fast.addresses == plan.addresses and fast.findings == plan.findings
-    # taken by a rebuild; with host routing not (a host's loopback lies outside every pool keeping knows)
+    # taken by a rebuild, with host routing too (a host's loopback and links lie in the switches' pools)
     shortcut = keeping._as_locked(design, plan.addresses, design.lock.lock)  # type: ignore[union-attr]
-    taken = rebuilt and "host routing" not in case
+    taken = rebuilt
     assert (shortcut is not None) == taken
     # the texts the shortcut compared reach the renderers (ip-plan.csv, NetBox, the lock): each row's, as text()
     assert plan.address_texts is None and slow.address_texts is None
