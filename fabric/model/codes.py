@@ -270,6 +270,13 @@ CODES: tuple[Code, ...] = (
         "every output path stays inside the output directory",
         "a path that could land outside the output was refused; please report",
     ),
+    _c(
+        "output-modified",
+        "error",
+        "render",
+        "a rebuild replaces no file fabric wrote that was edited since (the manifest's content digests)",
+        "move your edits out of the output directory, or delete the edited files to have them written anew",
+    ),
     # ---- growth: the allocations lock of an earlier build
     _c(
         "lock-invalid",
