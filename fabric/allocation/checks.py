@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from fabric.allocation.allocate import Allocation, AsnRow
-from fabric.allocation.optics import optics
+from fabric.allocation.optics import mixed_cages, optics
 from fabric.analysis.checks import Context
 from fabric.model.findings import Finding, error, warning
 from fabric.model.kinds import Layer
@@ -124,12 +124,31 @@ def check_optics(ctx: AllocationContext) -> Iterator[Finding]:
         )
 
 
+def check_cage_modes(ctx: AllocationContext) -> Iterator[Finding]:
+    """The links in one cage share one signalling (lane rate): a twin-port or split cage runs one mode, and an HDR
+    50G-PAM4 port cannot link to an NDR 100G-PAM4 one (fabric/allocation/optics.py, mixed_cages)."""
+    for mixed in mixed_cages(ctx.design.catalog, ctx.topology):
+        ports = ", ".join(f"{port} to {far} at {rate}G a lane" for port, rate, far in mixed.ports)
+        yield warning(
+            "cage-mixed-mode",
+            f"fabrics.{mixed.fabric}",
+            f"{mixed.device} cage {mixed.cage} carries links of different signalling ({ports}): a cage runs one "
+            "mode, and a 50G-PAM4 (HDR, 200GbE) port cannot link to a 100G-PAM4 (NDR, 400GbE) one, which cannot "
+            "downshift, so the slower link does not come up",
+            "give the slower device a cage of its own, cabled with a twin-port OSFP to 2 x QSFP56 2 x 200G splitter "
+            "(catalog medium `aoc-osfp-2x200g`, NVIDIA MFA7U10-H class; its other leg unused or a second such "
+            "device): leave a cage free on a leaf (the planner then gives it one), or use a port of the cage's "
+            "signalling on the device",
+        )
+
+
 AllocationCheck = Callable[[AllocationContext], Iterator[Finding]]
 
 ALLOCATION_CHECKS: dict[str, AllocationCheck] = {
     "unique-asns": check_unique_asns,
     "unique-addresses": check_unique_addresses,
     "optics": check_optics,
+    "cage-modes": check_cage_modes,
 }
 
 

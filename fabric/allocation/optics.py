@@ -18,7 +18,15 @@ from functools import cache
 from fabric.allocation.allocate import Allocation
 from fabric.model.cable import Cable
 from fabric.model.topology import Device, Topology
-from fabric.spec.catalog import Catalog, NodeType, SwitchModel, SwitchPort, Transceiver, port_candidates
+from fabric.spec.catalog import (
+    Catalog,
+    NodeType,
+    SwitchModel,
+    SwitchPort,
+    Transceiver,
+    node_lane_gbps,
+    port_candidates,
+)
 
 OPTICAL = ("mmf", "smf")
 
@@ -330,3 +338,77 @@ def physical_cables(catalog: Catalog, topology: Topology, allocation: Allocation
         _SHEETS.clear()
     _SHEETS[id(allocation)] = (allocation, result)
     return result
+
+
+# --------------------------------------------------------------------------------------------- mixed-mode cages
+#
+# A cage runs one signalling: its electrical lanes all at one rate. NVIDIA LinkX: "HDR transceivers based on
+# 50G-PAM4 cannot be directly linked to 100G-PAM4 NDR transceivers as the modulation speeds are different and the
+# 400GbE/NDR transceivers cannot downshift"; the only NDR/400GbE-to-HDR/200GbE media are the twin-port OSFP to
+# 2 x QSFP56 2 x 200G splitter AOCs, whose OSFP end runs the whole cage at 50G-PAM4
+# (https://docs.nvidia.com/networking/display/400g100gpam4ovpub/linkx-100g-pam4-product-line-overview ;
+# MFA7U10-H00X "400Gb/s OSFP to 2x200Gb/s QSFP56 HDR Active Optical Splitter Cable",
+# https://docs.nvidia.com/networking/display/MFA7U10H00X10/Pin+Description). A port's signalling is its lane rate:
+# its native speed over its electrical lanes (a node port: its group's speed over the connector's lanes shared by
+# the ports of a cage; a switch port: its mode's speed over its lanes, the fastest mode its name has). A link runs
+# at the slower of its ends' rates (the faster end's cage goes down to it on a splitter cable, never the reverse),
+# and the links in one cage must share one rate.
+
+
+@dataclass(frozen=True)
+class MixedCage:
+    """A cage whose links need different lane rates (`ports`: port, its link's lane rate in Gb/s, far end)."""
+
+    fabric: str
+    device: str
+    cage: str
+    ports: tuple[tuple[str, int, str], ...]
+
+
+def port_lane_rates(catalog: Catalog, device: Device) -> dict[str, tuple[str, int]]:
+    """A device's port → (its cage, its native lane rate in Gb/s)."""
+    if device.layer == "node":
+        out: dict[str, tuple[str, int]] = {}
+        for group in catalog.nodes[device.model].ports.values():
+            rate = node_lane_gbps(group)
+            for port in group.port_list():
+                out[port.name] = (port.cage or port.name, rate)
+        return out
+    model = catalog.switches[device.model]
+    return {
+        name: (str(ports[0].cage), max(p.speed_gbps // max(1, p.lanes) for p in ports))
+        for name, ports in port_candidates(model, device.platform).items()
+    }
+
+
+def mixed_cages(catalog: Catalog, topology: Topology) -> tuple[MixedCage, ...]:
+    """The cages (of switches and nodes) whose links need different lane rates: a mixed-mode cage."""
+    memo: dict[tuple[str, str | None], dict[str, tuple[str, int]]] = {}
+    by_device: dict[str, dict[str, tuple[str, int]]] = {}
+    devices = topology.devices
+
+    def rates_of(name: str) -> dict[str, tuple[str, int]]:
+        device = devices[name]
+        key = (device.model, None if device.layer == "node" else device.platform)
+        rates = memo.get(key)
+        if rates is None:
+            rates = memo[key] = port_lane_rates(catalog, device)
+        by_device[name] = rates
+        return rates
+
+    found: list[MixedCage] = []
+    for fabric, ft in topology.fabrics.items():
+        cages: dict[tuple[str, str], dict[str, tuple[int, str]]] = defaultdict(dict)
+        for link in ft.links:
+            a = (by_device.get(link.a) or rates_of(link.a)).get(link.a_port)
+            b = (by_device.get(link.b) or rates_of(link.b)).get(link.b_port)
+            if a is None or b is None:
+                continue  # a port the catalog does not list: the topology's checks report it
+            rate = min(a[1], b[1])
+            cages[(link.a, a[0])][link.a_port] = (rate, link.b)
+            cages[(link.b, b[0])][link.b_port] = (rate, link.a)
+        mixed = [key for key, ports in cages.items() if len(ports) > 1 and len({r for r, _ in ports.values()}) > 1]
+        for name, cage in sorted(mixed):
+            shown = tuple((port, rate, far) for port, (rate, far) in sorted(cages[(name, cage)].items()))
+            found.append(MixedCage(fabric, name, cage, shown))
+    return tuple(found)

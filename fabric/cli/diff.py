@@ -12,7 +12,6 @@ from fabric.cli.app import app
 from fabric.cli.loading import load_build
 from fabric.cli.views.findings import print_findings
 from fabric.model.findings import FabricError
-from fabric.model.text import printable
 
 
 @app.command()
@@ -72,15 +71,17 @@ def diff(
         raise typer.Exit(2) from None
     result = diff_outputs(before, after)
     if work_order is not None:
+        from fabric.cli.output_dir import refuse
         from fabric.tools.work_order import CSV_FILE, XLSX_FILE
         from fabric.tools.work_order import work_order as work_order_files
-        from fabric.write.atomic import OutputError, write_outputs
+        from fabric.write.atomic import OutputError, path_error, write_outputs
 
         try:
             written = write_outputs(work_order_files(result), work_order, "work order")
-        except (OutputError, OSError) as exc:
-            print(f"error: {printable(str(exc))}", file=sys.stderr)
-            raise typer.Exit(2) from None
+        except OutputError as exc:  # a user's file or edit in the directory: a finding, nothing written
+            refuse(exc)
+        except OSError as exc:
+            refuse(path_error(work_order, exc))
         print(f"wrote {written / CSV_FILE} and {written / XLSX_FILE}", file=sys.stderr)
     if as_json:
         print(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))

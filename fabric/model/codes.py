@@ -197,6 +197,13 @@ CODES: tuple[Code, ...] = (
         "ports per cage) and carries its medium and speed",
         "the BOM lacks those transceivers: add a fitting part (`catalog:` part file) or allow copper/AOC media",
     ),
+    _c(
+        "cage-mixed-mode",
+        "warning",
+        "allocation",
+        "the links in one cage share one signalling (lane rate): no HDR 50G-PAM4 port in an NDR 100G-PAM4 cage",
+        "a link of the other signalling does not come up: give that device a cage of its own (2 x 200G splitter)",
+    ),
     _c("duplicate-address", "error", "allocation", "no address is assigned twice; pools disjoint", "split pools"),
     _c("duplicate-asn", "error", "allocation", "only switches of one tier share an ASN", "own asn.leaf_start"),
     # ---- intent
@@ -284,6 +291,13 @@ CODES: tuple[Code, ...] = (
         "render",
         "every output path stays inside the output directory",
         "a path that could land outside the output was refused; please report",
+    ),
+    _c(
+        "output-modified",
+        "error",
+        "render",
+        "a rebuild replaces no file fabric wrote that was edited since (the manifest's content digests)",
+        "move your edits out of the output directory, or delete the edited files to have them written anew",
     ),
     # ---- growth: the allocations lock of an earlier build
     _c(

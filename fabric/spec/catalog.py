@@ -126,6 +126,17 @@ def lanes_of(connector: str) -> int:
     return 4
 
 
+def node_lane_gbps(group: "NodePortGroup") -> int:
+    """The signalling of a node port group: its speed over the electrical lanes of one port, which are its
+    connector's lanes shared by the ports of a cage; a single-port OSFP adapter cage has four (NVIDIA LinkX: "Single-
+    port OSFP RHS 400G 4-channels ConnectX-7/OSFP adapters"; a twin-port OSFP, 8 channels, is two ports of four).
+    HDR 200G on QSFP56 is 50 (50G-PAM4), NDR 400G 100 (100G-PAM4)."""
+    lanes = lanes_of(group.connector)
+    per_cage = group.ports_per_cage or 1
+    per_port = 4 if group.connector.lower().startswith("osfp") and per_cage == 1 else max(1, lanes // per_cage)
+    return group.speed_gbps // per_port
+
+
 def _optional_name(value: str) -> str:
     return check_name(value) if value else value
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from fabric.fast.frozen import maker
 from fabric.model.findings import Finding, error
-from fabric.spec.catalog import Catalog
+from fabric.spec.catalog import Catalog, node_lane_gbps
 from fabric.spec.platforms import mgmt_port
 from fabric.spec.schema import NodeAttach, Spec, SwitchMgmtAttach
 
@@ -36,6 +36,7 @@ class Endpoint:
     port: str
     speed_gbps: int
     rail: int | None
+    lane_gbps: int = 0  # its signalling, Gb/s a lane (node_lane_gbps; 0: not a node port)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,16 +105,17 @@ def attachments(
             ports = port_group.port_list()
             ordered = sorted(range(len(ports)), key=lambda j: (ports[j].rail is None, ports[j].rail or 0, j))
             speed, named = port_group.speed_gbps, [(ports[j].name, ports[j].rail) for j in ordered]
+            lane = node_lane_gbps(port_group)
             members, group_name, append = by_group.get(entry.group, []), entry.group, out.append
             if len(named) == 1:  # one port a node (no comprehension a node: 12,288 at 4 x 256 EOS)
                 ((port, rail),) = named
                 for node in members:
                     name = node.name
-                    append(new_attachment(name, group_name, (_endpoint(name, port, speed, rail),), path))
+                    append(new_attachment(name, group_name, (_endpoint(name, port, speed, rail, lane),), path))
             else:
                 for node in members:
                     name = node.name
-                    ends = tuple([_endpoint(name, port, speed, rail) for port, rail in named])
+                    ends = tuple([_endpoint(name, port, speed, rail, lane) for port, rail in named])
                     append(new_attachment(name, group_name, ends, path))
         elif isinstance(entry, SwitchMgmtAttach):
             others = [f for f in spec.fabrics if f != key] if entry.switch_mgmt == "all" else entry.switch_mgmt

@@ -229,10 +229,13 @@ class ClosGenerator:
                         "leave node slots free (fewer nodes) or add a scalable unit",
                     )
                     return False
-                best = max(candidates, key=lambda i: (leaves[i].free(), -i))
+                # a port in a cage of its own signalling where one is free (an HDR UFM port in no NDR DGX cage);
+                # else the mixed cage is placed as before and reported (cage-mixed-mode)
+                fits = {i: port for i in candidates if (port := leaves[i].free_of_signalling(ep.lane_gbps)) is not None}
+                best = max(fits or candidates, key=lambda i: (leaves[i].free(), -i))
                 chosen.add(best)
                 leaf = leaves[best]
-                leaf.used[leaf.next_free()] = ep
+                leaf.used[fits[best] if fits else leaf.next_free()] = ep
         return True
 
     def _group_leaves(self, plane: int, attached: Sequence[Attachment], down: list[SwitchPort]) -> list[Leaf] | None:

@@ -39,6 +39,26 @@ class Leaf:
         self.scan = i
         return i
 
+    def free_of_signalling(self, lane_gbps: int) -> int | None:
+        """The lowest free down port whose cage carries only links of the signalling an endpoint of `lane_gbps`
+        (Gb/s a lane) would give its own (the slower of the two ends' rates: fabric/allocation/optics.py,
+        mixed_cages); None if no cage has room. Any free port for an endpoint of unknown signalling (0)."""
+        if not lane_gbps:
+            return self.next_free() if self.free() else None
+        down, used = self.down, self.used
+        for i in range(self.scan, len(down)):
+            if i in used:
+                continue
+            port = down[i]
+            mine = min(lane_gbps, port.speed_gbps // max(1, port.lanes))
+            if all(
+                not e.lane_gbps or min(e.lane_gbps, down[j].speed_gbps // max(1, down[j].lanes)) == mine
+                for j, e in used.items()
+                if down[j].cage == port.cage
+            ):
+                return i
+        return None
+
     def used_bw(self) -> int:
         return sum(min(e.speed_gbps, self.down[i].speed_gbps) for i, e in self.used.items())
 

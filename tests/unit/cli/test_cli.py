@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -46,7 +47,10 @@ def test_build_writes_every_output(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
     assert written == {*render_all(built("lab")), ".fabric-output", ".fabric-manifest"}  # every output, nothing else
-    assert (out / ".fabric-manifest").read_text().splitlines() == sorted(render_all(built("lab")))
+    files = render_all(built("lab"))
+    manifest = [line.split("  ", 1) for line in (out / ".fabric-manifest").read_text().splitlines()]
+    assert [path for _, path in manifest] == sorted(files)
+    assert all(digest == hashlib.sha1(files[path]).hexdigest() for digest, path in manifest)
     assert {"asn-plan.csv", "cabling.csv", "cabling.md", "inventory.csv", "ip-plan.csv", "summary.json"} <= written
     assert sorted(p.name for p in (out / "configs" / "leaf1").iterdir()) == ["frr.conf", "interfaces"]
     assert {"topology-compute.dot", "floor.dot", "racks"} <= {p.name for p in (out / "diagrams").iterdir()}
@@ -68,9 +72,9 @@ def test_rebuild_replaces_the_output(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert runner.invoke(app, ["build", LAB, "-o", str(out)]).exit_code == 0
     (out / "stale.txt").write_text("from an older build")  # a file an older build wrote: in its manifest
-    (out / ".fabric-manifest").write_text(
-        "".join(sorted([*(out / ".fabric-manifest").read_text().splitlines(keepends=True), "stale.txt\n"]))
-    )
+    listed = (out / ".fabric-manifest").read_text().splitlines(keepends=True)
+    stale = f"{hashlib.sha1(b'from an older build').hexdigest()}  stale.txt\n"
+    (out / ".fabric-manifest").write_text("".join(sorted([*listed, stale], key=lambda line: line.split("  ", 1)[1])))
     assert runner.invoke(app, ["build", LAB, "-o", str(out)]).exit_code == 0
     assert not (out / "stale.txt").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

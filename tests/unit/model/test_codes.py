@@ -112,9 +112,9 @@ def _output(code: str) -> Callable[[], Iterator[Finding]]:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "out"
             problem: OutputError | None = None
-            if code == "output-foreign":
+            if code in ("output-foreign", "output-modified"):
                 write_outputs(Rendered({"a.txt": b"a"}, private=()), out, "d")
-                (out / "NOTES.txt").write_text("mine")
+                (out / "NOTES.txt" if code == "output-foreign" else out / "a.txt").write_text("mine")
             try:
                 if code == "output-holds-input":
                     problem = inputs_inside(out, [out / "lab.yaml"])
@@ -122,7 +122,7 @@ def _output(code: str) -> Callable[[], Iterator[Finding]]:
                     problem = out_path_problem(out / ("x" * 300))
                 else:
                     write_outputs(
-                        Rendered({"a.txt": b"b"} if code == "output-foreign" else {"../a": b""}, private=()), out, "d"
+                        Rendered({"a.txt": b"b"} if code != "output-refused" else {"../a": b""}, private=()), out, "d"
                     )
             except OutputError as exc:
                 problem = exc
@@ -143,7 +143,10 @@ def _lossless_mismatch() -> Iterator[Finding]:
 
 
 EXTRA = {
-    **{code: _output(code) for code in ("output-foreign", "output-holds-input", "output-path", "output-refused")},
+    **{
+        code: _output(code)
+        for code in ("output-foreign", "output-holds-input", "output-modified", "output-path", "output-refused")
+    },
     "bisection-mismatch": _bisection_mismatch,
     "diff-input-invalid": _diff_input_invalid,
     "discovered-format": _discovered_format,

@@ -133,5 +133,21 @@ def test_the_cli_writes_both_files(tmp_path: Path) -> None:
     refused = runner.invoke(
         app, ["diff", str(REPO / "designs/lab.yaml"), str(GROWTH / "lab-5-leaves.yaml"), "--work-order", str(plain)]
     )
-    assert refused.exit_code == 2 and "not empty" in refused.stderr
+    assert refused.exit_code == 2 and "output-foreign" in refused.output and "not empty" in refused.output
     assert (plain / "mine.txt").read_text() == "not fabric's"
+    # the work order's own directory: a floor lead's notes in its CSV are not replaced by the next diff
+    edited = (out / CSV_FILE).read_text() + "# done up to row 3\n"
+    (out / CSV_FILE).write_text(edited)
+    again = runner.invoke(
+        app, ["diff", str(REPO / "designs/lab.yaml"), str(GROWTH / "lab-5-leaves.yaml"), "--work-order", str(out)]
+    )
+    assert again.exit_code == 2 and "output-modified" in again.output and f"'{CSV_FILE}'" in again.output
+    assert (out / CSV_FILE).read_text() == edited
+    (out / CSV_FILE).unlink()
+    assert (
+        runner.invoke(
+            app, ["diff", str(REPO / "designs/lab.yaml"), str(GROWTH / "lab-5-leaves.yaml"), "--work-order", str(out)]
+        ).exit_code
+        == 0
+    )
+    assert (out / CSV_FILE).read_text().count("\nadd-cable,") == 4

@@ -4,6 +4,7 @@ writes its spec file and nothing else; a name too long for the filesystem is a f
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -19,7 +20,9 @@ from fabric.write.atomic import (
     MANIFEST_BYTES,
     MARKER,
     OutputError,
+    Staging,
     foreign_entries,
+    modified_entries,
     write_new_files,
     write_outputs,
 )
@@ -44,11 +47,21 @@ _USER_PATH = st.lists(_NAME, min_size=1, max_size=4).map("/".join)
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(user=st.dictionaries(_USER_PATH, st.binary(max_size=8), min_size=1, max_size=5))
-def test_a_rebuild_never_removes_a_file_fabric_did_not_write(tmp_path_factory: pytest.TempPathFactory, user) -> None:  # type: ignore[no-untyped-def]
+@given(
+    user=st.dictionaries(_USER_PATH, st.binary(max_size=8), max_size=5),
+    edits=st.dictionaries(st.sampled_from(sorted(FILES)), st.binary(max_size=8), max_size=2),
+)
+def test_a_rebuild_never_removes_a_file_fabric_did_not_write(
+    tmp_path_factory: pytest.TempPathFactory, user, edits
+) -> None:  # type: ignore[no-untyped-def]
+    """... nor one fabric wrote that was edited since: an edited file is the user's."""
     out = tmp_path_factory.mktemp("prop") / "out"
     write_outputs(FILES, out, "d")
     placed: dict[str, bytes] = {}
+    for path, data in edits.items():
+        (out / path).write_bytes(data)
+        if data != FILES[path]:  # (the same bytes again is no edit)
+            placed[path] = data
     for path, data in user.items():
         target = out / path
         if path in FILES or any(str(p) in placed for p in Path(path).parents):
@@ -68,7 +81,7 @@ def test_a_rebuild_never_removes_a_file_fabric_did_not_write(tmp_path_factory: p
         refused = False
     except OutputError as exc:
         refused = True
-        assert exc.code == "output-foreign"
+        assert exc.code in ("output-foreign", "output-modified")
     after = tree(out)
     for path, data in placed.items():
         assert after.get(path) == data, (path, refused)
@@ -79,15 +92,88 @@ def test_a_rebuild_never_removes_a_file_fabric_did_not_write(tmp_path_factory: p
 # --------------------------------------------------------------------------------------------- the manifest
 
 
+def sha1sum(files: dict[str, bytes]) -> bytes:
+    """What `sha1sum` prints for `files`, by path: the manifest's format."""
+    return b"".join(f"{hashlib.sha1(files[p]).hexdigest()}  {p}\n".encode() for p in sorted(files))
+
+
 def test_the_manifest_lists_every_file_written_and_a_rebuild_removes_only_those(tmp_path: Path) -> None:
     out = write_outputs(FILES, tmp_path / "out", "d")
-    assert (out / MANIFEST).read_text().splitlines() == sorted(FILES)
+    assert (out / MANIFEST).read_bytes() == sha1sum(FILES)
     out = write_outputs(OTHER, out, "d")  # files of the old output the new one lacks go: fabric wrote them
     assert tree(out) == {
         **OTHER,
         MARKER: b"written by fabric for design d\n",
-        MANIFEST: b"a.txt\nconfigs/leaf1/frr.conf\n",
+        MANIFEST: sha1sum(dict(OTHER)),
     }
+
+
+def test_a_file_fabric_wrote_and_the_user_edited_refuses_the_rebuild(tmp_path: Path) -> None:
+    out = write_outputs(FILES, tmp_path / "out", "d")
+    (out / "configs/leaf1/frr.conf").write_bytes(b"x\n! my change\n")
+    (out / "cabling.csv").write_bytes(b"C\n")  # the same size: the bytes are compared, not the size
+    before = tree(out)
+    assert modified_entries(out) == ["cabling.csv", "configs/leaf1/frr.conf"]
+    with pytest.raises(OutputError, match="changed since") as caught:
+        write_outputs(OTHER, out, "d")
+    assert caught.value.code == "output-modified"
+    assert "'cabling.csv', 'configs/leaf1/frr.conf'" in str(caught.value)
+    assert "delete the file" in caught.value.hint and "move the file out" in caught.value.hint
+    assert tree(out) == before
+    assert sorted(p.name for p in out.parent.iterdir()) == ["out"]  # no staging tree left either
+    # the way on, as the hint says: an edit moved out, the other given up
+    (out / "configs/leaf1/frr.conf").rename(tmp_path / "frr.conf.mine")
+    (out / "cabling.csv").unlink()
+    assert modified_entries(out) == []
+    out = write_outputs(OTHER, out, "d")
+    assert tree(out)["configs/leaf1/frr.conf"] == b"z\n"
+    assert (tmp_path / "frr.conf.mine").read_bytes() == b"x\n! my change\n"
+
+
+def test_a_file_edited_while_the_build_renders_is_kept(tmp_path: Path) -> None:
+    """The check is made again at the commit, hashing only files whose lstat changed since the first."""
+    out = write_outputs(FILES, tmp_path / "out", "d")
+    staging = Staging(out, "d")
+    staging.write("a.txt", b"new\n", False)
+    (out / "a.txt").write_bytes(b"mine\n")
+    with pytest.raises(OutputError, match=r"'a\.txt'") as caught:
+        staging.commit()
+    assert caught.value.code == "output-modified"
+    assert (out / "a.txt").read_bytes() == b"mine\n"
+    assert sorted(p.name for p in out.parent.iterdir()) == ["out"]
+
+
+def test_a_render_workers_digests_reach_the_manifest(tmp_path: Path) -> None:
+    """A forked worker writes into the staging tree and records each digest in a file of its own there; the commit
+    takes them into the manifest and leaves no such file in the output."""
+    staging = Staging(tmp_path / "out", "d")
+    staging.write("a.txt", b"one\n", False)
+    pid = os.fork()
+    if pid == 0:  # the worker
+        try:
+            staging.write("configs/leaf1/frr.conf", "x\n", False)
+            staging.write("cabling.csv", b"c\n", False)
+        finally:
+            os._exit(0)
+    assert os.waitpid(pid, 0)[1] == 0
+    recorded = [p for p in staging._path.iterdir() if p.name.startswith(".fabric-digests-")]
+    assert [p.name for p in recorded] == [f".fabric-digests-{pid}"]
+    assert recorded[0].read_text().count("\n") == 2
+    out = staging.commit()
+    files = {"a.txt": b"one\n", "configs/leaf1/frr.conf": b"x\n", "cabling.csv": b"c\n"}
+    assert (out / MANIFEST).read_bytes() == sha1sum(files)
+    assert sorted(tree(out)) == sorted([*files, MARKER, MANIFEST])
+    with pytest.raises(OutputError, match="output marker"):
+        write_outputs(Rendered({".fabric-digests-1": b""}, private=()), tmp_path / "other", "d")
+
+
+def test_a_manifest_of_paths_alone_is_read_without_comparing_contents(tmp_path: Path) -> None:
+    """An output of fabric before digests: its files are fabric's, their contents unknown."""
+    out = write_outputs(FILES, tmp_path / "out", "d")
+    (out / MANIFEST).write_text("".join(f"{p}\n" for p in sorted(FILES)))
+    (out / "a.txt").write_bytes(b"edited\n")
+    assert modified_entries(out) == []
+    assert tree(write_outputs(OTHER, out, "d"))["a.txt"] == b"two\n"
 
 
 @pytest.mark.parametrize(
@@ -100,6 +186,15 @@ def test_the_manifest_lists_every_file_written_and_a_rebuild_removes_only_those(
         b"a.txt\n\n",
         b"configs/./x\n",
         b"a" * (MANIFEST_BYTES + 1),
+        b"a.txt\na.txt\n",  # a path twice
+        b"%s  a.txt\ncabling.csv\n" % (b"0" * 40),  # a digest on some lines only
+        b"cabling.csv\n%s  a.txt\n" % (b"0" * 40),
+        b"%s  a.txt\n%s  a.txt\n" % (b"0" * 40, b"1" * 40),
+        b"%s  ../a.txt\n" % (b"0" * 40),
+        b"%s  a.txt\n%s  cabling.csv\n" % (b"0" * 40, b"A" * 40),  # not lowercase hex
+        b"%s  a.txt\n" % (b"A" * 40),
+        b"%s  a.txt\n%s  cabling.csv\n" % (b"0" * 40, b"0" * 39),  # too short
+        b"%s  a.txt\n%s   cabling.csv\n" % (b"0" * 40, b"0" * 40),  # " cabling.csv" is no path fabric writes
     ],
 )
 def test_a_manifest_fabric_could_not_have_written_refuses_the_rebuild(tmp_path: Path, manifest: bytes) -> None:

@@ -4,6 +4,7 @@ and a real `fabric build` killed while it writes."""
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import random
 import signal
@@ -39,7 +40,7 @@ def siblings(out: Path) -> list[str]:
 
 
 def written(files: Rendered) -> dict[str, bytes]:
-    manifest = "".join(f"{path}\n" for path in sorted(files)).encode()
+    manifest = "".join(f"{hashlib.sha1(files[path]).hexdigest()}  {path}\n" for path in sorted(files)).encode()
     return {**files, MARKER: b"written by fabric for design d\n", MANIFEST: manifest}
 
 
