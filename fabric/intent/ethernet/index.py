@@ -90,9 +90,10 @@ class PlanIndex:
                     self.findings.append(problem)
 
     def maximum_prefix(self, key: str) -> int | None:
-        """The prefix count past which a session of fabric `key` warns (FABRIC_PREFIX_HEADROOM x its plan's)."""
+        """The prefix count past which a session of fabric `key` warns: FABRIC_PREFIX_HEADROOM times its plan's,
+        rounded up to a power of two, so that growing the fabric rarely rewrites every switch's limit."""
         count = self.originated.get(key, 0)
-        return FABRIC_PREFIX_HEADROOM * count if count else None
+        return 1 << (FABRIC_PREFIX_HEADROOM * count - 1).bit_length() if count else None
 
     def address(self, device: str, interface: str, purpose: str, version: int) -> Interface | None:
         return self.addresses.get(device, NO_ADDRESSES).get((interface, purpose, version))

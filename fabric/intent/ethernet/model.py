@@ -22,7 +22,7 @@ HOST_GROUP = "HOSTS"  # a leaf's sessions to routed nodes (`dual_homing: host_ro
 HOST_MAXIMUM_PREFIX = 10
 # Prefixes a fabric session may carry before the switch logs a warning (the session stays up: every fabric
 # session would trip at once on a real excess, and FABRIC-IN already drops anything outside the plan's pools),
-# as a multiple of the prefixes the fabric's plan originates
+# as a multiple of the prefixes the fabric's plan originates (rounded up to a power of two: growth rarely changes it)
 FABRIC_PREFIX_HEADROOM = 2
 # BGP keepalive and hold time (s) of every fabric session, on every platform: FRR's `frr defaults datacenter`
 # (3/9, the values RFC 7938 data centres run), which NVUE keeps and EOS does not (its default is 60/180)
@@ -115,7 +115,7 @@ class BgpIntent:
     timers: tuple[int, int] = BGP_TIMERS  # keepalive, hold time (s)
     bfd: bool = False  # BFD on every session (`fabrics.<f>.routing.bfd`)
     # the most prefixes a fabric session may carry (per address family) before a warning: FABRIC_PREFIX_HEADROOM
-    # times the prefixes the fabric's plan originates; None: not set
+    # times the prefixes the fabric's plan originates, rounded up to a power of two; None: not set
     maximum_prefix: int | None = None
     host_group: str = HOST_GROUP
     host_maximum_prefix: int = HOST_MAXIMUM_PREFIX  # per address family, on routed nodes' sessions (torn down)

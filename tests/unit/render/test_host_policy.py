@@ -33,12 +33,13 @@ def test_each_routed_node_is_accepted_for_its_own_loopback_only() -> None:
     assert build.intents["spine1"].bgp.hosts == ()
 
 
-def test_the_fabric_limit_is_twice_the_plans_prefixes() -> None:
+def test_the_fabric_limit_is_twice_the_plans_prefixes_rounded_up_to_a_power_of_two() -> None:
     build = on_platform("lab-dual", "frr")
     rows = build.allocation.addresses
     loopbacks = [r for r in rows if r.purpose in ("loopback", "host-loopback") and r.address.version == 4]
     assert len(loopbacks) == 10  # 6 switches, 4 servers; lab-dual has no server subnets
-    assert build.intents["leaf1"].bgp.maximum_prefix == FABRIC_PREFIX_HEADROOM * 10
+    assert FABRIC_PREFIX_HEADROOM * 10 == 20
+    assert build.intents["leaf1"].bgp.maximum_prefix == 32
     assert build.intents["leaf1"].bgp.host_maximum_prefix == HOST_MAXIMUM_PREFIX
 
 
@@ -49,7 +50,7 @@ def test_frr_binds_the_lists_per_session(platform: str) -> None:
     assert " neighbor 10.254.0.17 peer-group HOSTS\n" in text and " neighbor 10.254.0.0 peer-group FABRIC\n" in text
     assert "  neighbor 10.254.0.17 prefix-list HOST-srv1 in\n" in text
     assert "  neighbor HOSTS maximum-prefix 10 force\n" in text
-    assert "  neighbor FABRIC maximum-prefix 20 warning-only\n" in text
+    assert "  neighbor FABRIC maximum-prefix 32 warning-only\n" in text
     assert "  neighbor HOSTS route-map FABRIC-OUT out\n" in text and "neighbor HOSTS route-map FABRIC-IN" not in text
     spine = render_all(on_platform("lab-dual", platform))[SPINE + "frr.conf"].decode()
     assert "HOSTS" not in spine and "HOST-" not in spine  # a spine has no routed nodes
@@ -64,7 +65,7 @@ def test_eos_numbered_binds_per_session_unnumbered_per_group() -> None:
     numbered = render_all(on_platform("lab-dual", "eos"))[LEAF + "startup-config"].decode()
     assert "      neighbor 10.254.0.17 prefix-list HOST-srv1 in\n" in numbered
     assert "   neighbor HOSTS maximum-routes 10\n" in numbered
-    assert "   neighbor FABRIC maximum-routes 20 warning-only\n" in numbered
+    assert "   neighbor FABRIC maximum-routes 32 warning-only\n" in numbered
     unnumbered = render_all(on_platform("lab-dual", "eos", True))[LEAF + "startup-config"].decode()
     # `neighbor interface` takes no policy: the group accepts this leaf's nodes' loopbacks, a switch's never
     assert "      neighbor HOSTS prefix-list HOSTS-IN in\n" in unnumbered
@@ -78,7 +79,7 @@ def test_eos_structured_config_says_the_same() -> None:
     config = yaml.safe_load(render_all(on_platform("lab-dual", "eos"))[LEAF + "structured-config.yaml"])
     groups = {g["name"]: g for g in config["router_bgp"]["peer_groups"]}
     assert groups["HOSTS"]["maximum_routes"] == 10 and "maximum_routes_warning_only" not in groups["HOSTS"]
-    assert groups["FABRIC"]["maximum_routes"] == 20 and groups["FABRIC"]["maximum_routes_warning_only"] is True
+    assert groups["FABRIC"]["maximum_routes"] == 32 and groups["FABRIC"]["maximum_routes_warning_only"] is True
     neighbors = {n["ip_address"]: n for n in config["router_bgp"]["address_family_ipv4"]["neighbors"]}
     assert neighbors == {
         "10.254.0.17": {"ip_address": "10.254.0.17", "prefix_list_in": "HOST-srv1"},
@@ -101,5 +102,5 @@ def test_nvue_binds_the_lists_per_neighbor() -> None:
     assert hosts["prefix-limits"] == {"inbound": {"maximum": 10}}
     assert "inbound" not in hosts["policy"]  # no fabric-wide inbound map: the per-node list decides
     fabric = bgp["peer-group"]["FABRIC"]["address-family"]["ipv4-unicast"]
-    assert fabric["prefix-limits"] == {"inbound": {"maximum": 20, "warning-only": "on"}}
+    assert fabric["prefix-limits"] == {"inbound": {"maximum": 32, "warning-only": "on"}}
     assert bgp["neighbor"]["10.254.0.0"]["peer-group"] == "FABRIC"
