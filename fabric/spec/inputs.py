@@ -84,6 +84,11 @@ def read_inputs(spec: Spec, base_dir: Path) -> Inputs:
         if fabric.routing is not None and fabric.routing.bgp_password is not None:
             where = f"fabrics.{key}.routing.bgp_password"
             secrets[where] = resolve_secret(fabric.routing.bgp_password, base_dir, where)
+        if fabric.technology == "infiniband" and ib is not None:
+            for name, ref in (("m_key", ib.sm.m_key), ("sm_key", ib.sm.sm_key)):
+                if ref is not None:
+                    where = f"fabrics.{key}.infiniband.sm.{name}"
+                    secrets[where] = resolve_secret(ref, base_dir, where)
     if spec.management.snmp_community is not None:
         where = "management.snmp_community"
         secrets[where] = resolve_secret(spec.management.snmp_community, base_dir, where)

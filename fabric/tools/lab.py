@@ -47,6 +47,7 @@ def state_name(name: str) -> str:
     return name
 
 
+FRR_DAEMONS = ("zebra", "bgpd", "bfdd")  # what the lab starts, and so what it may stop
 MAX_SWITCHES = 40
 MAX_LINKS = 200  # veth ends beyond this overflow the kernel's shared neighbour table (gc_thresh3 = 1024)
 MIB_PER_SWITCH = 25  # zebra + bgpd resident memory, measured
@@ -101,18 +102,21 @@ def _available_mib() -> int | None:
     return None
 
 
-def vty(path: Path, command: str, timeout: float = 10) -> str:
-    """One command over an FRR daemon's vty socket (what vtysh does, without starting vtysh)."""
+def vty(path: Path, command: str, timeout: float = 10, enable: bool = False) -> str:
+    """One command over an FRR daemon's vty socket (what vtysh does, without starting vtysh); `enable`: enter
+    the enable node first (bfdd's `show` commands live only there)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         sock.connect(str(path))
-        sock.sendall(command.encode() + b"\0")
         data = b""
-        while not (len(data) >= 4 and data[-4:-1] == b"\0\0\0"):
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        for line in ("enable", command) if enable else (command,):
+            sock.sendall(line.encode() + b"\0")
+            data = b""
+            while not (len(data) >= 4 and data[-4:-1] == b"\0\0\0"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
     return data[:-4].decode(errors="replace")
 
 
@@ -148,6 +152,7 @@ class LabPlan:
     leaves: list[str] = field(default_factory=list)
     spines: list[str] = field(default_factory=list)
     expected_peers: dict[str, int] = field(default_factory=dict)
+    bfd: list[str] = field(default_factory=list)  # devices whose frr.conf asks for BFD: they also run bfdd
     leaf_prefixes: dict[str, list[str]] = field(default_factory=dict)  # leaf → prefixes it originates
     uplinks: dict[str, int] = field(default_factory=dict)
 
@@ -183,6 +188,8 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
                 lab.host_addresses[lab.hosts[link.a]] = _netplan_addresses(files[f"hosts/{link.a}/netplan.yaml"])
                 lab.expected_peers[link.a] = len(build.hosts[link.a].neighbors)
                 lab.host_prefixes[link.a] = [str(build.hosts[link.a].loopback_v4.network)]
+                if build.hosts[link.a].bfd:
+                    lab.bfd.append(link.a)
             elif not routed:
                 lab.bridges.setdefault(lab.switches[link.b], []).append(link.b_port)
         else:
@@ -214,6 +221,8 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
         else:
             lab.spines.append(name)
         lab.expected_peers[name] = len(intent.bgp.neighbors) if intent.bgp else 0
+        if intent.bgp is not None and intent.bgp.bfd:
+            lab.bfd.append(name)
     return lab
 
 
@@ -268,6 +277,8 @@ class Lab:
         """Create everything and start FRR; returns seconds taken."""
         start = time.monotonic()
         self.check_free()
+        if self.plan.bfd and not (FRR_DIR / "bfdd").exists():
+            raise LabError(f"routing.bfd is on and FRR's bfdd is missing ({FRR_DIR / 'bfdd'}): apt-get install frr")
         self.dir.mkdir(parents=True, exist_ok=True)
         self.dir.chmod(0o755)  # zebra and bgpd run as user frr
         self._save()
@@ -327,10 +338,13 @@ class Lab:
         (d / "vtysh.conf").write_text("service integrated-vtysh-config\n")
         (d / "empty.conf").write_text("")
         run("chown", "-R", "frr:frr", str(d))
+        # bfdd (when the config asks for BFD) gets its own control socket: its default path is shared by every
+        # switch; it starts before the config loads, as frrinit.sh starts the daemons /etc/frr/daemons names
+        extra = {"zebra": " -s 90000000", "bfdd": f" --bfdctl {d}/bfdd.sock"}
         daemons = " && ".join(
             f"{FRR_DIR / daemon} -d -F datacenter --vty_socket {d} -z {d}/zserv.api -f {d}/empty.conf -P 0 "
-            f"-i {d}/{daemon}.pid --log file:{d}/{daemon}.log" + (" -s 90000000" if daemon == "zebra" else "")
-            for daemon in ("zebra", "bgpd")
+            f"-i {d}/{daemon}.pid --log file:{d}/{daemon}.log" + extra.get(daemon, "")
+            for daemon in ("zebra", "bgpd", *(("bfdd",) if device in self.plan.bfd else ()))
         )
         script = f"hostname {device} && mount -n --bind {d}/tmp /var/tmp && {daemons}"
         run(
@@ -355,6 +369,10 @@ class Lab:
 
     def zebra(self, device: str, command: str) -> object:
         return json.loads(vty(self.switch_dir(device) / "zebra.vty", command) or "{}")
+
+    def bfd(self, device: str, command: str) -> object:
+        """A command to the device's bfdd (running only where the config asks for BFD)."""
+        return json.loads(vty(self.switch_dir(device) / "bfdd.vty", command, enable=True) or "{}")
 
     def status(self) -> LabStatus:
         return lab_status(self.dir)
@@ -491,7 +509,7 @@ def stop_daemons(pid_files: Iterable[Path], graceful: bool = True) -> None:
     for pid_file in pid_files:
         with contextlib.suppress(OSError, ValueError):
             pid = int(pid_file.read_text().strip())
-            if Path(f"/proc/{pid}/comm").read_text().strip() in ("zebra", "bgpd"):  # never a recycled pid
+            if Path(f"/proc/{pid}/comm").read_text().strip() in FRR_DAEMONS:  # never a recycled pid
                 pids.append(pid)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):

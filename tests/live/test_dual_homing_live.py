@@ -212,3 +212,80 @@ def test_a_dual_homed_server_survives_either_link(lab: Lab, record_property) -> 
         _link(lab, cut, "down")
     _wait("withdrawal of both links", lambda: all(_hops(lab, s, f"{target_lo}/32") == 0 for s in spines))
     assert _ping(lab, OBSERVER, target_lo).returncode != 0
+
+
+def _vtysh(lab: Lab, device: str, *commands: str) -> None:
+    """Configure a running device (switch or routing server) through its own daemons."""
+    d = str(lab.switch_dir(device))
+    args = [arg for command in ("configure terminal", *commands) for arg in ("-c", command)]
+    done = subprocess.run(["vtysh", "--vty_socket", d, "--config_dir", d, *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _paths_from(lab: Lab, leaf: str, prefix: str, peer: str) -> int:
+    """How many of a leaf's BGP paths to `prefix` came from `peer` (a neighbour address)."""
+    out = lab.bgp(leaf, f"show bgp ipv4 unicast {prefix} json")
+    assert isinstance(out, dict)
+    return sum(1 for p in out.get("paths", []) if p.get("peer", {}).get("peerId") == peer)
+
+
+@pytest.fixture
+def numbered_lab() -> Iterator[Lab]:
+    plan = plan_lab(_design("frr-numbered"), prefix=PREFIX)
+    state = Path(tempfile.mkdtemp(prefix="fabric-lab-"))
+    state.chmod(0o755)  # the daemons run as user frr
+    running = Lab(plan, state / "lab")
+    try:
+        running.up()
+        running.wait_converged(timeout=90)
+        yield running
+    finally:
+        running.down()
+        shutil.rmtree(state, ignore_errors=True)
+        left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert PREFIX not in left, "the lab left namespaces behind"
+
+
+def test_a_server_cannot_announce_a_spines_loopback(numbered_lab: Lab) -> None:
+    """A routed server that announces spine1's loopback (added to its own outbound list) is refused by its leaf's
+    per-server prefix-list; without that list the leaf takes the hijack (so the check can fail)."""
+    lab = numbered_lab
+    build = built("lab-dual")
+    leaf = build.intents["leaf1"]
+    assert leaf.bgp is not None and leaf.bgp.maximum_prefix is not None
+    [session] = [n for n in leaf.bgp.neighbors if n.peer_device == TARGET]
+    spine_lo = str(build.intents["spine1"].loopback_v4.network)  # type: ignore[union-attr]
+    subprocess.run(["ip", "-n", lab.plan.hosts[TARGET], "address", "add", spine_lo, "dev", "lo"], check=True)
+    _vtysh(
+        lab,
+        TARGET,
+        f"ip prefix-list LOOPBACK seq 20 permit {spine_lo}",
+        f"router bgp {build.hosts[TARGET].asn}",
+        "address-family ipv4 unicast",
+        f"network {spine_lo}",
+    )
+
+    def sent() -> set[int]:
+        out = lab.bgp(TARGET, "show bgp ipv4 unicast summary json")
+        assert isinstance(out, dict)
+        return {p.get("pfxSnt", 0) for p in out["peers"].values()}
+
+    def accepted() -> int:
+        out = lab.bgp("leaf1", f"show bgp neighbors {session.peer} json")
+        assert isinstance(out, dict)
+        return int(out[session.peer]["addressFamilyInfo"]["ipv4Unicast"]["acceptedPrefixCounter"])
+
+    # the server sends 2 prefixes (its loopback and the spine's) to each leaf; leaf1 accepts its loopback only
+    _wait("the server sending the spine's loopback", lambda: sent() == {2})
+    assert accepted() == 1
+    assert _paths_from(lab, "leaf1", spine_lo, session.peer) == 0
+    # negative: without the per-server list the leaf takes the server's path to the spine's loopback
+    _vtysh(
+        lab,
+        "leaf1",
+        f"router bgp {leaf.bgp.asn}",
+        "address-family ipv4 unicast",
+        f"no neighbor {session.peer} prefix-list {session.prefix_list} in",
+    )
+    _wait("the leaf accepting the hijack", lambda: _paths_from(lab, "leaf1", spine_lo, session.peer) == 1)
+    assert accepted() == 2

@@ -394,3 +394,64 @@ def test_verify_a_correct_simulated_fabric_as_json(tmp_path: Path) -> None:
     data = json.loads(output)
     assert code == 0 and data["ok"] is True and data["problems"] == []
     assert data["planned_cables"] == data["as_planned"] == len(subnet.links)
+
+
+# --------------------------------------------------------------------------------------------- SM keys
+
+MKEY_ENV, SMKEY_ENV = "FABRIC_TEST_M_KEY", "FABRIC_TEST_SM_KEY"
+
+
+def _keyed(level: int) -> Subnet:
+    """lab-ib with an M_Key and an SM_Key from environment secrets, at M_Key protection `level`."""
+    from tests.support.design_variants import variant
+
+    def change(data: dict) -> None:  # type: ignore[type-arg]
+        sm = data["fabrics"]["compute"]["infiniband"]["sm"]
+        sm.update({"m_key": {"env": MKEY_ENV}, "sm_key": {"env": SMKEY_ENV}, "m_key_protection_level": level})
+
+    build = variant("lab-ib", change)
+    assert not [f for f in build.findings if f.severity == "error"], [f.format() for f in build.findings]
+    subnet = build.infiniband.subnet("compute")
+    assert subnet is not None
+    return subnet
+
+
+def _effective(conf: Path, where: Path) -> dict[str, str]:
+    """The options OpenSM itself reads from `conf` (`opensm -F conf -c dump`: it parses, dumps and exits)."""
+    import subprocess
+
+    dump = where / "effective.conf"
+    done = subprocess.run(
+        ["opensm", "-F", str(conf), "-c", str(dump)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    pairs = (line.split(" ", 1) for line in dump.read_text().splitlines() if line and not line.startswith("#"))
+    return {p[0]: p[1] for p in pairs if len(p) == 2}
+
+
+def test_opensm_reads_the_keys_from_the_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenSM parses the generated opensm.conf's M_Key, protection level and SM_Key (its own dump of what it read)
+    and routes the fabric with them; without keys in the spec it keeps its defaults (so the check can fail).
+    ibsim does not model M_Key (nothing in it handles the field), so the keys' effect on the ports is not observed.
+    """
+    monkeypatch.setenv(MKEY_ENV, "0x8a3c51d2e4f60718")
+    monkeypatch.setenv(SMKEY_ENV, "0x1f2e3d4c5b6a7988")
+    subnet = _keyed(2)
+    assert subnet.m_key == "0x8a3c51d2e4f60718" and subnet.sm_key == "0x1f2e3d4c5b6a7988"
+    files = install(subnet, tmp_path)
+    options = _effective(files["opensm.conf"], tmp_path)
+    assert (options["m_key"], options["m_key_protection_level"], options["sm_key"]) == (
+        "0x8a3c51d2e4f60718",
+        "2",
+        "0x1f2e3d4c5b6a7988",
+    )
+    with simulation(tmp_path, files["topology.net"], "lab-ib-keys") as sim:
+        sim.start_opensm(files["opensm.conf"], _sm_nodeid(subnet))
+        log = (tmp_path / "opensm.log").read_text()
+        assert "ftree tables configured on all switches" in log
+        assert log_problems(log, ALLOWED_LOG) == []
+    # negative: the design without keys leaves OpenSM's defaults
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    options = _effective(install(_subnet("lab-ib"), plain)["opensm.conf"], plain)
+    assert (options["m_key"], options["sm_key"]) == ("0x0000000000000000", "0x0000000000000001")

@@ -55,8 +55,9 @@ def bgp_intent(
             mine, peer, peer_port = link.a_port, link.b, link.b_port
         else:
             mine, peer, peer_port = link.b_port, link.a, link.a_port
+        host = host_policy(index, peer) if tier == _NODE_LEAF else _NO_POLICY
         if unnumbered:
-            neighbor = _neighbor(mine, mine, asns(peer), peer, peer_port)
+            neighbor = _neighbor(mine, mine, asns(peer), peer, peer_port, None, False, *host)
         else:
             peer_ip = addresses.get(peer, NO_ADDRESSES).get((peer_port, purpose, 4))
             if peer_ip is None:
@@ -70,6 +71,8 @@ def bgp_intent(
                 peer,
                 peer_port,
                 None if local_ip is None else local_ip.ip,
+                False,
+                *host,
             )
         neighbors.append(neighbor)
         if rank[peer] > my_rank:
@@ -118,6 +121,24 @@ def bgp_intent(
         ipv6=unnumbered and bool(networks_v6),
         password=index.bgp_password.get(key),
         bfd=bool(routing.bfd) if (routing := spec.fabrics[key].routing) is not None else False,
+        maximum_prefix=index.maximum_prefix(key),
+    )
+
+
+_NO_POLICY: tuple[str | None, tuple[PrefixRule, ...], tuple[PrefixRule, ...]] = (None, (), ())
+
+
+def host_policy(index: PlanIndex, node: str) -> tuple[str | None, tuple[PrefixRule, ...], tuple[PrefixRule, ...]]:
+    """A routed node's inbound policy on its leaves: a prefix-list named after it that accepts its own loopback
+    (/32 and /128) and nothing else, so a node cannot announce a switch's or another node's loopback."""
+    v4 = index.address(node, "lo", "host-loopback", 4)
+    if v4 is None:
+        return _NO_POLICY  # the plan failed (its findings say why)
+    v6 = index.address(node, "lo", "host-loopback", 6)
+    return (
+        f"HOST-{node}",
+        (PrefixRule(v4.network, None, None),),
+        (PrefixRule(v6.network, None, None),) if v6 is not None else (),
     )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from fabric.allocation.allocate import Allocation, Interface, MlagPair, mlag_pairs
 from fabric.fast.addresses import prefix_length
-from fabric.intent.ethernet.model import PrefixRule
+from fabric.intent.ethernet.model import FABRIC_PREFIX_HEADROOM, PrefixRule
 from fabric.model.findings import Finding
 from fabric.model.kinds import Tier
 from fabric.model.topology import LAYER_RANK, Topology
@@ -30,10 +30,16 @@ class PlanIndex:
         self.v6 = False  # any IPv6 address in the plan (else no port looks one up)
         # each fabric's leaf subnets: out-of-band leaves hold management subnets, the others server subnets
         self.subnet_prefix: dict[str, int] = {}
+        # fabric → the IPv4 prefixes its plan originates (loopbacks, nodes' loopbacks, leaf subnets)
+        self.originated: Counter[str] = Counter()
+        originated = self.originated
         addresses, gateways = self.addresses, ("server-gateway", "mgmt-gateway")
+        counted = ("loopback", "host-loopback", *gateways)
         for row in plan.addresses:
             purpose = row.purpose
             if purpose != "server":
+                if purpose in counted and row.address.version == 4:
+                    originated[row.fabric] += 1
                 address = row.address
                 version = address.version
                 addresses[row.device].setdefault((row.interface, purpose, version), address)
@@ -82,6 +88,12 @@ class PlanIndex:
                 self.bgp_password[key], problem = secret.value, secret.problem
                 if problem:
                     self.findings.append(problem)
+
+    def maximum_prefix(self, key: str) -> int | None:
+        """The prefix count past which a session of fabric `key` warns: FABRIC_PREFIX_HEADROOM times its plan's,
+        rounded up to a power of two, so that growing the fabric rarely rewrites every switch's limit."""
+        count = self.originated.get(key, 0)
+        return 1 << (FABRIC_PREFIX_HEADROOM * count - 1).bit_length() if count else None
 
     def address(self, device: str, interface: str, purpose: str, version: int) -> Interface | None:
         return self.addresses.get(device, NO_ADDRESSES).get((interface, purpose, version))

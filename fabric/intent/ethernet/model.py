@@ -16,6 +16,14 @@ from fabric.model.findings import Finding
 
 DEFAULT_MTU = 9216
 PEER_GROUP = "FABRIC"
+HOST_GROUP = "HOSTS"  # a leaf's sessions to routed nodes (`dual_homing: host_routing`): their own policy
+# Prefixes a routed node may send a leaf before the session is torn down (counted as received, before the
+# per-node prefix-list drops all but the node's loopback): room for a stray route or two, none for a leaked table
+HOST_MAXIMUM_PREFIX = 10
+# Prefixes a fabric session may carry before the switch logs a warning (the session stays up: every fabric
+# session would trip at once on a real excess, and FABRIC-IN already drops anything outside the plan's pools),
+# as a multiple of the prefixes the fabric's plan originates (rounded up to a power of two: growth rarely changes it)
+FABRIC_PREFIX_HEADROOM = 2
 # BGP keepalive and hold time (s) of every fabric session, on every platform: FRR's `frr defaults datacenter`
 # (3/9, the values RFC 7938 data centres run), which NVUE keeps and EOS does not (its default is 60/180)
 BGP_TIMERS = (3, 9)
@@ -63,6 +71,15 @@ class Neighbor:
     peer_port: str
     local_address: IPv4Address | IPv6Address | None = None  # this side's /31 address (numbered)
     mlag_peer: bool = False  # the session to the other leaf of an MLAG pair, over the peer VLAN
+    # a routed node's session (`dual_homing: host_routing`): the prefix-list that accepts its own loopback only
+    prefix_list: str | None = None
+    accept: tuple[PrefixRule, ...] = ()  # the node's loopback /32
+    accept_v6: tuple[PrefixRule, ...] = ()  # and /128
+
+    @property
+    def host(self) -> bool:
+        """A routed node's session (in the HOSTS peer group)."""
+        return self.prefix_list is not None
 
     @property
     def description(self) -> str:
@@ -97,6 +114,16 @@ class BgpIntent:
     peer_group: str = PEER_GROUP
     timers: tuple[int, int] = BGP_TIMERS  # keepalive, hold time (s)
     bfd: bool = False  # BFD on every session (`fabrics.<f>.routing.bfd`)
+    # the most prefixes a fabric session may carry (per address family) before a warning: FABRIC_PREFIX_HEADROOM
+    # times the prefixes the fabric's plan originates, rounded up to a power of two; None: not set
+    maximum_prefix: int | None = None
+    host_group: str = HOST_GROUP
+    host_maximum_prefix: int = HOST_MAXIMUM_PREFIX  # per address family, on routed nodes' sessions (torn down)
+
+    @property
+    def hosts(self) -> tuple[Neighbor, ...]:
+        """The sessions to routed nodes."""
+        return tuple(n for n in self.neighbors if n.prefix_list is not None)
 
 
 @dataclass(frozen=True)

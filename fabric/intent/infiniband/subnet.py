@@ -9,8 +9,9 @@ The renderers only format it; `fabric verify` compares discovered fabrics with i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from fabric.allocation.allocate import Allocation
@@ -28,7 +29,7 @@ from fabric.intent.infiniband.ports import (
     plan_rate,
 )
 from fabric.model.cable import Cable
-from fabric.model.findings import Finding, warning
+from fabric.model.findings import Finding, error, warning
 from fabric.model.kinds import Layer
 from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Topology
 from fabric.spec.catalog import Catalog
@@ -168,6 +169,9 @@ class Subnet:
     numbering: Mapping[str, SwitchNumbering]  # per switch
     tiers: int
     by_key: Mapping[str, IbNode] = field(default_factory=dict)
+    # the SM's keys from their secrets, as opensm.conf writes them (0x and 16 hex digits); None: OpenSM's default
+    m_key: str | None = None
+    sm_key: str | None = None
 
     @cached_property
     def links(self) -> tuple[IbLink, ...]:
@@ -337,8 +341,12 @@ def build_subnets(design: Design, topology: Topology, plan: Allocation) -> IbPla
         findings[-1] = _at(findings[-1], inv_file, first.line)
     subnets: list[Subnet] = []
     ends: dict[tuple[str, str], tuple[str | None, int]] = {}
+    keys: dict[str, tuple[str | None, str | None]] = {}
     for draft in drafts:
-        subnets.append(_subnet(design, topology, draft, guids, ends))
+        if draft.fabric not in keys:
+            keys[draft.fabric] = _sm_keys(design, draft.fabric, findings)
+        m_key, sm_key = keys[draft.fabric]
+        subnets.append(replace(_subnet(design, topology, draft, guids, ends), m_key=m_key, sm_key=sm_key))
     placeholder_fabrics: dict[str, list[int]] = {}
     for subnet in subnets:
         counts = placeholder_fabrics.setdefault(subnet.fabric, [0, 0])
@@ -361,9 +369,35 @@ def build_subnets(design: Design, topology: Topology, plan: Allocation) -> IbPla
     return IbPlan(tuple(subnets), ends, tuple(findings))
 
 
-def _at(finding: Finding, file: str, line: int) -> Finding:
-    from dataclasses import replace
+SM_KEY = re.compile(r"0x[0-9a-fA-F]{1,16}")
 
+
+def _sm_keys(design: Design, fabric: str, findings: list[Finding]) -> tuple[str | None, str | None]:
+    """A fabric's M_Key and SM_Key from their secrets, 64-bit numbers as opensm.conf writes them; a finding (never
+    the value) for a secret that is missing or not such a number."""
+    out: dict[str, str | None] = {"m_key": None, "sm_key": None}
+    for name in out:
+        where = f"fabrics.{fabric}.infiniband.sm.{name}"
+        secret = design.inputs.secrets.get(where)
+        if secret is None:
+            continue
+        if secret.problem is not None:
+            findings.append(secret.problem)
+        elif secret.value is not None and SM_KEY.fullmatch(secret.value):
+            out[name] = f"0x{int(secret.value, 16):016x}"
+        else:
+            findings.append(
+                error(
+                    "secret-invalid",
+                    where,
+                    f"the secret of {name} is not a 64-bit number (0x and 1 to 16 hex digits)",
+                    "store the key as 0x followed by up to 16 hex digits (e.g. `openssl rand -hex 8` after 0x)",
+                )
+            )
+    return out["m_key"], out["sm_key"]
+
+
+def _at(finding: Finding, file: str, line: int) -> Finding:
     return replace(finding, file=file, line=line)
 
 

@@ -158,6 +158,14 @@ class Cumulus(Platform):
                 policy["route-map"][name] = {
                     "rule": {"10": {"action": {"permit": {}}, "match": {"ip-prefix-list": "FABRIC-V6", "type": "ipv6"}}}
                 }
+        for host in bgp.hosts:  # a routed node's sessions accept its own loopback only
+            assert host.prefix_list is not None
+            policy["prefix-list"][host.prefix_list] = {"type": "ipv4", "rule": _prefix_rules(host.accept)}
+            if bgp.ipv6 and host.accept_v6:
+                policy["prefix-list"][f"{host.prefix_list}-V6"] = {
+                    "type": "ipv6",
+                    "rule": _prefix_rules(host.accept_v6),
+                }
         return {
             "bgp": {"autonomous-system": bgp.asn, "enable": "on", "router-id": str(bgp.router_id)},
             "policy": policy,
@@ -189,9 +197,33 @@ class Cumulus(Platform):
                 "enable": "on",
                 "policy": {"inbound": {"route-map": "FABRIC-IN-V6"}, "outbound": {"route-map": "FABRIC-OUT-V6"}},
             }
+        # NVUE reference (CumulusNetworks/docs content/nvue-reference, BGP): `nv set vrf <vrf> router bgp
+        # peer-group <id> address-family ipv4-unicast prefix-limits inbound maximum|warning-only` and `... neighbor
+        # <id> address-family ipv4-unicast policy inbound prefix-list <name>`
+        if bgp.maximum_prefix is not None:
+            for family in group_af.values():
+                family["prefix-limits"] = {"inbound": {"maximum": bgp.maximum_prefix, "warning-only": "on"}}
+        host_af: dict[str, Any] = {
+            name: {
+                "enable": "on",
+                "policy": {"outbound": {"route-map": family["policy"]["outbound"]["route-map"]}},
+                "prefix-limits": {"inbound": {"maximum": bgp.host_maximum_prefix}},
+            }
+            for name, family in group_af.items()
+        }
         neighbors: dict[str, Any] = {}
         for n in bgp.neighbors:
-            if n.mlag_peer and not bgp.unnumbered:  # over the peer link's subinterface, link-local
+            if n.prefix_list is not None:  # a routed node: its own group and inbound prefix-list
+                families = {"ipv4-unicast": {"policy": {"inbound": {"prefix-list": n.prefix_list}}}}
+                if bgp.ipv6 and n.accept_v6:
+                    families["ipv6-unicast"] = {"policy": {"inbound": {"prefix-list": f"{n.prefix_list}-V6"}}}
+                neighbors[n.peer] = {
+                    "peer-group": bgp.host_group,
+                    "type": "unnumbered" if bgp.unnumbered else "numbered",
+                    "description": n.description,
+                    "address-family": families,
+                } | ({} if bgp.unnumbered else {"remote-as": n.remote_as})
+            elif n.mlag_peer and not bgp.unnumbered:  # over the peer link's subinterface, link-local
                 neighbors[n.peer] = {
                     "peer-group": bgp.peer_group,
                     "type": "unnumbered",
@@ -217,10 +249,14 @@ class Cumulus(Platform):
             group["password"] = bgp.password
         if bgp.unnumbered:
             group["remote-as"] = "external"
+        groups = {bgp.peer_group: group}
+        if bgp.hosts:
+            host_group = {k: v for k, v in group.items() if k != "address-family"} | {"address-family": host_af}
+            groups[bgp.host_group] = host_group
         out: dict[str, Any] = {
             "enable": "on",
             "address-family": families,
-            "peer-group": {bgp.peer_group: group},
+            "peer-group": groups,
             "neighbor": neighbors,
         }
         if bgp.multipath_relax:

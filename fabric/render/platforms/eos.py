@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from functools import cache
 from typing import NamedTuple
 
-from fabric.intent.ethernet.model import DeviceIntent, PortIntent, QosIntent
+from fabric.intent.ethernet.model import BgpIntent, DeviceIntent, PortIntent, QosIntent
 from fabric.render.engine.templating import render
 from fabric.render.platforms.base import Platform
-from fabric.render.platforms.frrview import address_pairs, prefix_lines
+from fabric.render.platforms.frrview import FrrHost, address_pairs, host_lists, prefix_lines
 
 # the RoCE lossless profile as one EOS `qos profile`, applied per port with `service-profile`
 QOS_PROFILE = "ROCE-LOSSLESS"
@@ -32,6 +32,29 @@ STRICT = "priority strict"
 PEER_VLAN_NAME = "MLAG-PEER"
 TRUNK_GROUP = "MLAG"
 VIRTUAL_MAC = "00:1c:73:00:00:99"
+
+
+# an unnumbered EOS session (`neighbor interface`) takes no policy of its own, only its peer group's: there the
+# routed nodes' group accepts the loopbacks of this leaf's nodes (still never a switch's)
+HOSTS_IN = "HOSTS-IN"
+
+
+def eos_hosts(bgp: BgpIntent) -> list[FrrHost]:
+    """The routed nodes' inbound prefix-lists: one per node bound to its session (numbered), or one for all
+    this leaf's nodes bound to their peer group (unnumbered)."""
+    hosts = host_lists(bgp.neighbors)
+    if not bgp.unnumbered or not hosts:
+        return hosts
+    rules = tuple(rule for n in bgp.neighbors if n.host for rule in n.accept)
+    rules_v6 = tuple(rule for n in bgp.neighbors if n.host for rule in n.accept_v6)
+    unique = tuple(dict.fromkeys(rules)), tuple(dict.fromkeys(rules_v6))
+    return [FrrHost(HOSTS_IN, prefix_lines(unique[0]), prefix_lines(unique[1]), (bgp.host_group,))]
+
+
+def session_limit(bgp: BgpIntent, per_family: int | None) -> int | None:
+    """EOS's `maximum-routes` counts a session's routes of every address family: the intent's per-family
+    limit times the families the session carries."""
+    return None if per_family is None else per_family * (2 if bgp.ipv6 else 1)
 
 
 def channels(intent: DeviceIntent) -> list[dict[str, object]]:
@@ -131,6 +154,10 @@ class Eos(Platform):
                 strict=STRICT,
                 dscp_map=[(d, tc) for d, tc in intent.qos.dscp_to_tc() if tc != 0] if intent.qos else [],
                 prefix_lines=prefix_lines(bgp.allowed) if bgp else [],
+                hosts=eos_hosts(bgp) if bgp else [],
+                host_group=bgp.host_group if bgp else "",
+                maximum_routes=session_limit(bgp, bgp.maximum_prefix) if bgp else None,
+                host_maximum_routes=session_limit(bgp, bgp.host_maximum_prefix) if bgp else None,
                 prefix_lines_v6=prefix_lines(bgp.allowed_v6) if bgp and bgp.ipv6 else [],
                 mtu=min(intent.mtu, self.max_mtu),
                 watchdog=watchdog_times(intent.qos) if intent.qos else {},

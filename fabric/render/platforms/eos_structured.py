@@ -24,10 +24,12 @@ from fabric.render.platforms.eos import (
     VIRTUAL_MAC,
     Eos,
     channels,
+    eos_hosts,
     eos_speed,
+    session_limit,
     watchdog_times,
 )
-from fabric.render.platforms.frrview import prefix_lines
+from fabric.render.platforms.frrview import PrefixLine, prefix_lines
 from fabric.spec.schema import SecretRef
 
 MGMT_VRF = "MGMT"
@@ -52,6 +54,13 @@ def _prefix_list(name: str, rules: tuple[PrefixRule, ...]) -> dict[str, Any]:
         "sequence_numbers": [
             {"sequence": line.seq, "action": f"permit {line.prefix}{line.bounds}"} for line in prefix_lines(rules)
         ],
+    }
+
+
+def _lines(name: str, lines: tuple[PrefixLine, ...]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "sequence_numbers": [{"sequence": line.seq, "action": f"permit {line.prefix}{line.bounds}"} for line in lines],
     }
 
 
@@ -172,47 +181,78 @@ def _router_bgp(intent: DeviceIntent, build: Build) -> dict[str, Any]:
     if bgp is None:
         return {}
     group: dict[str, Any] = {"name": bgp.peer_group, "route_map_in": "FABRIC-IN", "route_map_out": "FABRIC-OUT"}
-    if bgp.bfd:
-        group["bfd"] = True
+    hosts = eos_hosts(bgp)
+    groups = [group]
+    if hosts:
+        groups.append(
+            {
+                "name": bgp.host_group,
+                "route_map_out": "FABRIC-OUT",
+                "maximum_routes": session_limit(bgp, bgp.host_maximum_prefix),
+            }
+        )
+    limit = session_limit(bgp, bgp.maximum_prefix)
+    if limit is not None:
+        group["maximum_routes"] = limit
+        group["maximum_routes_warning_only"] = True
     routing = build.design.spec.fabrics[intent.fabric].routing
-    if bgp.password is not None and routing is not None and routing.bgp_password is not None:
-        group["password"] = secret_reference(routing.bgp_password, bgp_key=bgp.peer_group)
+    for g in groups:
+        if bgp.bfd:
+            g["bfd"] = True
+        if bgp.password is not None and routing is not None and routing.bgp_password is not None:
+            g["password"] = secret_reference(routing.bgp_password, bgp_key=g["name"])
+    group_of = {True: bgp.host_group, False: bgp.peer_group}
     router: dict[str, Any] = {
         "as": str(bgp.asn),
         "router_id": bgp.router_id,
         "timers": {"keepalive_time": bgp.timers[0], "hold_time": bgp.timers[1]},
         "maximum_paths": {"paths": bgp.maximum_paths, "ecmp": bgp.maximum_paths},
-        "peer_groups": [group],
+        "peer_groups": groups,
     }
     if bgp.multipath_relax:
         # AVD's model has no key for it: a raw statement of the router bgp section
         router["bgp_defaults"] = ["bgp bestpath as-path multipath-relax"]
     if bgp.unnumbered:
         router["neighbor_interfaces"] = [
-            {"name": n.interface, "peer_group": bgp.peer_group, "remote_as": str(n.remote_as)} for n in bgp.neighbors
+            {"name": n.interface, "peer_group": group_of[n.host], "remote_as": str(n.remote_as)} for n in bgp.neighbors
         ]
     else:
         router["neighbors"] = [
             {
                 "ip_address": n.peer,
-                "peer_group": bgp.peer_group,
+                "peer_group": group_of[n.host],
                 "remote_as": str(n.remote_as),
                 "description": n.description,
             }
             for n in bgp.neighbors
         ]
-    v4_group: dict[str, Any] = {"name": bgp.peer_group, "activate": True}
-    if bgp.unnumbered:
-        v4_group["next_hop"] = {"address_family_ipv6": {"enabled": True, "originate": True}}
-    router["address_family_ipv4"] = {
-        "peer_groups": [v4_group],
-        "networks": [{"prefix": p} for p in bgp.networks],
-    }
+    v4_groups: list[dict[str, Any]] = []
+    for name in [g["name"] for g in groups]:
+        v4_group: dict[str, Any] = {"name": name, "activate": True}
+        if bgp.unnumbered:
+            v4_group["next_hop"] = {"address_family_ipv6": {"enabled": True, "originate": True}}
+        v4_groups.append(v4_group)
+    v4: dict[str, Any] = {"peer_groups": v4_groups}
+    v6_groups: list[dict[str, Any]] = [{"name": g["name"], "activate": True} for g in groups]
+    v6: dict[str, Any] = {"peer_groups": v6_groups}
+    # the routed nodes' inbound prefix-lists: per session (numbered), or on their group (unnumbered)
+    v4_by_name = {g["name"]: g for g in v4_groups}
+    v6_by_name = {g["name"]: g for g in v6_groups}
+    for host in hosts:
+        for peer in host.sessions:
+            if peer in v4_by_name:
+                v4_by_name[peer]["prefix_list_in"] = host.name
+                if host.lines_v6:
+                    v6_by_name[peer]["prefix_list_in"] = f"{host.name}-V6"
+            else:
+                v4.setdefault("neighbors", []).append({"ip_address": peer, "prefix_list_in": host.name})
+                if host.lines_v6:
+                    v6.setdefault("neighbors", []).append({"ip_address": peer, "prefix_list_in": f"{host.name}-V6"})
+    v4["networks"] = [{"prefix": p} for p in bgp.networks]
+    router["address_family_ipv4"] = v4
     if bgp.ipv6:
-        router["address_family_ipv6"] = {
-            "peer_groups": [{"name": bgp.peer_group, "activate": True}],
-            "networks": [{"prefix": p} for p in bgp.networks_v6],
-        }
+        v6["networks"] = [{"prefix": p} for p in bgp.networks_v6]
+        router["address_family_ipv6"] = v6
     return {"router_bgp": router}
 
 
@@ -284,9 +324,12 @@ def structured_config(intent: DeviceIntent, build: Build) -> dict[str, Any]:
         config["static_routes"] = [{"vrf": MGMT_VRF, "prefix": "0.0.0.0/0", "next_hop": intent.mgmt_gateway}]
     bgp = intent.bgp
     if bgp is not None:
-        config["prefix_lists"] = [_prefix_list("FABRIC", bgp.allowed)]
+        hosts = eos_hosts(bgp)
+        config["prefix_lists"] = [_prefix_list("FABRIC", bgp.allowed)] + [_lines(h.name, h.lines) for h in hosts]
         if bgp.ipv6:
-            config["ipv6_prefix_lists"] = [_prefix_list("FABRIC-V6", bgp.allowed_v6)]
+            config["ipv6_prefix_lists"] = [_prefix_list("FABRIC-V6", bgp.allowed_v6)] + [
+                _lines(f"{h.name}-V6", h.lines_v6) for h in hosts if h.lines_v6
+            ]
         # the route-maps are bound at the peer group, so they filter both address families: IPv6 routes pass
         # by their own entry (an IPv6 prefix never matches `ip address`); each map its own objects (no YAML alias)
         config["route_maps"] = [

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from fabric.allocation.allocate import Interface
-from fabric.intent.ethernet.model import DeviceIntent, Neighbor, PrefixRule
+from fabric.intent.ethernet.model import PEER_GROUP, BgpIntent, DeviceIntent, Neighbor, PrefixRule
 
 # FRR builds with 64-way ECMP by default; asking for more is refused.
 FRR_MAX_PATHS = 64
@@ -38,6 +38,31 @@ class FrrNeighbor:
     interface_peer: bool
     remote_as: str  # a number, or "external"
     description: str
+    group: str = PEER_GROUP  # its peer group: the fabric's, or the routed nodes'
+
+
+@dataclass(frozen=True)
+class FrrHost:
+    """A routed node's inbound prefix-lists (`name`, `name`-V6) and its sessions on this leaf."""
+
+    name: str
+    lines: tuple[PrefixLine, ...]
+    lines_v6: tuple[PrefixLine, ...]
+    sessions: tuple[str, ...]
+
+
+def host_lists(neighbors: tuple[Neighbor, ...]) -> list[FrrHost]:
+    """One entry per routed node, in the order of its first session."""
+    sessions: dict[str, list[str]] = {}
+    first: dict[str, Neighbor] = {}
+    for n in neighbors:
+        if n.prefix_list is not None:
+            sessions.setdefault(n.prefix_list, []).append(n.peer)
+            first.setdefault(n.prefix_list, n)
+    return [
+        FrrHost(name, prefix_lines(first[name].accept), prefix_lines(first[name].accept_v6), tuple(peers))
+        for name, peers in sessions.items()
+    ]
 
 
 def address_pairs(*addresses: Interface | None) -> list[tuple[str, str]]:
@@ -51,7 +76,7 @@ def frr_view(intent: DeviceIntent, *, addresses: bool) -> dict[str, object]:
     neighbors: list[FrrNeighbor] = []
     if bgp is not None:
         for n in bgp.neighbors:
-            neighbors.append(_neighbor(n, bgp.unnumbered))
+            neighbors.append(_neighbor(n, bgp))
     interfaces = []
     if addresses:
         for port in intent.used_ports:
@@ -83,9 +108,11 @@ def frr_view(intent: DeviceIntent, *, addresses: bool) -> dict[str, object]:
         "maximum_paths": min(bgp.maximum_paths, FRR_MAX_PATHS) if bgp else 1,
         "prefix_lines": prefix_lines(bgp.allowed) if bgp else [],
         "prefix_lines_v6": prefix_lines(bgp.allowed_v6) if bgp and bgp.ipv6 else [],
+        "hosts": host_lists(bgp.neighbors) if bgp else [],
     }
 
 
-def _neighbor(n: Neighbor, unnumbered: bool) -> FrrNeighbor:
+def _neighbor(n: Neighbor, bgp: BgpIntent) -> FrrNeighbor:
+    unnumbered = bgp.unnumbered
     remote = "external" if unnumbered or n.remote_as is None else str(n.remote_as)
-    return FrrNeighbor(n.peer, unnumbered, remote, n.description)
+    return FrrNeighbor(n.peer, unnumbered, remote, n.description, bgp.host_group if n.host else bgp.peer_group)

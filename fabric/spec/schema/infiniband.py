@@ -14,6 +14,7 @@ from pydantic import (
 from fabric.spec.schema.types import (
     Bool,
     Int,
+    SecretRef,
     StrictModel,
     check_groups,
     check_name,
@@ -105,6 +106,24 @@ class SubnetManager(StrictModel):
 
     priority: Int = Field(
         default=15, ge=0, le=15, description="SM priority of the master; standby i (1-based) gets `priority - i`."
+    )
+    m_key: SecretRef | None = Field(
+        default=None,
+        description="M_Key the SM sets on every port (opensm.conf `m_key`): a secret reference whose value is a "
+        "64-bit number, `0x` and up to 16 hex digits. It is written into opensm.conf only. None: OpenSM's 0 (no "
+        "M_Key).",
+    )
+    m_key_protection_level: Int = Field(
+        default=1,
+        ge=0,
+        le=2,
+        description="With `m_key`: 0 lets any Get read the key, 1 returns it as zero (diagnostics such as "
+        "ibnetdiscover still work), 2 fails Gets without the key.",
+    )
+    sm_key: SecretRef | None = Field(
+        default=None,
+        description="SM_Key the SMs authenticate each other with (opensm.conf `sm_key`), a secret reference like "
+        "`m_key`. None: OpenSM's default 0x1.",
     )
 
 

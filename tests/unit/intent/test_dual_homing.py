@@ -117,7 +117,9 @@ def test_unnumbered_sessions_run_over_link_local_on_both_sides() -> None:
     assert "  network fd00:1ab::7/128\n" in frr and " address-family ipv6 unicast\n" in frr
     assert yaml.safe_load(files["hosts/srv1/netplan.yaml"])["network"]["ethernets"]["eth1"]["link-local"] == ["ipv6"]
     leaf = files["configs/leaf1/frr.conf"].decode()
-    assert " neighbor swp1 interface peer-group FABRIC\n" in leaf and " description srv1:eth1\n" in leaf
+    assert " neighbor swp1 interface peer-group HOSTS\n" in leaf and " description srv1:eth1\n" in leaf
+    assert "  neighbor swp1 prefix-list HOST-srv1 in\n" in leaf
+    assert "  neighbor swp1 prefix-list HOST-srv1-V6 in\n" in leaf
 
 
 @pytest.mark.parametrize("platform", sorted(set(PLATFORMS) - {"frr"}))

@@ -20,6 +20,8 @@ from fabric.render.engine.templating import render
 from fabric.render.outputs.infiniband.netfile import topology_net
 
 TEMPLATES = "opensm"
+# what a Get(PortInfo) without the M_Key sees at each protection level (IBA vol. 1, M_Key protection bits)
+M_KEY_PROTECTION = {0: "a Get reads the key", 1: "a Get sees the key as zero", 2: "a Get without the key fails"}
 
 
 def _header(subnet: Subnet) -> dict[str, Any]:
@@ -83,6 +85,10 @@ def _opensm_view(subnet: Subnet, host: SmHost | None) -> dict[str, Any]:
         "guid": format_guid(host.port.guid) if host and host.port else None,
         "guid_port": _port_label(host.port) if host and host.port else "",
         "priority": host.priority if host else s.sm.priority,
+        "m_key": subnet.m_key,
+        "m_key_protection_level": s.sm.m_key_protection_level,
+        "m_key_protection_note": M_KEY_PROTECTION[s.sm.m_key_protection_level],
+        "sm_key": subnet.sm_key,
         "master": master,
         "master_priority": s.sm.priority,
         "standbys": ", ".join(standbys),
