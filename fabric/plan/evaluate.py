@@ -4,6 +4,7 @@ worker runs it as it is."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -101,16 +102,19 @@ def _build(candidate: Candidate, gpus: int) -> tuple[str, Build | None, str, int
 @dataclass(frozen=True)
 class Estimate:
     """A candidate's bill of materials and TCO from its topology and cables alone: what the full build costs
-    (costing reads nothing else), found in a fraction of its time; None figures when those stages fail."""
+    (costing reads nothing else), found in a fraction of its time. `exact` False: from the topology alone (no
+    cables, no optics), a lower bound."""
 
     gpus: int
     capital_usd: float
     tco_usd: float
+    exact: bool = True
 
 
-def estimate(candidate: Candidate, gpus: int) -> Estimate | None:
+def estimate(candidate: Candidate, gpus: int, enough: Callable[[Estimate], bool] | None = None) -> Estimate | None:
     """The candidate's exact cost without addresses, intents and figures; None when its spec or topology has an
-    error (the full build gives the finding)."""
+    error (the full build gives the finding). `enough`: asked with the topology's cost (switches, nodes, racks:
+    no cables or optics yet); when it says so, that lower bound is returned and the cables are not laid."""
     text = spec_yaml(candidate, gpus, _catalog())
     try:
         design = load_spec_text(text, f"candidate-{candidate.index + 1}.yaml")
@@ -119,6 +123,11 @@ def estimate(candidate: Candidate, gpus: int) -> Estimate | None:
     topology = build_topology(design)
     if any(f.severity == Severity.ERROR for f in topology.findings):
         return None
+    if enough is not None:
+        bare = costing(Build(design, topology, {}, Allocation((), (), (), ()), ()))
+        partial = Estimate(bare.gpus, bare.capital_usd, bare.tco_usd, exact=False)
+        if enough(partial):
+            return partial
     cables, found = _allocate_cables(design, topology)
     if any(f.severity == Severity.ERROR for f in found):
         return None

@@ -20,9 +20,12 @@ from __future__ import annotations
 import math
 
 from fabric.plan.candidates import Candidate, node_count
+from fabric.plan.document import spec_data
 from fabric.plan.evaluate import Estimate, Outcome
 from fabric.spec.catalog import Catalog, NodeType, SwitchModel, radix, switch_ports
 from fabric.spec.schema.outputs import Costs
+from fabric.spec.schema.racks import RackLayout
+from fabric.topology.leaves import split_leaf_ports
 
 HOURS_PER_YEAR = 8760
 # name → what it divides (the TCO or the capital) by (the GPUs, the compute or the delivered compute)
@@ -86,8 +89,32 @@ def _switches_at_least(candidate: Candidate, node: NodeType, nodes: int, catalog
     )
     up_gbps = down_gbps / ratio  # the leaves' uplinks carry at least their used down ports at the ratio
     if candidate.tiers >= 3:  # spines carry the uplinks down and at least 1/ratio of them up; cores take those
-        return leaves + math.ceil(up_gbps * (1 + 1 / ratio) / capacity) + math.ceil(up_gbps / ratio / capacity)
+        spines = math.ceil(up_gbps * (1 + 1 / ratio) / capacity)
+        cores = math.ceil(up_gbps / ratio / capacity)
+        # and a pod has a spine per leaf uplink (topology/clos.py, `spines` unset), each with its own up ports
+        layout = [p for p in switch_ports(model, candidate.speed_gbps) if p.speed_gbps == candidate.speed_gbps]
+        _, leaf_up, problem = split_leaf_ports(layout, ratio, None, None)
+        if not problem and layout:
+            _, spine_up, problem = split_leaf_ports(layout, max(ratio, 1.0), None, None)
+            spines = max(spines, len(leaf_up))
+            cores = max(cores, 0 if problem else math.ceil(len(leaf_up) * len(spine_up) / len(layout)))
+        return leaves + spines + cores
     return leaves + (math.ceil(up_gbps / capacity) if leaves > 1 else 0)
+
+
+def _racks_at_least(node: NodeType, nodes: int, candidate: Candidate, gpus: int, catalog: Catalog) -> int:
+    """The node racks of the candidate's spec: as many nodes in one as its power budget and units hold, at most."""
+    racks = spec_data(candidate, gpus, catalog)["racks"]
+    units = racks.get("rack_units", RackLayout.model_fields["rack_units"].default)
+    per_rack = min(int(racks["power_kw"] * 1000 // node.power_w) if node.power_w else nodes, units // node.u)
+    return math.ceil(nodes / per_rack) if per_rack > 0 else 0
+
+
+def _pdus_per_rack(candidate: Candidate, gpus: int, catalog: Catalog, costs: Costs) -> int:
+    """As costing.py counts them: enough to carry the rack's power budget twice over (A and B feeds)."""
+    if costs.pdus_per_rack is not None:
+        return costs.pdus_per_rack
+    return 2 * math.ceil(spec_data(candidate, gpus, catalog)["racks"]["power_kw"] / catalog.pdus[costs.pdu].kw)
 
 
 def lower_bound(candidate: Candidate, gpus: int, metric: str, catalog: Catalog, precision: str = "bf16") -> float:
@@ -96,14 +123,20 @@ def lower_bound(candidate: Candidate, gpus: int, metric: str, catalog: Catalog, 
     nodes = node_count(node, gpus)
     switches = _switches_at_least(candidate, node, nodes, catalog)
     model = catalog.switches[candidate.switch]
-    capital = nodes * node.list_price_usd + switches * model.list_price_usd
+    costs = Costs()
+    racks = _racks_at_least(node, nodes, candidate, gpus, catalog)
+    per_rack_usd = (
+        catalog.racks[costs.rack].price_usd
+        + _pdus_per_rack(candidate, gpus, catalog, costs) * catalog.pdus[costs.pdu].price_usd
+    )
+    capital = nodes * node.list_price_usd + switches * model.list_price_usd + racks * per_rack_usd
     cost, per = METRICS[metric]
     usd = capital
     if cost == "tco":
-        costs = Costs()
         watts = nodes * node.power_w + switches * model.power_w
         energy = watts / 1000 * costs.load_pct / 100 * costs.pue * HOURS_PER_YEAR * costs.energy_usd_per_kwh
-        usd = capital + costs.years * (energy + capital * costs.support_pct_per_year / 100)
+        space = racks * costs.space_usd_per_rack_month * 12
+        usd = capital + costs.years * (energy + space + capital * costs.support_pct_per_year / 100)
     built_gpus = nodes * node.gpus
     if per == "gpus":
         return usd / built_gpus if built_gpus else math.inf

@@ -60,24 +60,30 @@ def best_of_node(
     bounded = sorted(
         ((lower_bound(c, gpus, metric, catalog, precision), c.index, c) for c in candidates), key=lambda t: t[:2]
     )
-    best: float | None = None
+    best: tuple[float, int] | None = None  # the best figure built, and its candidate's index
+
+    def beaten(bound: float, index: int) -> bool:
+        """Whether a candidate with this bound cannot rank above the best built: its bound is worse, or equal
+        (identical twins: the same cost, the same figures) with a later candidate number."""
+        return best is not None and (bound, index) > best
+
     built: list[Outcome] = []
     pruned: list[tuple[int, str, float]] = []
     for bound, _, c in bounded:
-        if best is not None and bound > best:
+        if beaten(bound, c.index):
             pruned.append((c.index, c.label, bound))
             continue
-        cost = estimate(c, gpus)
+        cost = estimate(c, gpus, lambda e, c=c: beaten(estimate_bound(e, c, metric, catalog, precision), c.index))
         if cost is not None:  # None: the spec or topology fails, which the build tells
             bound = max(bound, estimate_bound(cost, c, metric, catalog, precision))
-            if best is not None and bound > best:
+            if beaten(bound, c.index):
                 pruned.append((c.index, c.label, bound))
                 continue
         o = evaluate(c, gpus)
         built.append(o)
         figure = metric_value(o, metric, catalog, precision) if o.ok else None
-        if figure is not None and (best is None or figure < best):
-            best = figure
+        if figure is not None and (best is None or (figure, c.index) < best):
+            best = (figure, c.index)
     return built, pruned
 
 
