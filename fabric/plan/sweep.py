@@ -10,15 +10,16 @@ task, so the pool or the cluster runs node types side by side.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from typing import Any
 
 from fabric.fast.parallel import usable_cores
 from fabric.plan.candidates import Candidate
-from fabric.plan.evaluate import Outcome, _catalog, estimate, evaluate
+from fabric.plan.evaluate import Estimate, Outcome, _catalog, estimate, evaluate
 from fabric.plan.metrics import estimate_bound, lower_bound, metric_value
+from fabric.spec.catalog import Catalog
 
 CONNECT_TIMEOUT_S = 30
 
@@ -73,7 +74,7 @@ def best_of_node(
         if beaten(bound, c.index):
             pruned.append((c.index, c.label, bound))
             continue
-        cost = estimate(c, gpus, lambda e, c=c: beaten(estimate_bound(e, c, metric, catalog, precision), c.index))
+        cost = estimate(c, gpus, partial(_beaten_at, beaten, c, metric, catalog, precision))
         if cost is not None:  # None: the spec or topology fails, which the build tells
             bound = max(bound, estimate_bound(cost, c, metric, catalog, precision))
             if beaten(bound, c.index):
@@ -85,6 +86,12 @@ def best_of_node(
         if figure is not None and (best is None or (figure, c.index) < best):
             best = (figure, c.index)
     return built, pruned
+
+
+def _beaten_at(
+    beaten: Callable[[float, int], bool], c: Candidate, metric: str, catalog: Catalog, precision: str, e: Estimate
+) -> bool:
+    return beaten(estimate_bound(e, c, metric, catalog, precision), c.index)
 
 
 def pruned_sweep(
