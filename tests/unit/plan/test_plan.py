@@ -167,8 +167,26 @@ def test_cli_plan_json_and_write_builds_as_it_is(tmp_path: Path) -> None:
     written = out / f"{first['spec_name']}.yaml"
     build = build_fabric(load_spec(written))
     assert not build.errors
-    assert costing(build).capital_usd == pytest.approx(first["capital_usd"])
+    # the whole cluster: the ranked compute fabric as it was built, and storage, in-band and out-of-band fabrics
+    assert list(build.topology.fabrics) == ["compute", "storage", "inband", "oob"]
     assert build.figures["compute"].switches == first["switches"]
+    assert len(build.topology.fabrics["compute"].links) == first["cables"]
+    groups = {g.group: (g.type, g.count) for g in build.design.spec.nodes}
+    assert groups == {"gpu": ("dgx-h100", 64), "mgmt": ("mgmt-host", 4), "storage": ("storage-server", 8)}
+    assert costing(build).capital_usd > first["capital_usd"]  # the rest of the cluster costs on top
+
+
+def test_cli_plan_writes_an_ethernet_cluster_on_the_platform_asked(tmp_path: Path) -> None:
+    args = ["plan", "--gpus", "256", "--node", "hgx-b300", "--switch", "sn5600", "--tiers", "2", "--rail", "yes"]
+    result = runner.invoke(app, [*args, "--workers", "1", "--write", str(tmp_path), "--platform", "sonic"])
+    assert result.exit_code == 0, result.output
+    (written,) = tmp_path.iterdir()
+    build = build_fabric(load_spec(written))
+    assert not build.errors
+    platforms = {key: f.platform for key, f in build.design.spec.fabrics.items()}
+    assert platforms == {"compute": "sonic", "inband": "sonic", "oob": "sonic"}  # no storage ports on an HGX B300
+    refused = runner.invoke(app, [*args, "--write", str(tmp_path / "x"), "--platform", "ios"])
+    assert refused.exit_code == 2 and "--platform 'ios'" in refused.output
 
 
 def test_cli_plan_refuses_unknown_parts() -> None:
