@@ -192,8 +192,9 @@ def plan(
             wide.print(line)
         if pruned:
             wide.print(
-                f"Not built ({len(pruned)} of {len(candidates)}): their lower bound (nodes and the fewest switches) "
-                f"cannot beat their node type's best; --all or --node builds them."
+                f"Not built ({len(pruned)} of {len(candidates)}): their lower bound (the nodes, the fewest switches, "
+                f"racks; else their exact cost from topology and cables) cannot beat their node type's best; --all or "
+                f"--node builds them."
             )
     passing = [r for r in ranked if r.status == "ok"]
     if write is not None:
