@@ -1,7 +1,13 @@
-"""Time a 200-candidate `fabric plan` sweep: on a local process pool and on a local Dask distributed cluster.
+"""Time `fabric plan`: the default sweep as the command runs it (each node type's best, pruned by the bounds), and
+a 200-candidate sweep built whole on a local process pool and on a local Dask distributed cluster.
 
     .venv/bin/python benchmarks/plan.py            # 512 GPUs (every GPU node type and switch, 2 tiers, 1:1 and 2:1)
     .venv/bin/python benchmarks/plan.py 4096       # another GPU count (the candidate count changes little)
+    .venv/bin/python benchmarks/plan.py 1024 100000 --pruned   # the default sweep only, at each count
+
+The pruned sweep prints wall seconds and the CPU seconds of this process and its workers (on a loaded machine the
+wall clock measures the neighbours; the CPU time, over the cores, is what an idle one would take), the candidates
+built and those pruned.
 
 The sweep is every candidate the catalog makes for the GPU count with 2 tiers, rail-optimized or not, at 1:1 and
 2:1: 200 at 512 GPUs. The Dask cluster has as many single-threaded worker processes as the pool, on this machine
@@ -11,16 +17,46 @@ sweeps give the same outcomes in the same order; figures are printed, never asse
 
 from __future__ import annotations
 
+import resource
 import sys
 import time
 
 from fabric.plan.candidates import Request, enumerate_candidates
+from fabric.plan.metrics import DEFAULT_METRIC
 from fabric.plan.rank import rank
-from fabric.plan.sweep import default_workers, sweep
+from fabric.plan.sweep import default_workers, pruned_sweep, sweep
 from fabric.spec.catalog import builtin_catalog
 
 
+def _cpu() -> float:
+    self, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return self.ru_utime + self.ru_stime + children.ru_utime + children.ru_stime
+
+
+def pruned(gpus: int) -> None:
+    """The default `fabric plan --gpus N` sweep: every candidate enumerated, each node type's best built."""
+    catalog = builtin_catalog()
+    wall, cpu = time.perf_counter(), _cpu()
+    candidates = enumerate_candidates(catalog, Request(gpus))
+    built, dropped = pruned_sweep(candidates, gpus, DEFAULT_METRIC, "bf16", workers=default_workers())
+    best = [r for r in rank(built, metric=DEFAULT_METRIC, catalog=catalog) if r.status == "ok"]
+    took, used = time.perf_counter() - wall, _cpu() - cpu
+    print(
+        f"{gpus:,} GPUs: {len(candidates)} candidates, {len(built)} built, {len(dropped)} pruned: "
+        f"{took:.1f} s wall, {used:.1f} s CPU on {default_workers()} worker(s)"
+    )
+    seen: set[str] = set()
+    for r in best:
+        if r.outcome.candidate.node not in seen:
+            seen.add(r.outcome.candidate.node)
+            print(f"  {r.outcome.candidate.label}: ${r.metric or 0:,.0f} per delivered PFLOPS")
+
+
 def main(argv: list[str]) -> None:
+    if "--pruned" in argv:
+        for text in (a for a in argv if a != "--pruned"):
+            pruned(int(text))
+        return
     gpus = int(argv[0]) if argv else 512
     candidates = enumerate_candidates(builtin_catalog(), Request(gpus, tiers=(2,), oversubscription=(1.0, 2.0)))
     workers = default_workers()

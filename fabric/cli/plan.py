@@ -89,9 +89,37 @@ def plan(
     grow_to: Annotated[
         int | None, typer.Option("--grow-to", min=1, help="Rank by the cost of growing to this many GPUs.")
     ] = None,
+    metric: Annotated[
+        str,
+        typer.Option(
+            "--metric",
+            help="Ranking: tco-per-delivered-pflops (TCO over dense compute x the bandwidth the fabric delivers "
+            "the whole-cluster job), tco-per-pflops, tco-per-gpu or capital-per-gpu.",
+        ),
+    ] = "tco-per-delivered-pflops",
+    precision: Annotated[
+        str, typer.Option("--precision", help="Compute figure: bf16 or fp8 (dense tensor TFLOPS, catalog).")
+    ] = "bf16",
+    build_all: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Build and list every candidate. Default without --node: each node type's best, the candidates "
+            "whose lower bound cannot beat it left unbuilt.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the ranked candidates as JSON.")] = False,
     write: Annotated[
-        Path | None, typer.Option("--write", help="Write the chosen candidate's spec into this directory.")
+        Path | None,
+        typer.Option(
+            "--write",
+            help="Write the chosen candidate as a whole cluster's spec into this directory: its compute fabric, head "
+            "nodes, storage servers and fabric, in-band and out-of-band fabrics.",
+        ),
+    ] = None,
+    platform: Annotated[
+        str | None,
+        typer.Option("--platform", help="With --write: network OS of the Ethernet fabrics (cumulus, sonic, eos, frr)."),
     ] = None,
     pick: Annotated[
         int | None, typer.Option("--pick", min=1, help="With --write: the candidate number (default: rank 1).")
@@ -116,14 +144,22 @@ def plan(
     from fabric.cli.views.console import console
     from fabric.cli.views.plan_table import plan_table, ruled_out
     from fabric.plan.candidates import enumerate_candidates
-    from fabric.plan.document import spec_yaml
+    from fabric.plan.document import spec_name, spec_yaml
+    from fabric.plan.metrics import METRICS, PRECISIONS
     from fabric.plan.rank import as_data, rank
-    from fabric.plan.sweep import SchedulerError, sweep
+    from fabric.plan.sweep import SchedulerError, pruned_sweep, sweep
     from fabric.spec.catalog import builtin_catalog
+    from fabric.spec.platforms import platform_names
     from fabric.write.atomic import OutputError, path_error, write_new_files
 
     if grow_to is not None and grow_to < gpus:
         print("error: --grow-to must be at least --gpus", file=sys.stderr)
+        raise typer.Exit(2)
+    if metric not in METRICS or precision not in PRECISIONS:
+        print(f"error: --metric: one of {', '.join(METRICS)}; --precision: bf16 or fp8", file=sys.stderr)
+        raise typer.Exit(2)
+    if platform is not None and platform not in platform_names():
+        print(f"error: --platform {printable(platform)!r}: one of {', '.join(platform_names())}", file=sys.stderr)
         raise typer.Exit(2)
     request = _plan_request(
         gpus, node or [], technology, switch or [], oversubscription or [], tiers or [], rail, planes or [], su or []
@@ -133,36 +169,58 @@ def plan(
     if not candidates:
         print("error: no candidate: no switch of the catalog serves these node types and options", file=sys.stderr)
         raise typer.Exit(2)
+    # each node type's best is what the table shows without --node: the rest need not be built (a budget or a
+    # growth target ranks by other figures, so those build everything)
+    best_only = not (node or build_all or budget is not None or grow_to)
+    pruned: list[tuple[int, str, float]] = []
     try:
-        outcomes = sweep(candidates, gpus, grow_to, workers=workers, scheduler=scheduler)
+        if best_only:
+            outcomes, pruned = pruned_sweep(candidates, gpus, metric, precision, workers=workers, scheduler=scheduler)
+        else:
+            outcomes = sweep(candidates, gpus, grow_to, workers=workers, scheduler=scheduler)
     except SchedulerError as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         raise typer.Exit(2) from None
-    ranked = rank(outcomes, budget, grow_to)
-    data = as_data(ranked, gpus, grow_to, budget)
+    ranked = rank(outcomes, budget, grow_to, metric, precision, catalog)
+    data = as_data(ranked, gpus, grow_to, budget, metric=metric, precision=precision, pruned=pruned, catalog=catalog)
     if as_json:
         print(json.dumps(data, indent=2))
     else:  # a wide table: print it whole rather than fold every cell into a narrow terminal
-        wide = Console(soft_wrap=False, width=max(console().width, 200))
-        wide.print(plan_table(data))
+        wide = Console(soft_wrap=False, width=max(console().width, 260))
+        wide.print(plan_table(data, best_only))
         for line in ruled_out(data):
             wide.print(line)
+        if pruned:
+            wide.print(
+                f"Not built ({len(pruned)} of {len(candidates)}): their lower bound (the nodes, the fewest switches, "
+                f"racks; else their exact cost from topology and cables) cannot beat their node type's best; --all or "
+                f"--node builds them."
+            )
     passing = [r for r in ranked if r.status == "ok"]
     if write is not None:
-        chosen = next((r for r in ranked if r.outcome.candidate.index + 1 == pick), None) if pick else None
+        chosen = (
+            next((r for r in ranked if pick == r.outcome.candidate.index + 1 or pick in r.identical), None)
+            if pick
+            else None
+        )
+        if pick and chosen is None and any(i + 1 == pick for i, _, _ in pruned):
+            print(f"error: candidate {pick} was not built (its bound could not rank): add --all", file=sys.stderr)
+            raise typer.Exit(1)
         chosen = chosen or (passing[0] if passing else None)
         if chosen is None or not chosen.outcome.ok:
             print("error: no candidate that builds to write", file=sys.stderr)
             raise typer.Exit(1)
-        c = chosen.outcome.candidate
+        # an identical twin picked by its own number is written as itself (its rail setting, its name)
+        c = candidates[pick - 1] if pick and pick in chosen.identical else chosen.outcome.candidate
         why = f"Rank {chosen.rank} of {len(ranked)}" + (f" for growth to {grow_to} GPUs" if grow_to else "") + "."
-        text = spec_yaml(c, gpus, catalog, why)
+        text = spec_yaml(c, gpus, catalog, why, whole=True, platform=platform)
+        filename = f"{spec_name(c, gpus)}.yaml"
         check_out_path(write)
         try:  # the spec file only: the directory and whatever else is in it stay as they are
-            written = write_new_files(write, {f"{chosen.outcome.name}.yaml": text.encode()})
+            written = write_new_files(write, {filename: text.encode()})
         except OutputError as exc:
             refuse(exc)
         except OSError as exc:
             refuse(path_error(write, exc))
-        print(f"wrote {written / (chosen.outcome.name + '.yaml')}", file=sys.stderr)
+        print(f"wrote {written / filename}", file=sys.stderr)
     raise typer.Exit(0 if passing else 1)

@@ -34,8 +34,85 @@ def spec_name(candidate: Candidate, gpus: int) -> str:
     return name[:64].rstrip("-._")
 
 
-def spec_data(candidate: Candidate, gpus: int, catalog: Catalog) -> dict[str, Any]:
-    """The spec of a candidate for `gpus` GPUs (rounded up to whole nodes)."""
+# the rest of a cluster, as the bundled SuperPOD designs size it (designs/superpod-h100-4su.yaml: 127 DGX, 16 storage
+# servers, 4 head nodes; storage at "near 4:3"; in-band 3:1 on SN4600C; out-of-band SN2201 leaves under 2 spines)
+NODES_PER_STORAGE_SERVER = 8
+HEAD_NODES = 4
+STORAGE_RATIO = "4:3"
+INBAND = {"leaf": "sn4600c", "spine": "sn4600c", "oversubscription": "3:1"}
+OOB = {"leaf": "sn2201", "spine": "sn4600c", "spines": 2}
+MANAGEMENT_SERVICE = "10.128.0.1"  # NTP, syslog and DNS: the first address of the mgmt pool (placeholder)
+
+
+def _storage_switch(candidate: Candidate, catalog: Catalog, technology: str, speed: int) -> str | None:
+    """The compute fabric's switch when it serves the storage ports, else the first catalog switch that does."""
+    from fabric.plan.candidates import _serves
+
+    models = [candidate.switch, *(m for m in catalog.switches if m != candidate.switch)]
+    return next((m for m in models if _serves(catalog.switches[m], technology, speed)), None)
+
+
+def _cluster(
+    data: dict[str, Any], candidate: Candidate, count: int, catalog: Catalog, platform: str | None
+) -> dict[str, Any]:
+    """The candidate's spec with the rest of a cluster: head nodes, storage servers (when the GPU node has storage
+    ports) on a storage fabric, an in-band and an out-of-band fabric; `platform` on every Ethernet fabric."""
+    node = catalog.nodes[candidate.node]
+    nodes = data["nodes"]
+    nodes.append({"group": "mgmt", "type": "mgmt-host", "count": HEAD_NODES, "name": "head{index:02d}"})
+    fabrics = data["fabrics"]
+    groups = ["gpu", "mgmt"]
+    storage_group = node.ports.get("storage")
+    if storage_group is not None:
+        servers = max(2, math.ceil(count / NODES_PER_STORAGE_SERVER))
+        nodes.append({"group": "storage", "type": "storage-server", "count": servers, "name": "stor{index:02d}"})
+        groups.append("storage")
+        technology = candidate.technology
+        speed = storage_group.speed_gbps
+        switch = _storage_switch(candidate, catalog, technology, speed)
+        if switch is not None:
+            storage: dict[str, Any] = {
+                "technology": technology,
+                "topology": {"kind": "fat-tree" if technology == "infiniband" else "spine-leaf"},
+                "switches": {"leaf": switch},
+                "oversubscription": STORAGE_RATIO,
+                "attach": [{"group": "gpu", "ports": "storage"}, {"group": "storage", "ports": "storage"}],
+            }
+            if technology == "ethernet":
+                storage["speed_gbps"] = speed
+            else:  # the storage servers run its subnet manager (as in the SuperPOD designs)
+                storage["infiniband"] = {"subnet_prefix": "0xfe80000000000001", "sm": {"hosts": ["stor01", "stor02"]}}
+            fabrics["storage"] = storage
+    if candidate.technology == "infiniband":  # opensm on the first two GPU nodes: no UFM takes a compute port
+        first = [nodes[0]["name"].format(index=i) for i in (1, 2)][: nodes[0]["count"]]
+        fabrics["compute"]["infiniband"] = {"sm": {"hosts": first}}
+    fabrics["inband"] = {
+        "technology": "ethernet",
+        "topology": {"kind": "spine-leaf"},
+        "switches": {"leaf": INBAND["leaf"], "spine": INBAND["spine"]},
+        "oversubscription": INBAND["oversubscription"],
+        "attach": [{"group": g, "ports": "inband"} for g in groups],
+    }
+    fabrics["oob"] = {
+        "technology": "ethernet",
+        "topology": {"kind": "spine-leaf", "spines": OOB["spines"]},
+        "switches": {"leaf": OOB["leaf"], "spine": OOB["spine"]},
+        "attach": [*({"group": g, "ports": "bmc"} for g in groups), {"switch_mgmt": "all"}],
+    }
+    if platform is not None:
+        for fabric in fabrics.values():
+            if fabric["technology"] == "ethernet":
+                fabric["platform"] = platform
+    data["asn"] = dict(ASN)
+    data["management"] = {"ntp": [MANAGEMENT_SERVICE], "syslog": [MANAGEMENT_SERVICE], "dns": [MANAGEMENT_SERVICE]}
+    return data
+
+
+def spec_data(
+    candidate: Candidate, gpus: int, catalog: Catalog, whole: bool = False, platform: str | None = None
+) -> dict[str, Any]:
+    """The spec of a candidate for `gpus` GPUs (rounded up to whole nodes); `whole`: the whole cluster around its
+    compute fabric (head nodes, storage, in-band and out-of-band fabrics), with `platform` on its Ethernet fabrics."""
     node = catalog.nodes[candidate.node]
     count = node_count(node, gpus)
     topology: dict[str, Any] = {
@@ -73,7 +150,7 @@ def spec_data(candidate: Candidate, gpus: int, catalog: Catalog) -> dict[str, An
     }
     if candidate.technology == "ethernet":
         data["asn"] = dict(ASN)
-    return data
+    return _cluster(data, candidate, count, catalog, platform) if whole else data
 
 
 def _dump(data: dict[str, Any], flow: bool | None = None) -> str:
@@ -81,14 +158,22 @@ def _dump(data: dict[str, Any], flow: bool | None = None) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=flow, width=10_000, allow_unicode=True)
 
 
-def spec_yaml(candidate: Candidate, gpus: int, catalog: Catalog, why: str = "") -> str:
-    """The candidate's spec as a commented YAML document that builds as it is."""
-    data = spec_data(candidate, gpus, catalog)
+def spec_yaml(
+    candidate: Candidate, gpus: int, catalog: Catalog, why: str = "", whole: bool = False, platform: str | None = None
+) -> str:
+    """The candidate's spec as a commented YAML document that builds as it is (`whole`: the whole cluster)."""
+    data = spec_data(candidate, gpus, catalog, whole, platform)
     node = catalog.nodes[candidate.node]
     header = [
         f"# Written by `fabric plan --gpus {gpus}`: candidate {candidate.index + 1}, {candidate.label}.",
         *(f"# {line}" for line in why.splitlines() if line),
-        "# Edit freely: `fabric build` on this file builds exactly the design that was ranked.",
+        "# Edit freely: `fabric build` on this file builds exactly the design that was ranked."
+        if not whole
+        else "# Edit freely: its compute fabric is the design that was ranked; head nodes, storage, in-band and "
+        "out-of-band\n# fabrics are sized as the bundled SuperPOD designs size them "
+        f"(a storage server per {NODES_PER_STORAGE_SERVER} GPU nodes,\n"
+        f"# storage at {STORAGE_RATIO}, in-band {INBAND['oversubscription']} on {INBAND['leaf']}, out-of-band "
+        f"{OOB['leaf']} leaves under {OOB['spines']} {OOB['spine']} spines).",
     ]
     sections = [
         ("", {k: data[k] for k in ("name", "description")}),
@@ -121,6 +206,9 @@ def spec_yaml(candidate: Candidate, gpus: int, catalog: Catalog, why: str = "") 
     ]
     if "asn" in data:
         sections.append(("# 4-byte private ASNs (RFC 7938 scheme): any number of leaves.", {"asn": data["asn"]}))
+    if "management" in data:
+        comment = "# Management services (placeholders: your NTP, syslog and DNS servers)."
+        sections.append((comment, {"management": data["management"]}))
     body = [("\n".join(header) + "\n" + _dump(sections[0][1], flow=False))]
     body += [f"{comment}\n{_dump(part)}" for comment, part in sections[1:]]
     return "".join(body)

@@ -2,9 +2,14 @@
 
 Order: candidates that build without an error and fit the budget, then those over budget, then those that
 fail (with the finding that rules them out), each by candidate order when equal. Without `--grow-to` the
-first group is ranked by 5-year TCO per GPU, then capital per GPU; with it, by the capital of the grown design
-(everything bought by then), then by the day-one cables the path re-cables, then the day-one capital; a
-candidate whose grown design fails comes after those whose path works.
+first group is ranked by the metric (metrics.py; default: 5-year TCO per delivered PFLOPS), then TCO per GPU, then
+capital per GPU; with it, by the capital of the grown design (everything bought by then), then by the day-one
+cables the path re-cables, then the day-one capital; a candidate whose grown design fails comes after those
+whose path works.
+
+Identical candidates — the same parts, counts, costs and figures, as a rail-optimized design and a flat one
+often are at a size one leaf tier holds — collapse into one row: the first in candidate order, with the others'
+numbers in `identical_candidates`.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from typing import Any
 
 from fabric.costing import PLACEHOLDER_NOTE
 from fabric.plan.evaluate import Outcome
+from fabric.plan.metrics import DEFAULT_METRIC, delivered_fraction, metric_value, pflops, tflops_per_gpu
+from fabric.spec.catalog import Catalog, builtin_catalog
 
 OK, OVER_BUDGET, GROWTH_FAILS, FAILS = "ok", "over budget", "grown design fails", "fails"
 
@@ -24,6 +31,8 @@ class Ranked:
     rank: int  # 1-based over every candidate
     status: str
     outcome: Outcome
+    metric: float | None = None  # the ranking metric's figure (lower is better); None: not ranked by it
+    identical: tuple[int, ...] = ()  # candidate numbers (1-based) of the identical candidates this row stands for
 
 
 def _status(o: Outcome, budget: float | None, grow_to: int | None) -> str:
@@ -36,8 +45,45 @@ def _status(o: Outcome, budget: float | None, grow_to: int | None) -> str:
     return OK
 
 
-def rank(outcomes: Sequence[Outcome], budget: float | None = None, grow_to: int | None = None) -> list[Ranked]:
+def _signature(o: Outcome) -> tuple[Any, ...] | None:
+    """What makes two built candidates the same purchase with the same figures (None: a failing one)."""
+    if not o.ok:
+        return None
+    c = o.candidate
+    return (
+        c.node,
+        c.technology,
+        c.switch,
+        c.speed_gbps,
+        o.gpus,
+        o.switches,
+        o.optics,
+        o.cables,
+        round(o.capital_usd, 2),
+        round(o.tco_usd, 2),
+        round(o.power_kw, 3),
+        o.bisection_pct,
+        o.worst_failure_pct,
+        o.min_ecmp_width,
+        o.headroom_gpus,
+        o.two_tier_max_gpus,
+        # the job table's figures (its spans and failing elements are named after the design's kind: su1, leafgroup1)
+        tuple((j.nodes, j.gpus, j.nic_gbps_per_gpu, j.intact_gbps_per_gpu, j.failure_gbps_per_gpu) for j in o.jobs),
+        o.growth,
+    )
+
+
+def rank(
+    outcomes: Sequence[Outcome],
+    budget: float | None = None,
+    grow_to: int | None = None,
+    metric: str = DEFAULT_METRIC,
+    precision: str = "bf16",
+    catalog: Catalog | None = None,
+) -> list[Ranked]:
     groups = (OK, GROWTH_FAILS, OVER_BUDGET, FAILS)
+    catalog = catalog or builtin_catalog()
+    figures = {o.candidate.index: metric_value(o, metric, catalog, precision) if o.ok else None for o in outcomes}
 
     def key(o: Outcome) -> tuple[Any, ...]:
         status = _status(o, budget, grow_to)
@@ -52,21 +98,64 @@ def rank(outcomes: Sequence[Outcome], budget: float | None = None, grow_to: int 
                 round(o.capital_usd, 2),
                 o.candidate.index,
             )
-        return (group, round(o.tco_per_gpu_usd, 2), round(o.capital_per_gpu_usd, 2), o.candidate.index)
+        figure = figures[o.candidate.index]
+        return (
+            group,
+            figure is None,
+            round(figure, 4) if figure is not None else 0.0,
+            round(o.tco_per_gpu_usd, 2),
+            round(o.capital_per_gpu_usd, 2),
+            o.candidate.index,
+        )
 
-    ordered = sorted(outcomes, key=key)
-    return [Ranked(i, _status(o, budget, grow_to), o) for i, o in enumerate(ordered, 1)]
+    kept: dict[tuple[Any, ...], list[Outcome]] = {}
+    rows: list[list[Outcome]] = []
+    for o in sorted(outcomes, key=lambda o: o.candidate.index):  # the first in candidate order stands for the rest
+        sig = _signature(o)
+        if sig is not None and sig in kept:
+            kept[sig].append(o)
+            continue
+        rows.append([o])
+        if sig is not None:
+            kept[sig] = rows[-1]
+    rows.sort(key=lambda row: key(row[0]))
+    return [
+        Ranked(
+            i,
+            _status(row[0], budget, grow_to),
+            row[0],
+            figures[row[0].candidate.index],
+            tuple(o.candidate.index + 1 for o in row[1:]),
+        )
+        for i, row in enumerate(rows, 1)
+    ]
 
 
 def _round(value: float | None, digits: int = 2) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def as_data(ranked: Sequence[Ranked], gpus: int, grow_to: int | None, budget: float | None) -> dict[str, Any]:
-    """The plan as JSON-ready data (keys documented in the README)."""
+def as_data(
+    ranked: Sequence[Ranked],
+    gpus: int,
+    grow_to: int | None,
+    budget: float | None,
+    *,
+    metric: str = DEFAULT_METRIC,
+    precision: str = "bf16",
+    pruned: Sequence[tuple[int, str, float]] = (),
+    catalog: Catalog | None = None,
+) -> dict[str, Any]:
+    """The plan as JSON-ready data (keys documented in the README). `pruned`: (candidate index, label, bound) of
+    the candidates not built because their bound could not rank (metrics.py)."""
+    catalog = catalog or builtin_catalog()
     rows = []
+    best_of: set[str] = set()
     for r in ranked:
         o, c = r.outcome, r.outcome.candidate
+        best = r.status == OK and c.node not in best_of
+        if best:
+            best_of.add(c.node)
         row: dict[str, Any] = {
             "rank": r.rank,
             "status": r.status,
@@ -85,6 +174,9 @@ def as_data(ranked: Sequence[Ranked], gpus: int, grow_to: int | None, budget: fl
             "ruling_finding": o.ruling or None,
             "errors": o.errors,
             "warnings": o.warnings,
+            "identical_candidates": list(r.identical),
+            "best_of_node": best,
+            "metric_value": _round(r.metric),
         }
         if o.ok:
             leaf, spine, core = o.switches
@@ -105,6 +197,13 @@ def as_data(ranked: Sequence[Ranked], gpus: int, grow_to: int | None, budget: fl
                 "headroom_gpus": o.headroom_gpus,
                 "two_tier_max_gpus": o.two_tier_max_gpus,
                 "headroom_beyond": o.headroom_beyond,
+                "gpu_tflops": tflops_per_gpu(catalog.nodes[c.node], precision),
+                "pflops": _round(pflops(o, catalog, precision), 1),
+                "delivered_fraction": _round(delivered_fraction(o), 4),
+                "delivered_pflops": _round(pflops(o, catalog, precision) * delivered_fraction(o), 1),
+                "tco_per_gpu_usd": _round(o.tco_per_gpu_usd),
+                "tco_per_pflops_usd": _round(metric_value(o, "tco-per-pflops", catalog, precision)),
+                "tco_per_delivered_pflops_usd": _round(metric_value(o, "tco-per-delivered-pflops", catalog, precision)),
                 "job_bandwidth": [
                     {
                         "nodes": j.nodes,
@@ -137,4 +236,7 @@ def as_data(ranked: Sequence[Ranked], gpus: int, grow_to: int | None, budget: fl
         "budget_usd": budget,
         "note": PLACEHOLDER_NOTE,
         "candidates": rows,
+        "metric": metric,
+        "precision": precision,
+        "pruned": [{"candidate": i + 1, "label": label, "bound": _round(bound)} for i, label, bound in pruned],
     }

@@ -281,6 +281,20 @@ class NodeType(StrictModel):
     gpu_temp_max_c: Int | None = Field(
         default=None, ge=1, le=150, description="GPU temperature above which the GPU temperature alert fires, °C."
     )
+    gpu_bf16_tflops: Float | None = Field(
+        default=None,
+        ge=0,
+        le=1e6,
+        description="One GPU's dense (no sparsity) BF16 tensor throughput, TFLOPS, from the GPU's datasheet: "
+        "`fabric plan` ranks by compute per dollar with it.",
+    )
+    gpu_fp8_tflops: Float | None = Field(
+        default=None,
+        ge=0,
+        le=1e6,
+        description="One GPU's dense FP8 tensor throughput, TFLOPS; none: the GPU has no FP8 (`fabric plan "
+        "--precision fp8` then counts its BF16 rate).",
+    )
     u: Int = Field(ge=1, le=60)
     power_w: Int = Field(ge=0, le=1_000_000)
     list_price_usd: Float = Field(

@@ -11,24 +11,41 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 
-def plan_table(data: Mapping[str, Any]) -> Table:
-    """The candidates that build, in rank order (with the cost of growing when the plan asks for it)."""
+def plan_table(data: Mapping[str, Any], best_only: bool = False) -> Table:
+    """The candidates that build, in rank order (with the cost of growing when the plan asks for it); `best_only`:
+    each node type's best candidate only, so node types compare in one short table."""
     from rich.table import Table
 
     grow = data["grow_to"]
     title = f"fabric plan: {data['gpus']:,} GPUs" + (f", grown to {grow:,}" if grow else "") + f" ({data['note']})"
+    metric = data.get("metric", "tco-per-delivered-pflops")
+    title += f"\nranked by {metric} ({data.get('precision', 'bf16').upper()} dense)"
+    if best_only:
+        title += ", the best candidate of each node type (--node: every candidate of a node type)"
     table = Table(title=title)
-    columns = ["#", "cand.", "design", "GPUs", "leaf/spine/core", "optics", "cables", "capital", "$/GPU", "kW"]
+    per_pf = metric == "tco-per-pflops"  # its own column; the other metrics have theirs in every table
+    columns = ["#", "cand.", "design", "TCO/deliv. PF", *(["TCO/PF"] if per_pf else []), "TCO/GPU", "PFLOPS", "deliv."]
+    columns += ["GPUs", "leaf/spine/core", "optics", "cables", "capital", "$/GPU", "kW"]
     columns += ["TCO", "bisect.", "worst fail.", "ECMP", "headroom", "job GB/s/GPU"]
     columns += ["later", "re-cabled"] if grow else []
     for column in columns:
-        table.add_column(column, justify="left" if column in ("design",) else "right", overflow="fold")
+        left = column == "design"
+        table.add_column(column, justify="left" if left else "right", overflow="fold", no_wrap=left)
     for row in data["candidates"]:
         first = [str(row["rank"]), str(row["candidate"]), shown(row["label"])]
         if row["status"] == "fails":  # listed under the table with the finding that rules them out
             continue
+        if best_only and not row["best_of_node"] and row["status"] == "ok":
+            continue
+        if row["identical_candidates"]:
+            first[1] += "=" + ",".join(str(n) for n in row["identical_candidates"])
         whole = row["job_bandwidth"][-1] if row["job_bandwidth"] else None
         cells = [
+            _thousands(row["tco_per_delivered_pflops_usd"]),
+            *([_thousands(row["tco_per_pflops_usd"])] if per_pf else []),
+            f"${row['tco_per_gpu_usd']:,.0f}",
+            f"{row['pflops']:,.0f}",
+            f"{row['delivered_fraction'] * 100:.0f}%",
             f"{row['gpus']:,}",
             "/".join(str(row["switches"][k]) for k in ("leaf", "spine", "core")),
             f"{row['optics']:,}",
@@ -56,6 +73,10 @@ def plan_table(data: Mapping[str, Any]) -> Table:
             cells[0] = f"[yellow]{row['status']}[/yellow] {cells[0]}"
         table.add_row(*first, *cells)
     return table
+
+
+def _thousands(usd: float | None) -> str:
+    return f"${usd / 1e3:,.1f}k" if usd is not None else "-"
 
 
 def ruled_out(data: Mapping[str, Any]) -> list[str]:

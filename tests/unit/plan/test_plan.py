@@ -159,15 +159,34 @@ def test_cli_plan_json_and_write_builds_as_it_is(tmp_path: Path) -> None:
     result = runner.invoke(app, [*args, "--tiers", "2", "--json", "--workers", "1", "--write", str(out)])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert [r["rank"] for r in data["candidates"]] == [1, 2]
+    # rail-optimized and flat: the same switches, cables and figures at 64 nodes, one row for both
+    assert [(r["rank"], r["candidate"], r["identical_candidates"]) for r in data["candidates"]] == [(1, 1, [2])]
     first = data["candidates"][0]
     assert first["status"] == "ok" and first["switches"] == {"leaf": 16, "spine": 8, "core": 0}
     assert first["job_bandwidth"][-1]["nodes"] == 64
     written = out / f"{first['spec_name']}.yaml"
     build = build_fabric(load_spec(written))
     assert not build.errors
-    assert costing(build).capital_usd == pytest.approx(first["capital_usd"])
+    # the whole cluster: the ranked compute fabric as it was built, and storage, in-band and out-of-band fabrics
+    assert list(build.topology.fabrics) == ["compute", "storage", "inband", "oob"]
     assert build.figures["compute"].switches == first["switches"]
+    assert len(build.topology.fabrics["compute"].links) == first["cables"]
+    groups = {g.group: (g.type, g.count) for g in build.design.spec.nodes}
+    assert groups == {"gpu": ("dgx-h100", 64), "mgmt": ("mgmt-host", 4), "storage": ("storage-server", 8)}
+    assert costing(build).capital_usd > first["capital_usd"]  # the rest of the cluster costs on top
+
+
+def test_cli_plan_writes_an_ethernet_cluster_on_the_platform_asked(tmp_path: Path) -> None:
+    args = ["plan", "--gpus", "256", "--node", "hgx-b300", "--switch", "sn5600", "--tiers", "2", "--rail", "yes"]
+    result = runner.invoke(app, [*args, "--workers", "1", "--write", str(tmp_path), "--platform", "sonic"])
+    assert result.exit_code == 0, result.output
+    (written,) = tmp_path.iterdir()
+    build = build_fabric(load_spec(written))
+    assert not build.errors
+    platforms = {key: f.platform for key, f in build.design.spec.fabrics.items()}
+    assert platforms == {"compute": "sonic", "inband": "sonic", "oob": "sonic"}  # no storage ports on an HGX B300
+    refused = runner.invoke(app, [*args, "--write", str(tmp_path / "x"), "--platform", "ios"])
+    assert refused.exit_code == 2 and "--platform 'ios'" in refused.output
 
 
 def test_cli_plan_refuses_unknown_parts() -> None:
@@ -180,6 +199,7 @@ def test_cli_plan_table_lists_what_is_ruled_out_and_why() -> None:
     args = ["plan", "--gpus", "4096", "--node", "dgx-h100", "--technology", "infiniband", "--switch", "qm9700"]
     result = runner.invoke(app, [*args, "--rail", "yes", "--workers", "1"])
     assert result.exit_code == 0, result.output
-    assert "dgx-h100 / qm9700 / 3T rail SU32 / 1:1 @400G │ 4,096 │      128/128/64" in result.output
+    row = next(line for line in result.output.splitlines() if "3T rail SU32" in line)
+    assert "│ dgx-h100 / qm9700 / 3T rail SU32 / 1:1 @400G │ " in row and "│ 4,096 │      128/128/64 │" in row
     ruled_out = result.output.split("Ruled out (1):\n", 1)[1]
     assert ruled_out.startswith("  #2 candidate 1 dgx-h100 / qm9700 / 2T rail SU32 / 1:1 @400G: radix: 2 tiers")

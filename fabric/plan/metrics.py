@@ -1,0 +1,155 @@
+"""What `fabric plan` ranks by, and the analytic lower bound of it that prunes candidates before they are built.
+
+Compute is the catalog's dense tensor throughput per GPU (`gpu_bf16_tflops`, `gpu_fp8_tflops`: datasheet
+figures) × GPUs; delivered compute is that × the fraction of its NIC bandwidth the fabric delivers the
+whole-cluster job (the last row of the job bandwidth table, analysis/jobs.py). A GPU without FP8 counts its BF16
+rate at `fp8` (an A100 runs an FP8 model at its BF16 speed).
+
+The bound: a candidate costs at least its nodes and the fewest switches any design of its kind can have —
+leaves enough for the node links at the leaf's down ports, spines enough for the uplinks that carry them at the
+leaf's ratio (3 tiers: spines for those uplinks and their own, cores for the spines') — with the TCO rates of
+the candidate's spec (the schema's defaults: the plan writes no `costs:`), and delivers at most all of its
+compute. Every real build costs as much or more (optics, cables, racks and PDUs come on top), so a candidate
+whose bound is worse than a built candidate's figure cannot rank above it and is not built. Those the bound
+keeps get a second, exact one: their cost from the topology and cables alone (evaluate.estimate, a fraction of
+a build), over all of their compute.
+"""
+
+from __future__ import annotations
+
+import math
+
+from fabric.plan.candidates import Candidate, node_count
+from fabric.plan.document import spec_data
+from fabric.plan.evaluate import Estimate, Outcome
+from fabric.spec.catalog import Catalog, NodeType, SwitchModel, radix, switch_ports
+from fabric.spec.schema.outputs import Costs
+from fabric.spec.schema.racks import RackLayout
+from fabric.topology.leaves import split_leaf_ports
+
+HOURS_PER_YEAR = 8760
+# name → what it divides (the TCO or the capital) by (the GPUs, the compute or the delivered compute)
+METRICS = {
+    "tco-per-delivered-pflops": ("tco", "delivered"),
+    "tco-per-pflops": ("tco", "pflops"),
+    "tco-per-gpu": ("tco", "gpus"),
+    "capital-per-gpu": ("capital", "gpus"),
+}
+DEFAULT_METRIC = "tco-per-delivered-pflops"
+PRECISIONS = ("bf16", "fp8")
+
+
+def tflops_per_gpu(node: NodeType, precision: str) -> float:
+    """A GPU's dense tensor TFLOPS at `precision` (FP8: its BF16 rate when it has none); 0 when unknown."""
+    if precision == "fp8" and node.gpu_fp8_tflops:
+        return node.gpu_fp8_tflops
+    return node.gpu_bf16_tflops or 0.0
+
+
+def delivered_fraction(o: Outcome) -> float:
+    """The whole-cluster job's intact bandwidth over its NIC bandwidth (1 when the build has no job table)."""
+    if not o.jobs:
+        return 1.0
+    whole = o.jobs[-1]
+    return whole.intact_gbps_per_gpu / whole.nic_gbps_per_gpu if whole.nic_gbps_per_gpu else 0.0
+
+
+def pflops(o: Outcome, catalog: Catalog, precision: str) -> float:
+    return o.gpus * tflops_per_gpu(catalog.nodes[o.candidate.node], precision) / 1000
+
+
+def metric_value(o: Outcome, metric: str, catalog: Catalog, precision: str = "bf16") -> float | None:
+    """The outcome's figure for `metric` (lower is better); None when it has no compute figure to divide by."""
+    cost, per = METRICS[metric]
+    usd = o.tco_usd if cost == "tco" else o.capital_usd
+    if per == "gpus":
+        return usd / o.gpus if o.gpus else None
+    compute = pflops(o, catalog, precision) * (delivered_fraction(o) if per == "delivered" else 1.0)
+    return usd / compute if compute > 0 else None
+
+
+def _capacity_gbps(model: SwitchModel, speed: int) -> int:
+    """A switch's bandwidth: its ports' sum at the node speed or in their default modes, the larger."""
+    return max(sum(p.speed_gbps for p in switch_ports(model, s)) for s in (speed, None))
+
+
+def _switches_at_least(candidate: Candidate, node: NodeType, nodes: int, catalog: Catalog) -> int:
+    """Leaves: the node links' bandwidth over a leaf's share for down ports at the ratio (and at least one per
+    `radix` links); spines: the uplinks' bandwidth over a switch's (3 tiers: with their own uplinks, and the cores
+    those need)."""
+    model = catalog.switches[candidate.switch]
+    down_gbps = nodes * len(node.ports["compute"].port_list()) * candidate.speed_gbps
+    ratio = candidate.oversubscription
+    capacity = _capacity_gbps(model, candidate.speed_gbps)
+    if not capacity:
+        return 0
+    leaves = max(
+        math.ceil(down_gbps / (capacity * ratio / (1 + ratio))),
+        math.ceil(down_gbps / candidate.speed_gbps / max(radix(model, candidate.speed_gbps), 1)),
+    )
+    up_gbps = down_gbps / ratio  # the leaves' uplinks carry at least their used down ports at the ratio
+    if candidate.tiers >= 3:  # spines carry the uplinks down and at least 1/ratio of them up; cores take those
+        spines = math.ceil(up_gbps * (1 + 1 / ratio) / capacity)
+        cores = math.ceil(up_gbps / ratio / capacity)
+        # and a pod has a spine per leaf uplink (topology/clos.py, `spines` unset), each with its own up ports
+        layout = [p for p in switch_ports(model, candidate.speed_gbps) if p.speed_gbps == candidate.speed_gbps]
+        _, leaf_up, problem = split_leaf_ports(layout, ratio, None, None)
+        if not problem and layout:
+            _, spine_up, problem = split_leaf_ports(layout, max(ratio, 1.0), None, None)
+            spines = max(spines, len(leaf_up))
+            cores = max(cores, 0 if problem else math.ceil(len(leaf_up) * len(spine_up) / len(layout)))
+        return leaves + spines + cores
+    return leaves + (math.ceil(up_gbps / capacity) if leaves > 1 else 0)
+
+
+def _racks_at_least(node: NodeType, nodes: int, candidate: Candidate, gpus: int, catalog: Catalog) -> int:
+    """The node racks of the candidate's spec: as many nodes in one as its power budget and units hold, at most."""
+    racks = spec_data(candidate, gpus, catalog)["racks"]
+    units = racks.get("rack_units", RackLayout.model_fields["rack_units"].default)
+    per_rack = min(int(racks["power_kw"] * 1000 // node.power_w) if node.power_w else nodes, units // node.u)
+    return math.ceil(nodes / per_rack) if per_rack > 0 else 0
+
+
+def _pdus_per_rack(candidate: Candidate, gpus: int, catalog: Catalog, costs: Costs) -> int:
+    """As costing.py counts them: enough to carry the rack's power budget twice over (A and B feeds)."""
+    if costs.pdus_per_rack is not None:
+        return costs.pdus_per_rack
+    return 2 * math.ceil(spec_data(candidate, gpus, catalog)["racks"]["power_kw"] / catalog.pdus[costs.pdu].kw)
+
+
+def lower_bound(candidate: Candidate, gpus: int, metric: str, catalog: Catalog, precision: str = "bf16") -> float:
+    """The best figure for `metric` any build of `candidate` can have (see the module's docstring)."""
+    node = catalog.nodes[candidate.node]
+    nodes = node_count(node, gpus)
+    switches = _switches_at_least(candidate, node, nodes, catalog)
+    model = catalog.switches[candidate.switch]
+    costs = Costs()
+    racks = _racks_at_least(node, nodes, candidate, gpus, catalog)
+    per_rack_usd = (
+        catalog.racks[costs.rack].price_usd
+        + _pdus_per_rack(candidate, gpus, catalog, costs) * catalog.pdus[costs.pdu].price_usd
+    )
+    capital = nodes * node.list_price_usd + switches * model.list_price_usd + racks * per_rack_usd
+    cost, per = METRICS[metric]
+    usd = capital
+    if cost == "tco":
+        watts = nodes * node.power_w + switches * model.power_w
+        energy = watts / 1000 * costs.load_pct / 100 * costs.pue * HOURS_PER_YEAR * costs.energy_usd_per_kwh
+        space = racks * costs.space_usd_per_rack_month * 12
+        usd = capital + costs.years * (energy + space + capital * costs.support_pct_per_year / 100)
+    built_gpus = nodes * node.gpus
+    if per == "gpus":
+        return usd / built_gpus if built_gpus else math.inf
+    compute = built_gpus * tflops_per_gpu(node, precision) / 1000
+    return usd / compute if compute > 0 else math.inf
+
+
+def estimate_bound(e: Estimate, candidate: Candidate, metric: str, catalog: Catalog, precision: str = "bf16") -> float:
+    """The best figure for `metric` the candidate's full build can have, given its exact cost (evaluate.estimate):
+    the figure itself, but for delivering all of its compute."""
+    cost, per = METRICS[metric]
+    usd = e.tco_usd if cost == "tco" else e.capital_usd
+    if per == "gpus":
+        return usd / e.gpus if e.gpus else math.inf
+    compute = e.gpus * tflops_per_gpu(catalog.nodes[candidate.node], precision) / 1000
+    return usd / compute if compute > 0 else math.inf
