@@ -71,6 +71,7 @@ def build(
     from fabric.fast.collector import keep_for_good
     from fabric.fast.process import ended_like_an_interrupt
     from fabric.render import render_into
+    from fabric.render.engine.pool import WorkerDied
     from fabric.write.atomic import OutputError, Staging, path_error
 
     if lock is not None and no_lock:
@@ -111,6 +112,11 @@ def build(
                     files = render_into(result, staging.write, lambda name: step(f"rendering {name}"), workers=workers)
                 step("writing")
                 written = staging.commit()
+            except WorkerDied as exc:  # killed (the OOM killer, a signal): not the design's fault, exit 3
+                staging.abort()
+                print_findings(exc.findings)
+                print(f"{printable(result.name)}: a render worker died; nothing was written", file=sys.stderr)
+                raise typer.Exit(3) from None
             except FabricError as exc:  # a value that would split a config line (the loader should have refused it)
                 staging.abort()
                 refused = exc

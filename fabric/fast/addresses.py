@@ -135,6 +135,23 @@ def interface_text(interface: LazyIPv4Interface | LazyIPv6Interface) -> str:
     return str(interface)
 
 
+def network_text(interface: IPv4Interface | IPv6Interface) -> str:
+    """`str(interface.network)`, without making the network for one of ours."""
+    if type(interface) is LazyIPv4Interface:
+        value = interface._ip & (_V4_ALL ^ (_V4_ALL >> interface._prefixlen))
+        return v4_text(value) + _SUFFIX[interface._prefixlen]
+    if type(interface) is LazyIPv6Interface:
+        return v6_text(interface._ip & (_V6_ALL ^ (_V6_ALL >> interface._prefixlen))) + _SUFFIX[interface._prefixlen]
+    return str(interface.network)
+
+
+def address_text(interface: IPv4Interface | IPv6Interface) -> str:
+    """`str(interface)`, in one call for one of ours."""
+    if type(interface) in (LazyIPv4Interface, LazyIPv6Interface):
+        return interface_text(interface)  # type: ignore[arg-type]
+    return str(interface)
+
+
 def prefix_length(interface: IPv4Interface | IPv6Interface) -> int:
     """An interface's prefix length, read without making its network (which a lazy interface makes on first use)."""
     return int(getattr(interface, "_prefixlen", None) or interface.network.prefixlen)

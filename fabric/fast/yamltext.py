@@ -6,11 +6,16 @@ mappings and sequences of text, numbers, booleans and null, so this writes the b
 PyYAML how to write each distinct scalar once (plain, quoted or escaped: its own choice, remembered).
 Whatever it cannot vouch for — another type, a scalar PyYAML would spread over lines, a line long enough
 that PyYAML might have folded it — goes to PyYAML whole. tests/unit/fast/test_yamltext.py compares the two.
+
+`form` writes many documents of one shape (a RoCE server's netplan: 12,500 at 100k GPUs, alike but for names,
+addresses and numbers): the shape's text once, each document's scalars put in its slots.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
 import yaml
@@ -188,3 +193,73 @@ def _sequence(
         else:
             out.append(f"{lead}- {_scalar(v, scalars, False, as_text)}\n")
         lead = pad
+
+
+class Form:
+    """The text of documents alike but for some scalars: the shape's text made once, each document's scalars put
+    in its slots (`form`). `fill` writes what `dump` writes of the document whose scalars they are."""
+
+    def __init__(self, pieces: tuple[str, ...], keys: tuple[bool, ...], width: int) -> None:
+        self.pieces, self.keys, self.width = pieces, keys, width
+
+    def fill(self, values: list[Any], document: Callable[[], Any]) -> str:
+        """The text of the shape with `values` in its slots, in order; `document()` makes the whole document, for
+        `dump` when a value is one the slots cannot vouch for (another type, a scalar PyYAML spreads over lines, a
+        line long enough that PyYAML might fold it)."""
+        if len(values) != len(self.keys):
+            raise ValueError(f"{len(values)} values for {len(self.keys)} slots")
+        scalars, ints = _SCALARS, _TYPED[int]
+        texts: list[str] = []
+        try:
+            for v, key in zip(values, self.keys, strict=True):  # (text and ints inline, as _mapping writes them)
+                kind = type(v)
+                found = None if key else scalars.get(v) if kind is str else ints.get(v) if kind is int else None
+                if found is None:
+                    found = _scalar(v, _KEYS, True, ()) if key else _scalar(v, scalars, False, ())
+                texts.append(found)
+        except _NotPlain:
+            return dump(document(), self.width)
+        text = "".join(chain.from_iterable(zip(self.pieces, texts, strict=False))) + self.pieces[-1]
+        if max(map(len, text.split("\n"))) + 1 > self.width - _FOLD_MARGIN:  # (as dump: a line and its newline)
+            return dump(document(), self.width)
+        return text
+
+
+def slot(index: int) -> str:
+    """What stands in a shape for the scalar `index` of each document (`form`)."""
+    return f"yamltextslot{index}z"
+
+
+def form(shape: Any, slots: int, width: int = 80) -> Form | None:
+    """A Form of `shape`, a document whose scalars `slot(0)` … `slot(slots - 1)` (keys of mappings, or values of
+    mappings and sequences, each once) stand for each document's own; None if the fast path would not write the
+    shape, or a slot is elsewhere (inside a longer scalar, twice)."""
+    out: list[str] = []
+    try:
+        if type(shape) is not dict or not shape:
+            return None
+        _mapping(shape, "", "", out, {id(shape)}, ())
+    except _NotPlain:
+        return None
+    text = "".join(out)
+    pieces: list[str] = []
+    keys: list[bool] = []
+    rest = text
+    for index in range(slots):
+        name = slot(index)
+        before, found, after = rest.partition(name)
+        if not found or name in after or name in "".join(pieces):
+            return None
+        line = before.rpartition("\n")[2]  # what the slot's line holds before it
+        if after.startswith((": ", ":\n")) and not line.replace("- ", "").strip(" "):
+            keys.append(True)
+        elif after.startswith("\n") and line.endswith((": ", "- ")):
+            keys.append(False)
+        else:
+            return None
+        pieces.append(before)
+        rest = after
+    pieces.append(rest)
+    if "yamltextslot" in "".join(pieces):
+        return None  # a slot out of order, or one more than `slots`
+    return Form(tuple(pieces), tuple(keys), width)

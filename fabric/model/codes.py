@@ -329,6 +329,14 @@ CODES: tuple[Code, ...] = (
         "every value reaching an output is one line of printable text",
         "rendering is refused; fix the value (and report that the loader let it through)",
     ),
+    _c(
+        "render-worker-died",
+        "error",
+        "render",
+        "every render worker returns its task (none is killed: the OOM killer, a signal)",
+        "the build ends at once (exit 3), the old output kept: the finding names the output the worker was "
+        "rendering and its peak memory; build with fewer workers or more memory",
+    ),
     # ---- tools
     _c("discovered-format", "error", "tools", "ibnetdiscover and LLDP input can be parsed", "fix the input"),
     _c(

@@ -7,6 +7,10 @@ file as it is encoded, in the process that rendered it, and returns only the pat
 and no process holds more than one task's files. The pool pays from a few thousand cables or switches (below,
 the fork and the pipe cost more than they save), or with one core, everything renders in this process.
 
+The pool is concurrent.futures' ProcessPoolExecutor: a worker that dies (the OOM killer, a signal) breaks it, every
+task not done fails at once and the build ends with `render-worker-died` (WorkerDied: which output the worker had
+taken, its peak memory as last read), where multiprocessing.Pool waited for ever for the dead worker's task.
+
 Worker count: the `workers` argument (`fabric build --workers N`), else the `FABRIC_WORKERS` environment variable,
 else the usable cores (at most MAX_WORKERS), and one worker for designs below POOL_ABOVE.
 """
@@ -14,12 +18,17 @@ else the usable cores (at most MAX_WORKERS), and one worker for designs below PO
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable, Generator, Iterator
+import os
+import signal
+from collections.abc import Callable, Generator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
 from fabric.fast.collector import after_task, shared_with_children, worker_collects_between_tasks
 from fabric.fast.parallel import cores, env_workers, max_workers
+from fabric.model.findings import FabricError, Finding, error
 from fabric.pipeline import Build
 from fabric.render.engine.registry import Output
 
@@ -92,6 +101,7 @@ _OUTPUTS: dict[str, Output] = {}
 _SINK: Sink | None = None
 _STOP: Any = None  # set when the caller stops early: the tasks not begun return at once (inherited Event)
 _WORKER = False  # this process is a forked worker of the pool
+_TAKEN: Any = None  # per task, the pid of the worker that took it (shared memory, inherited)
 
 
 def _start_worker() -> None:
@@ -165,7 +175,7 @@ def render_tasks(
     """Every task's result: in this process with one worker, else from a pool of forked workers (as they finish);
     with a sink, the files go there in the process that rendered them. `meanwhile` runs before the first task in
     this process, or here while the workers start on theirs (if it raises, the workers are stopped)."""
-    global _BUILD, _OUTPUTS, _SINK, _STOP
+    global _BUILD, _OUTPUTS, _SINK, _STOP, _TAKEN
     by_name = {o.name: o for o in outputs}
     todo = tasks(outputs, workers)
     told: set[str] = set()
@@ -185,33 +195,123 @@ def render_tasks(
         return
     context = multiprocessing.get_context("fork")
     _BUILD, _OUTPUTS, _SINK, _STOP = build, by_name, sink, context.Event()
+    _TAKEN = context.Array("q", len(todo), lock=False)  # the pid of the worker that took each task (0: none)
     try:
         # the workers' collectors leave the inherited objects alone: fewer shared pages copied
-        with shared_with_children(), context.Pool(workers, initializer=_start_worker) as pool:
-            results = pool.imap_unordered(run, todo)
+        with shared_with_children():
+            executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker)
+            futures = {executor.submit(_run_at, i, task): i for i, task in enumerate(todo)}
+            workers_by_pid = dict(executor._processes or {})  # (forked at the first submit: all of them)
             try:
                 if meanwhile is not None:
                     meanwhile()
-                for done in results:
-                    tell(done.names)
-                    yield done
+                yield from _results(futures, todo, workers_by_pid, tell)
             except (GeneratorExit, Exception):
-                # Stopped early (a refusal, an error): the tasks not begun return at once, and every result is
-                # taken before the pool ends. Terminating a worker in the middle of sending one would leave the
-                # pool's reader waiting for the rest of it for ever.
+                # Stopped early (a refusal, an error, a worker that died): the tasks not begun are cancelled or
+                # return at once, the running ones are waited for (a broken pool's workers are gone already)
                 _STOP.set()
-                _drain(results)
+                executor.shutdown(wait=True, cancel_futures=True)
                 raise
+            executor.shutdown(wait=True)
     finally:
-        _BUILD, _OUTPUTS, _SINK, _STOP = None, {}, None, None
+        _BUILD, _OUTPUTS, _SINK, _STOP, _TAKEN = None, {}, None, None, None
 
 
-def _drain(results: Iterator[Done]) -> None:
-    """Take every remaining result (a task's error included: it is not the one being raised)."""
-    while True:
+WATCH_SECONDS = 0.5  # how often the parent reads its workers' peak memory while it waits
+
+
+def _results(
+    futures: dict[Future[Done], int],
+    todo: list[Task],
+    workers: dict[int, Any],
+    tell: Callable[[tuple[str, ...]], None],
+) -> Generator[Done, None, None]:
+    """The tasks' results as they finish. A worker that dies (the OOM killer, a signal) breaks the pool: every
+    task not done fails at once (concurrent.futures, where multiprocessing.Pool waited for ever), and this raises
+    WorkerDied naming what the dead worker was rendering and its peak memory as last read."""
+    peak: dict[int, int] = {}  # pid -> peak resident memory (KiB), as last read from /proc
+    waiting = set(futures)
+    while waiting:
+        done, waiting = wait(waiting, timeout=WATCH_SECONDS, return_when=FIRST_COMPLETED)
+        _read_peaks(workers, peak)
+        for future in sorted(done, key=futures.__getitem__):
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                raise WorkerDied(_died(todo, futures, workers, peak)) from None
+            tell(result.names)
+            yield result
+
+
+def _read_peaks(workers: dict[int, Any], peak: dict[int, int]) -> None:
+    for pid in workers:
         try:
-            next(results)
-        except StopIteration:
-            return
-        except Exception:  # only waiting for the workers to be done
+            with open(f"/proc/{pid}/status", encoding="ascii") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        peak[pid] = int(line.split()[1])
+                        break
+        except (OSError, ValueError):
             continue
+
+
+def _died(
+    todo: list[Task],
+    futures: dict[Future[Done], int],
+    workers: dict[int, Any],
+    peak: dict[int, int],
+) -> list[Finding]:
+    """The findings of a broken pool: per worker that died on its own (not one the broken pool ended with
+    SIGTERM; if none is known, every worker that ended by a signal), the task it had taken and not finished."""
+    for process in workers.values():
+        process.join(timeout=5)  # (the broken pool ends and joins the others itself)
+    codes = {pid: process.exitcode for pid, process in workers.items()}
+    dead = [pid for pid, code in codes.items() if code not in (None, 0, -signal.SIGTERM)]
+    dead = dead or [pid for pid, code in codes.items() if code]
+    taken = _TAKEN
+    finished = {i for f, i in futures.items() if f.done() and not f.cancelled() and f.exception() is None}
+    findings: list[Finding] = []
+    for pid in dead:
+        tasks_of = [todo[i] for i in range(len(todo)) if taken is not None and taken[i] == pid and i not in finished]
+        what = ", ".join(sorted({n for t in tasks_of for n in t.names})) or "(no task known)"
+        last = tasks_of[-1] if tasks_of else None
+        shard = f" (part {last.part + 1} of {last.parts})" if last is not None and last.parts > 1 else ""
+        memory = f"{peak[pid] / 1024:,.0f} MiB" if pid in peak else "not known"
+        ended = _ending(codes[pid])
+        findings.append(
+            error(
+                DIED,
+                f"outputs.{last.names[0]}" if last is not None else "outputs",
+                f"a render worker (pid {pid}) {ended} while rendering {what}{shard}; its peak memory as last "
+                f"read: {memory}",
+                DIED_HINT,
+            )
+        )
+    return findings or [error(DIED, "outputs", "a render worker died (which one is not known)", DIED_HINT)]
+
+
+def _ending(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with {code}"
+
+
+DIED = "render-worker-died"
+DIED_HINT = (
+    "nothing was written (the old output is kept); SIGKILL is most often the kernel's OOM killer (see `dmesg`): "
+    "build with fewer workers (--workers 1) or on a machine with more memory"
+)
+
+
+class WorkerDied(FabricError):
+    """A render worker ended before returning its task (killed by a signal, the OOM killer): the build is over."""
+
+
+def _run_at(index: int, task: Task) -> Done:
+    """run(task) in a worker, after noting which worker took task `index` (for the finding if it dies)."""
+    if _TAKEN is not None:
+        _TAKEN[index] = os.getpid()
+    return run(task)

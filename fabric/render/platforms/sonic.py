@@ -8,6 +8,7 @@ from the port speed and planned cable length on Broadcom, the dynamic model's ta
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from fabric.fast import jsontext
@@ -145,9 +146,7 @@ class Sonic(Platform):
             db["SNMP"] = {"LOCATION": {"Location": intent.snmp_location}}
         if intent.qos:
             db.update(_qos(intent.qos, used, intent.hwsku))
-            problems = sonic_buffers.buffer_problems(
-                {t: jsontext.plain(db[t]) for t in sonic_buffers.CHECKED if t in db}
-            )
+            problems = _buffer_problems(intent.hwsku, intent.qos, *_buffer_ports(intent.qos, used, intent.hwsku))
             assert not problems, f"{intent.hostname}: {problems[:3]}"
         return db
 
@@ -157,62 +156,104 @@ def _buffer_model(hwsku: str | None) -> str:
 
 
 def _qos(qos: QosIntent, used: tuple[PortIntent, ...], hwsku: str | None) -> dict[str, Any]:
-    """The RoCE profile's tables: what depends only on the profile and the names of the ports that carry it
-    is shared (the same text for every switch alike); the cable lengths are the switch's own."""
-    lossless = set(qos.ports)
-    ports = [p for p in used if p.name in lossless]
-    names = tuple(p.name for p in ports)
+    """The RoCE profile's tables: what depends only on the profile, the HwSKU and the ports' names and buffer
+    profiles is shared (the same text for every switch alike, `jsontext.shared`); the cable lengths are the
+    switch's own."""
+    names, ports = _buffer_ports(qos, used, hwsku)
     tables: dict[str, Any] = {table: jsontext.shared(_qos_table, table, qos, ()) for table in _PROFILE_TABLES}
     for table in _PORT_TABLES if qos.pfc_watchdog else _PORT_TABLES[:-1]:
         tables[table] = jsontext.shared(_qos_table, table, qos, names)
-    lengths = {p.name: max(1, round(p.cable_m or 5)) for p in ports}
     sku = sonic_buffers.sku(hwsku) or sonic_buffers.GENERIC
-    if sku.model == "dynamic":
-        tables["CABLE_LENGTH"] = {"AZURE": {name: f"{length}m" for name, length in lengths.items()}}
-        tables |= sonic_buffers.DYNAMIC_TABLES
-    return tables | _buffers(sku, qos, used, ports, lengths)
-
-
-def _buffers(
-    sku: sonic_buffers.BufferSku,
-    qos: QosIntent,
-    used: tuple[PortIntent, ...],
-    ports: list[PortIntent],
-    lengths: dict[str, int],
-) -> dict[str, Any]:
-    """BUFFER_POOL/PROFILE/PG/QUEUE of the HwSKU `sku`: the lossless priority on the PFC ports `ports`, lossy on
-    everything else (buffers_config.j2's PG 0 and queues), the lossless PG's headroom from the port's speed and
-    cable length (pg_profile_lookup.ini, traditional model) or computed by buffermgrd (NULL, dynamic model)."""
-    tables: dict[str, Any] = {"BUFFER_POOL": dict(sku.pools), "BUFFER_PROFILE": dict(sku.profiles)}
-    lossless = {p.name for p in ports}
-    pg: dict[str, dict[str, str]] = {}
-    queue: dict[str, dict[str, str]] = {}
-    lossy_queues = sonic_buffers.ranges([q for q in range(8) if q != qos.roce_tc])
+    lossless = set(names)
     cables: dict[str, str] = {}
     for p in used:
-        pg[f"{p.name}|0"] = {"profile": "ingress_lossy_profile"}
-        if p.name not in lossless:
-            queue[f"{p.name}|0-7"] = {"profile": "egress_lossy_profile"}
+        if p.name in lossless:
+            length = _length(p)
+            cables[p.name] = f"{length}m" if sku.model == "dynamic" else _lossless(hwsku, p.speed_gbps, length)[0]
+    tables["CABLE_LENGTH"] = {"AZURE": cables}
+    for table in _buffers(hwsku, qos.roce_tc, ports):  # (its tables' names: built once per argument set)
+        tables[table] = jsontext.shared(_buffer_table, table, hwsku, qos.roce_tc, ports)
+    return tables
+
+
+# a switch's used ports and the profile of their lossless PG (None: a lossy port)
+_Ports = tuple[tuple[str, str | None], ...]
+
+
+def _length(port: PortIntent) -> int:
+    return max(1, round(port.cable_m or 5))
+
+
+def _buffer_ports(qos: QosIntent, used: tuple[PortIntent, ...], hwsku: str | None) -> tuple[tuple[str, ...], _Ports]:
+    """The names of the used ports that carry the lossless profile, and every used port as `_Ports`."""
+    lossless = set(qos.ports)
+    names = tuple(p.name for p in used if p.name in lossless)
+    if (sonic_buffers.sku(hwsku) or sonic_buffers.GENERIC).model == "dynamic":
+        return names, tuple((p.name, "NULL" if p.name in lossless else None) for p in used)
+    ports = tuple((p.name, _lossless(hwsku, p.speed_gbps, _length(p))[1] if p.name in lossless else None) for p in used)
+    return names, ports
+
+
+@lru_cache(maxsize=256)
+def _lossless(hwsku: str | None, speed_gbps: int, length: int) -> tuple[str, str]:
+    """Traditional model: the CABLE_LENGTH (the length pg_profile_lookup.ini lists) and the lossless profile's
+    name of a port of `speed_gbps` with a planned cable of `length` m."""
+    sku = sonic_buffers.sku(hwsku) or sonic_buffers.GENERIC
+    speed = _lookup_speed(sku, speed_gbps * 1000)
+    cable = sonic_buffers.cable_bucket(sku, speed, length) or max(c for s, c in sku.pg_lookup if s == speed)
+    return f"{cable}m", sonic_buffers.lossless_profile(sku, speed, cable)[0]
+
+
+@lru_cache(maxsize=256)
+def _buffer_problems(hwsku: str | None, qos: QosIntent, names: tuple[str, ...], ports: _Ports) -> tuple[str, ...]:
+    """sonic_buffers.buffer_problems of the tables these arguments make: checked once per argument set (the
+    tables it reads are functions of them alone)."""
+    db: dict[str, Any] = {"DEVICE_METADATA": {"localhost": {"buffer_model": _buffer_model(hwsku)}}}
+    db["PORT_QOS_MAP"] = _qos_table("PORT_QOS_MAP", qos, names)
+    db |= _buffers(hwsku, qos.roce_tc, ports)
+    return tuple(sonic_buffers.buffer_problems({t: db[t] for t in sonic_buffers.CHECKED if t in db}))
+
+
+def _buffer_table(table: str, hwsku: str | None, roce_tc: int, ports: _Ports) -> Any:
+    """One table of `_buffers` (pure: jsontext caches its text)."""
+    return _buffers(hwsku, roce_tc, ports)[table]
+
+
+@lru_cache(maxsize=64)
+def _buffers(hwsku: str | None, roce_tc: int, ports: _Ports) -> dict[str, Any]:
+    """BUFFER_POOL/PROFILE/PG/QUEUE of the HwSKU `hwsku`: the lossless priority `roce_tc` on the PFC ports (those
+    of `ports` with a profile), lossy on everything else (buffers_config.j2's PG 0 and queues), the lossless PG's
+    headroom from the port's speed and cable length (pg_profile_lookup.ini, traditional model: the profile named)
+    or computed by buffermgrd (NULL, dynamic model). Pure and cached: callers must not change what it returns."""
+    sku = sonic_buffers.sku(hwsku) or sonic_buffers.GENERIC
+    tables: dict[str, Any] = dict(sonic_buffers.DYNAMIC_TABLES) if sku.model == "dynamic" else {}
+    tables |= {"BUFFER_POOL": dict(sku.pools), "BUFFER_PROFILE": dict(sku.profiles)}
+    rows = {name: row for name, row in map(_profile_row(sku), {p for _, p in ports if p and p != "NULL"})}
+    tables["BUFFER_PROFILE"] |= {name: rows[name] for name in sorted(rows) if name not in sku.profiles}
+    pg: dict[str, dict[str, str]] = {}
+    queue: dict[str, dict[str, str]] = {}
+    lossy_queues = sonic_buffers.ranges([q for q in range(8) if q != roce_tc])
+    for name, profile in ports:
+        pg[f"{name}|0"] = {"profile": "ingress_lossy_profile"}
+        if profile is None:
+            queue[f"{name}|0-7"] = {"profile": "egress_lossy_profile"}
             continue
-        if sku.model == "dynamic":
-            pg[f"{p.name}|{qos.roce_tc}"] = {"profile": "NULL"}
-        else:
-            speed = _lookup_speed(sku, p.speed_gbps * 1000)
-            cable = sonic_buffers.cable_bucket(sku, speed, lengths[p.name]) or max(
-                length for s, length in sku.pg_lookup if s == speed
-            )
-            cables[p.name] = f"{cable}m"
-            name, row = sonic_buffers.lossless_profile(sku, speed, cable)
-            tables["BUFFER_PROFILE"].setdefault(name, row)
-            pg[f"{p.name}|{qos.roce_tc}"] = {"profile": name}
-        queue[f"{p.name}|{qos.roce_tc}"] = {"profile": "egress_lossless_profile"}
+        pg[f"{name}|{roce_tc}"] = {"profile": profile}
+        queue[f"{name}|{roce_tc}"] = {"profile": "egress_lossless_profile"}
         for r in lossy_queues:
-            queue[f"{p.name}|{r}"] = {"profile": "egress_lossy_profile"}
-    if sku.model == "traditional":
-        tables["CABLE_LENGTH"] = {"AZURE": cables}
+            queue[f"{name}|{r}"] = {"profile": "egress_lossy_profile"}
     tables["BUFFER_PG"] = pg
     tables["BUFFER_QUEUE"] = queue
     return tables
+
+
+def _profile_row(sku: sonic_buffers.BufferSku) -> Any:
+    """A lossless profile's name → (name, fields), of the pg_profile_lookup.ini row its name says."""
+    by_name = {
+        sonic_buffers.lossless_profile(sku, speed, cable)[0]: sonic_buffers.lossless_profile(sku, speed, cable)
+        for speed, cable in sku.pg_lookup
+    }
+    return by_name.__getitem__
 
 
 def _lookup_speed(sku: sonic_buffers.BufferSku, speed_mbps: int) -> int:

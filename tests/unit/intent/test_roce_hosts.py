@@ -127,3 +127,27 @@ def test_no_host_files_without_a_lossless_routed_ethernet_fabric() -> None:
     sysctl = lab["hosts/srv1/sysctl.conf"]
     for line in ("arp_ignore = 1", "arp_announce = 2", "all.rp_filter = 2"):
         assert line in sysctl
+
+
+def test_rail_netplan_text_is_pyyamls_of_the_document() -> None:
+    """The netplan written through the shape's form (once per shape) is the text PyYAML writes of each host's
+    document; a host whose NICs share a name (not one shape) is written by dump."""
+    import dataclasses
+
+    from fabric.render.outputs.hosts import (
+        ROCE_NETPLAN_HEADER,
+        _rail_form,
+        _rail_values,
+        rail_netplan,
+        rail_netplan_text,
+    )
+    from fabric.render.platforms.base import GENERATED
+
+    hosts = list(built("roce-512").roce.values())
+    assert len(hosts) >= 64
+    for host in [*hosts, dataclasses.replace(hosts[0], nics=(hosts[0].nics[0],) * 2)]:
+        header = ROCE_NETPLAN_HEADER.format(hostname=host.hostname, banner=GENERATED.format(design=host.design))
+        text = yaml.safe_dump(rail_netplan(host), sort_keys=False, default_flow_style=False, width=120)
+        assert rail_netplan_text(host) == header + text
+    shape, values = _rail_values(hosts[0])
+    assert _rail_form(shape, len(values)) is not None  # the form's path, not dump's

@@ -142,6 +142,25 @@ def _lossless_mismatch() -> Iterator[Finding]:
     yield from _findings(build, {leaf.hostname: _qos(leaf, roce_tc=4)})
 
 
+def _render_worker_died() -> Iterator[Finding]:
+    """A render worker killed (tests/unit/cli/test_build_worker_died.py kills one in a real `fabric build`)."""
+    import os
+    import signal
+
+    import fabric.render.engine.pool as pool
+    from fabric.render.engine.registry import Output
+
+    def die(build: object) -> dict[str, str]:
+        if pool._WORKER:  # (never the test's own process)
+            os.kill(os.getpid(), signal.SIGKILL)
+        return {}
+
+    try:
+        list(pool.render_tasks(built("lab"), (Output("doomed", die),), 2, None))
+    except pool.WorkerDied as exc:
+        yield from exc.findings
+
+
 EXTRA = {
     **{
         code: _output(code)
@@ -155,6 +174,7 @@ EXTRA = {
     "lock-move": _lock_move,
     "lossless-mismatch": _lossless_mismatch,
     "render-unsafe-value": _render_unsafe_value,
+    "render-worker-died": _render_worker_died,
 }
 
 
