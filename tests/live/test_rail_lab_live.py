@@ -164,6 +164,17 @@ def _counters(nics: list[Nic]) -> dict[tuple[str, str], tuple[int, int]]:
     return out
 
 
+def _one_source(nics: list[Nic], source: Nic) -> tuple[int, dict[str, int]]:
+    """`source` alone pings every NIC of the other servers (nobody else sends): how many answered, and how many
+    packets each NIC of its server sent meanwhile."""
+    pairs = [(source, b) for b in nics if b.server != source.server]
+    own = [n for n in nics if n.ns == source.ns]
+    before = _counters(own)
+    answered = sum(_ping_matrix(pairs).values())
+    after = _counters(own)
+    return answered, {n.port: after[(n.ns, n.port)][0] - before[(n.ns, n.port)][0] for n in own}
+
+
 def test_every_rail_nic_reaches_every_other_by_its_own_nic(lab: Lab, record_property) -> None:  # type: ignore[no-untyped-def]
     nics = _nics(lab)
     assert len(nics) == 32 and len({n.server for n in nics}) == 4 and len({n.rail for n in nics}) == 8
@@ -196,6 +207,8 @@ def test_every_rail_nic_reaches_every_other_by_its_own_nic(lab: Lab, record_prop
 
     # every NIC sent exactly its own requests and its replies, and received the others' (plus a little ARP/ND)
     sent = Counter((a.ns, a.port) for a, _ in pairs) + Counter((b.ns, b.port) for _, b in pairs)
+    extra = max(after[k][d] - before[k][d] - sent[k] for k in sent for d in (0, 1))
+    print(f"counters: every NIC 48 packets each way, at most {extra} more (ARP/ND)")
     for nic in nics:
         key = (nic.ns, nic.port)
         tx = after[key][0] - before[key][0]
@@ -203,6 +216,13 @@ def test_every_rail_nic_reaches_every_other_by_its_own_nic(lab: Lab, record_prop
         assert sent[key] == 48
         assert sent[key] <= tx <= sent[key] + NOISE, (nic.server, nic.port, tx)
         assert sent[key] <= rx <= sent[key] + NOISE, (nic.server, nic.port, rx)
+
+    # one NIC at a time: its 24 requests leave by it, and the server's other NICs stay (all but) silent
+    for nic in nics:
+        answered_alone, tx = _one_source(nics, nic)
+        assert answered_alone == 24, nic
+        assert 24 <= tx[nic.port] <= 24 + NOISE, (nic, tx)
+        assert all(sent_ <= NOISE for port, sent_ in tx.items() if port != nic.port), (nic, tx)
 
 
 def test_without_one_servers_tables_the_matrix_fails(lab: Lab) -> None:
@@ -224,6 +244,8 @@ def test_without_one_servers_tables_the_matrix_fails(lab: Lab) -> None:
         outgoing = [(a, b) for a, b in pairs if a.ns == ns]
         lookups = _route_lookups(outgoing)
         answered = _ping_matrix(pairs)
+        nic0 = next(n for n in nics if n.ns == ns and n.port == "nic0")
+        alone, tx = _one_source(nics, nic0)
     finally:
         lab.apply_host_policy(ns)  # as netplan sets them again
     own_nets = {n.address.network for n in nics if n.ns == ns}
@@ -237,5 +259,9 @@ def test_without_one_servers_tables_the_matrix_fails(lab: Lab) -> None:
     wrong_nic = {(a, b) for (a, b), (dev, _) in lookups.items() if dev and dev != a.port}
     assert wrong_nic == {(a, b) for a, b in outgoing if b.address.network in own_nets and b.rail != a.rail}
     assert len(wrong_nic) == 56
+    # the counters see it: of nic0's 24 requests, 16 have no route, 1 (its leaf neighbour) leaves by nic0 and 7
+    # (gpu002's other rails) by the other NICs, one each
+    assert alone == 8 and tx["nic0"] <= 1 + NOISE < 24
+    assert sum(tx.values()) - tx["nic0"] >= 7 and all(tx[f"nic{i}"] >= 1 for i in range(1, 8))
     # put back, the matrix is whole again (so the failures were the tables' absence, nothing else)
     assert sum(_ping_matrix(involved).values()) == 384
