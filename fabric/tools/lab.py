@@ -3,9 +3,12 @@
 One namespace per switch and per server, veth pairs wired exactly as the cabling plan says, zebra and
 bgpd per switch loading the switch's generated frr.conf; a server that routes on the host (`dual_homing:
 host_routing`) gets the addresses of its generated netplan.yaml and runs zebra and bgpd on its frr.conf.
-Everything a lab creates is written to its state file first, so `down` (or a test's teardown) removes
-exactly that, also after a failure. Only addresses inside the lab's own namespaces are used. Facts on
-running FRR this way: shared/reference/frr-netns.md.
+A RoCE server with several rail NICs is set up from its generated host files, as netplan and sysctl
+would: each NIC's MTU and addresses, its own routing table and source rule (netplan's `routes` with
+`table`, its `routing-policy`), and sysctl.conf's settings. Everything a lab creates is written to its
+state file first, so `down` (or a test's teardown) removes exactly that, also after a failure. Only
+addresses inside the lab's own namespaces are used. Facts on running FRR this way:
+shared/reference/frr-netns.md.
 """
 
 from __future__ import annotations
@@ -132,6 +135,26 @@ class Wire:
     mtu: int
 
 
+@dataclass(frozen=True)
+class HostRoute:
+    """One of netplan's `routes` entries that names a table: `ip route add TO [via VIA] dev PORT [scope S] table T`."""
+
+    port: str
+    to: str
+    via: str | None
+    scope: str | None
+    table: int
+
+
+@dataclass(frozen=True)
+class HostRule:
+    """One of netplan's `routing-policy` entries: `ip rule add from SOURCE table T priority P`."""
+
+    source: str
+    table: int
+    priority: int
+
+
 @dataclass
 class LabPlan:
     """What to create, derived from a Build: namespaces, wires, bridges, addresses, daemons."""
@@ -144,6 +167,11 @@ class LabPlan:
     bridges: dict[str, list[str]] = field(default_factory=dict)  # switch namespace → bridged server ports
     host_addresses: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # host ns → [(port, CIDR)]
     host_routes: dict[str, list[str]] = field(default_factory=dict)  # host ns → gateways
+    # RoCE servers, from their generated netplan.yaml and sysctl.conf: host ns → …
+    host_mtus: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # (port, MTU)
+    host_table_routes: dict[str, list[HostRoute]] = field(default_factory=dict)
+    host_rules: dict[str, list[HostRule]] = field(default_factory=dict)
+    host_sysctls: dict[str, list[str]] = field(default_factory=dict)  # key=value
     switch_addresses: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # for platforms whose
     # frr.conf does not carry addresses (SONiC): the lab applies the plan's, as SONiC's intfmgrd would
     configs: dict[str, bytes] = field(default_factory=dict)  # device → frr.conf
@@ -194,10 +222,16 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
                 lab.bridges.setdefault(lab.switches[link.b], []).append(link.b_port)
         else:
             lab.wires.append(Wire(lab.switches[link.a], link.a_port, lab.switches[link.b], link.b_port, 9216))
+    rail_ports: dict[str, list[str]] = defaultdict(list)
+    for link in ft.links:
+        if link.tier == Tier.NODE_LEAF and link.a in build.roce and link.a not in lab.bgp_hosts:
+            rail_ports[link.a].append(link.a_port)
+    for node, ports in rail_ports.items():
+        _roce_host(lab, lab.hosts[node], ports, files[f"hosts/{node}/netplan.yaml"], files[f"hosts/{node}/sysctl.conf"])
     for row in build.allocation.addresses:
         if row.fabric != fabric:
             continue
-        if row.purpose == "server" and row.device in lab.hosts and row.device not in lab.bgp_hosts:
+        if row.purpose == "server" and row.device in lab.hosts and row.device not in {*lab.bgp_hosts, *rail_ports}:
             lab.host_addresses.setdefault(lab.hosts[row.device], []).append((row.interface, str(row.address)))
         elif row.device in lab.switches and intents[row.device].platform != "frr" and row.purpose != "mgmt":
             interface = "lo" if row.interface == "lo" else row.interface
@@ -210,7 +244,9 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
                 str(ip_interface(a).ip) for a in (intent.servers.gateway_v4, intent.servers.gateway_v6) if a
             ]
     for link in ft.links:
-        if link.tier == Tier.NODE_LEAF:
+        # a server with several rail NICs has no main-table default (its netplan's tables route by source address;
+        # its default would come from an in-band or management interface); a one-NIC server keeps the leaf's
+        if link.tier == Tier.NODE_LEAF and len(rail_ports.get(link.a, ())) < 2:
             lab.host_routes.setdefault(lab.hosts[link.a], gateways.get(link.b, []))
     for name in ft.switches:
         intent = intents[name]
@@ -234,6 +270,32 @@ def _netplan_addresses(text: bytes) -> list[tuple[str, str]]:
         for name, entry in data["network"]["ethernets"].items()
         for address in entry.get("addresses", ())
     ]
+
+
+def _roce_host(lab: LabPlan, ns: str, ports: list[str], netplan: bytes, sysctl: bytes) -> None:
+    """A RoCE server's addresses, MTUs, per-NIC tables and rules (of its ports in this fabric) from its generated
+    netplan.yaml, and its sysctls from its sysctl.conf."""
+    ethernets = yaml.safe_load(netplan)["network"]["ethernets"]
+    for port in ports:
+        entry = ethernets.get(port)
+        if entry is None:
+            continue
+        if "mtu" in entry:
+            lab.host_mtus.setdefault(ns, []).append((port, int(entry["mtu"])))
+        for address in entry.get("addresses", ()):
+            lab.host_addresses.setdefault(ns, []).append((port, str(address)))
+        for route in entry.get("routes", ()):
+            lab.host_table_routes.setdefault(ns, []).append(
+                HostRoute(port, str(route["to"]), route.get("via"), route.get("scope"), int(route.get("table", 254)))
+            )
+        for rule in entry.get("routing-policy", ()):
+            lab.host_rules.setdefault(ns, []).append(
+                HostRule(str(rule["from"]), int(rule["table"]), int(rule["priority"]))
+            )
+    for line in sysctl.decode().splitlines():
+        key, sep, value = line.partition("=")
+        if sep and not line.lstrip().startswith(("#", ";")):
+            lab.host_sysctls.setdefault(ns, []).append(f"{key.strip()}={value.strip()}")
 
 
 # --------------------------------------------------------------------------------------------- running
@@ -316,9 +378,16 @@ class Lab:
         for ns, addresses in self.plan.switch_addresses.items():
             for interface, address in addresses:
                 run("ip", "-n", ns, "address", "add", address, "dev", interface)
+        for ns, sysctls in self.plan.host_sysctls.items():
+            run("ip", "netns", "exec", ns, "sysctl", "-qw", *sysctls)
+        for ns, mtus in self.plan.host_mtus.items():
+            for port, mtu in mtus:
+                run("ip", "-n", ns, "link", "set", "dev", port, "mtu", str(mtu))
         for ns, addresses in self.plan.host_addresses.items():
             for port, address in addresses:
                 run("ip", "-n", ns, "address", "add", address, "dev", port)
+        for ns in self.plan.host_rules.keys() | self.plan.host_table_routes.keys():
+            self.apply_host_policy(ns)
         for ns, gateways in self.plan.host_routes.items():
             for gateway in gateways:
                 family = "-6" if ":" in gateway else "-4"
@@ -330,6 +399,44 @@ class Lab:
             d = self.switch_dir(device)
             run("ip", "netns", "exec", ns, "vtysh", "--vty_socket", str(d), "--config_dir", str(d), "-b", timeout=60)
         return time.monotonic() - start
+
+    def apply_host_policy(self, ns: str) -> None:
+        """A RoCE server's per-NIC tables and source rules, as its netplan.yaml gives them."""
+        for route in self.plan.host_table_routes.get(ns, ()):
+            family = "-6" if ":" in route.to else "-4"
+            via = ("via", route.via) if route.via else ()
+            scope = ("scope", route.scope) if route.scope else ()
+            run(
+                "ip",
+                "-n",
+                ns,
+                family,
+                "route",
+                "add",
+                route.to,
+                *via,
+                "dev",
+                route.port,
+                *scope,
+                "table",
+                str(route.table),
+            )
+        for rule in self.plan.host_rules.get(ns, ()):
+            family = "-6" if ":" in rule.source else "-4"
+            run(
+                "ip",
+                "-n",
+                ns,
+                family,
+                "rule",
+                "add",
+                "from",
+                rule.source,
+                "table",
+                str(rule.table),
+                "priority",
+                str(rule.priority),
+            )
 
     def _start_frr(self, device: str, ns: str) -> None:
         d = self.switch_dir(device)

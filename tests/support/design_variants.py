@@ -53,3 +53,21 @@ def on_platform(design: str, platform: str, unnumbered: bool = False, bgp_passwo
                 fabric.setdefault("routing", {})["bgp_password"] = {"env": bgp_password_env}
 
     return variant(design, change)
+
+
+@cache
+def roce_two_su() -> Build:
+    """designs/roce-512.yaml cut to the smallest fabric that still has what its hosts' routing is for: 2 scalable
+    units of 2 servers (8 rail NICs each), so every one of the 8 rails has 2 leaves and same-rail traffic between
+    the SUs crosses the spines; 2 spines, 2 uplinks per leaf; switches on FRR so the lab boots them (18 switches,
+    4 servers, 32 rail NICs). At full size (24 switches of 128 ports, 1056 links) it exceeds the lab's limits."""
+
+    def change(data: dict[str, Any]) -> None:
+        data["nodes"][0].update(count=4, per_rack=2)
+        fabric = data["fabrics"]["compute"]
+        fabric["topology"].update(scalable_unit=2, spines=2, uplinks=2, downlinks=2)
+        fabric.pop("oversubscription", None)
+        fabric["platform"] = "frr"
+        fabric["qos"]["pfc_watchdog"] = False  # as designs/lab.yaml: Linux has no PFC watchdog
+
+    return variant("roce-512", change)
