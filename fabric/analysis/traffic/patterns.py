@@ -1,0 +1,63 @@
+"""The connections of the collectives training runs, between the NIC ports of a job's nodes (in placement order):
+(source port, destination port, share of the source port's rate it asks for)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from fabric.analysis.traffic.fairness import Floats, Ints
+
+PATTERNS = ("all-reduce", "all-to-all", "shift")
+ALL_TO_ALL_PEERS = 16  # shifts an all-to-all of more nodes is modelled by, spread evenly over the distances
+
+Connections = tuple[Ints, Ints, Floats]
+
+
+def shift(ports: Sequence[Sequence[int]], distance: int) -> Connections:
+    """Each node's rail i to rail i of the node `distance` further on (around the job): NCCL's rail-aligned
+    ring (all-reduce) at distance 1, the fat tree's stress permutation at others."""
+    k = len(ports)
+    rails = min(len(p) for p in ports)
+    src = [ports[n][r] for n in range(k) for r in range(rails)]
+    dst = [ports[(n + distance) % k][r] for n in range(k) for r in range(rails)]
+    return np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), np.ones(len(src))
+
+
+def distances(k: int) -> list[int]:
+    """The peer distances an all-to-all of k nodes is modelled by: all k − 1, or ALL_TO_ALL_PEERS spread evenly."""
+    if k - 1 <= ALL_TO_ALL_PEERS:
+        return list(range(1, k))
+    return [1 + (i * (k - 1)) // ALL_TO_ALL_PEERS for i in range(ALL_TO_ALL_PEERS)]
+
+
+def all_to_all(ports: Sequence[Sequence[int]], pxn: bool) -> Connections:
+    """Every node to every other (through its shifts, distances()): with PXN (NCCL's default since 2.12) the data
+    for GPU j of the peer first moves over NVLink to GPU j here and leaves on rail j, so each rail talks to its own
+    rail; without it each NIC talks to every NIC of the peer."""
+    k = len(ports)
+    ds = distances(k)
+    parts = []
+    for d in ds:
+        if pxn:
+            parts.append(shift(ports, d))
+        else:
+            src = [a for n in range(k) for a in ports[n] for _ in ports[(n + d) % k]]
+            dst = [b for n in range(k) for _ in ports[n] for b in ports[(n + d) % k]]
+            parts.append((np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), np.ones(len(src))))
+    src = np.concatenate([p[0] for p in parts])
+    dst = np.concatenate([p[1] for p in parts])
+    return src, dst, np.ones(len(src))
+
+
+def connections(ports: Sequence[Sequence[int]], pattern: str, distance: int, pxn: bool) -> Connections:
+    """The pattern's connections; each port's rate is split evenly over the connections it sources."""
+    if pattern == "all-reduce":
+        src, dst, _ = shift(ports, 1)
+    elif pattern == "shift":
+        src, dst, _ = shift(ports, distance)
+    else:
+        src, dst, _ = all_to_all(ports, pxn)
+    fanout = np.bincount(src)
+    return src, dst, 1.0 / fanout[src]
