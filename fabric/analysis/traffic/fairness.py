@@ -26,7 +26,10 @@ def max_min(rows: Ints, cols: Ints, weights: Floats, capacity: Floats, demand: F
     left = capacity.astype(np.float64).copy()
     while active.any():
         on = active[rows]
-        load = np.bincount(cols[on], weights=weights[on], minlength=links)  # d(load)/d(rate) per link
+        if not on.all():  # the frozen flows' entries are done with: each round reads only the rising ones
+            rows, cols, weights = rows[on], cols[on], weights[on]
+            on = np.ones(len(rows), dtype=bool)
+        load = np.bincount(cols, weights=weights, minlength=links)  # d(load)/d(rate) per link
         loaded = load > 0
         step = np.inf
         if loaded.any():

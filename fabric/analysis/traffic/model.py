@@ -31,9 +31,7 @@ class TrafficFigure:
     pxn: bool | None = None  # all-to-all only
 
 
-def port_rates(
-    net: Net, src: np.ndarray, dst: np.ndarray, share: Floats, routing: str, qps: int, seed: int
-) -> Floats:
+def port_rates(net: Net, src: np.ndarray, dst: np.ndarray, share: Floats, routing: str, qps: int, seed: int) -> Floats:
     """Gb/s each NIC port of `src` delivers: the sum of its connections' max-min fair rates."""
     speed = net.port_speed[src]
     if routing == "adaptive":

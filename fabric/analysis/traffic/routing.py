@@ -15,18 +15,49 @@ from fabric.analysis.traffic.fairness import Floats, Ints
 from fabric.analysis.traffic.net import Net
 
 
-def _next_hops(net: Net, cur: Ints, dist: Ints) -> tuple[Ints, Ints, Ints]:
-    """For each item at switch `cur` with distances `dist` (row per item): (item, edge) of every link to a switch
-    one hop nearer, and the count per item."""
-    deg = net.ptr[cur + 1] - net.ptr[cur]
-    total = int(deg.sum())
-    item = np.repeat(np.arange(len(cur)), deg)
+def _next_hops(net: Net, cur: Ints, drow: Ints, table: Ints) -> tuple[Ints, Ints, Ints]:
+    """For each item at switch `cur` bound for the leaf of distance row `drow`: (item, edge) of every link to a
+    switch one hop nearer, and the count per item. Worked out once per distinct (switch, leaf)."""
+    n = len(net.names)
+    key = drow * n + cur
+    uniq, inv = np.unique(key, return_inverse=True)
+    at = uniq % n
+    row = uniq // n
+    deg = net.ptr[at + 1] - net.ptr[at]
+    pair = np.repeat(np.arange(len(uniq)), deg)
     starts = np.cumsum(deg) - deg
-    edge = net.ptr[cur][item] + (np.arange(total) - starts[item])
-    here = dist[item, cur[item]]
-    ok = dist[item, net.dst[edge]] == here - 1
-    count = np.bincount(item[ok], minlength=len(cur))
-    return item[ok], edge[ok], count
+    edge = net.ptr[at][pair] + (np.arange(int(deg.sum())) - starts[pair])
+    ok = table[row[pair], net.dst[edge]] == table[row[pair], at[pair]] - 1
+    pair, edge = pair[ok], edge[ok]
+    count = np.bincount(pair, minlength=len(uniq))
+    first = np.cumsum(count) - count
+    # per item: its pair's edges (first … first + count)
+    c = count[inv]
+    item = np.repeat(np.arange(len(cur)), c)
+    base = np.cumsum(c) - c
+    pos = first[inv][item] + (np.arange(int(c.sum())) - base[item])
+    return item, edge[pos], c
+
+
+def _pick(net: Net, cur: Ints, drow: Ints, table: Ints, u: Floats) -> tuple[Ints, Ints]:
+    """One next hop per item, the `u`-th fraction of its candidates: (edge per reachable item, reachable mask)."""
+    n = len(net.names)
+    key = drow * n + cur
+    uniq, inv = np.unique(key, return_inverse=True)
+    at = uniq % n
+    row = uniq // n
+    deg = net.ptr[at + 1] - net.ptr[at]
+    pair = np.repeat(np.arange(len(uniq)), deg)
+    starts = np.cumsum(deg) - deg
+    edge = net.ptr[at][pair] + (np.arange(int(deg.sum())) - starts[pair])
+    ok = table[row[pair], net.dst[edge]] == table[row[pair], at[pair]] - 1
+    edge = edge[ok]
+    count = np.bincount(pair[ok], minlength=len(uniq))
+    first = np.cumsum(count) - count
+    c = count[inv]
+    reachable = c > 0
+    pick = first[inv] + np.floor(u * c).astype(np.int64)
+    return edge[pick[reachable]], reachable
 
 
 def ecmp(net: Net, src_leaf: Ints, dst_leaf: Ints, seed: int) -> tuple[Ints, Ints]:
@@ -38,15 +69,9 @@ def ecmp(net: Net, src_leaf: Ints, dst_leaf: Ints, seed: int) -> tuple[Ints, Int
     live = np.nonzero(src_leaf != dst_leaf)[0]
     cur = src_leaf[live]
     while len(live):
-        dist = table[row[live]]
-        item, edge, count = _next_hops(net, cur, dist)
-        if (count == 0).any():  # unreachable: the flow is cut (a fabric in pieces); it keeps no path
-            keep = count > 0
-            live, cur, dist = live[keep], cur[keep], dist[keep]
-            item, edge, count = _next_hops(net, cur, dist)
-        pick = np.floor(rng.random(len(live)) * count).astype(np.int64)
-        first = np.cumsum(count) - count
-        chosen = edge[first + pick]
+        u = rng.random(len(live))
+        chosen, reachable = _pick(net, cur, row[live], table, u)
+        live = live[reachable]  # an unreachable flow (a fabric in pieces) keeps no path
         qps.append(live)
         links.append(chosen)
         cur = net.dst[chosen]
@@ -68,7 +93,7 @@ def spray(net: Net, src_leaf: Ints, dst_leaf: Ints) -> tuple[Ints, Ints, Floats]
     cur = src_leaf[live]
     share = np.ones(len(live))
     while len(live):
-        item, edge, count = _next_hops(net, cur, table[row[live]])
+        item, edge, count = _next_hops(net, cur, row[live], table)
         frac = share[item] / count[item]
         flows.append(live[item])
         links.append(edge)
