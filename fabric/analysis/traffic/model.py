@@ -4,53 +4,46 @@ pairs, routed (routing.py) and shared max-min fairly (fairness.py); per NIC port
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from fabric.analysis.traffic.fairness import Floats, max_min
+from fabric.analysis.traffic.fairness import Floats, Ints, max_min
+from fabric.analysis.traffic.figure import TrafficFigure
 from fabric.analysis.traffic.net import Net
 from fabric.analysis.traffic.patterns import connections
 from fabric.analysis.traffic.routing import ecmp, spray
 
 ROUTINGS = ("ecmp", "adaptive")
+SEED = 29  # the hash stream's seed: the same spec gives the same figures
 
 
-@dataclass(frozen=True, slots=True)
-class TrafficFigure:
-    """A pattern under a routing: the delivered share of the NIC rate per GPU, over every port and seed."""
-
-    pattern: str
-    routing: str
-    qps: int | None  # queue pairs per connection (ECMP); None for adaptive routing, which sprays packets
-    seeds: int
-    mean_pct: float
-    p50_pct: float
-    p5_pct: float
-    distance: int | None = None  # shift only
-    pxn: bool | None = None  # all-to-all only
-
-
-def port_rates(net: Net, src: np.ndarray, dst: np.ndarray, share: Floats, routing: str, qps: int, seed: int) -> Floats:
-    """Gb/s each NIC port of `src` delivers: the sum of its connections' max-min fair rates."""
+def port_rates(
+    net: Net, src: Ints, dst: Ints, share: Floats, routing: str, qps: int, seed: int, copies: int = 1
+) -> Floats:
+    """Gb/s each NIC port delivers (a row per copy): the sum of its connections' max-min fair rates. `copies`
+    independent hash outcomes of one seeded stream are shared out at once, as one fabric per copy."""
     speed = net.port_speed[src]
     if routing == "adaptive":
+        copies = 1
         flows, links, frac = spray(net, net.port_leaf[src], net.port_leaf[dst])
         demand = speed * share
-        n = len(src)
-        owner = np.arange(n)
+        owner = np.arange(len(src))
     else:
-        owner = np.repeat(np.arange(len(src)), qps)
+        owner = np.tile(np.repeat(np.arange(len(src)), qps), copies)
         flows, links = ecmp(net, net.port_leaf[src][owner], net.port_leaf[dst][owner], seed)
         frac = np.ones(len(flows))
         demand = (speed * share / qps)[owner]
-        n = len(owner)
+    n = len(owner)
+    per_copy = n // copies
+    span = len(net.capacity)
+    offset = (np.arange(n) // per_copy) * span  # each copy on a fabric of its own
     ends = np.arange(n)
     rows = np.concatenate([flows, ends, ends])
-    cols = np.concatenate([links, net.up(src[owner]), net.down(dst[owner])])
+    cols = np.concatenate([links + offset[flows], net.up(src[owner]) + offset, net.down(dst[owner]) + offset])
     weights = np.concatenate([frac, np.ones(2 * n)])
-    rate = max_min(rows, cols, weights, net.capacity, demand)
-    return np.bincount(src[owner], weights=rate, minlength=net.ports)
+    rate = max_min(rows, cols, weights, np.tile(net.capacity, copies), demand)
+    sent = np.bincount(src[owner] + (offset // span) * net.ports, weights=rate, minlength=copies * net.ports)
+    return sent.reshape(copies, net.ports)
 
 
 def traffic(
@@ -66,13 +59,12 @@ def traffic(
 ) -> TrafficFigure:
     """The figure of `pattern` among the nodes whose NIC ports are `ports` (placement order)."""
     src, dst, share = connections(ports, pattern, distance, pxn)
+    if not len(src):
+        return TrafficFigure(pattern, routing, None if routing == "adaptive" else qps, 0, 0.0, 0.0, 0.0)
     used = np.unique(src)
     runs = 1 if routing == "adaptive" else seeds
-    samples = []
-    for seed in range(runs):
-        rates = port_rates(net, src, dst, share, routing, qps, seed)
-        samples.append(100.0 * rates[used] / net.port_speed[used])
-    pct = np.concatenate(samples) if samples else np.zeros(1)
+    rates = port_rates(net, src, dst, share, routing, qps, SEED, runs)
+    pct = (100.0 * rates[:, used] / net.port_speed[used]).ravel()
     return TrafficFigure(
         pattern,
         routing,
