@@ -3,12 +3,14 @@ standard patterns and routings."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from fabric.analysis.jobs import JobTable, placement
 from fabric.analysis.locality import locality
-from fabric.analysis.traffic.model import TrafficFigure, traffic
+from fabric.analysis.traffic.figure import TrafficFigure
+from fabric.analysis.traffic.model import traffic
 from fabric.analysis.traffic.net import fabric_net
+from fabric.model.kinds import Tier
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design
 
@@ -46,3 +48,44 @@ def job_traffic(
             figures.append(traffic(net, job, pattern, "adaptive", distance=distance, pxn=pxn))
         out[k] = tuple(figures)
     return out
+
+
+def fabric_nodes(design: Design, topology: Topology, fabric: str | None) -> tuple[str, list[str]] | None:
+    """The fabric (default: the scheduler's) and its GPU nodes in placement order: the Slurm tree order on the
+    scheduler fabric, the order of their links on another; None when there is no such fabric."""
+    loc = locality(design, topology)
+    key = fabric if fabric is not None else (loc.fabric if loc is not None else None)
+    if key is None or key not in topology.fabrics:
+        return None
+    if loc is not None and loc.fabric == key:
+        return key, placement(loc)
+    gpus = {model for model, part in design.catalog.nodes.items() if part.gpus}
+    devices = topology.devices
+    nodes = dict.fromkeys(
+        link.a for link in topology.fabrics[key].links if link.tier == Tier.NODE_LEAF and devices[link.a].model in gpus
+    )
+    return key, list(nodes)
+
+
+def run(
+    design: Design,
+    topology: Topology,
+    nodes: list[str],
+    fabric: str,
+    *,
+    patterns: Sequence[str],
+    routings: Sequence[str],
+    qps: int,
+    seeds: int,
+    distance: int | None,
+    pxn: bool,
+) -> list[TrafficFigure]:
+    """`fabric traffic`'s figures: each pattern under each routing for the job of the first `nodes`."""
+    net, ports = fabric_net(topology.fabrics[fabric], nodes)
+    job = [ports[n] for n in nodes]
+    d = distance if distance is not None else max(1, len(nodes) // 2)
+    return [
+        traffic(net, job, pattern, routing, qps=qps, seeds=seeds, distance=d, pxn=pxn)
+        for pattern in patterns
+        for routing in routings
+    ]
