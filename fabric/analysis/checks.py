@@ -321,6 +321,15 @@ def check_racks(ctx: Context) -> Iterator[Finding]:
         )
 
 
+def check_traffic(ctx: Context) -> Iterator[Finding]:
+    """Static ECMP against adaptive routing for the whole cluster's training collectives (analysis/traffic)."""
+    if ctx.design.spec.traffic.ecmp_warning_pct <= 0:
+        return
+    from fabric.analysis.traffic.advice import shortfalls  # numpy loads here
+
+    yield from shortfalls(ctx.design, ctx.topology)
+
+
 CHECKS: dict[str, Check] = {
     "ports": check_ports,
     "oversubscription": check_oversubscription,
@@ -331,6 +340,7 @@ CHECKS: dict[str, Check] = {
     "connectivity": check_connectivity,
     "rails": check_rails,
     "racks": check_racks,
+    "traffic": check_traffic,
 }
 
 

@@ -300,6 +300,15 @@ CODES: tuple[Code, ...] = (
         "every value reaching an output is one line of printable text",
         "rendering is refused; fix the value (and report that the loader let it through)",
     ),
+    _c(
+        "ecmp-shortfall",
+        "warning",
+        "analysis",
+        "static ECMP delivers a whole-cluster ring all-reduce or all-to-all at least traffic.ecmp_warning_pct % of "
+        "what adaptive routing does (the traffic model: hashed queue pairs, max-min fair sharing)",
+        "more queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION, traffic.qps) or adaptive routing / packet "
+        "spraying where the switches support it; the finding gives the figures of each",
+    ),
     # ---- tools
     _c("discovered-format", "error", "tools", "ibnetdiscover and LLDP input can be parsed", "fix the input"),
     _c(
