@@ -44,9 +44,9 @@ def shortfalls(design: Design, topology: Topology) -> Iterator[Finding]:
         yield warning(
             "ecmp-shortfall",
             f"fabrics.{key}",
-            f"fabric `{key}`: a {pattern} of all {len(nodes):,} nodes gets {_pct(got)} of the NIC rate per GPU under "
-            f"static ECMP with {settings.qps} QP(s) per connection (median {got.p50_pct:g}%, 5th percentile "
-            f"{got.p5_pct:g}%, {got.seeds} hash seed(s)) against {_pct(ideal)} under adaptive routing: under "
+            f"fabric `{key}`: the whole-cluster {pattern} ({len(nodes):,} nodes) gets {_pct(got)} of the NIC rate per "
+            f"GPU under static ECMP with {settings.qps} queue pair(s) per connection (median {got.p50_pct:g}%, "
+            f"5th percentile {got.p5_pct:g}%, {got.seeds} hash seed(s)) against {_pct(ideal)} under adaptive routing: under "
             f"{settings.ecmp_warning_pct:g}% of it (traffic.ecmp_warning_pct)" + (f"; {closing}" if closing else ""),
             "hashed flows collide on uplinks: set NCCL_IB_QPS_PER_CONNECTION (and traffic.qps) to spread each "
             "connection over more queue pairs, or enable adaptive routing / packet spraying where the switches "

@@ -11,6 +11,9 @@ from fabric.analysis.traffic.fairness import Floats, Ints
 
 PATTERNS = ("all-reduce", "all-to-all", "shift")
 ALL_TO_ALL_PEERS = 16  # shifts an all-to-all of more nodes is modelled by, spread evenly over the distances
+# connections an all-to-all is modelled with, at most: a job of more than 8,192 ports takes fewer shifts (at 100k
+# GPUs one or two), each a larger share of its ports' rate, so the figure is then a lower bound of the all-to-all's
+MAX_CONNECTIONS = 131_072
 
 Connections = tuple[Ints, Ints, Floats]
 
@@ -25,11 +28,13 @@ def shift(ports: Sequence[Sequence[int]], distance: int) -> Connections:
     return np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), np.ones(len(src))
 
 
-def distances(k: int) -> list[int]:
-    """The peer distances an all-to-all of k nodes is modelled by: all k − 1, or ALL_TO_ALL_PEERS spread evenly."""
-    if k - 1 <= ALL_TO_ALL_PEERS:
+def distances(k: int, pairs: int) -> list[int]:
+    """The peer distances an all-to-all of k nodes is modelled by, `pairs` connections each: all k − 1, or up to
+    ALL_TO_ALL_PEERS (fewer when MAX_CONNECTIONS asks) spread evenly."""
+    peers = max(1, min(ALL_TO_ALL_PEERS, MAX_CONNECTIONS // max(1, pairs)))
+    if k - 1 <= peers:
         return list(range(1, k))
-    return [1 + (i * (k - 1)) // ALL_TO_ALL_PEERS for i in range(ALL_TO_ALL_PEERS)]
+    return [1 + (i * (k - 1)) // peers for i in range(peers)]
 
 
 def all_to_all(ports: Sequence[Sequence[int]], pxn: bool) -> Connections:
@@ -37,7 +42,8 @@ def all_to_all(ports: Sequence[Sequence[int]], pxn: bool) -> Connections:
     for GPU j of the peer first moves over NVLink to GPU j here and leaves on rail j, so each rail talks to its own
     rail; without it each NIC talks to every NIC of the peer."""
     k = len(ports)
-    ds = distances(k)
+    rails = min(len(p) for p in ports)
+    ds = distances(k, k * rails if pxn else sum(len(p) for p in ports) * rails)
     parts = []
     for d in ds:
         if pxn:
