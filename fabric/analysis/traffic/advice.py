@@ -41,13 +41,14 @@ def shortfalls(design: Design, topology: Topology) -> Iterator[Finding]:
             continue
         more = [traffic(net, job, pattern, "ecmp", qps=q, seeds=runs, pxn=pxn) for q in MORE_QPS if q > settings.qps]
         closing = ", ".join(f"{f.qps} QPs per connection {_pct(f)}" for f in more)
+        spread = f"median {got.p50_pct:g}%, 5th percentile {got.p5_pct:g}%, {got.seeds} hash seed(s)"
         yield warning(
             "ecmp-shortfall",
             f"fabrics.{key}",
             f"fabric `{key}`: the whole-cluster {pattern} ({len(nodes):,} nodes) gets {_pct(got)} of the NIC rate per "
-            f"GPU under static ECMP with {settings.qps} queue pair(s) per connection (median {got.p50_pct:g}%, "
-            f"5th percentile {got.p5_pct:g}%, {got.seeds} hash seed(s)) against {_pct(ideal)} under adaptive routing: under "
-            f"{settings.ecmp_warning_pct:g}% of it (traffic.ecmp_warning_pct)" + (f"; {closing}" if closing else ""),
+            f"GPU under static ECMP with {settings.qps} queue pair(s) per connection ({spread}) against {_pct(ideal)} "
+            f"under adaptive routing: under {settings.ecmp_warning_pct:g}% of it (traffic.ecmp_warning_pct)"
+            + (f"; {closing}" if closing else ""),
             "hashed flows collide on uplinks: set NCCL_IB_QPS_PER_CONNECTION (and traffic.qps) to spread each "
             "connection over more queue pairs, or enable adaptive routing / packet spraying where the switches "
             "support it (`fabric traffic` gives each figure)",
