@@ -153,3 +153,44 @@ def test_more_queue_pairs_raise_the_mean_on_the_lab() -> None:
     assert means == sorted(means)
     assert means[0] < means[-1] < 100
     assert traffic(net, ports, "shift", "adaptive", distance=4).mean_pct == 100
+
+
+TRAFFIC_KEYS = ["pattern", "routing", "qps", "mean_pct", "p50_pct", "p5_pct"]  # the contract, spelled out
+
+
+def test_summary_rows_carry_the_traffic_figures() -> None:
+    import json
+
+    from fabric.render import render_all
+
+    data = json.loads(render_all(built("superpod-h100-4su"))["summary.json"])["job_bandwidth"]["jobs"]
+    assert data[0]["nodes"] == 1 and data[0]["traffic"] == []  # one node: NVLink, no network
+    for job in data[1:]:
+        assert len(job["traffic"]) == 9  # 3 patterns × (ECMP 1 QP, ECMP 4 QPs, adaptive)
+        for row in job["traffic"]:
+            assert list(row)[:6] == TRAFFIC_KEYS
+            assert 0 < row["p5_pct"] <= row["p50_pct"] <= 100 and 0 < row["mean_pct"] <= 100
+    whole = {(r["pattern"], r["routing"], r["qps"]): r for r in data[-1]["traffic"]}
+    # across the SUs the half-job shift collides on the spines under ECMP; four QPs recover part; spraying all
+    one, four, ideal = (whole["shift", "ecmp", 1], whole["shift", "ecmp", 4], whole["shift", "adaptive", None])
+    assert one["mean_pct"] < four["mean_pct"] < ideal["mean_pct"] == 100
+    assert whole["all-reduce", "ecmp", 1]["mean_pct"] == 100  # rail-aligned ring: neighbours share a rail leaf
+
+
+def _shortfalls(threshold: float) -> list[str]:
+    from dataclasses import replace
+
+    from fabric.analysis.traffic.advice import shortfalls
+
+    build = built("lab")
+    spec = build.design.spec.model_copy(
+        update={"traffic": build.design.spec.traffic.model_copy(update={"ecmp_warning_pct": threshold})}
+    )
+    return [f.message for f in shortfalls(replace(build.design, spec=spec), build.topology)]
+
+
+def test_ecmp_shortfall_follows_its_threshold() -> None:
+    assert _shortfalls(80) == []  # the lab's all-to-all: 93 % of the ideal under ECMP
+    (warned,) = _shortfalls(99)
+    assert "all-to-all" in warned and "93.11%" in warned and "4 QPs per connection" in warned
+    assert _shortfalls(0) == []
