@@ -43,7 +43,7 @@ def port_rates(
     weights = np.concatenate([frac, np.ones(2 * n)])
     rate = max_min(rows, cols, weights, np.tile(net.capacity, copies), demand)
     sent = np.bincount(src[owner] + (offset // span) * net.ports, weights=rate, minlength=copies * net.ports)
-    return sent.reshape(copies, net.ports)
+    return np.asarray(sent, dtype=np.float64).reshape(copies, net.ports)
 
 
 def traffic(

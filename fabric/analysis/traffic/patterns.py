@@ -49,11 +49,11 @@ def all_to_all(ports: Sequence[Sequence[int]], pxn: bool) -> Connections:
         if pxn:
             parts.append(shift(ports, d))
         else:
-            src = [a for n in range(k) for a in ports[n] for _ in ports[(n + d) % k]]
-            dst = [b for n in range(k) for _ in ports[n] for b in ports[(n + d) % k]]
-            parts.append((np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), np.ones(len(src))))
-    src = np.concatenate([p[0] for p in parts])
-    dst = np.concatenate([p[1] for p in parts])
+            a = [x for n in range(k) for x in ports[n] for _ in ports[(n + d) % k]]
+            b = [y for n in range(k) for _ in ports[n] for y in ports[(n + d) % k]]
+            parts.append((np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64), np.ones(len(a))))
+    src: Ints = np.concatenate([p[0] for p in parts])
+    dst: Ints = np.concatenate([p[1] for p in parts])
     return src, dst, np.ones(len(src))
 
 

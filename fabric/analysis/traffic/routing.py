@@ -10,6 +10,7 @@ hops. The draws come from numpy's PCG64 seeded with the seed number: the same se
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from fabric.analysis.traffic.fairness import Floats, Ints
 from fabric.analysis.traffic.net import Net
@@ -39,7 +40,7 @@ def _next_hops(net: Net, cur: Ints, drow: Ints, table: Ints) -> tuple[Ints, Ints
     return item, edge[pos], c
 
 
-def _pick(net: Net, cur: Ints, drow: Ints, table: Ints, u: Floats) -> tuple[Ints, Ints]:
+def _pick(net: Net, cur: Ints, drow: Ints, table: Ints, u: Floats) -> tuple[Ints, npt.NDArray[np.bool_]]:
     """One next hop per item, the `u`-th fraction of its candidates: (edge per reachable item, reachable mask)."""
     n = len(net.names)
     key = drow * n + cur
@@ -104,7 +105,7 @@ def spray(net: Net, src_leaf: Ints, dst_leaf: Ints) -> tuple[Ints, Ints, Floats]
         # merge what reaches the same switch for the same flow: the state stays one entry per (flow, switch)
         key = owner[away] * len(net.names) + nxt[away]
         uniq, inv = np.unique(key, return_inverse=True)
-        share = np.bincount(inv, weights=frac[away], minlength=len(uniq))
+        share = np.bincount(inv, weights=frac[away], minlength=len(uniq)).astype(np.float64)
         live = uniq // len(net.names)
         cur = uniq % len(net.names)
     if not flows:
