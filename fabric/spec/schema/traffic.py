@@ -21,5 +21,6 @@ class TrafficSettings(StrictModel):
         ge=0,
         le=100,
         description="Warn (`ecmp-shortfall`) when static ECMP delivers less than this % of what adaptive routing "
-        "delivers to a whole-cluster ring all-reduce or all-to-all (0: never).",
+        "delivers to a whole-cluster ring all-reduce or all-to-all (0: never). On a design whose fabrics have 320 "
+        "switches or fewer each, checked only when set here (validating a small design loads no numpy).",
     )
