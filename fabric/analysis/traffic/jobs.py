@@ -15,6 +15,9 @@ from fabric.model.topology import Topology
 from fabric.spec.loader import Design
 
 SEEDS = 8  # hash seeds per ECMP figure of the table, at most: a large job's ports are samples enough
+# NIC ports of the largest job the table models: above, the row's list is empty and `fabric traffic --nodes` gives
+# its figures (at 100k GPUs a 1,024-node all-to-all takes half a minute per routing, its spraying several)
+TABLE_PORTS = 2048
 SAMPLES = 1024  # port samples (ports × seeds) the table's ECMP figure wants: fewer seeds for a larger job
 QPS = (1, 4)  # NCCL's default of one QP per connection, and four (Meta's setting, see docs)
 
@@ -37,7 +40,7 @@ def job_traffic(
     for row in table.rows:
         k = row.nodes
         job = [ports[n] for n in nodes[:k]]
-        if k < 2 or not all(job):
+        if k < 2 or not all(job) or sum(len(p) for p in job) > TABLE_PORTS:
             out[k] = ()
             continue
         figures = []
