@@ -30,11 +30,12 @@ def shift(ports: Sequence[Sequence[int]], distance: int) -> Connections:
 
 def distances(k: int, pairs: int) -> list[int]:
     """The peer distances an all-to-all of k nodes is modelled by, `pairs` connections each: all k − 1, or up to
-    ALL_TO_ALL_PEERS (fewer when MAX_CONNECTIONS asks) spread evenly."""
+    ALL_TO_ALL_PEERS (fewer when MAX_CONNECTIONS asks) at the middles of even steps (a single one crosses the job's
+    halves, as most of an all-to-all's traffic does)."""
     peers = max(1, min(ALL_TO_ALL_PEERS, MAX_CONNECTIONS // max(1, pairs)))
     if k - 1 <= peers:
         return list(range(1, k))
-    return [1 + (i * (k - 1)) // peers for i in range(peers)]
+    return [1 + ((2 * i + 1) * (k - 1)) // (2 * peers) for i in range(peers)]  # mid-steps: one peer is k / 2 away
 
 
 def all_to_all(ports: Sequence[Sequence[int]], pxn: bool) -> Connections:
