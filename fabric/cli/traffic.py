@@ -42,8 +42,11 @@ def traffic(
         list[Routing] | None, typer.Option("--routing", help="Routing; repeat for several (default: ecmp, adaptive).")
     ] = None,
     qps: Annotated[
-        int, typer.Option("--qps", min=1, max=64, help="Queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION).")
-    ] = 1,
+        int | None,
+        typer.Option(
+            "--qps", min=1, max=64, help="Queue pairs per connection (default: the spec's traffic.qps, else 1)."
+        ),
+    ] = None,
     seeds: Annotated[int, typer.Option("--seeds", min=1, max=4096, help="ECMP hash seeds.")] = 16,
     no_pxn: Annotated[bool, typer.Option("--no-pxn", help="All-to-all without NCCL's PXN (NIC to every NIC).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
@@ -80,7 +83,7 @@ def traffic(
         key,
         patterns=patterns,
         routings=routings,
-        qps=qps,
+        qps=qps if qps is not None else result.design.spec.traffic.qps,
         seeds=seeds,
         distance=distance,
         pxn=not no_pxn,

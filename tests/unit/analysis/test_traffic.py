@@ -194,3 +194,23 @@ def test_ecmp_shortfall_follows_its_threshold() -> None:
     (warned,) = _shortfalls(99)
     assert "all-to-all" in warned and "93.11%" in warned and "4 QPs per connection" in warned
     assert _shortfalls(0) == []
+
+
+def test_fabric_traffic_json_carries_the_contract_keys() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from fabric.cli import app
+    from tests.conftest import REPO
+
+    lab = str(REPO / "designs" / "lab.yaml")
+    result = CliRunner().invoke(app, ["traffic", lab, "--pattern", "shift", "--seeds", "4", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert (data["fabric"], data["nodes"]) == ("compute", 8)
+    assert [(r["routing"], r["qps"]) for r in data["traffic"]] == [("ecmp", 1), ("adaptive", None)]
+    assert all(list(r)[:6] == TRAFFIC_KEYS and r["distance"] == 4 for r in data["traffic"])
+    assert data["traffic"][0]["mean_pct"] < data["traffic"][1]["mean_pct"] == 100
+    assert CliRunner().invoke(app, ["traffic", lab, "--routing", "sm"]).exit_code == 2  # not modelled yet
+    assert CliRunner().invoke(app, ["traffic", lab, "--fabric", "nope"]).exit_code == 2
