@@ -41,6 +41,7 @@ from fabric.topology.build import build_topology
 
 if TYPE_CHECKING:  # jobs.py loads when a table is made (`fabric validate` makes none)
     from fabric.analysis.jobs import JobTable
+    from fabric.analysis.traffic.figure import TrafficFigure
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,13 @@ class Build:
         from fabric.analysis.jobs import job_bandwidth
 
         return job_bandwidth(self.design, self.topology)
+
+    @cached_property
+    def traffic(self) -> Mapping[int, tuple[TrafficFigure, ...]]:
+        """The traffic figures of the job table's rows by job size (analysis/traffic): made on first read."""
+        from fabric.analysis.traffic.jobs import job_traffic
+
+        return job_traffic(self.design, self.topology, self.jobs)
 
     @property
     def name(self) -> str:

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from fabric.analysis.figures import FabricFigures, SwitchLoad
+from fabric.analysis.figures import FabricFigures, SwitchLoad, on_lists
 from fabric.model.findings import Finding, error, warning
 from fabric.model.kinds import Tier
 from fabric.model.topology import Topology
@@ -358,6 +358,21 @@ def check_nvlink(ctx: Context) -> Iterator[Finding]:
             )
 
 
+def check_traffic(ctx: Context) -> Iterator[Finding]:
+    """Static ECMP against adaptive routing for the whole cluster's training collectives (analysis/traffic). The
+    model runs on numpy: on a design whose fabrics all take the pure-Python analysis (figures.on_lists) it runs only
+    when the spec sets traffic.ecmp_warning_pct, so that validating a small design loads no numpy."""
+    settings = ctx.design.spec.traffic
+    if settings.ecmp_warning_pct <= 0:
+        return
+    small = all(on_lists(len(ft.switches)) for ft in ctx.topology.fabrics.values())
+    if small and "ecmp_warning_pct" not in settings.model_fields_set:
+        return
+    from fabric.analysis.traffic.advice import shortfalls  # numpy loads here
+
+    yield from shortfalls(ctx.design, ctx.topology)
+
+
 CHECKS: dict[str, Check] = {
     "ports": check_ports,
     "oversubscription": check_oversubscription,
@@ -369,6 +384,7 @@ CHECKS: dict[str, Check] = {
     "rails": check_rails,
     "racks": check_racks,
     "nvlink": check_nvlink,
+    "traffic": check_traffic,
 }
 
 

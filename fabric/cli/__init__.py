@@ -6,7 +6,7 @@ spec reference, the documentation's generated pages); `lock_choice.py` decides w
 
 # isort: off
 # imported for their commands' registration on `app`, which lists them in this order
-from fabric.cli import validate, build, show, plan, reference, verify, diff, lab  # noqa: F401
+from fabric.cli import validate, build, show, plan, reference, verify, diff, lab, traffic  # noqa: F401
 
 # isort: on
 from fabric.cli.app import INTERNAL_ERROR, app, main

@@ -12,7 +12,15 @@ from fabric.cli.views.findings import counts
 @app.command()
 def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     """Print a summary of every fabric: switches, links, oversubscription, bisection, ECMP, failures, cables."""
-    from fabric.cli.views.summary import cost_line, fabrics_table, headline, job_table, media_table, tco_table
+    from fabric.cli.views.summary import (
+        cost_line,
+        fabrics_table,
+        headline,
+        job_table,
+        job_traffic_table,
+        media_table,
+        tco_table,
+    )
     from fabric.render.outputs.summary import cables_by_media, summary
 
     result = load_build(spec, strict)
@@ -25,6 +33,9 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     console().print(cost_line(data["cost"]))
     if data["job_bandwidth"] is not None:
         console().print(job_table(data["job_bandwidth"]))
+        collectives = job_traffic_table(data["job_bandwidth"])
+        if collectives is not None:
+            console().print(collectives)
     found = counts(result.findings)
     console().print(
         f"{found['errors']} error(s), {found['warnings']} warning(s), {found['infos']} note(s)"

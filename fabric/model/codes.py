@@ -337,6 +337,16 @@ CODES: tuple[Code, ...] = (
         "the build ends at once (exit 3), the old output kept: the finding names the output the worker was "
         "rendering and its peak memory; build with fewer workers or more memory",
     ),
+    _c(
+        "ecmp-shortfall",
+        "warning",
+        "analysis",
+        "static ECMP delivers a whole-cluster ring all-reduce or all-to-all at least traffic.ecmp_warning_pct % of "
+        "what adaptive routing does (the traffic model: hashed queue pairs, max-min fair sharing); on a design of "
+        "small fabrics only (320 switches or fewer each) when the spec sets traffic.ecmp_warning_pct",
+        "more queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION, traffic.qps) or adaptive routing / packet "
+        "spraying where the switches support it; the finding gives the figures of each",
+    ),
     # ---- tools
     _c("discovered-format", "error", "tools", "ibnetdiscover and LLDP input can be parsed", "fix the input"),
     _c(

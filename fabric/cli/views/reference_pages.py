@@ -246,6 +246,7 @@ EXIT_CODES = {
     "diff": "0 NEW only adds, 1 it moves, removes or renumbers something, 2 OLD or NEW unreadable or with errors",
     "catalog": "0, 2 no such part or the spec is invalid",
     "schema": "0",
+    "traffic": "0, 2 no such fabric, too few GPU nodes, or a routing not modelled yet (`sm`)",
     "lab up": "0 up and converged, 1 design errors, 2 cannot run here (not root, no FRR, too large: at most 40 "
     "switches and 200 switch links)",
     "lab status": "0 converged, 1 not, 2 none running",
@@ -268,6 +269,7 @@ SEE_ALSO = {
     "catalog": [("Hardware catalog", "../spec/catalog.md")],
     "schema": [("Spec reference", "../spec/reference.md")],
     "lab": [("The live lab", "../guides/lab.md")],
+    "traffic": [("Collective traffic", "../outputs/documents.md#collective-traffic")],
 }
 
 COMMON = """

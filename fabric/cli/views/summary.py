@@ -129,3 +129,65 @@ def job_table(jobs: Mapping[str, Any]) -> Table:
             "names it) talks over NVLink, its traffic does not touch this fabric"
         )
     return table
+
+
+def _routing_label(row: Mapping[str, Any]) -> str:
+    if row["routing"] == "ecmp":
+        return f"ECMP, {row['qps']} QP" + ("s" if row["qps"] != 1 else "")
+    return str(row["routing"])
+
+
+def _pattern_label(row: Mapping[str, Any]) -> str:
+    label = str(row["pattern"])
+    if row.get("distance") is not None:
+        label += f" +{row['distance']}"
+    if row.get("pxn") is False:
+        label += " (no PXN)"
+    return label
+
+
+def traffic_table(data: Mapping[str, Any]) -> Table:
+    """`fabric traffic`: a row per pattern and routing, % of the NIC rate per GPU (mean, median, 5th percentile)."""
+    from rich.table import Table
+
+    title = (
+        f"Traffic on {shown(data['fabric'])}, {data['nodes']:,} nodes: delivered % of the NIC rate per GPU "
+        "(max-min fair fluid model)"
+    )
+    table = Table(title=title)
+    for column in ("pattern", "routing", "seeds", "mean", "median", "5th pct"):
+        table.add_column(column, justify="left" if column in ("pattern", "routing") else "right")
+    for row in data["traffic"]:
+        table.add_row(
+            _pattern_label(row),
+            _routing_label(row),
+            f"{row['seeds']}",
+            f"{row['mean_pct']:g}%",
+            f"{row['p50_pct']:g}%",
+            f"{row['p5_pct']:g}%",
+        )
+    return table
+
+
+def job_traffic_table(jobs: Mapping[str, Any]) -> Table | None:
+    """Per job size, each pattern's mean % of the NIC rate per GPU under each routing; None without figures."""
+    from rich.table import Table
+
+    rows = [job for job in jobs["jobs"] if job.get("traffic")]
+    if not rows:
+        return None
+    patterns = list(dict.fromkeys((f["pattern"], f.get("pxn")) for f in rows[0]["traffic"]))
+    routings = list(dict.fromkeys(_routing_label(f) for f in rows[0]["traffic"]))
+    table = Table(
+        title=f"Collectives on {shown(jobs['fabric'])}: mean % of the NIC rate per GPU ({' / '.join(routings)})"
+    )
+    table.add_column("nodes", justify="right")
+    for pattern, pxn in patterns:
+        table.add_column(pattern + (" (no PXN)" if pxn is False else ""), justify="right")
+    for job in rows:
+        cells = []
+        for pattern, pxn in patterns:
+            got = [f for f in job["traffic"] if (f["pattern"], f.get("pxn")) == (pattern, pxn)]
+            cells.append(" / ".join(f"{f['mean_pct']:g}" for f in got))
+        table.add_row(f"{job['nodes']:,}", *cells)
+    return table

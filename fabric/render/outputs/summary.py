@@ -12,6 +12,7 @@ from typing import Any
 
 from fabric.analysis.figures import LAYERS
 from fabric.analysis.jobs import JobTable
+from fabric.analysis.traffic.figure import TrafficFigure
 from fabric.costing import PLACEHOLDER_NOTE, costing
 from fabric.model.kinds import TIERS, Layer
 from fabric.pipeline import Build
@@ -113,12 +114,15 @@ def summary(build: Build) -> dict[str, Any]:
         "cables_by_media": cables_by_media(build),
         "findings": [f.as_dict() | {"file": spec_relative(build, f.file)} for f in build.findings],
         "cost": cost_summary(build),
-        "job_bandwidth": job_summary(build.jobs),
+        "job_bandwidth": job_summary(build.jobs, build.traffic),
     }
 
 
-def job_summary(table: JobTable | None) -> dict[str, Any] | None:
-    """Per-GPU bandwidth guaranteed across a compactly placed job's worst bisection (analysis/jobs.py)."""
+def job_summary(
+    table: JobTable | None, traffic: Mapping[int, tuple[TrafficFigure, ...]] | None = None
+) -> dict[str, Any] | None:
+    """Per-GPU bandwidth guaranteed across a compactly placed job's worst bisection (analysis/jobs.py), with what
+    collectives get of it under the fabric's routing (analysis/traffic)."""
     if table is None:
         return None
     out: dict[str, Any] = {
@@ -136,6 +140,7 @@ def job_summary(table: JobTable | None) -> dict[str, Any] | None:
                 "worst_single_failure_pct": _ratio(r.failure_pct, 2),
                 "worst_single_failure": r.failure,
                 **({"within_nvlink_domain": r.nvlink} if table.nvlink_system else {}),
+                "traffic": [traffic_row(f) for f in (traffic or {}).get(r.nodes, ())],
             }
             for r in table.rows
         ],
@@ -147,6 +152,24 @@ def job_summary(table: JobTable | None) -> dict[str, Any] | None:
             "note": "a job within one NVLink domain talks over NVLink: its traffic does not touch this fabric",
         }
     return out
+
+
+def traffic_row(f: TrafficFigure) -> dict[str, Any]:
+    """One traffic figure: its pattern under its routing, % of the NIC rate per GPU (the `fabric traffic` keys)."""
+    row: dict[str, Any] = {
+        "pattern": f.pattern,
+        "routing": f.routing,
+        "qps": f.qps,
+        "mean_pct": f.mean_pct,
+        "p50_pct": f.p50_pct,
+        "p5_pct": f.p5_pct,
+        "seeds": f.seeds,
+    }
+    if f.distance is not None:
+        row["distance"] = f.distance
+    if f.pxn is not None:
+        row["pxn"] = f.pxn
+    return row
 
 
 def _usd(value: float | None) -> float | None:

@@ -76,6 +76,7 @@ from fabric.spec.schema.topology import (
     ExplicitTopology,
     TopologySpec,
 )
+from fabric.spec.schema.traffic import TrafficSettings
 from fabric.spec.schema.types import (
     ENV_RE,
     FABRIC_ROLES,
@@ -133,6 +134,9 @@ class Spec(StrictModel):
     diagrams: Diagrams = Field(default_factory=Diagrams.model_construct)
     documents: Documents = Field(default_factory=Documents.model_construct)
     monitoring: MonitoringSettings = Field(default_factory=MonitoringSettings.model_construct)
+    traffic: TrafficSettings = Field(
+        default_factory=TrafficSettings.model_construct, description="Collective traffic model (fabric traffic)."
+    )
 
     @field_validator("name")
     @classmethod
@@ -245,6 +249,7 @@ __all__ = [
     "SwitchRef",
     "TopologyLabels",
     "TopologySpec",
+    "TrafficSettings",
     "check_groups",
     "check_host",
     "check_name",

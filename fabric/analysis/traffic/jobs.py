@@ -1,0 +1,94 @@
+"""Traffic figures for the job-bandwidth table's rows: each compactly placed job (analysis/jobs.py) under the
+standard patterns and routings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from fabric.analysis.jobs import JobTable, placement
+from fabric.analysis.locality import locality
+from fabric.analysis.traffic.figure import TrafficFigure
+from fabric.analysis.traffic.model import traffic
+from fabric.analysis.traffic.net import fabric_net
+from fabric.model.kinds import Tier
+from fabric.model.topology import Topology
+from fabric.spec.loader import Design
+
+SEEDS = 8  # hash seeds per ECMP figure of the table, at most: a large job's ports are samples enough
+# NIC ports of the largest job the table models: above, the row's list is empty and `fabric traffic --nodes` gives
+# its figures (at 100k GPUs a 1,024-node all-to-all takes half a minute per routing, its spraying several)
+TABLE_PORTS = 2048
+SAMPLES = 1024  # port samples (ports × seeds) the table's ECMP figure wants: fewer seeds for a larger job
+QPS = (1, 4)  # NCCL's default of one QP per connection, and four (Meta's setting, see docs)
+
+
+def standard(k: int) -> list[tuple[str, int, bool]]:
+    """The table's patterns for a job of k nodes: (pattern, shift distance, PXN)."""
+    return [("all-reduce", 1, True), ("all-to-all", 1, True), ("shift", max(1, k // 2), True)]
+
+
+def job_traffic(
+    design: Design, topology: Topology, table: JobTable | None, *, seeds: int = SEEDS
+) -> Mapping[int, tuple[TrafficFigure, ...]]:
+    """Per job size of the table: its figures; none for a one-node job (its GPUs talk over NVLink)."""
+    loc = locality(design, topology)
+    if table is None or loc is None:
+        return {}
+    nodes = placement(loc)
+    net, ports = fabric_net(topology.fabrics[loc.fabric], nodes)
+    out: dict[int, tuple[TrafficFigure, ...]] = {}
+    for row in table.rows:
+        k = row.nodes
+        job = [ports[n] for n in nodes[:k]]
+        if k < 2 or not all(job) or sum(len(p) for p in job) > TABLE_PORTS:
+            out[k] = ()
+            continue
+        figures = []
+        runs = max(1, min(seeds, -(-SAMPLES // sum(len(p) for p in job))))
+        for pattern, distance, pxn in standard(k):
+            for qps in QPS:
+                figures.append(traffic(net, job, pattern, "ecmp", qps=qps, seeds=runs, distance=distance, pxn=pxn))
+            figures.append(traffic(net, job, pattern, "adaptive", distance=distance, pxn=pxn))
+        out[k] = tuple(figures)
+    return out
+
+
+def fabric_nodes(design: Design, topology: Topology, fabric: str | None) -> tuple[str, list[str]] | None:
+    """The fabric (default: the scheduler's) and its GPU nodes in placement order: the Slurm tree order on the
+    scheduler fabric, the order of their links on another; None when there is no such fabric."""
+    loc = locality(design, topology)
+    key = fabric if fabric is not None else (loc.fabric if loc is not None else None)
+    if key is None or key not in topology.fabrics:
+        return None
+    if loc is not None and loc.fabric == key:
+        return key, placement(loc)
+    gpus = {model for model, part in design.catalog.nodes.items() if part.gpus}
+    devices = topology.devices
+    nodes = dict.fromkeys(
+        link.a for link in topology.fabrics[key].links if link.tier == Tier.NODE_LEAF and devices[link.a].model in gpus
+    )
+    return key, list(nodes)
+
+
+def run(
+    design: Design,
+    topology: Topology,
+    nodes: list[str],
+    fabric: str,
+    *,
+    patterns: Sequence[str],
+    routings: Sequence[str],
+    qps: int,
+    seeds: int,
+    distance: int | None,
+    pxn: bool,
+) -> list[TrafficFigure]:
+    """`fabric traffic`'s figures: each pattern under each routing for the job of the first `nodes`."""
+    net, ports = fabric_net(topology.fabrics[fabric], nodes)
+    job = [ports[n] for n in nodes]
+    d = distance if distance is not None else max(1, len(nodes) // 2)
+    return [
+        traffic(net, job, pattern, routing, qps=qps, seeds=seeds, distance=d, pxn=pxn)
+        for pattern in patterns
+        for routing in routings
+    ]

@@ -1,0 +1,113 @@
+"""Paths of flows over a Net: static ECMP (one hashed next hop per switch) and packet spraying (every next hop
+on a shortest path, in equal parts).
+
+ECMP: at each switch a queue pair (QP) takes one of the links towards its destination leaf that lie on a
+shortest path (the equal-cost next hops a BGP or OSPF fabric installs; in a Clos the up-down paths), chosen by
+the switch's hash. The hash of a QP's headers is modelled as an independent uniform draw per switch: a QP visits
+a switch once, and a hash with a per-switch seed (which fabrics set to avoid polarisation) decorrelates the
+hops. The draws come from numpy's PCG64 seeded with the seed number: the same seed gives the same paths."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from fabric.analysis.traffic.fairness import Floats, Ints
+from fabric.analysis.traffic.net import Net
+
+
+def _next_hops(net: Net, cur: Ints, drow: Ints, table: Ints) -> tuple[Ints, Ints, Ints]:
+    """For each item at switch `cur` bound for the leaf of distance row `drow`: (item, edge) of every link to a
+    switch one hop nearer, and the count per item. Worked out once per distinct (switch, leaf)."""
+    n = len(net.names)
+    key = drow * n + cur
+    uniq, inv = np.unique(key, return_inverse=True)
+    at = uniq % n
+    row = uniq // n
+    deg = net.ptr[at + 1] - net.ptr[at]
+    pair = np.repeat(np.arange(len(uniq)), deg)
+    starts = np.cumsum(deg) - deg
+    edge = net.ptr[at][pair] + (np.arange(int(deg.sum())) - starts[pair])
+    ok = table[row[pair], net.dst[edge]] == table[row[pair], at[pair]] - 1
+    pair, edge = pair[ok], edge[ok]
+    count = np.bincount(pair, minlength=len(uniq))
+    first = np.cumsum(count) - count
+    # per item: its pair's edges (first … first + count)
+    c = count[inv]
+    item = np.repeat(np.arange(len(cur)), c)
+    base = np.cumsum(c) - c
+    pos = first[inv][item] + (np.arange(int(c.sum())) - base[item])
+    return item, edge[pos], c
+
+
+def _pick(net: Net, cur: Ints, drow: Ints, table: Ints, u: Floats) -> tuple[Ints, npt.NDArray[np.bool_]]:
+    """One next hop per item, the `u`-th fraction of its candidates: (edge per reachable item, reachable mask)."""
+    n = len(net.names)
+    key = drow * n + cur
+    uniq, inv = np.unique(key, return_inverse=True)
+    at = uniq % n
+    row = uniq // n
+    deg = net.ptr[at + 1] - net.ptr[at]
+    pair = np.repeat(np.arange(len(uniq)), deg)
+    starts = np.cumsum(deg) - deg
+    edge = net.ptr[at][pair] + (np.arange(int(deg.sum())) - starts[pair])
+    ok = table[row[pair], net.dst[edge]] == table[row[pair], at[pair]] - 1
+    edge = edge[ok]
+    count = np.bincount(pair[ok], minlength=len(uniq))
+    first = np.cumsum(count) - count
+    c = count[inv]
+    reachable = c > 0
+    pick = first[inv] + np.floor(u * c).astype(np.int64)
+    return edge[pick[reachable]], reachable
+
+
+def ecmp(net: Net, src_leaf: Ints, dst_leaf: Ints, seed: int) -> tuple[Ints, Ints]:
+    """Each QP's switch-to-switch links under static ECMP: (QP, link) pairs."""
+    rng = np.random.Generator(np.random.PCG64(seed))
+    row, table = net.distances(dst_leaf)
+    qps: list[Ints] = []
+    links: list[Ints] = []
+    live = np.nonzero(src_leaf != dst_leaf)[0]
+    cur = src_leaf[live]
+    while len(live):
+        u = rng.random(len(live))
+        chosen, reachable = _pick(net, cur, row[live], table, u)
+        live = live[reachable]  # an unreachable flow (a fabric in pieces) keeps no path
+        qps.append(live)
+        links.append(chosen)
+        cur = net.dst[chosen]
+        arrived = cur == dst_leaf[live]
+        live, cur = live[~arrived], cur[~arrived]
+    if not qps:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(qps), np.concatenate(links)
+
+
+def spray(net: Net, src_leaf: Ints, dst_leaf: Ints) -> tuple[Ints, Ints, Floats]:
+    """Each flow's switch-to-switch links under packet spraying (the fluid ideal of adaptive routing): at each
+    switch the flow's share splits evenly over the links one hop nearer. (flow, link, fraction) triples."""
+    row, table = net.distances(dst_leaf)
+    flows: list[Ints] = []
+    links: list[Ints] = []
+    parts: list[Floats] = []
+    live = np.nonzero(src_leaf != dst_leaf)[0]
+    cur = src_leaf[live]
+    share = np.ones(len(live))
+    while len(live):
+        item, edge, count = _next_hops(net, cur, row[live], table)
+        frac = share[item] / count[item]
+        flows.append(live[item])
+        links.append(edge)
+        parts.append(frac)
+        nxt = net.dst[edge]
+        owner = live[item]
+        away = nxt != dst_leaf[owner]
+        # merge what reaches the same switch for the same flow: the state stays one entry per (flow, switch)
+        key = owner[away] * len(net.names) + nxt[away]
+        uniq, inv = np.unique(key, return_inverse=True)
+        share = np.bincount(inv, weights=frac[away], minlength=len(uniq)).astype(np.float64)
+        live = uniq // len(net.names)
+        cur = uniq % len(net.names)
+    if not flows:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+    return np.concatenate(flows), np.concatenate(links), np.concatenate(parts)

@@ -1,0 +1,97 @@
+"""`fabric traffic`: what a collective gets of the NIC rate per GPU under the fabric's routing (analysis/traffic)."""
+
+# No `from __future__ import annotations` in a command module: typer reads the parameters' annotations.
+import json
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from fabric.cli.app import SpecArg, app
+from fabric.cli.loading import load_build
+
+
+class Pattern(StrEnum):
+    all_reduce = "all-reduce"
+    all_to_all = "all-to-all"
+    shift = "shift"
+
+
+class Routing(StrEnum):
+    ecmp = "ecmp"
+    adaptive = "adaptive"
+    sm = "sm"
+
+
+@app.command()
+def traffic(
+    spec: SpecArg = None,
+    fabric: Annotated[
+        str | None, typer.Option("--fabric", help="Which fabric (default: the scheduler's, as job bandwidth).")
+    ] = None,
+    pattern: Annotated[
+        list[Pattern] | None, typer.Option("--pattern", help="Collective pattern; repeat for several (default: all).")
+    ] = None,
+    nodes: Annotated[
+        int | None, typer.Option("--nodes", min=2, help="Job size in nodes, placed compactly (default: all).")
+    ] = None,
+    distance: Annotated[
+        int | None, typer.Option("--distance", min=1, help="Shift distance in nodes (default: half the job).")
+    ] = None,
+    routing: Annotated[
+        list[Routing] | None, typer.Option("--routing", help="Routing; repeat for several (default: ecmp, adaptive).")
+    ] = None,
+    qps: Annotated[
+        int | None,
+        typer.Option(
+            "--qps", min=1, max=64, help="Queue pairs per connection (default: the spec's traffic.qps, else 1)."
+        ),
+    ] = None,
+    seeds: Annotated[int, typer.Option("--seeds", min=1, max=4096, help="ECMP hash seeds.")] = 16,
+    no_pxn: Annotated[bool, typer.Option("--no-pxn", help="All-to-all without NCCL's PXN (NIC to every NIC).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+) -> None:
+    """Delivered bandwidth per GPU, as % of its NIC rate, of ring all-reduce, all-to-all and shift permutations
+    under static ECMP (QPs hashed per hop, over seeds: mean, median, 5th percentile) and adaptive routing (packet
+    spraying: the ideal), max-min fair (a fluid model)."""
+    from fabric.analysis.traffic.jobs import fabric_nodes, run
+    from fabric.cli.views.summary import traffic_table
+    from fabric.render.outputs.summary import traffic_row
+
+    routings = [r.value for r in routing or [Routing.ecmp, Routing.adaptive]]
+    if "sm" in routings:
+        typer.echo("fabric traffic: --routing sm (the subnet manager's own routes) is not modelled yet", err=True)
+        raise typer.Exit(2)
+    result = load_build(spec, False, as_json)
+    chosen = fabric_nodes(result.design, result.topology, fabric)
+    if chosen is None:
+        known = ", ".join(result.topology.fabrics)
+        typer.echo(f"fabric traffic: no fabric {fabric or '(scheduler)'} in {result.name}: {known}", err=True)
+        raise typer.Exit(2)
+    key, placed = chosen
+    if len(placed) < 2 or (nodes is not None and nodes > len(placed)):
+        typer.echo(
+            f"fabric traffic: {key} has {len(placed)} GPU node(s): a job needs 2 or more, at most that", err=True
+        )
+        raise typer.Exit(2)
+    job = placed[: nodes or len(placed)]
+    patterns = [p.value for p in pattern or list(Pattern)]
+    figures = run(
+        result.design,
+        result.topology,
+        job,
+        key,
+        patterns=patterns,
+        routings=routings,
+        qps=qps if qps is not None else result.design.spec.traffic.qps,
+        seeds=seeds,
+        distance=distance,
+        pxn=not no_pxn,
+    )
+    data = {"design": result.name, "fabric": key, "nodes": len(job), "traffic": [traffic_row(f) for f in figures]}
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+    else:
+        from fabric.cli.views.console import console
+
+        console().print(traffic_table(data))
