@@ -193,13 +193,15 @@ class ClosGenerator:
                 f"use scalable_unit: {len(down) // per_rail} or fewer, or a larger leaf",
             )
             return None
-        sus = math.ceil(len(railed) / su_size)
+        # the last `reserved_slots` slots of the first SU are skipped (left to the non-rail ports, e.g. UFMs)
+        first = su_size - self.topo.reserved_slots
+        sus = math.ceil((len(railed) + self.topo.reserved_slots) / su_size)
         leaves: dict[tuple[int, int], Leaf] = {}
         for su in range(1, sus + 1):
             for rail in rails:
                 leaves[(su, rail)] = Leaf(plane, su, rail, down)
-        for position, att in enumerate(railed):
-            su, slot = divmod(position, su_size)
+        for index, att in enumerate(railed):
+            su, slot = divmod(index if index < first else index + self.topo.reserved_slots, su_size)
             seen: dict[int, int] = {}
             for ep in att.ports:
                 assert ep.rail is not None

@@ -409,3 +409,34 @@ def test_a_build_with_its_own_lock_renders_the_same_outputs() -> None:
     assert again.findings == build.findings
     assert outputs_of(again, "again").files == outputs_of(build, "lab").files
     assert lock_json(again) == lock_json(build)
+
+
+def test_the_bundled_superpod_designs_grow_2_3_4_su_in_place() -> None:
+    """designs/superpod-h100-{2,3,4}su.yaml, each built with the lock of the one before: every cabling, inventory,
+    IP and ASN row of the earlier build is in the later one unchanged (spines at the 4-SU size in every fabric; the
+    UFM appliances in the slot `reserved_slots` keeps in SU 1, which no DGX of a new SU takes)."""
+    two = build_fabric(REPO / "designs" / "superpod-h100-2su.yaml")
+    three = grow(two, REPO / "designs" / "superpod-h100-3su.yaml")
+    four = grow(three, REPO / "designs" / "superpod-h100-4su.yaml")
+    assert [f.code for f in three.findings if f.code == "lock-move"] == []
+    gained = _assert_only_adds(two, three)
+    assert gained["inventory.csv"] >= 32 + 8  # a new SU: 32 DGX and its 8 rail leaves (and in-band/OOB/storage)
+    assert _assert_only_adds(three, four)["inventory.csv"] >= 32 + 8
+    ufm = sorted((c.link.a, c.link.b, c.link.b_port) for c in four.allocation.cables if c.link.a.startswith("ufm0"))
+    assert [u for u in ufm if u[1].startswith("su")] == [(f"ufm00{i + 1}", f"su1-rail{i}-leaf", "sw16p2") for i in range(4)]
+    fig = four.figures["compute"]
+    assert fig.switches == {"leaf": 32, "spine": 16, "core": 0}  # table 4 at 4 SU
+    assert fig.links == {"node-leaf": 1020, "leaf-spine": 1024, "spine-core": 0}
+    assert sum(1 for d in four.topology.devices.values() if d.group == "gpu") == 127
+
+
+def test_without_reserved_slots_the_ufm_appliances_move_when_an_su_is_added() -> None:
+    """The negative case: the same growth with the UFM appliances in the last SU's free slot (no `reserved_slots`)
+    moves them, since the next SU's first DGX takes that slot."""
+    old = load_spec_text((REPO / "designs" / "superpod-h100-2su.yaml").read_text().replace(", reserved_slots: 1", ""))
+    new = load_spec_text((REPO / "designs" / "superpod-h100-3su.yaml").read_text().replace(", reserved_slots: 1", ""))
+    before = build_fabric(old)
+    lock = parse_lock(lock_json(before), LOCK_FILE)
+    after = build_fabric(replace(new, lock=LockInput(lock, LOCK_FILE, False)))
+    moves = [f for f in after.errors if f.code == "lock-move"]
+    assert moves and "ufm001:ib0" in moves[0].message and "su2-rail0-leaf" in moves[0].message
