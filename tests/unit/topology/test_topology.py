@@ -209,3 +209,30 @@ def test_auto_tiers_pick_two_at_the_limit() -> None:
     build = build_fabric(load_spec_text(_spec(256, "{kind: fat-tree, rail_optimized: true, scalable_unit: 32}")))
     assert build.figures["compute"].tiers == 2
     assert build.figures["compute"].switches == {"leaf": 64, "spine": 32, "core": 0}
+
+
+@pytest.mark.parametrize(
+    ("topology", "says"),
+    [
+        ("{kind: fat-tree, scalable_unit: 32, reserved_slots: 1}", "reserved_slots needs rail_optimized"),
+        ("{kind: fat-tree, rail_optimized: true, scalable_unit: 4, reserved_slots: 4}", "at least one node slot"),
+    ],
+)
+def test_reserved_slots_out_of_place_is_a_finding(topology: str, says: str) -> None:
+    from fabric.model.findings import FabricError
+
+    text = (REPO / "designs" / "superpod-h100-1su.yaml").read_text()
+    text = text.replace("{kind: fat-tree, rail_optimized: true, scalable_unit: 32, tiers: auto}", topology)
+    with pytest.raises(FabricError) as caught:
+        load_spec_text(text)
+    assert [f.code for f in caught.value.findings] == ["spec-invalid"] and says in caught.value.findings[0].message
+
+
+def test_reserved_slots_leave_the_first_sus_last_slots_to_the_non_rail_ports() -> None:
+    text = (REPO / "designs" / "superpod-h100-1su.yaml").read_text().replace("count: 31,", "count: 33,")
+    text = text.replace("scalable_unit: 32, tiers: auto}", "scalable_unit: 32, tiers: auto, reserved_slots: 2}")
+    links = build_fabric(load_spec_text(text)).topology.fabrics["compute"].links
+    rail0 = [(lk.a, lk.b, lk.b_port) for lk in links if lk.b.endswith("rail0-leaf") and lk.tier == "node-leaf"]
+    assert ("dgx030", "su1-rail0-leaf", "sw15p2") in rail0 and ("dgx031", "su2-rail0-leaf", "sw1p1") in rail0
+    assert ("dgx033", "su2-rail0-leaf", "sw2p1") in rail0
+    assert [(a, p) for a, leaf, p in rail0 if a.startswith("ufm")] == [("ufm001", "sw16p1")]
