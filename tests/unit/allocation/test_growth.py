@@ -419,11 +419,31 @@ def test_the_bundled_superpod_designs_grow_2_3_4_su_in_place() -> None:
     three = grow(two, REPO / "designs" / "superpod-h100-3su.yaml")
     four = grow(three, REPO / "designs" / "superpod-h100-4su.yaml")
     assert [f.code for f in three.findings if f.code == "lock-move"] == []
-    gained = _assert_only_adds(two, three)
-    assert gained["inventory.csv"] >= 32 + 8  # a new SU: 32 DGX and its 8 rail leaves (and in-band/OOB/storage)
-    assert _assert_only_adds(three, four)["inventory.csv"] >= 32 + 8
-    ufm = sorted((c.link.a, c.link.b, c.link.b_port) for c in four.allocation.cables if c.link.a.startswith("ufm0"))
-    assert [u for u in ufm if u[1].startswith("su")] == [(f"ufm00{i + 1}", f"su1-rail{i}-leaf", "sw16p2") for i in range(4)]
+    # a new SU: 32 DGX and 8 compute rail leaves; at 3 SU also 2 storage, 2 in-band and 1 OOB leaf, at 4 SU 2 + 1
+    assert _assert_only_adds(two, three) == {
+        "cabling.csv": 776,
+        "inventory.csv": 45,
+        "ip-plan.csv": 328,
+        "asn-plan.csv": 3,
+    }
+    assert _assert_only_adds(three, four) == {
+        "cabling.csv": 718,
+        "inventory.csv": 43,
+        "ip-plan.csv": 326,
+        "asn-plan.csv": 3,
+    }
+    assert _assert_only_adds(two, four)["cabling.csv"] == 776 + 718
+    compute = [
+        Counter(c.link.tier for c in b.allocation.cables if c.link.fabric == "compute") for b in (two, three, four)
+    ]
+    assert [c["node-leaf"] for c in compute] == [508, 764, 1020] and [c["leaf-spine"] for c in compute] == [
+        512,
+        768,
+        1024,
+    ]
+    ufm = sorted((c.link.a, c.link.b, c.link.b_port) for c in four.allocation.cables if c.link.b.startswith("su"))
+    ufm = [u for u in ufm if u[0].startswith("ufm")]
+    assert ufm == [(f"ufm00{i + 1}", f"su1-rail{i}-leaf", "sw16p2") for i in range(4)]
     fig = four.figures["compute"]
     assert fig.switches == {"leaf": 32, "spine": 16, "core": 0}  # table 4 at 4 SU
     assert fig.links == {"node-leaf": 1020, "leaf-spine": 1024, "spine-core": 0}
