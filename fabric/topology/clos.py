@@ -57,6 +57,7 @@ class ClosGenerator:
         self.bond = fabric.dual_homing == "bond"
         self.peer_ports: list[SwitchPort] = []  # the down ports an MLAG pair's peer link takes
         self.held = held  # what an earlier build chose (the lock; topology/held.py): kept while it fits
+        self.reserved: range = range(0)  # the first SU's down ports of `reserved_slots`, for the non-rail ports
 
     # ----------------------------------------------------------------------------------------- helpers
 
@@ -193,13 +194,16 @@ class ClosGenerator:
                 f"use scalable_unit: {len(down) // per_rail} or fewer, or a larger leaf",
             )
             return None
-        sus = math.ceil(len(railed) / su_size)
+        # the last `reserved_slots` slots of the first SU are skipped (left to the non-rail ports, e.g. UFMs)
+        first = su_size - self.topo.reserved_slots
+        self.reserved = range(first * per_rail, su_size * per_rail)
+        sus = math.ceil((len(railed) + self.topo.reserved_slots) / su_size)
         leaves: dict[tuple[int, int], Leaf] = {}
         for su in range(1, sus + 1):
             for rail in rails:
                 leaves[(su, rail)] = Leaf(plane, su, rail, down)
-        for position, att in enumerate(railed):
-            su, slot = divmod(position, su_size)
+        for index, att in enumerate(railed):
+            su, slot = divmod(index if index < first else index + self.topo.reserved_slots, su_size)
             seen: dict[int, int] = {}
             for ep in att.ports:
                 assert ep.rail is not None
@@ -231,12 +235,22 @@ class ClosGenerator:
                     return False
                 # a port in a cage of its own signalling where one is free (an HDR UFM port in no NDR DGX cage);
                 # else the mixed cage is placed as before and reported (cage-mixed-mode)
+                # first the slots `reserved_slots` keeps in the first SU (a SuperPOD's UFM appliances), which no
+                # rail node of a grown count takes
+                kept = {i: port for i in candidates if (port := self._reserved_port(leaves[i])) is not None}
                 fits = {i: port for i in candidates if (port := leaves[i].free_of_signalling(ep.lane_gbps)) is not None}
-                best = max(fits or candidates, key=lambda i: (leaves[i].free(), -i))
+                ports = kept or fits
+                best = max(ports or candidates, key=lambda i: (leaves[i].free(), -i))
                 chosen.add(best)
                 leaf = leaves[best]
-                leaf.used[fits[best] if fits else leaf.next_free()] = ep
+                leaf.used[ports[best] if ports else leaf.next_free()] = ep
         return True
+
+    def _reserved_port(self, leaf: Leaf) -> int | None:
+        """The first SU leaf's lowest free port among the slots `reserved_slots` keeps; None elsewhere."""
+        if leaf.su != 1:
+            return None
+        return next((i for i in self.reserved if i not in leaf.used), None)
 
     def _group_leaves(self, plane: int, attached: Sequence[Attachment], down: list[SwitchPort]) -> list[Leaf] | None:
         width = max(len(a.ports) for a in attached)

@@ -104,8 +104,29 @@ def test_bundled_designs_grown_step_by_step_never_hold_anything_twice(name: str)
     design = load_spec(DESIGNS / f"{name}.yaml")
     if any(type(f.topology).__name__ != "ClosTopology" for f in design.spec.fabrics.values()):
         pytest.skip("an explicit or CSV topology does not grow by count")
-    builds = check_steps([design, grown(design, 1.25), grown(grown(design, 1.25), 1.25)])
+    builds = check_steps([design, grown(design, 1.25), unpinned(grown(grown(design, 1.25), 1.25))])
     assert len(builds[2].allocation.cables) > len(builds[0].allocation.cables)
+
+
+def unpinned(design: Design) -> Design:
+    """The design with no fabric's spine count pinned: grown past the size its spines were pinned for (the SuperPOD
+    designs' 16 compute spines end at 4 SU), a user lifts the pin and lets fabric size the spines again."""
+    fabrics = {
+        key: f.model_copy(update={"topology": f.topology.model_copy(update={"spines": None})})
+        if getattr(f.topology, "spines", None)
+        else f
+        for key, f in design.spec.fabrics.items()
+    }
+    return replace(design, spec=design.spec.model_copy(update={"fabrics": fabrics}))
+
+
+def test_unpinned_lifts_only_the_spine_pins() -> None:
+    design = load_spec(DESIGNS / "superpod-h100-4su.yaml")
+    pinned = {k: getattr(f.topology, "spines", None) for k, f in design.spec.fabrics.items()}
+    assert pinned == {"compute": 16, "storage": 4, "inband": 2, "oob": 2}
+    after = unpinned(design).spec
+    assert {k: getattr(f.topology, "spines", None) for k, f in after.fabrics.items()} == dict.fromkeys(pinned)
+    assert after.fabrics["compute"].topology.reserved_slots == 1 and after.nodes == design.spec.nodes
 
 
 # --------------------------------------------------------------------------------------------- random designs

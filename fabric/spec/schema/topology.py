@@ -53,6 +53,14 @@ class ClosTopology(StrictModel):
         description="`full` (NVIDIA's rule): a partly filled SU still gets all its leaves and uplinks. "
         "`populated`: the last SU's leaves get only the uplinks their connected ports need.",
     )
+    reserved_slots: Int = Field(
+        default=0,
+        ge=0,
+        le=1_000_000,
+        description="Node slots at the end of the first scalable unit that the rail nodes skip, left to the "
+        "non-rail ports (a SuperPOD's UFM appliances take the slot of the DGX it leaves out): a count grown by whole "
+        "SUs never takes them, so growth moves nothing. Rail-optimized only.",
+    )
     leaves: Int | None = Field(default=None, ge=1, le=100_000, description="At least this many leaves (per plane).")
     spines: Int | None = Field(
         default=None,
@@ -81,6 +89,10 @@ class ClosTopology(StrictModel):
     def _su_needed(self) -> Self:
         if self.rail_optimized and self.scalable_unit is None:
             raise ValueError("rail_optimized needs scalable_unit (nodes per SU, e.g. 32)")
+        if self.reserved_slots and not self.rail_optimized:
+            raise ValueError("reserved_slots needs rail_optimized (slots of a scalable unit's rail leaves)")
+        if self.reserved_slots and self.scalable_unit is not None and self.reserved_slots >= self.scalable_unit:
+            raise ValueError("reserved_slots must leave the first scalable unit at least one node slot")
         return self
 
 

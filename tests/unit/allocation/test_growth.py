@@ -409,3 +409,54 @@ def test_a_build_with_its_own_lock_renders_the_same_outputs() -> None:
     assert again.findings == build.findings
     assert outputs_of(again, "again").files == outputs_of(build, "lab").files
     assert lock_json(again) == lock_json(build)
+
+
+def test_the_bundled_superpod_designs_grow_2_3_4_su_in_place() -> None:
+    """designs/superpod-h100-{2,3,4}su.yaml, each built with the lock of the one before: every cabling, inventory,
+    IP and ASN row of the earlier build is in the later one unchanged (spines at the 4-SU size in every fabric; the
+    UFM appliances in the slot `reserved_slots` keeps in SU 1, which no DGX of a new SU takes)."""
+    two = build_fabric(REPO / "designs" / "superpod-h100-2su.yaml")
+    three = grow(two, REPO / "designs" / "superpod-h100-3su.yaml")
+    four = grow(three, REPO / "designs" / "superpod-h100-4su.yaml")
+    assert [f.code for f in three.findings if f.code == "lock-move"] == []
+    # a new SU: 32 DGX and 8 compute rail leaves; at 3 SU also 2 storage, 2 in-band and 1 OOB leaf, at 4 SU 2 + 1
+    assert _assert_only_adds(two, three) == {
+        "cabling.csv": 776,
+        "inventory.csv": 45,
+        "ip-plan.csv": 328,
+        "asn-plan.csv": 3,
+    }
+    assert _assert_only_adds(three, four) == {
+        "cabling.csv": 718,
+        "inventory.csv": 43,
+        "ip-plan.csv": 326,
+        "asn-plan.csv": 3,
+    }
+    assert _assert_only_adds(two, four)["cabling.csv"] == 776 + 718
+    compute = [
+        Counter(c.link.tier for c in b.allocation.cables if c.link.fabric == "compute") for b in (two, three, four)
+    ]
+    assert [c["node-leaf"] for c in compute] == [508, 764, 1020] and [c["leaf-spine"] for c in compute] == [
+        512,
+        768,
+        1024,
+    ]
+    ufm = sorted((c.link.a, c.link.b, c.link.b_port) for c in four.allocation.cables if c.link.b.startswith("su"))
+    ufm = [u for u in ufm if u[0].startswith("ufm")]
+    assert ufm == [(f"ufm00{i + 1}", f"su1-rail{i}-leaf", "sw16p2") for i in range(4)]
+    fig = four.figures["compute"]
+    assert fig.switches == {"leaf": 32, "spine": 16, "core": 0}  # table 4 at 4 SU
+    assert fig.links == {"node-leaf": 1020, "leaf-spine": 1024, "spine-core": 0}
+    assert sum(1 for d in four.topology.devices.values() if d.group == "gpu") == 127
+
+
+def test_without_reserved_slots_the_ufm_appliances_move_when_an_su_is_added() -> None:
+    """The negative case: the same growth with the UFM appliances in the last SU's free slot (no `reserved_slots`)
+    moves them, since the next SU's first DGX takes that slot."""
+    old = load_spec_text((REPO / "designs" / "superpod-h100-2su.yaml").read_text().replace(", reserved_slots: 1", ""))
+    new = load_spec_text((REPO / "designs" / "superpod-h100-3su.yaml").read_text().replace(", reserved_slots: 1", ""))
+    before = build_fabric(old)
+    lock = parse_lock(lock_json(before), LOCK_FILE)
+    after = build_fabric(replace(new, lock=LockInput(lock, LOCK_FILE, False)))
+    moves = [f for f in after.errors if f.code == "lock-move"]
+    assert moves and "ufm001:ib0" in moves[0].message and "su2-rail0-leaf" in moves[0].message

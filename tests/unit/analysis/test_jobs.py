@@ -112,10 +112,12 @@ def test_summary_json_holds_the_job_table() -> None:
     jobs = data["jobs"]
     assert [j["nodes"] for j in jobs] == [1, 2, 4, 8, 16, 32, 64, 127]
     assert all(j["intact_gbps_per_gpu"] == 400 and j["intact_pct"] == 100.0 for j in jobs)
-    assert [j["span"] for j in jobs][-2:] == ["spines", "spines"] and jobs[5]["span"] == "su1"
-    # one SU turns on its rail leaves; across SUs, one of 16 spines lost is a sixteenth of the uplinks
-    assert jobs[5]["worst_single_failure"] is None
-    assert jobs[6]["worst_single_failure_gbps_per_gpu"] == 375
+    # SU 1 holds 31 DGX (its 32nd slot is the UFM appliances', `reserved_slots: 1`): the first 32 nodes cross SUs
+    assert [j["span"] for j in jobs][-3:] == ["spines"] * 3 and jobs[4]["span"] == "su1"
+    # one SU turns on its rail leaves; across SUs, one of 16 spines lost is a sixteenth of the uplinks a leaf
+    # carries the job's traffic on (64 nodes: 31 + 32 + 1 over three SUs' leaves)
+    assert jobs[4]["worst_single_failure"] is None and jobs[5]["worst_single_failure"] is None
+    assert jobs[6]["worst_single_failure_gbps_per_gpu"] == 387.5
 
 
 def test_failures_skipped_by_their_bound_change_no_job_figure(monkeypatch: pytest.MonkeyPatch) -> None:

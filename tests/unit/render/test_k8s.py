@@ -149,8 +149,9 @@ def test_each_su_is_one_block() -> None:
     blocks: dict[str, list[str]] = {}
     for doc in docs:
         blocks.setdefault(doc["metadata"]["labels"]["fabric.topograph.run/tier-0"], []).append(doc["metadata"]["name"])
-    assert {k: len(v) for k, v in blocks.items()} == {"su1": 32, "su2": 32, "su3": 32, "su4": 31}
-    assert blocks["su2"][0] == "dgx033"
+    # SU 1's 32nd slot is the UFM appliances' (`reserved_slots: 1`): 31 DGX there, 32 in every later SU
+    assert {k: len(v) for k, v in blocks.items()} == {"su1": 31, "su2": 32, "su3": 32, "su4": 32}
+    assert blocks["su2"][0] == "dgx032"
     assert {d["metadata"]["labels"]["fabric.topograph.run/tier-1"] for d in docs} == {"spines"}
 
 

@@ -175,7 +175,8 @@ def test_large_fabric_is_aggregated_the_superpod_way() -> None:
     assert labels["spines"] == "spines\n16 × qm9700"
     assert [f"SU{i} leaves" in labels for i in (1, 2, 3, 4)] == [True] * 4
     assert "8 × qm9700" in labels["SU4 leaves"]
-    assert "31 × dgx-h100\ndgx097–dgx127" in labels["SU4 gpu"]
+    assert "32 × dgx-h100\ndgx096–dgx127" in labels["SU4 gpu"]
+    assert "31 × dgx-h100\ndgx001–dgx031" in labels["SU1 gpu"]  # SU 1's 32nd slot: the UFM appliances
     assert sorted(edge_labels(d)).count("256 × 400G = 102.4T") == 4 + 3  # leaf-spine per SU, full SUs' node links
     assert "248 × 400G = 99.2T" in edge_labels(d) and "4 × 200G = 800G" in edge_labels(d)
 

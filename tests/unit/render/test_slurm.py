@@ -93,10 +93,10 @@ def test_tree_places_every_scheduler_node_under_exactly_one_lowest_switch(design
 def test_rail_optimized_su_is_one_logical_switch() -> None:
     switches = {s["SwitchName"]: s for s in _lines(_files("superpod-h100-4su")["slurm/topology.conf"], "SwitchName")}
     assert switches == {
-        "su1": {"SwitchName": "su1", "Nodes": "dgx[001-032]", "LinkSpeed": "400"},
-        "su2": {"SwitchName": "su2", "Nodes": "dgx[033-064]", "LinkSpeed": "400"},
-        "su3": {"SwitchName": "su3", "Nodes": "dgx[065-096]", "LinkSpeed": "400"},
-        "su4": {"SwitchName": "su4", "Nodes": "dgx[097-127]", "LinkSpeed": "400"},
+        "su1": {"SwitchName": "su1", "Nodes": "dgx[001-031]", "LinkSpeed": "400"},  # slot 32: the UFM appliances
+        "su2": {"SwitchName": "su2", "Nodes": "dgx[032-063]", "LinkSpeed": "400"},
+        "su3": {"SwitchName": "su3", "Nodes": "dgx[064-095]", "LinkSpeed": "400"},
+        "su4": {"SwitchName": "su4", "Nodes": "dgx[096-127]", "LinkSpeed": "400"},
         "spines": {"SwitchName": "spines", "Switches": "su[1-4]", "LinkSpeed": "400"},
     }
     assert "# su1 = su1-rail[0-7]-leaf" in _files("superpod-h100-4su")["slurm/topology.conf"]

@@ -77,11 +77,11 @@ def test_workbook_is_an_index_of_one_workbook_per_row(row_workbooks_build: Build
 
     split_build = row_workbooks_build
     files = workbook_shard(split_build, 0, 1)
-    assert sorted(files) == ["cabling.xlsx", "cabling/row-A.xlsx", "cabling/row-B.xlsx", "cabling/row-C.xlsx"]
+    assert sorted(files) == ["cabling.xlsx", *(f"cabling/row-{row}.xlsx" for row in "ABCD")]
     index = openpyxl.load_workbook(io.BytesIO(files["cabling.xlsx"]))
     assert index.sheetnames == ["summary", "workbooks"]
     listed = list(index["workbooks"].iter_rows(min_row=2, values_only=True))
-    assert [r[3] for r in listed] == ["cabling/row-A.xlsx", "cabling/row-B.xlsx", "cabling/row-C.xlsx"]
+    assert [r[3] for r in listed] == [f"cabling/row-{row}.xlsx" for row in "ABCD"]
     assert sum(r[2] for r in listed) == len(split_build.allocation.cables)
     seen: list[str] = []
     for row, _, count, path in listed:

@@ -9,10 +9,13 @@ import pytest
 from fabric import build_fabric, load_spec_text
 from fabric.model.topology import Link
 from fabric.spec.catalog import builtin_catalog
-from tests.conftest import built
+from tests.conftest import REPO, built
 
 # NVIDIA RA-11333-001, table 4: SU → (nodes, leaves, spines, compute+UFM cables, leaf-spine cables)
 SUPERPOD = {1: (31, 8, 4, 252, 256), 2: (63, 16, 8, 508, 512), 3: (95, 24, 16, 764, 768), 4: (127, 32, 16, 1020, 1024)}
+# The bundled 2-SU design builds the 4-SU spine layer (16) so that it grows to 3 and 4 SU in place; table 4's 8 is
+# the fewest that fit, what the same design gives without `spines: 16` (test_2su_without_the_pin_has_table_4s_spines).
+BUNDLED_SPINES = {2: 16}
 
 
 @pytest.mark.parametrize("su", sorted(SUPERPOD))
@@ -22,11 +25,19 @@ def test_superpod_counts_match_nvidia_table_4(su: int) -> None:
     fig = build.figures["compute"]
     assert sum(1 for d in build.topology.devices.values() if d.group == "gpu") == nodes
     assert fig.tiers == 2
-    assert fig.switches == {"leaf": leaves, "spine": spines, "core": 0}
+    assert fig.switches == {"leaf": leaves, "spine": BUNDLED_SPINES.get(su, spines), "core": 0}
     assert fig.links == {"node-leaf": node_cables, "leaf-spine": spine_cables, "spine-core": 0}
     assert fig.oversubscription["leaf"] <= 1.0
     assert fig.bisection_pct == pytest.approx(100.0)
     assert [f for f in build.findings if f.severity.name == "ERROR"] == []
+
+
+def test_2su_without_the_pin_has_table_4s_spines() -> None:
+    text = (REPO / "designs" / "superpod-h100-2su.yaml").read_text()
+    assert "tiers: auto, spines: 16," in text
+    build = build_fabric(load_spec_text(text.replace("tiers: auto, spines: 16,", "tiers: auto,")))
+    assert build.figures["compute"].switches == {"leaf": 16, "spine": SUPERPOD[2][2], "core": 0}
+    assert build.figures["compute"].links["leaf-spine"] == SUPERPOD[2][4]
 
 
 def _compute_links(su: int) -> list[Link]:
@@ -41,7 +52,7 @@ def test_gpu_i_of_every_node_lands_on_its_sus_rail_i_leaf(su: int) -> None:
     for link in gpu_links:
         node, leaf = devices[link.a], devices[link.b]
         assert leaf.rail == link.rail
-        assert leaf.su == (node.index - 1) // 32 + 1
+        assert leaf.su == node.index // 32 + 1  # `reserved_slots: 1`: dgx001-031 in SU 1, then 32 a SU
         assert leaf.name == f"su{leaf.su}-rail{leaf.rail}-leaf"
 
 
@@ -67,10 +78,13 @@ def test_node_slot_s_uses_down_port_s_and_ufm_takes_the_freed_slot() -> None:
     for link in links:
         if link.tier == "node-leaf":
             by_leaf[link.b].append(link)
-    # dgx097 is slot 0 of SU 4; the 32nd slot of SU 4 (no dgx128) holds the 4 UFM appliances on rails 0-3
+    # dgx096 is slot 0 of SU 4; the 32nd slot of SU 1 (`reserved_slots: 1`, the DGX the RA leaves out) holds the
+    # 4 UFM appliances on rails 0-3, where no DGX of a later SU comes
+    assert [link.a for link in by_leaf["su4-rail0-leaf"][:2]] == ["dgx096", "dgx097"]
     assert [link.b_port for link in by_leaf["su4-rail0-leaf"][:2]] == ["sw1p1", "sw1p2"]
+    assert [link.a for link in by_leaf["su1-rail0-leaf"]][-2:] == ["dgx031", "ufm001"]
     ufm = sorted((link.a, link.b, link.b_port) for link in links if link.a.startswith("ufm"))
-    assert ufm == [(f"ufm00{i + 1}", f"su4-rail{i}-leaf", "sw16p2") for i in range(4)]
+    assert ufm == [(f"ufm00{i + 1}", f"su1-rail{i}-leaf", "sw16p2") for i in range(4)]
     assert all(link.speed_gbps == 200 for link in links if link.a.startswith("ufm"))
 
 
@@ -195,3 +209,30 @@ def test_auto_tiers_pick_two_at_the_limit() -> None:
     build = build_fabric(load_spec_text(_spec(256, "{kind: fat-tree, rail_optimized: true, scalable_unit: 32}")))
     assert build.figures["compute"].tiers == 2
     assert build.figures["compute"].switches == {"leaf": 64, "spine": 32, "core": 0}
+
+
+@pytest.mark.parametrize(
+    ("topology", "says"),
+    [
+        ("{kind: fat-tree, scalable_unit: 32, reserved_slots: 1}", "reserved_slots needs rail_optimized"),
+        ("{kind: fat-tree, rail_optimized: true, scalable_unit: 4, reserved_slots: 4}", "at least one node slot"),
+    ],
+)
+def test_reserved_slots_out_of_place_is_a_finding(topology: str, says: str) -> None:
+    from fabric.model.findings import FabricError
+
+    text = (REPO / "designs" / "superpod-h100-1su.yaml").read_text()
+    text = text.replace("{kind: fat-tree, rail_optimized: true, scalable_unit: 32, tiers: auto}", topology)
+    with pytest.raises(FabricError) as caught:
+        load_spec_text(text)
+    assert [f.code for f in caught.value.findings] == ["spec-invalid"] and says in caught.value.findings[0].message
+
+
+def test_reserved_slots_leave_the_first_sus_last_slots_to_the_non_rail_ports() -> None:
+    text = (REPO / "designs" / "superpod-h100-1su.yaml").read_text().replace("count: 31,", "count: 33,")
+    text = text.replace("scalable_unit: 32, tiers: auto}", "scalable_unit: 32, tiers: auto, reserved_slots: 2}")
+    links = build_fabric(load_spec_text(text)).topology.fabrics["compute"].links
+    rail0 = [(lk.a, lk.b, lk.b_port) for lk in links if lk.b.endswith("rail0-leaf") and lk.tier == "node-leaf"]
+    assert ("dgx030", "su1-rail0-leaf", "sw15p2") in rail0 and ("dgx031", "su2-rail0-leaf", "sw1p1") in rail0
+    assert ("dgx033", "su2-rail0-leaf", "sw2p1") in rail0
+    assert [(a, p) for a, leaf, p in rail0 if a.startswith("ufm")] == [("ufm001", "sw16p1")]
