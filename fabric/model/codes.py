@@ -341,9 +341,10 @@ CODES: tuple[Code, ...] = (
         "ecmp-shortfall",
         "warning",
         "analysis",
-        "static ECMP delivers a whole-cluster ring all-reduce or all-to-all at least traffic.ecmp_warning_pct % of "
-        "what adaptive routing does (the traffic model: hashed queue pairs, max-min fair sharing); on a design of "
-        "small fabrics only (320 switches or fewer each) when the spec sets traffic.ecmp_warning_pct",
+        "static ECMP delivers a whole-cluster job's (at most 2,048 NIC ports) ring all-reduce or all-to-all at "
+        "least traffic.ecmp_warning_pct % of what adaptive routing does (the traffic model: hashed queue pairs, "
+        "max-min fair sharing); on a design of small fabrics only (320 switches or fewer each) when the spec sets "
+        "traffic.ecmp_warning_pct",
         "more queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION, traffic.qps) or adaptive routing / packet "
         "spraying where the switches support it; the finding gives the figures of each",
     ),

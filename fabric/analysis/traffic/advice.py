@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fabric.analysis.traffic.figure import TrafficFigure
-from fabric.analysis.traffic.jobs import SAMPLES, SEEDS, fabric_nodes
+from fabric.analysis.traffic.jobs import SAMPLES, SEEDS, TABLE_PORTS, fabric_nodes
 from fabric.analysis.traffic.model import traffic
 from fabric.analysis.traffic.net import fabric_net
 from fabric.model.findings import Finding, warning
@@ -28,11 +28,21 @@ def shortfalls(design: Design, topology: Topology) -> Iterator[Finding]:
     chosen = fabric_nodes(design, topology, None)
     if settings.ecmp_warning_pct <= 0 or chosen is None or len(chosen[1]) < 2:
         return
-    key, nodes = chosen
-    net, ports = fabric_net(topology.fabrics[key], nodes)
+    key, everyone = chosen
+    net, ports = fabric_net(topology.fabrics[key], everyone)
+    # The job the summary's table measures at most (TABLE_PORTS NIC ports, compactly placed): the model's cost grows
+    # with the job (a sprayed all-to-all over a 32k-GPU fabric took 18 GB), and a fabric whose ECMP falls short
+    # shows it at that size already; `fabric traffic --nodes N` measures any size.
+    nodes, taken = [], 0
+    for n in everyone:
+        taken += len(ports[n])
+        if taken > TABLE_PORTS and len(nodes) >= 2:
+            break
+        nodes.append(n)
     job = [ports[n] for n in nodes]
     if not all(job):
         return
+    what = "whole-cluster" if len(nodes) == len(everyone) else "compactly placed"
     runs = max(1, min(SEEDS, -(-SAMPLES // sum(len(p) for p in job))))
     for pattern, pxn in TRAINING:
         got = traffic(net, job, pattern, "ecmp", qps=settings.qps, seeds=runs, pxn=pxn)
@@ -47,7 +57,7 @@ def shortfalls(design: Design, topology: Topology) -> Iterator[Finding]:
         yield warning(
             "ecmp-shortfall",
             f"fabrics.{key}",
-            f"fabric `{key}`: the whole-cluster {pattern} ({len(nodes):,} nodes) gets {_pct(got)} of the NIC rate per "
+            f"fabric `{key}`: the {what} {pattern} ({len(nodes):,} nodes) gets {_pct(got)} of the NIC rate per "
             f"GPU under static ECMP with {settings.qps} queue pair(s) per connection ({spread}) against {_pct(ideal)} "
             f"under adaptive routing: under {settings.ecmp_warning_pct:g}% of it (traffic.ecmp_warning_pct)"
             + (f"; {closing}" if closing else ""),
