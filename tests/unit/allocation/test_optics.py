@@ -165,3 +165,15 @@ def test_qsfp_dd_cages_without_an_optic_are_a_finding_and_fail_the_plan_candidat
     assert not outcome.ok
     assert outcome.ruling.startswith("optics-missing: ")
     assert "arista-7060dx5-64s" in outcome.ruling and "qsfp-dd" in outcome.ruling
+
+
+def test_connectx8_runs_no_800gbe_on_one_port() -> None:
+    """ConnectX-8 firmware release notes v40.44.0208: "supports 800Gb/s or XDR IB or 2 x 400GbE link speeds. Note:
+    800GbE link speed is not supported on a single port" (catalog hgx-b300 `ethernet_max_gbps: 400`). The bundled
+    Ethernet designs on hgx-b300 plan every node link at 800G: one `nic-port-speed` warning each, with the count;
+    a design on ConnectX-7 (roce-512, 400G) has none."""
+    for design, ports in (("sonic-th5-512", 512), ("eos-roce-1024", 1024)):
+        found = [f for f in built(design).findings if f.code == "nic-port-speed"]
+        assert len(found) == 1, design
+        assert found[0].message.startswith(f"{ports} hgx-b300 port(s) (e.g. gpu001 cx8-0) are planned at 800G")
+    assert not [f for f in built("roce-512").findings if f.code == "nic-port-speed"]
