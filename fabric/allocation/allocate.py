@@ -527,7 +527,12 @@ def _slot(
     cages: tuple[CageKind, CageKind],
 ) -> _Slot:
     needed = link.length_m if link.length_m is not None else (rules.length_for(route) if route is not None else None)
-    choice = chooser.choose(link.speed_gbps, needed, link.media, cages) if needed is not None else None
+    choice = None
+    if needed is not None:
+        # a medium whose plugs fit both cages; else (none fits) the one that reaches, which `cage-plugs` reports
+        choice = chooser.choose(link.speed_gbps, needed, link.media, cages) or chooser.choose(
+            link.speed_gbps, needed, link.media
+        )
     fields = (
         choice.media.kind if choice else "",
         choice.key if choice else "",

@@ -434,6 +434,8 @@ def cage_plugs(catalog: Catalog, topology: Topology, allocation: Allocation) -> 
     fabric: dict[tuple[str, str], str] = {}
     for p in physical_cables(catalog, topology, allocation):
         link = p.links[0]
+        if not link.media:
+            continue  # no medium carries it: cable-reach reports it
         for side in (p.a, p.b):
             for e in side:
                 key = (e.device, e.cage)
