@@ -600,10 +600,10 @@ def _one_plug_per_cage(
             floor[i] = worst
             needed = worst if kinds != OPTICAL_KINDS else placed[i][3]
             # the medium for the cage's longest link, at this link's speed (of the picked kind), cut to its length
-            medium = chooser.choose(c.link.speed_gbps, worst, None, placed[i][2], (pick.media.kind,))
-            if needed is None or medium is None:
+            same = chooser.choose(c.link.speed_gbps, worst, None, placed[i][2], (pick.media.kind,))
+            if needed is None or same is None:
                 continue
-            choice = chooser.choose(c.link.speed_gbps, needed, medium.key, placed[i][2])
+            choice = chooser.choose(c.link.speed_gbps, needed, same.key, placed[i][2])
             if choice is None or (choice.key, choice.length_m) == (c.media, c.length_m):
                 continue
             cables[first + i] = replace(

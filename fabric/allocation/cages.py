@@ -4,6 +4,7 @@ plugs must fit both cages) and the optics (optics.py: a transceiver per cage end
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 
 from fabric.model.topology import Device
@@ -34,7 +35,7 @@ def node_cages(node_type: NodeType) -> dict[str, tuple[str, CageKind]]:
 class CageLookup:
     """A device's port → (cage id, cage kind), memoised per model (hundreds of thousands of ports)."""
 
-    def __init__(self, catalog: Catalog, devices: dict[str, Device]) -> None:
+    def __init__(self, catalog: Catalog, devices: Mapping[str, Device]) -> None:
         self._catalog = catalog
         self._devices = devices
         self._by_model: dict[tuple[str, str | None], tuple[dict[str, tuple[str, CageKind]], CageKind]] = {}
