@@ -21,16 +21,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 from typing import Literal
 
+from fabric.allocation.cages import CageKind, CageLookup
 from fabric.fast.addresses import LazyIPv4Interface, LazyIPv6Interface
 from fabric.fast.frozen import maker
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, error
 from fabric.model.kinds import Layer, MediaKind, Tier
 from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Topology
+from fabric.spec.catalog import Media
 from fabric.spec.loader import Design
 from fabric.spec.platforms import mgmt_port
 from fabric.spec.schema import AsnPlan
@@ -517,9 +519,20 @@ def _mgmt(
 _Slot = tuple[float | None, Choice | None, tuple[MediaKind | Literal[""], str, str, float | None, float | None]]
 
 
-def _slot(rules: CablingRules, chooser: MediaChooser, route: float | None, link: Link) -> _Slot:
+def _slot(
+    rules: CablingRules,
+    chooser: MediaChooser,
+    route: float | None,
+    link: Link,
+    cages: tuple[CageKind, CageKind],
+) -> _Slot:
     needed = link.length_m if link.length_m is not None else (rules.length_for(route) if route is not None else None)
-    choice = chooser.choose(link.speed_gbps, needed, link.media) if needed is not None else None
+    choice = None
+    if needed is not None:
+        # a medium whose plugs fit both cages; else (none fits) the one that reaches, which `cage-plugs` reports
+        choice = chooser.choose(link.speed_gbps, needed, link.media, cages) or chooser.choose(
+            link.speed_gbps, needed, link.media
+        )
     fields = (
         choice.media.kind if choice else "",
         choice.key if choice else "",
@@ -530,11 +543,83 @@ def _slot(rules: CablingRules, chooser: MediaChooser, route: float | None, link:
     return needed, choice, fields
 
 
+# A cage takes one plug (NVIDIA LinkX: a switch's twin-port OSFP cage takes "Twin port, 2x400G OSFP plugs for
+# transceivers, copper DACs and ACCs", https://docs.nvidia.com/networking/display/800GMMA4Z00NS/Overview): the links
+# sharing a twin-port cage ride one twin-port transceiver (a fibre each, to any far ends) or one twin-port cable (both
+# links to one far cage, one length: "link together two twin-port, OSFP-based ... switches",
+# https://docs.nvidia.com/networking/display/mcp4y10nxxx2x400pub/overview). So where a cage's links would take
+# different media, or a twin-port cable whose links part ways, they all take fibre with transceivers (the medium the
+# longest of them needs); a twin-port cable of two lengths takes the longer. The change can unsettle the far cages,
+# which are looked at in turn (media only move to fibre, so this ends). A forced medium (`link.media`) stays: the
+# allocation check `cage-plugs` reports a cage it leaves with two plugs.
+OPTICAL_KINDS = ("mmf", "smf")
+_Placed = tuple[tuple[str, str], tuple[str, str], tuple[CageKind, CageKind], float | None]
+
+
+def _one_plug_per_cage(
+    cables: list[Cable],
+    first: int,
+    placed: list[_Placed],
+    chooser: MediaChooser,
+    media: Mapping[str, Media],
+) -> None:
+    by_cage: dict[tuple[str, str], list[int]] = {}
+    for i, (a, b, _, _) in enumerate(placed):
+        by_cage.setdefault(a, []).append(i)
+        by_cage.setdefault(b, []).append(i)
+    pending = [k for k, v in by_cage.items() if len(v) > 1]
+    # the length each link's medium is chosen for: it only grows (to the longest link of a cage it shares), so the
+    # media only move towards longer reach and the pass ends
+    floor = [p[3] or 0.0 for p in placed]
+    while pending:
+        cage = pending.pop()
+        idx = by_cage[cage]
+        here = [cables[first + i] for i in idx]
+        if any(c.link.media for c in here) or any(not c.media for c in here):
+            continue  # a forced medium, or a link no medium carries: reported, not moved
+        names = {c.media for c in here}
+        kinds: tuple[str, ...] = OPTICAL_KINDS
+        if all(c.media_kind in OPTICAL_KINDS for c in here):
+            continue  # transceivers: the cage's one module is the optics' business (optics-missing, cage-plugs)
+        if len(names) == 1:
+            medium = media[next(iter(names))]
+            if medium.kind in OPTICAL_KINDS or medium.links <= 1:
+                continue
+            far = {placed[i][1] if placed[i][0] == cage else placed[i][0] for i in idx}
+            if len(far) == 1 and len(idx) <= medium.links:
+                if len({c.part for c in here}) == 1:
+                    continue
+                kinds = (medium.kind,)  # one twin-port cable of two lengths: the longer
+        worst = max(floor[i] for i in idx)
+        longest = max(idx, key=lambda i: floor[i])
+        pick = chooser.choose(cables[first + longest].link.speed_gbps, worst, None, placed[longest][2], kinds)
+        if pick is None:
+            continue  # no allowed medium serves the cage: `cage-plugs` reports it
+        for i in idx:
+            c = cables[first + i]
+            floor[i] = worst
+            needed = worst if kinds != OPTICAL_KINDS else placed[i][3]
+            # the medium for the cage's longest link, at this link's speed (of the picked kind), cut to its length
+            same = chooser.choose(c.link.speed_gbps, worst, None, placed[i][2], (pick.media.kind,))
+            if needed is None or same is None:
+                continue
+            choice = chooser.choose(c.link.speed_gbps, needed, same.key, placed[i][2])
+            if choice is None or (choice.key, choice.length_m) == (c.media, c.length_m):
+                continue
+            cables[first + i] = replace(
+                c, media_kind=choice.media.kind, media=choice.key, part=chooser.part(choice), length_m=choice.length_m
+            )
+            other = placed[i][1] if placed[i][0] == cage else placed[i][0]
+            if len(by_cage[other]) > 1:
+                pending.append(other)
+
+
 def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[Finding]]:
     spec = design.spec
     cables: list[Cable] = []
     findings: list[Finding] = []
     devices, racks = topo.devices, topo.racks
+    cage_of = CageLookup(design.catalog, devices)
     for key, ft in topo.fabrics.items():
         rules = CablingRules.resolve(spec.fabrics[key].cabling, spec.cabling)
         chooser = MediaChooser(design.catalog.media, rules, ft.technology)
@@ -542,9 +627,11 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
         too_long: list[tuple[float, Link]] = []
         # cables of one route length and speed (a rack pair, the same unit offsets) get the same medium and part:
         # choose once per such slot
-        cache: dict[tuple[float | None, int, str | None], _Slot] = {}
+        cache: dict[tuple[float | None, int, str | None, CageKind, CageKind], _Slot] = {}
         cable_id = key.replace("%", "%%") + f"-%0{width}d"  # `cable_id % n`: the fabric, then n zero-padded
         layout, tray = spec.racks, rules.tray_height_m
+        first = len(cables)
+        placed: list[_Placed] = []
         for n, link in enumerate(ft.links, start=1):
             a, b = devices[link.a], devices[link.b]
             ra, rb = racks.get(a.rack or ""), racks.get(b.rack or "")  # the route between the two ends
@@ -553,16 +640,19 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
                 if ra is not None and rb is not None and a.u and b.u
                 else None
             )
-            slot = (route, link.speed_gbps, link.media)
+            (a_cage, a_kind), (b_cage, b_kind) = cage_of(link.a, link.a_port), cage_of(link.b, link.b_port)
+            slot = (route, link.speed_gbps, link.media, a_kind, b_kind)
             hit = cache.get(slot) if link.length_m is None else None
             if hit is None:
-                hit = _slot(rules, chooser, route, link)
+                hit = _slot(rules, chooser, route, link, (a_kind, b_kind))
                 if link.length_m is None:
                     cache[slot] = hit
             needed, choice, fields = hit
             if needed is not None and choice is None:
                 too_long.append((needed, link))
             cables.append(_cable(cable_id % n, link, a.rack or "", a.u, b.rack or "", b.u, *fields))
+            placed.append(((link.a, a_cage), (link.b, b_cage), (a_kind, b_kind), needed))
+        _one_plug_per_cage(cables, first, placed, chooser, design.catalog.media)
         if too_long:
             needed, worst = max(too_long, key=lambda t: t[0])
             kinds = ", ".join(rules.kinds) if rules.kinds else "any"

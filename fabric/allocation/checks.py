@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from fabric.allocation.allocate import Allocation, AsnRow
-from fabric.allocation.optics import mixed_cages, optics
+from fabric.allocation.optics import cage_plugs, misfits, mixed_cages, optics
 from fabric.analysis.checks import Context
 from fabric.model.findings import Finding, error, warning
 from fabric.model.kinds import Layer
@@ -142,6 +142,71 @@ def check_cage_modes(ctx: AllocationContext) -> Iterator[Finding]:
         )
 
 
+def check_cage_plugs(ctx: AllocationContext) -> Iterator[Finding]:
+    """A cage takes one plug that fits it (fabric/allocation/optics.py, cage_plugs and misfits): the media choice
+    keeps it so; a forced medium, a part file's media or a fabric's `cabling.media` may not."""
+    catalog, topology, allocation = ctx.design.catalog, ctx.topology, ctx.allocation
+    by_fabric: dict[str, list[str]] = defaultdict(list)
+    for c in cage_plugs(catalog, topology, allocation):
+        by_fabric[c.fabric].append(f"{c.device} cage {c.cage} ({' + '.join(c.plugs)})")
+    for fabric, cages in sorted(by_fabric.items()):
+        yield warning(
+            "cage-plugs",
+            f"fabrics.{fabric}",
+            f"{len(cages)} cage(s) would take two plugs: {_list(cages, 3)}; a twin-port cage takes one transceiver "
+            "or one twin-port cable, so one of its links has no place",
+            "let the cage's links take one medium: allow fibre (`cabling.media`: mmf or smf, a twin-port "
+            "transceiver serves both), or drop the forced medium of one of its links",
+        )
+    for miss in misfits(catalog, topology, allocation):
+        connector, top, ports = miss.cage
+        shape = " ".join(x for x in (connector, top or "", f"{ports}-port" if ports else "") if x)
+        yield warning(
+            "cage-plugs",
+            f"fabrics.{miss.fabric}",
+            f"{miss.ends} cable end(s) of medium {miss.media} (e.g. {miss.example}) are in a {shape} cage its plugs "
+            "do not fit (catalog media `ends`)",
+            "allow a medium whose plug fits that cage, or fibre with transceivers (`cabling.media`)",
+        )
+
+
+def check_nic_speeds(ctx: AllocationContext) -> Iterator[Finding]:
+    """A node port's link runs at a speed its NIC runs on one port for the fabric's technology (catalog
+    `ethernet_max_gbps`: ConnectX-8 runs 800G as XDR InfiniBand, Ethernet as 2 x 400GbE)."""
+    catalog, devices = ctx.design.catalog, ctx.topology.devices
+    limits: dict[str, dict[str, int]] = {}
+    for fabric, ft in sorted(ctx.topology.fabrics.items()):
+        if ft.technology != "ethernet":
+            continue
+        over: dict[tuple[str, int, int], list[str]] = defaultdict(list)  # (model, speed, its limit) → ports
+        for link in ft.links:
+            for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
+                device = devices[name]
+                if device.layer != Layer.NODE:
+                    continue
+                model = device.model
+                if model not in limits:
+                    limits[model] = {
+                        p.name: g.ethernet_max_gbps
+                        for g in catalog.nodes[model].ports.values()
+                        if g.ethernet_max_gbps is not None
+                        for p in g.port_list()
+                    }
+                top = limits[model].get(port)
+                if top is not None and link.speed_gbps > top:
+                    over[(model, link.speed_gbps, top)].append(f"{name} {port}")
+        for (model, speed, top), ports in sorted(over.items()):
+            yield warning(
+                "nic-port-speed",
+                f"fabrics.{fabric}",
+                f"{len(ports)} {model} port(s) (e.g. {ports[0]}) are planned at {speed}G Ethernet; their NIC runs "
+                f"at most {top}G Ethernet on one port (catalog `ethernet_max_gbps`), so those links do not come up "
+                "at that speed",
+                f"plan the fabric's node links at {top}G (a NIC's two ports, as the DGX B300's 2 x 400G), or run the "
+                "NICs as InfiniBand",
+            )
+
+
 AllocationCheck = Callable[[AllocationContext], Iterator[Finding]]
 
 ALLOCATION_CHECKS: dict[str, AllocationCheck] = {
@@ -149,6 +214,8 @@ ALLOCATION_CHECKS: dict[str, AllocationCheck] = {
     "unique-addresses": check_unique_addresses,
     "optics": check_optics,
     "cage-modes": check_cage_modes,
+    "cage-plugs": check_cage_plugs,
+    "nic-speeds": check_nic_speeds,
 }
 
 

@@ -13,9 +13,9 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 
 from fabric.allocation.allocate import Allocation
+from fabric.allocation.cages import CageKind, CageLookup, node_cages, switch_cages
 from fabric.model.cable import Cable
 from fabric.model.topology import Device, Topology
 from fabric.spec.catalog import (
@@ -30,7 +30,7 @@ from fabric.spec.catalog import (
 
 OPTICAL = ("mmf", "smf")
 
-CageKind = tuple[str, str | None, int | None]  # connector, thermal top, ports per cage (None: not declared)
+_switch_cages, _node_cages = switch_cages, node_cages
 _Ends = tuple[dict[str, tuple[str, CageKind]], CageKind, bool, str, tuple[str, str | None]]
 _EndKey = tuple[tuple[str, str | None], str, str, int, str]  # model, port, medium kind, speed, fabric
 _End = tuple[str, "Transceiver | None", "str | None", CageKind]  # cage, transceiver, its catalog key, cage kind
@@ -68,24 +68,6 @@ class Optics:
     optics_w: Mapping[str, float]  # rack → node-side transceiver power
     cables: Mapping[tuple[str, str, str, float | None], int]  # (fabric, medium, part, length) → cables/fibres
     unmatched: tuple[Unmatched, ...]
-
-
-@cache
-def _switch_cages(model: SwitchModel, platform: str | None) -> dict[str, tuple[int, CageKind]]:
-    groups = {g.group: g for g in model.ports}
-    out: dict[str, tuple[int, CageKind]] = {}
-    for name, ports in port_candidates(model, platform).items():
-        group = groups[ports[0].group]
-        out[name] = (ports[0].cage, (ports[0].connector, group.top, group.ports_per_cage))
-    return out
-
-
-def _node_cages(node_type: NodeType) -> dict[str, tuple[str, CageKind]]:
-    out: dict[str, tuple[str, CageKind]] = {}
-    for group in node_type.ports.values():
-        for port in group.port_list():
-            out[port.name] = (port.cage or port.name, (group.connector, group.top, group.ports_per_cage))
-    return out
 
 
 def _ends(catalog: Catalog, device: Device, memo: dict[tuple[str, str | None], _Ends]) -> _Ends:
@@ -412,3 +394,81 @@ def mixed_cages(catalog: Catalog, topology: Topology) -> tuple[MixedCage, ...]:
             shown = tuple((port, rate, far) for port, (rate, far) in sorted(cages[(name, cage)].items()))
             found.append(MixedCage(fabric, name, cage, shown))
     return tuple(found)
+
+
+# --------------------------------------------------------------------------------------------- one plug per cage
+#
+# A cage takes one plug: one transceiver (a twin-port module serves both ports of its cage, a fibre each) or one
+# cable's plug (a twin-port DAC/ACC carries both ports of its cage to one far cage). NVIDIA LinkX: the switches'
+# twin-port OSFP cages take "Twin port, 2x400G OSFP plugs for transceivers, copper DACs and ACCs"
+# (https://docs.nvidia.com/networking/display/800GMMA4Z00NS/Overview). And a cable's plugs fit their cages: the
+# catalog's media `ends` (connector, top, ports per cage), e.g. the OSFP-to-OSFP twin-port DAC has "both ends being
+# finned-top connectors" (https://docs.nvidia.com/networking/display/mcp4y10nxxx2x400pub/overview), so it does not
+# go into a ConnectX-7 single-port flat-top cage.
+
+
+@dataclass(frozen=True)
+class CagePlugs:
+    """A cage the sheet gives more than one plug: what is plugged (transceiver keys, or `medium cable-id`)."""
+
+    fabric: str
+    device: str
+    cage: str
+    plugs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Misfit:
+    """Cable ends whose plug does not fit their cage, per fabric, medium and cage kind."""
+
+    fabric: str
+    media: str
+    cage: CageKind
+    ends: int
+    example: str  # "device port"
+
+
+def cage_plugs(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[CagePlugs, ...]:
+    """The cages holding more than one plug on the physical sheet, in sheet order."""
+    plugs: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
+    fabric: dict[tuple[str, str], str] = {}
+    for p in physical_cables(catalog, topology, allocation):
+        link = p.links[0]
+        if not link.media:
+            continue  # no medium carries it: cable-reach reports it
+        for side in (p.a, p.b):
+            for e in side:
+                key = (e.device, e.cage)
+                if e.transceiver:
+                    plug = e.transceiver
+                elif link.media_kind in OPTICAL:
+                    plug = f"{link.media} (no transceiver)"  # optics-missing reports it; its fibres share the cage
+                else:
+                    plug = f"{link.media or 'none'} {link.cable_id}"
+                plugs[key][plug] = None
+                fabric.setdefault(key, link.link.fabric)
+    return tuple(CagePlugs(fabric[k], *k, tuple(v)) for k, v in plugs.items() if len(v) > 1)
+
+
+def misfits(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Misfit, ...]:
+    """The cable ends (DAC, ACC, AOC, copper) whose medium's plug does not fit the cage the port sits in."""
+    cage_of = CageLookup(catalog, topology.devices)
+    found: Counter[tuple[str, str, CageKind]] = Counter()
+    example: dict[tuple[str, str, CageKind], str] = {}
+    for c in allocation.cables:
+        medium = catalog.media.get(c.media) if c.media else None
+        if medium is None or medium.ends is None:
+            continue
+        link = c.link
+        a, b = cage_of(link.a, link.a_port)[1], cage_of(link.b, link.b_port)[1]
+        if medium.fits(a, b):
+            continue
+        # the end that fits neither plug, else (each fits, but not both together) the b end
+        bad = [
+            (n, p, k) for n, p, k in ((link.a, link.a_port, a), (link.b, link.b_port, b)) if not medium.fits(k, None)
+        ]
+        for name, port, kind in bad or [(link.b, link.b_port, b)]:
+            key = (link.fabric, c.media, kind)
+            found[key] += 1
+            example.setdefault(key, f"{name} {port}")
+    return tuple(Misfit(*k, n, example[k]) for k, n in sorted(found.items(), key=lambda kv: str(kv[0])))

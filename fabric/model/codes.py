@@ -204,6 +204,21 @@ CODES: tuple[Code, ...] = (
         "the links in one cage share one signalling (lane rate): no HDR 50G-PAM4 port in an NDR 100G-PAM4 cage",
         "a link of the other signalling does not come up: give that device a cage of its own (2 x 200G splitter)",
     ),
+    _c(
+        "cage-plugs",
+        "warning",
+        "allocation",
+        "a cage takes one plug that fits it: the links in a twin-port cage ride one transceiver or one twin-port "
+        "cable, and a cable's plugs (catalog media `ends`) fit the cages at both ends",
+        "let the cage's links take one medium (fibre with a twin-port transceiver), or give the medium that fits",
+    ),
+    _c(
+        "nic-port-speed",
+        "warning",
+        "allocation",
+        "a node port runs its link's speed on that technology (ConnectX-8: no 800GbE on one port)",
+        "run the NIC's port at the speed it supports (ConnectX-8: 2 x 400GbE), or use InfiniBand XDR",
+    ),
     _c("duplicate-address", "error", "allocation", "no address is assigned twice; pools disjoint", "split pools"),
     _c("duplicate-asn", "error", "allocation", "only switches of one tier share an ASN", "own asn.leaf_start"),
     # ---- intent

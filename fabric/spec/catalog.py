@@ -219,6 +219,13 @@ class NodePortGroup(StrictModel):
     connector: str = "osfp"
     top: Top | None = Field(default=None, description=TOP_DOC)
     ports_per_cage: Int | None = Field(default=None, ge=1, le=8, description=PORTS_PER_CAGE_DOC)
+    ethernet_max_gbps: Int | None = Field(
+        default=None,
+        ge=1,
+        le=100_000,
+        description="The fastest Ethernet speed one port of the NIC runs, where below `speed_gbps` (ConnectX-8: "
+        "800G as XDR InfiniBand, Ethernet 2 x 400GbE, no 800GbE on one port). None: `speed_gbps`.",
+    )
     ports: list[NodePort] | None = Field(default=None, description="Ports in order; or give `count` and `name`.")
     count: Int | None = Field(default=None, ge=1, le=1024)
     name: str | None = Field(default=None, description="Port name template with `{n}` (1-based).")
@@ -316,6 +323,29 @@ class NodeType(StrictModel):
         return check_unverified(cls, value)
 
 
+class MediaEnd(StrictModel):
+    """The plug at one end of a cable assembly (DAC, ACC, AOC, copper): the cages it fits."""
+
+    connectors: list[str] = Field(
+        min_length=1,
+        max_length=8,
+        description="Cage types the plug fits (`osfp`; a QSFP56 plug also sits in a QSFP28 or QSFP112 cage).",
+    )
+    top: Top | None = Field(default=None, description=TOP_DOC)
+    ports_per_cage: Int | None = Field(
+        default=None, ge=1, le=8, description="Ports of the cage the plug fills: 2 for a twin-port OSFP plug."
+    )
+    plugs: Int = Field(default=1, ge=1, le=8, description="Plugs at this end: a 1:2 splitter's split end has 2.")
+
+    def fits(self, connector: str, top: str | None, ports_per_cage: int | None) -> bool:
+        """Whether the plug goes into a cage of this connector, thermal top and ports per cage (None: any)."""
+        return (
+            connector in self.connectors
+            and (top is None or self.top is None or self.top == top)
+            and (ports_per_cage is None or self.ports_per_cage is None or self.ports_per_cage == ports_per_cage)
+        )
+
+
 class Media(StrictModel):
     kind: MediaKind
     description: str
@@ -342,12 +372,27 @@ class Media(StrictModel):
         description="Logical links one cable carries between one pair of cages (an OSFP-to-OSFP twin-port DAC/ACC: "
         "2, both 400G links of a cage pair); the BOM counts one cable per cage pair up to this many links.",
     )
+    ends: tuple[MediaEnd, MediaEnd] | None = Field(
+        default=None,
+        description="Its plugs, one end each (DAC, ACC, AOC, copper): the cages each end fits. None for fibre (mmf, "
+        "smf: its ends are transceivers, chosen per cage) or where no datasheet gives them (then any cage).",
+    )
     unverified: tuple[str, ...] = Field(default=(), description=UNVERIFIED_DOC)
 
     @field_validator("unverified")
     @classmethod
     def _unverified(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return check_unverified(cls, value)
+
+    def fits(self, a: tuple[str, str | None, int | None] | None, b: tuple[str, str | None, int | None] | None) -> bool:
+        """Whether its plugs fit a link's two cages (connector, top, ports per cage; None: unknown), either way
+        round; a medium without `ends` fits any."""
+        if self.ends is None:
+            return True
+        x, y = self.ends
+        return ((a is None or x.fits(*a)) and (b is None or y.fits(*b))) or (
+            (a is None or y.fits(*a)) and (b is None or x.fits(*b))
+        )
 
     @field_validator("kind")
     @classmethod

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from fabric.spec.catalog import Media
 from fabric.spec.schema import CablingPolicy
 
+CageKind = tuple[str, str | None, int | None]  # connector, thermal top, ports per cage (as allocation.cages)
+
 DEFAULT_SLACK_PCT = 10.0
 DEFAULT_SERVICE_LOOP_M = 1.0
 DEFAULT_TRAY_HEIGHT_M = 0.3
@@ -92,10 +94,22 @@ class MediaChooser:
             found = self._candidates[speed] = usable
         return found
 
-    def choose(self, speed: int, needed_m: float, forced: str | None = None) -> Choice | None:
-        options = (
-            [(forced, self._media[forced])] if forced is not None and forced in self._media else self.candidates(speed)
-        )
+    def choose(
+        self,
+        speed: int,
+        needed_m: float,
+        forced: str | None = None,
+        cages: tuple[CageKind | None, CageKind | None] = (None, None),
+        kinds: tuple[str, ...] | None = None,
+    ) -> Choice | None:
+        """The first medium (of `kinds`, where given) that carries the speed, reaches `needed_m` and whose plugs
+        fit both ends' `cages` (connector, top, ports per cage; None: unknown); a `forced` medium as it is."""
+        if forced is not None and forced in self._media:
+            options: Sequence[tuple[str, Media]] = [(forced, self._media[forced])]
+        else:
+            options = [
+                (key, m) for key, m in self.candidates(speed) if (kinds is None or m.kind in kinds) and m.fits(*cages)
+            ]
         for key, m in options:
             if needed_m <= m.reach_m:
                 lengths = m.lengths_m  # ascending (the catalog refuses others): the first long enough, by bisection

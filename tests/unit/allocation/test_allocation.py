@@ -16,6 +16,7 @@ import pytest
 
 from fabric import Build, Finding, Severity, build_fabric, load_spec_text
 from fabric.allocation.allocate import AddressRow
+from fabric.allocation.cages import CageKind, CageLookup
 from fabric.model.cable import Cable
 from fabric.model.topology import LAYER_RANK
 from fabric.spec.catalog import Media, port_candidates
@@ -590,11 +591,19 @@ def test_length_code(length: float, code: str) -> None:
 
 
 def _expected_choice(
-    media: dict[str, Media], kinds: Sequence[str] | None, technology: str, speed: int, needed: float
+    media: dict[str, Media],
+    kinds: Sequence[str] | None,
+    technology: str,
+    speed: int,
+    needed: float,
+    cages: tuple[CageKind | None, CageKind | None] = (None, None),
 ) -> tuple[str, float] | None:
     """The rule, spelled out: the first allowed medium (catalog order, or the order of `kinds`) that
-    carries the speed and has an orderable length that reaches; its shortest such length."""
-    usable = [(k, m) for k, m in media.items() if technology in m.technologies and speed in m.speeds_gbps]
+    carries the speed, whose plugs fit both cages (catalog `ends`) and has an orderable length that reaches; its
+    shortest such length."""
+    usable = [
+        (k, m) for k, m in media.items() if technology in m.technologies and speed in m.speeds_gbps and m.fits(*cages)
+    ]
     if kinds is not None:
         usable = sorted((c for c in usable if c[1].kind in kinds), key=lambda c: list(kinds).index(c[1].kind))
     for key, m in usable:
@@ -617,10 +626,13 @@ def _needed(build: Build, cable: Cable, slack_pct: float = 10.0, loop_m: float =
 def _check_choices(build: Build, kinds: Sequence[str] | None, slack: float = 10.0, loop: float = 1.0) -> Counter[str]:
     media = dict(build.design.catalog.media)
     seen: Counter[str] = Counter()
+    cage_of = CageLookup(build.design.catalog, build.topology.devices)
     for cable in build.allocation.cables:
         ft = build.topology.fabrics[cable.link.fabric]
         needed = _needed(build, cable, slack, loop)
-        expected = _expected_choice(media, kinds, ft.technology, cable.link.speed_gbps, needed)
+        link = cable.link
+        cages = (cage_of(link.a, link.a_port)[1], cage_of(link.b, link.b_port)[1])
+        expected = _expected_choice(media, kinds, ft.technology, link.speed_gbps, needed, cages)
         assert expected is not None, cable.cable_id
         assert (cable.media, cable.length_m) == expected, (cable.cable_id, needed)
         assert cable.length_m is not None and cable.length_m >= needed - 1e-9
@@ -631,7 +643,8 @@ def _check_choices(build: Build, kinds: Sequence[str] | None, slack: float = 10.
 
 def test_media_chosen_by_distance_dac_then_longer_reach() -> None:
     # the 1-SU SuperPOD without its mmf-only rule: in-rack leaf-spine runs are short enough for a
-    # DAC; the node runs across the room need fibre (mmf at 400G, aoc for the 200G UFM ports)
+    # DAC; the node runs across the room need fibre (mmf at 400G, and for the 200G UFM ports too: the QSFP56 AOC has
+    # no plug for the leaf's twin-port OSFP cage, catalog media `ends`)
     text = edit((DESIGNS / "superpod-h100-1su.yaml").read_text(encoding="utf-8"), "cabling: {media: [mmf]}", "")
     build = build_text(text)
     kinds = _check_choices(build, None)
@@ -652,10 +665,12 @@ def test_orderable_length_covers_route_slack_and_service_loop(design: str) -> No
         assert sub
         media = dict(build.design.catalog.media)
         ft = build.topology.fabrics[key]
+        cage_of = CageLookup(build.design.catalog, build.topology.devices)
         for cable in sub:
             needed = _needed(build, cable)
+            cages = (cage_of(cable.link.a, cable.link.a_port)[1], cage_of(cable.link.b, cable.link.b_port)[1])
             assert (cable.media, cable.length_m) == _expected_choice(
-                media, kinds, ft.technology, cable.link.speed_gbps, needed
+                media, kinds, ft.technology, cable.link.speed_gbps, needed, cages
             ), cable.cable_id
 
 

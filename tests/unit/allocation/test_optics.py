@@ -3,6 +3,8 @@ link, twin-port copper per cage pair, and the finding for an optical end no tran
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from fabric.allocation.optics import optics, transceiver_for
@@ -76,18 +78,19 @@ def test_the_transceiver_is_the_one_that_fits_the_cage(
 
 def test_roce_512_bom_by_hand() -> None:
     """roce-512: 64 hgx-8gpu (8 single-port 400G ConnectX-7 OSFP NICs each), 8 rail leaves and 4 spines of SN5600
-    at 2 x 400G per cage. Node-leaf: 512 links, 511 on multimode fibre and one (gpu064 nic7) on a 5 m ACC;
-    leaf-spine: 8 leaves x 64 up links = 512 links on copper, the two 400G halves of each leaf up cage to the same
-    spine cage, so 256 cage pairs: 256 twin-port DAC/ACC (not 512). Copper: 256 + the node ACC = 257.
-    Optics: node side one single-port flat-top SR4 per fibre NIC (511); switch side one finned twin-port per used
-    leaf down cage: 512 node links fill 256 cages (swp32 of su1-rail7-leaf holds one fibre and the ACC: one
-    module). Fibres: one MPO-12/APC per 400G link: 511."""
+    at 2 x 400G per cage. Node-leaf: 512 links, all on multimode fibre: the twin-port OSFP ACC (both ends finned
+    twin-port plugs, for switches) does not go into a ConnectX-7 single-port flat-top cage, so gpu064 nic7 (5 m,
+    on an ACC before) takes fibre like gpu063 nic7, which shares its leaf cage (su1-rail7-leaf swp32: one module).
+    Leaf-spine: 8 leaves x 64 up links = 512 links on copper, the two 400G halves of each leaf up cage to the same
+    spine cage, so 256 cage pairs: 256 twin-port DAC/ACC (not 512).
+    Optics: node side one single-port flat-top SR4 per NIC (512); switch side one finned twin-port per used leaf
+    down cage: 512 node links fill 256 cages. Fibres: one MPO-12/APC per 400G link: 512."""
     bom = _bom("roce-512")
-    assert bom[("transceiver", "osfp-400g-sr4-flat", "compute", "node side")] == 511
+    assert bom[("transceiver", "osfp-400g-sr4-flat", "compute", "node side")] == 512
     assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "switch side")] == 256
     assert ("transceiver", "osfp-2x400g-sr8", "compute", "node side") not in bom  # the switch part is not the NIC's
-    assert _cables("roce-512", "mmf-400g") == 511
-    assert _cables("roce-512", "dac-400g") + _cables("roce-512", "acc-400g") == 257
+    assert _cables("roce-512", "mmf-400g") == 512
+    assert _cables("roce-512", "dac-400g") + _cables("roce-512", "acc-400g") == 256
     spine = [
         c for c in built("roce-512").allocation.cables if c.link.tier == "leaf-spine" and c.media_kind in ("dac", "acc")
     ]
@@ -96,18 +99,23 @@ def test_roce_512_bom_by_hand() -> None:
 
 def test_sonic_th5_512_bom_by_hand() -> None:
     """sonic-th5-512: 64 hgx-b300 (8 x 800G each), 16 leaves and 8 spines of AS9817-64O at 800G (one link per
-    cage). Node-leaf: 512 links, 486 on fibre and 26 on ACC; leaf-spine: 512 links, 192 on fibre, 160 DAC, 160 ACC.
-    An 800G link between twin-port 2 x SR4 modules is two 4-lane links: two MPO-12/APC fibres, so (486 + 192) x 2 =
-    1356 fibres (not 678). Copper: one cable per cage pair, one 800G link each: 160 DAC, 160 + 26 = 186 ACC.
-    Switch-side modules: 486 leaf down cages + 192 x 2 leaf/spine cages = 870; node side 486."""
+    cage). Node-leaf: 512 links, all on fibre: the ConnectX-8 cage is a single-port flat-top OSFP (catalog,
+    unverified), which the switches' twin-port ACC does not fit (26 links were on ACC before); leaf-spine: 512
+    links, 192 on fibre, 160 DAC, 160 ACC. An 800G link between twin-port 2 x SR4 modules is two 4-lane links: two
+    MPO-12/APC fibres, so (512 + 192) x 2 = 1408 fibres (not 704). Copper: one cable per cage pair, one 800G link
+    each: 160 DAC, 160 ACC. Switch-side modules: 512 leaf down cages + 192 x 2 leaf/spine cages = 896. Node side:
+    none: no catalog module fits a single-port flat-top OSFP at 800G (the finned twin-port switch module did
+    before), which `optics-missing` reports; and ConnectX-8 runs no 800GbE on one port (`nic-port-speed`)."""
     bom = _bom("sonic-th5-512")
-    assert _cables("sonic-th5-512", "mmf-400g") == 1356
+    assert _cables("sonic-th5-512", "mmf-400g") == 1408
     assert _cables("sonic-th5-512", "dac-400g") == 160
-    assert _cables("sonic-th5-512", "acc-400g") == 186
-    assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "switch side")] == 870
-    assert sum(n for (cat, _, _, side), n in bom.items() if cat == "transceiver" and side == "node side") == 486
+    assert _cables("sonic-th5-512", "acc-400g") == 160
+    assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "switch side")] == 896
+    assert sum(n for (cat, _, _, side), n in bom.items() if cat == "transceiver" and side == "node side") == 0
     links = [c for c in built("sonic-th5-512").allocation.cables if c.media_kind == "mmf"]
-    assert len(links) == 678 and {c.link.speed_gbps for c in links} == {800}
+    assert len(links) == 704 and {c.link.speed_gbps for c in links} == {800}
+    codes = Counter(f.code for f in built("sonic-th5-512").findings)
+    assert codes["optics-missing"] == 1 and codes["nic-port-speed"] == 1
 
 
 def test_4su_superpod_bom_is_nvidias_with_the_right_part_on_each_side() -> None:
@@ -125,11 +133,19 @@ def test_4su_superpod_bom_is_nvidias_with_the_right_part_on_each_side() -> None:
 
 
 def test_every_optical_end_of_the_bundled_designs_has_a_transceiver() -> None:
-    for design in ("roce-512", "sonic-th5-512", "superpod-h100-4su"):
+    for design in ("roce-512", "superpod-h100-4su", "gb200-nvl72-1su"):
         build = built(design)
         assert optics(build.design.catalog, build.topology, build.allocation).unmatched == ()
         assert not [f for f in build.findings if f.code == "optics-missing"]
         assert costing(build).unmatched_optics == ()
+    # known gap: the hgx-b300's ConnectX-8 cage (single-port flat-top OSFP) at 800G has no catalog module; the
+    # switch's finned twin-port one went there before. Reported, never a silent zero.
+    build = built("sonic-th5-512")
+    unmatched = optics(build.design.catalog, build.topology, build.allocation).unmatched
+    assert [(u.device_model, u.cage, u.kind, u.speed_gbps, u.ends) for u in unmatched] == [
+        ("hgx-b300", ("osfp", "flat", 1), "mmf", 800, 512)
+    ]
+    assert len([f for f in build.findings if f.code == "optics-missing"]) == 1
 
 
 # --------------------------------------------------------------------------------------------- no optic: a finding
@@ -149,3 +165,15 @@ def test_qsfp_dd_cages_without_an_optic_are_a_finding_and_fail_the_plan_candidat
     assert not outcome.ok
     assert outcome.ruling.startswith("optics-missing: ")
     assert "arista-7060dx5-64s" in outcome.ruling and "qsfp-dd" in outcome.ruling
+
+
+def test_connectx8_runs_no_800gbe_on_one_port() -> None:
+    """ConnectX-8 firmware release notes v40.44.0208: "supports 800Gb/s or XDR IB or 2 x 400GbE link speeds. Note:
+    800GbE link speed is not supported on a single port" (catalog hgx-b300 `ethernet_max_gbps: 400`). The bundled
+    Ethernet designs on hgx-b300 plan every node link at 800G: one `nic-port-speed` warning each, with the count;
+    a design on ConnectX-7 (roce-512, 400G) has none."""
+    for design, ports in (("sonic-th5-512", 512), ("eos-roce-1024", 1024)):
+        found = [f for f in built(design).findings if f.code == "nic-port-speed"]
+        assert len(found) == 1, design
+        assert found[0].message.startswith(f"{ports} hgx-b300 port(s) (e.g. gpu001 cx8-0) are planned at 800G")
+    assert not [f for f in built("roce-512").findings if f.code == "nic-port-speed"]

@@ -161,6 +161,14 @@ def _render_worker_died() -> Iterator[Finding]:
         yield from exc.findings
 
 
+def _nic_port_speed() -> Iterator[Finding]:
+    """sonic-th5-512's hgx-b300 nodes plan 800G Ethernet on ConnectX-8 ports (which run at most 400GbE one port)."""
+    from fabric.allocation.checks import AllocationContext, check_nic_speeds
+
+    build = built("sonic-th5-512")
+    yield from check_nic_speeds(AllocationContext(build.design, build.topology, build.figures, build.allocation))
+
+
 EXTRA = {
     **{
         code: _output(code)
@@ -173,6 +181,7 @@ EXTRA = {
     "lock-invalid": _lock_invalid,
     "lock-move": _lock_move,
     "lossless-mismatch": _lossless_mismatch,
+    "nic-port-speed": _nic_port_speed,
     "render-unsafe-value": _render_unsafe_value,
     "render-worker-died": _render_worker_died,
 }

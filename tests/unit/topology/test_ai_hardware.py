@@ -89,7 +89,11 @@ def test_a_lane_map_must_cover_every_cage_once() -> None:
 
 def test_eos_roce_1024_design() -> None:
     build = built("eos-roce-1024")
-    assert not build.findings, [f.format() for f in build.findings]
+    # the known physical gaps of 800G Ethernet on ConnectX-8 (issue 25): no 800GbE on one port, and no catalog
+    # module for its single-port flat-top OSFP cage at 800G; nothing else
+    assert sorted(f.code for f in build.findings) == ["nic-port-speed", "optics-missing"], [
+        f.format() for f in build.findings
+    ]
     fig = build.figures["compute"]
     assert fig.switches == {"leaf": 32, "spine": 16, "core": 0}
     assert fig.endpoints == 1024 and fig.bisection_pct == pytest.approx(100.0) and fig.min_ecmp_width == 32
@@ -106,7 +110,11 @@ def test_eos_roce_1024_design() -> None:
 
 def test_sonic_th5_512_design() -> None:
     build = built("sonic-th5-512")
-    assert not build.findings, [f.format() for f in build.findings]
+    # the known physical gaps of 800G Ethernet on ConnectX-8 (issue 25): no 800GbE on one port, and no catalog
+    # module for its single-port flat-top OSFP cage at 800G; nothing else
+    assert sorted(f.code for f in build.findings) == ["nic-port-speed", "optics-missing"], [
+        f.format() for f in build.findings
+    ]
     fig = build.figures["compute"]
     assert fig.switches == {"leaf": 16, "spine": 8, "core": 0} and fig.endpoints == 512
     assert fig.bisection_pct == pytest.approx(100.0)
