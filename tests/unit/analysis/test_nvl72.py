@@ -288,3 +288,57 @@ def test_without_spine_downlinks_a_pod_is_not_an_su() -> None:
     ft = build.topology.fabrics["compute"]
     assert ft.params is not None and (ft.params.leaves_per_pod, ft.params.pods, ft.params.spine_uplinks) == (13, 3, 24)
     assert ft.params.leaves_per_pod != RA_SLG_LEAVES
+
+
+DUAL = "gb300-nvl72-dual-plane"
+
+
+def _gpu_planes(build: Build) -> dict[tuple[str, int], list[int]]:
+    """(tray, rail) → the planes of that GPU's compute ports."""
+    topo = build.topology
+    ft = topo.fabrics["compute"]
+    rails = {p.name: p.rail for p in build.design.catalog.nodes["gb300-nvl72-tray"].ports["compute"].port_list()}
+    planes: dict[tuple[str, int], list[int]] = {}
+    for link in ft.links:
+        if str(link.tier) == "node-leaf":
+            rail = rails[link.a_port]
+            assert rail is not None
+            planes.setdefault((link.a, rail), []).append(topo.devices[link.b].plane or 1)
+    return planes
+
+
+def test_gb300_dual_plane_splits_each_connectx8_across_the_planes() -> None:
+    """NVL72 AI factory RA: each ConnectX-8's bandwidth split across two planes, each plane a separate fabric."""
+    build = built(DUAL)
+    assert build.errors == [] and not [f for f in build.findings if f.code.startswith("nvlink-")]
+    topo = build.topology
+    ft = topo.fabrics["compute"]
+    trays, rails, racks_per_leaf = 144, 4, 2
+    leaves_per_plane = trays // (18 * racks_per_leaf) * rails  # 16: a leaf per rail and 2 racks
+    per_plane = Counter((topo.devices[s].plane, topo.devices[s].layer) for s in ft.switches)
+    assert per_plane == {(1, "leaf"): leaves_per_plane, (1, "spine"): 6, (2, "leaf"): leaves_per_plane, (2, "spine"): 6}
+    tiers = Counter((str(link.tier), topo.devices[link.b].plane) for link in ft.links)
+    assert tiers == {(t, p): trays * rails for t in ("node-leaf", "leaf-spine") for p in (1, 2)}  # 1:1 per plane
+    for link in ft.links:  # no link joins the planes
+        if str(link.tier) == "leaf-spine":
+            assert topo.devices[link.a].plane == topo.devices[link.b].plane
+    gpus = _gpu_planes(build)
+    assert len(gpus) == trays * rails and set(map(tuple, gpus.values())) == {(1, 2)}  # every GPU in both planes
+    loc = locality(build.design, build.topology)
+    assert loc is not None and loc.domain_level and len(loc.domains) == 8 and {d.gpus for d in loc.domains} == {72}
+    inband = topo.fabrics["inband"]
+    homes = Counter(link.a for link in inband.links if str(link.tier) == "node-leaf")
+    assert len(homes) == trays and set(homes.values()) == {2}
+    for tray in ("gb001", "gb144"):  # "two 400 Gb/s ports per node to two separate switches"
+        assert len({link.b for link in inband.links if link.a == tray}) == 2
+
+
+def test_one_plane_puts_both_ports_of_a_connectx8_in_it() -> None:
+    text = (DESIGNS / f"{DUAL}.yaml").read_text(encoding="utf-8")
+    old = "scalable_unit: 36, planes: 2, tiers: 2, spines: 6, downlinks: 36, uplinks: 36"
+    assert old in text
+    new = "scalable_unit: 18, tiers: 2, spines: 12, downlinks: 36, uplinks: 36"
+    build = build_fabric(load_spec_text(text.replace(old, new), "variant.yaml", DESIGNS))
+    assert build.errors == []
+    gpus = _gpu_planes(build)
+    assert len(gpus) == 144 * 4 and set(map(tuple, gpus.values())) == {(1, 1)}
