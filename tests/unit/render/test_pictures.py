@@ -586,3 +586,85 @@ def test_nvl72_elevation_in_headless_chromium(tmp_path: Path) -> None:
             and b[1] < a[1] + a[3] - 0.5
         ]
         assert overlaps == [], (name, overlaps[:3])
+
+
+# --------------------------------------------------------------------------------------------- readable pictures
+
+
+def test_topology_switches_are_kept_in_name_order() -> None:
+    from fabric.render.outputs.diagrams.dot import to_dot
+    from fabric.render.outputs.diagrams.topology import natural_key
+
+    build = built("superpod-h100-4su")
+    diagram = topology_diagram(build, "inband", True)
+    title = {b.id: b.label.split("\n")[0] for b in diagram.boxes}
+    spines, leaves = ([title[i] for i in order] for order in diagram.orders)
+    assert leaves == [f"inband-leaf{i:02d}" for i in range(1, 9)] and spines == ["inband-spine01", "inband-spine02"]
+    assert sorted(["leaf10", "leaf9", "leaf1"], key=natural_key) == ["leaf1", "leaf9", "leaf10"]
+    source = to_dot(diagram)
+    assert source.count("[style=invis]") == 7 + 1
+    first, second = (source.index(f"{i} [style=invis]") for i in diagram.orders[1][1:3])
+    assert first < second
+    assert "[style=invis]" not in to_dot(Diagram("x", "t", diagram.boxes, diagram.edges))  # no orders, no chains
+    planes = topology_diagram(built("gb300-nvl72-dual-plane"), "compute", True)
+    assert len(planes.orders) == 4  # leaves and spines of each plane apart: no chain joins the planes
+    plane_of = {b.id: b.label.split("\n")[0][:2] for b in planes.boxes}
+    assert all(len({plane_of[i] for i in order}) == 1 for order in planes.orders)
+
+
+@pytest.mark.real
+def test_topology_pictures_in_headless_chromium(tmp_path: Path) -> None:
+    """As a browser shows them: leaves left to right in name order, no two edge labels overlapping, and in the
+    report one title per drawn picture (its own, not a caption repeating it)."""
+    require_tool("dot", DOT_HINT)
+    chromium = require_tool("chromium", "Debian: apt-get install chromium")
+    driver_path = require_tool("chromedriver", "Debian: apt-get install chromium-driver")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    build = built("superpod-h100-4su")
+    files = render_all(build)
+    out = Path(write_outputs(files, tmp_path / "out", build.name))
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1600,1200",
+    ):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    script = (
+        "const box = e => { const b = e.getBBox(); return [b.x, b.y, b.width, b.height]; };"
+        "return [[...document.querySelectorAll('g.node')].map(g => [g.querySelector('text').textContent, box(g)]),"
+        " [...document.querySelectorAll('g.edge text')].map(t => [t.textContent, box(t)])];"
+    )
+    try:
+        for view in ("inband", "oob", "storage"):
+            driver.get((out / "diagrams" / f"topology-{view}.svg").as_uri())
+            nodes, labels = driver.execute_script(script)
+            leaves = [(b[0], name) for name, b in nodes if "leaf" in name]
+            assert len(leaves) >= 2 and [n for _, n in sorted(leaves)] == sorted(n for _, n in leaves), view
+            assert len(labels) > 4
+            hits = [
+                (a[0], b[0])
+                for i, a in enumerate(labels)
+                for b in labels[i + 1 :]
+                if a[1][0] < b[1][0] + b[1][2]
+                and b[1][0] < a[1][0] + a[1][2]
+                and a[1][1] < b[1][1] + b[1][3]
+                and b[1][1] < a[1][1] + a[1][3]
+            ]
+            assert hits == [], (view, hits[:3])
+        driver.get((out / "report.html").as_uri())
+        figures = driver.find_elements(By.CSS_SELECTOR, "figure.diagram")
+        assert len(figures) > 8
+        for figure in figures:
+            caption = figure.find_element(By.TAG_NAME, "figcaption").text
+            own = figure.find_elements(By.CSS_SELECTOR, "svg > g > text")
+            assert own and own[0].text and own[0].text not in caption, caption
+    finally:
+        driver.quit()
