@@ -76,7 +76,14 @@ def headroom(design: Design, topology: Topology, key: str) -> Headroom | None:
 
     def leaves_fitting(uppers: list[str], leaf: str, reserve: int) -> int:
         shares = [(u, pair[(leaf, u)]) for u in uppers if pair[(leaf, u)]]
-        return min(((cap.get(u, 0) - reserve - down_used[u]) // a for u, a in shares), default=0)
+
+        def room(u: str) -> int:  # a spine's free leaf-facing ports: `spine_downlinks` caps them when given
+            free = cap.get(u, 0) - reserve - down_used[u]
+            if topo.spine_downlinks is None or reserve == 0:
+                return free
+            return min(free, topo.spine_downlinks - down_used[u])
+
+        return min((room(u) // a for u, a in shares), default=0)
 
     units: list[int] = []  # new leaves per place they can go: a pod, or the whole 2-tier fabric
     if ft.tiers == 2:

@@ -14,7 +14,7 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     """Print a summary of every fabric: switches, links, oversubscription, bisection, ECMP, failures, cables."""
     from fabric.cli.views.summary import (
         cost_line,
-        fabrics_table,
+        fabrics_tables,
         headline,
         job_table,
         job_traffic_table,
@@ -26,10 +26,11 @@ def show(spec: SpecArg = None, strict: StrictOpt = False) -> None:
     result = load_build(spec, strict)
     data = summary(result)
     console().print(headline(data))
-    console().print(fabrics_table(data))
+    for table in fabrics_tables(data, console().width):
+        console().print(table)
     per_fabric = {key: cables_by_media(result, key) for key in result.topology.fabrics}
     console().print(media_table(data["cables_by_media"], per_fabric))
-    console().print(tco_table(data["cost"]))
+    console().print(tco_table(data["cost"], console().width))
     console().print(cost_line(data["cost"]))
     if data["job_bandwidth"] is not None:
         console().print(job_table(data["job_bandwidth"]))

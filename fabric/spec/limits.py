@@ -69,7 +69,7 @@ def size_findings(spec: Spec, catalog: Catalog) -> Iterator[Finding]:
         wanted = fabric.speed_gbps or max(speeds)
         radix = max(len(switch_ports(m, best_speed(m, wanted))) for m in models)
         leaf = _down_share(fabric.oversubscription.leaf, topo.downlinks, topo.uplinks, radix)
-        spine = _down_share(fabric.oversubscription.spine, None, topo.spine_uplinks, radix)
+        spine = _down_share(fabric.oversubscription.spine, topo.spine_downlinks, topo.spine_uplinks, radix)
         capacity = int(radix * (radix * spine) * (radix * leaf)) * topo.planes
         ports = 0
         for attach in fabric.attach:

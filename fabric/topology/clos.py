@@ -572,7 +572,7 @@ class ClosGenerator:
         u = len(up_ports)
         up_speed = up_ports[0].speed_gbps
         s_down, s_up, problem = split_leaf_ports(
-            spine_layout, self.fabric.oversubscription.spine, None, topo.spine_uplinks
+            spine_layout, self.fabric.oversubscription.spine, topo.spine_downlinks, topo.spine_uplinks
         )
         if problem:
             self._fail("port-budget", f"{self.path}.topology", f"spine `{spine_name}` {problem}")

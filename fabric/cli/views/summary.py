@@ -62,6 +62,59 @@ def fabrics_table(data: Mapping[str, Any]) -> Table:
     return table
 
 
+NARROW_FABRICS = 28  # a fabric's column in the narrow Fabrics table (longer values fold)
+
+
+def fabrics_tables(data: Mapping[str, Any], width: int) -> list[Table]:
+    """The Fabrics table as wide as the terminal allows: a row per fabric when that fits `width`; else a column per
+    fabric and a row per figure, as many fabrics a table as fit (an 80-column terminal shows each value whole)."""
+    from rich.console import Console
+
+    from fabric.render.outputs.summary import oversubscription_shown
+
+    wide = fabrics_table(data)
+    if Console(width=10_000).measure(wide).maximum <= width:
+        return [wide]
+    from rich.table import Table
+
+    def values(f: Mapping[str, Any]) -> dict[str, str]:
+        failure = f["worst_single_failure_bisection_pct"]
+        return {
+            "tech": f["technology"],
+            "tiers": str(f["tiers"]),
+            "leaf/spine/core": " / ".join(str(f["switches"][k]) for k in ("leaf", "spine", "core")),
+            Tier.NODE_LEAF: str(f["links"][Tier.NODE_LEAF]),
+            Tier.LEAF_SPINE: str(f["links"][Tier.LEAF_SPINE]),
+            Tier.SPINE_CORE: str(f["links"][Tier.SPINE_CORE]),
+            "oversub.": oversubscription_shown(f, " / ") or "-",
+            "bisection": f"{(f['bisection_gbps'] or 0) / 1000:,.1f} Tb/s ({f['bisection_pct']}%)",
+            "ECMP": str(f["min_ecmp_width"] if f["min_ecmp_width"] is not None else "-"),
+            "worst failure": f"{failure}% ({shown(f['worst_single_failure'])})" if failure is not None else "-",
+        }
+
+    def narrow(keys: list[str], title: str | None) -> Table:
+        table = Table(title=title, show_lines=False)
+        table.add_column("")
+        for key in keys:
+            table.add_column(shown(key), justify="right", overflow="fold", max_width=NARROW_FABRICS)
+        columns = [values(data["fabrics"][key]) for key in keys]
+        for name in columns[0]:
+            table.add_row(str(name), *(c[name] for c in columns))
+        return table
+
+    measure = Console(width=10_000).measure
+    tables: list[Table] = []
+    chunk: list[str] = []
+    for key in data["fabrics"]:  # as many fabrics a table as fit
+        if chunk and measure(narrow([*chunk, key], None)).maximum > width:
+            tables.append(narrow(chunk, None if tables else "Fabrics"))
+            chunk = []
+        chunk.append(key)
+    if chunk:
+        tables.append(narrow(chunk, None if tables else "Fabrics"))
+    return tables
+
+
 def media_table(totals: Mapping[str, int], per_fabric: Mapping[str, Mapping[str, int]]) -> Table:
     """Cables per medium: a column per fabric (`per_fabric`: fabric → medium → count), then the total."""
     from rich.table import Table
@@ -76,22 +129,25 @@ def media_table(totals: Mapping[str, int], per_fabric: Mapping[str, Mapping[str,
     return media
 
 
-def tco_table(cost: Mapping[str, Any]) -> Table:
-    """The total cost of ownership year by year."""
+def tco_table(cost: Mapping[str, Any], width: int | None = None) -> Table:
+    """The total cost of ownership year by year; narrower than `width` columns in millions of USD."""
+    from rich.console import Console
     from rich.table import Table
 
-    tco = Table(title=f"Total cost of ownership, {len(cost['tco_years'])} years (USD; {cost['note']})")
-    for column in ("year", "capital", "energy", "space", "support", "total", "cumulative"):
-        tco.add_column(column, justify="right")
-    for y in cost["tco_years"]:
-        tco.add_row(
-            str(y["year"]),
-            *(
-                f"{y[k]:,.0f}"
-                for k in ("capital_usd", "energy_usd", "space_usd", "support_usd", "total_usd", "cumulative_usd")
-            ),
-        )
-    return tco
+    keys = ("capital_usd", "energy_usd", "space_usd", "support_usd", "total_usd", "cumulative_usd")
+
+    def table(unit: str, money: Any) -> Table:
+        tco = Table(title=f"Total cost of ownership, {len(cost['tco_years'])} years ({unit}; {cost['note']})")
+        for column in ("year", "capital", "energy", "space", "support", "total", "cumulative"):
+            tco.add_column(column, justify="right")
+        for y in cost["tco_years"]:
+            tco.add_row(str(y["year"]), *(money(y[k]) for k in keys))
+        return tco
+
+    whole = table("USD", lambda v: f"{v:,.0f}")
+    if width is None or Console(width=10_000).measure(whole).maximum <= width:
+        return whole
+    return table("million USD", lambda v: f"{v / 1e6:,.2f}")
 
 
 def cost_line(cost: Mapping[str, Any]) -> str:
@@ -111,7 +167,7 @@ def job_table(jobs: Mapping[str, Any]) -> Table:
     title = f"Job bandwidth on {shown(jobs['fabric'])}: Gb/s per GPU across a compact job's worst bisection"
     table = Table(title=title)
     for column in ("nodes", "GPUs", "within", "NIC", "intact", "worst failure"):
-        table.add_column(column, justify="left" if column == "within" else "right")
+        table.add_column(column, justify="left" if column == "within" else "right", overflow="fold")
     for job in jobs["jobs"]:
         element = job["worst_single_failure"]
         table.add_row(

@@ -84,6 +84,13 @@ class ClosTopology(StrictModel):
         description="Spine-facing ports per leaf. Default: from the radix and oversubscription.",
     )
     spine_uplinks: Int | None = Field(default=None, ge=1, le=4096, description="Core-facing ports per spine (3 tiers).")
+    spine_downlinks: Int | None = Field(
+        default=None,
+        ge=1,
+        le=4096,
+        description="Leaf-facing ports per spine (3 tiers); with `spine_uplinks` it sets a pod's size "
+        "(leaves per pod = spine_downlinks / links from a leaf to each spine). Default: the rest of the spine's ports.",
+    )
 
     @model_validator(mode="after")
     def _su_needed(self) -> Self:

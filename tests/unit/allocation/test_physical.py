@@ -59,6 +59,10 @@ def _cage(build: Build, end: CableEnd, port: str, speed: int) -> Cage:
     return group.connector, group.top, group.ports_per_cage, p.breakout
 
 
+def is_switch(build: Build, end: CableEnd) -> bool:
+    return build.topology.devices[end.device].layer != "node"
+
+
 def test_the_sheet_is_every_bundled_design() -> None:
     assert len(BUNDLED) >= 13 and {"roce-512", "sonic-th5-512", "superpod-h100-4su", "lab"} <= set(BUNDLED)
 

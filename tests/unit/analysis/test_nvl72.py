@@ -11,6 +11,7 @@ import hostlist
 import yaml
 
 from fabric import render_all
+from fabric.analysis.headroom import headroom
 from fabric.analysis.jobs import placement
 from fabric.analysis.locality import locality
 from fabric.pipeline import Build, build_fabric
@@ -218,3 +219,126 @@ def test_plan_candidates_come_in_whole_nvl72_racks() -> None:
     loc = locality(build.design, build.topology)
     assert loc is not None and loc.domain_level and len(loc.domains) == 2
     assert not [f for f in build.findings if f.code.startswith("nvlink-")]
+
+
+# The RA's rules beyond one SU (network-fabrics page), and the counts they give for 4 SUs, by hand:
+RA_RACKS_PER_SU, RA_TRAYS_PER_RACK, RA_RAILS = 8, 18, 4  # an SU is 8 racks; a tray has 4 ConnectX-7, one per rail
+RA_SLG_LEAVES, RA_SLG_SPINES, RA_CORE_GROUPS = 8, 6, 6  # an SLG: 8 leaves (one per rack), 6 spines; 6 core groups
+QM9700_PORTS = 64  # NDR ports of a QM9700 (the catalog's; the RA names NDR 400G)
+MULTI = "gb200-nvl72-4su"
+
+
+def test_four_sus_have_the_counts_of_the_ras_rules() -> None:
+    sus = 4
+    racks = sus * RA_RACKS_PER_SU  # 32
+    trays = racks * RA_TRAYS_PER_RACK  # 576
+    slgs = sus * RA_RAILS  # 16, one per SU and rail
+    leaves = slgs * RA_SLG_LEAVES  # 128 = racks x rails
+    spines = slgs * RA_SLG_SPINES  # 96
+    leaf_up = RA_TRAYS_PER_RACK  # non-blocking: 18 down, 18 up = 3 links to each of the 6 spines
+    spine_up = RA_SLG_LEAVES * leaf_up // RA_SLG_SPINES  # 24 down (8 leaves x 3), 24 up
+    # one core group per spine index and rail plane: spine j of the plane's 4 SLGs, 96 ports → 2 QM9700
+    per_group = -(-sus * spine_up // QM9700_PORTS)
+    assert spine_up % per_group == 0  # every spine has the same links to each core of its group
+    cores = RA_RAILS * RA_CORE_GROUPS * per_group
+    assert (racks, trays, leaves, spines, per_group, cores) == (32, 576, 128, 96, 2, 48)
+
+    build = built(MULTI)
+    assert build.errors == []
+    topo = build.topology
+    ft = topo.fabrics["compute"]
+    layer = {s: topo.devices[s].layer for s in ft.switches}
+    assert Counter(layer.values()) == {"leaf": leaves, "spine": spines, "core": cores}
+    tiers = Counter(str(link.tier) for link in ft.links)
+    assert tiers == {"node-leaf": trays * RA_RAILS, "leaf-spine": leaves * leaf_up, "spine-core": spines * spine_up}
+    gpus = [d for d in topo.devices.values() if d.layer == "node" and d.group == "gpu"]
+    assert len(gpus) == trays and sorted(Counter(d.rack for d in gpus).values()) == [RA_TRAYS_PER_RACK] * racks
+    # an SLG: a spine's leaves are one rail's leaves of one SU's 8 racks, 3 links each
+    rack_of_leaf = {}
+    for link in ft.links:
+        if str(link.tier) == "node-leaf":
+            rack_of_leaf.setdefault(link.b, set()).add(topo.devices[link.a].rack)
+    assert all(len(r) == 1 for r in rack_of_leaf.values())
+    slg_racks: set[frozenset[str]] = set()
+    for spine in (s for s in ft.switches if layer[s] == "spine"):
+        down = Counter(link.a for link in ft.links if link.b == spine)
+        assert len(down) == RA_SLG_LEAVES and set(down.values()) == {3}, spine
+        assert len({topo.devices[leaf].plane for leaf in down}) == 1
+        slg_racks.add(frozenset(next(iter(rack_of_leaf[leaf])) for leaf in down))
+    assert len(slg_racks) == sus and all(len(r) == RA_RACKS_PER_SU for r in slg_racks)  # the same 8 racks per rail
+    # core group j: spine j of every SLG of its plane, the same links to each of its cores
+    for core in (s for s in ft.switches if layer[s] == "core"):
+        up = Counter(link.a for link in ft.links if link.b == core)
+        assert len(up) == sus and set(up.values()) == {spine_up // per_group}, core
+        assert len({s.rsplit("-spine", 1)[1] for s in up}) == 1  # one spine index
+    loc = locality(build.design, build.topology)
+    assert loc is not None and loc.domain_level and len(loc.domains) == racks
+    # headroom: the spines' 24 leaf ports are taken (their 16 spare ports are no room); a core's 16 spare ports
+    # take one more SLG (12 links from its spine): one SU more, 8 racks of 18 trays
+    room = headroom(build.design, build.topology, "compute")
+    assert room is not None and room.nodes == RA_RACKS_PER_SU * RA_TRAYS_PER_RACK
+
+
+def test_without_spine_downlinks_a_pod_is_not_an_su() -> None:
+    """The negative case: spines that face down with all but their 24 uplinks take 13 leaves a pod, across SUs."""
+    text = (DESIGNS / f"{MULTI}.yaml").read_text(encoding="utf-8")
+    old = "      spine_downlinks: 24        # 8 leaves x 3: a pod is one SU's rack leaves of one rail\n"
+    assert old in text
+    build = build_fabric(load_spec_text(text.replace(old, ""), "variant.yaml", DESIGNS))
+    ft = build.topology.fabrics["compute"]
+    assert ft.params is not None and (ft.params.leaves_per_pod, ft.params.pods, ft.params.spine_uplinks) == (13, 3, 24)
+    assert ft.params.leaves_per_pod != RA_SLG_LEAVES
+
+
+DUAL = "gb300-nvl72-dual-plane"
+
+
+def _gpu_planes(build: Build) -> dict[tuple[str, int], list[int]]:
+    """(tray, rail) → the planes of that GPU's compute ports."""
+    topo = build.topology
+    ft = topo.fabrics["compute"]
+    rails = {p.name: p.rail for p in build.design.catalog.nodes["gb300-nvl72-tray"].ports["compute"].port_list()}
+    planes: dict[tuple[str, int], list[int]] = {}
+    for link in ft.links:
+        if str(link.tier) == "node-leaf":
+            rail = rails[link.a_port]
+            assert rail is not None
+            planes.setdefault((link.a, rail), []).append(topo.devices[link.b].plane or 1)
+    return planes
+
+
+def test_gb300_dual_plane_splits_each_connectx8_across_the_planes() -> None:
+    """NVL72 AI factory RA: each ConnectX-8's bandwidth split across two planes, each plane a separate fabric."""
+    build = built(DUAL)
+    assert build.errors == [] and not [f for f in build.findings if f.code.startswith("nvlink-")]
+    topo = build.topology
+    ft = topo.fabrics["compute"]
+    trays, rails, racks_per_leaf = 144, 4, 2
+    leaves_per_plane = trays // (18 * racks_per_leaf) * rails  # 16: a leaf per rail and 2 racks
+    per_plane = Counter((topo.devices[s].plane, topo.devices[s].layer) for s in ft.switches)
+    assert per_plane == {(1, "leaf"): leaves_per_plane, (1, "spine"): 6, (2, "leaf"): leaves_per_plane, (2, "spine"): 6}
+    tiers = Counter((str(link.tier), topo.devices[link.b].plane) for link in ft.links)
+    assert tiers == {(t, p): trays * rails for t in ("node-leaf", "leaf-spine") for p in (1, 2)}  # 1:1 per plane
+    for link in ft.links:  # no link joins the planes
+        if str(link.tier) == "leaf-spine":
+            assert topo.devices[link.a].plane == topo.devices[link.b].plane
+    gpus = _gpu_planes(build)
+    assert len(gpus) == trays * rails and set(map(tuple, gpus.values())) == {(1, 2)}  # every GPU in both planes
+    loc = locality(build.design, build.topology)
+    assert loc is not None and loc.domain_level and len(loc.domains) == 8 and {d.gpus for d in loc.domains} == {72}
+    inband = topo.fabrics["inband"]
+    homes = Counter(link.a for link in inband.links if str(link.tier) == "node-leaf")
+    assert len(homes) == trays and set(homes.values()) == {2}
+    for tray in ("gb001", "gb144"):  # "two 400 Gb/s ports per node to two separate switches"
+        assert len({link.b for link in inband.links if link.a == tray}) == 2
+
+
+def test_one_plane_puts_both_ports_of_a_connectx8_in_it() -> None:
+    text = (DESIGNS / f"{DUAL}.yaml").read_text(encoding="utf-8")
+    old = "scalable_unit: 36, planes: 2, tiers: 2, spines: 6, downlinks: 36, uplinks: 36"
+    assert old in text
+    new = "scalable_unit: 18, tiers: 2, spines: 12, downlinks: 36, uplinks: 36"
+    build = build_fabric(load_spec_text(text.replace(old, new), "variant.yaml", DESIGNS))
+    assert build.errors == []
+    gpus = _gpu_planes(build)
+    assert len(gpus) == 144 * 4 and set(map(tuple, gpus.values())) == {(1, 1)}

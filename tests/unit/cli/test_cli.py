@@ -206,3 +206,35 @@ def test_show_prints_the_tco_and_build_is_quiet_off_a_terminal(tmp_path: Path) -
     assert "per GPU-hour" not in shown.output  # the lab has no GPUs
     built_ = runner.invoke(app, ["build", LAB, "-o", str(tmp_path / "o")])
     assert built_.exit_code == 0 and "rendering" not in built_.output  # no progress display off a terminal
+
+
+def test_show_fits_an_80_column_terminal() -> None:
+    """Each value whole on an 80-column terminal (the wide Fabrics table collapsed to `fa… te… ti…` there)."""
+    import io
+
+    from rich.console import Console
+
+    from fabric.cli.views.summary import fabrics_table, fabrics_tables, job_table, media_table, tco_table
+    from fabric.render.outputs.summary import cables_by_media, summary
+
+    def printed(*tables: object) -> str:
+        console = Console(width=80, record=True, file=io.StringIO())
+        for table in tables:
+            console.print(table)
+        return console.export_text()
+
+    build = built("superpod-h100-4su")
+    data = summary(build)
+    tables = fabrics_tables(data, 80)
+    assert [len(t.columns) for t in tables] == [3, 2, 2]  # compute and storage side by side, then one a table
+    per_fabric = {key: cables_by_media(build, key) for key in build.topology.fabrics}
+    text = printed(*tables, media_table(data["cables_by_media"], per_fabric), tco_table(data["cost"], 80))
+    assert max(map(len, text.splitlines())) <= 80 and "…" not in text
+    assert "203.6 Tb/s (100.0%)" in text and "32 / 16 / 0" in text and "leaf 3:1 (2.36:1 connected)" in text
+    assert "million USD" in text and "50.88" in text
+    assert "…" in printed(fabrics_table(data))  # the wide table, as it was
+    assert len(fabrics_tables(data, 220)) == 1 and len(fabrics_tables(data, 220)[0].columns) == 13
+    assert "million" not in printed(tco_table(data["cost"], 220)) and "50,877,010" in printed(tco_table(data["cost"]))
+    jobs = summary(built("gb200-nvl72-4su"))["job_bandwidth"]
+    text = printed(job_table(jobs))
+    assert max(map(len, text.splitlines())) <= 80 and "…" not in text and "p1-pod1-spine01" in text.replace("\n", "")

@@ -6,6 +6,7 @@ import csv
 import html
 import io
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from hypothesis import strategies as st
 from fabric import render_all, write_outputs
 from fabric.costing import costing
 from fabric.fast.csvtext import joined as _joined
+from fabric.model.topology import Device
+from fabric.pipeline import Build
 from fabric.render.outputs.diagrams import diagrams, draw
 from fabric.render.outputs.diagrams.graph import Diagram
 from fabric.render.outputs.diagrams.topology import topology_diagram
@@ -468,3 +471,205 @@ def test_report_md_lists_the_pictures_as_they_are_drawn() -> None:
         assert [(item.name, item.title) for item in listed(build)] == drawn_list, design
         compared += len(drawn_list)
     assert compared >= 20
+
+
+# --------------------------------------------------------------------------------------------- NVL72 racks
+
+
+def _nvl72_variant(old: str, new: str) -> Build:
+    from fabric.pipeline import build_fabric
+    from fabric.spec.loader import load_spec_text
+    from tests.conftest import DESIGNS
+
+    text = (DESIGNS / "gb200-nvl72-1su.yaml").read_text(encoding="utf-8")
+    assert old in text
+    return build_fabric(load_spec_text(text.replace(old, new), "variant.yaml", DESIGNS))
+
+
+def test_nvl72_elevation_draws_the_rack_systems_parts() -> None:
+    from fabric.render.outputs.diagrams import racks
+
+    build = built("gb200-nvl72-1su")
+    contents: dict[str, list[Device]] = {}
+    for d in build.topology.devices.values():
+        contents.setdefault(d.rack or "", []).append(d)
+    drawn, missing = racks._units(build, contents["A01"])
+    assert missing == 0
+    kinds = Counter(u.model for u in drawn)
+    assert kinds == {"dgx-gb200-tray": 18, "NVLink switch tray": 9, "power shelf": 8, "sn2201": 2}
+    taken = [v for u in drawn for v in range(u.u, u.u + u.height)]
+    assert len(taken) == len(set(taken)) and max(taken) <= 48  # no two in one unit, all in the rack
+    switch_trays = sorted(u.u for u in drawn if u.model == "NVLink switch tray")
+    assert switch_trays == list(range(19, 28))  # right above the 18 compute trays
+    assert sorted(u.u for u in drawn if u.model == "sn2201") == [47, 48]
+    (page, *_) = racks.elevation_diagrams(build)
+    a01_power = next(r.total_w for r in costing(build).racks if r.rack == "A01")
+    assert 132_000 <= a01_power <= 135_000  # 18 trays' share of 132 kW, and their in-band optics
+    label = {b.id: b.label for b in page.boxes}
+    a01 = label["r_A01"]
+    assert (
+        "DGX GB200 NVL72, liquid-cooled" in a01
+        and "rack up to 132 kW [unverified]" in a01
+        and f"{a01_power / 1000:.1f} / 135 kW" in a01
+    )
+    assert all(f"<B>nvswitch-tray{i}</B>" in a01 for i in range(1, 10)) and "<B>mgmt-switch2</B> sn2201" in a01
+    assert "nvswitch" not in racks._elevation(build, "B03", contents["B03"], 1.0, 2.0)  # the network rack
+    other = built("superpod-h100-4su")  # 8-GPU servers: no system, nothing added
+    assert not [
+        b for d in racks.elevation_diagrams(other) for b in d.boxes if "nvswitch" in b.label or "cooled" in b.label
+    ]
+    svg = racks.elevation_svg(build, "t", [("A01", contents["A01"], costing(build).racks[0])]).decode()
+    assert svg.count(">nvswitch-tray") == 9 and "power-shelf8 power shelf" in svg and "liquid-cooled" in svg
+
+
+def test_nvl72_parts_without_room_are_counted() -> None:
+    from fabric.render.outputs.diagrams import racks
+
+    build = _nvl72_variant("rack_units: 48", "rack_units: 30")
+    a01 = [d for d in build.topology.devices.values() if d.rack == "A01"]
+    drawn, missing = racks._units(build, a01)
+    assert len(drawn) == 30 and missing == 18 + 9 + 8 + 2 - 30
+    assert racks._system_lines(build, a01, missing)[-1] == f"{missing} parts not drawn (no free U)"
+
+
+def test_floor_plan_marks_liquid_cooled_racks() -> None:
+    from fabric.render.outputs.diagrams import racks
+
+    label = racks.floor_diagram(built("gb200-nvl72-1su")).boxes[0].label
+    assert label.count("liquid-cooled") == 8  # the 8 NVL72 racks, not the network racks
+    assert "cooled" not in racks.floor_diagram(built("superpod-h100-4su")).boxes[0].label
+
+
+@pytest.mark.real
+def test_nvl72_elevation_in_headless_chromium(tmp_path: Path) -> None:
+    """The dot-drawn elevation as a browser shows it: every label inside its rack, no two labels overlapping."""
+    require_tool("dot", DOT_HINT)
+    chromium = require_tool("chromium", "Debian: apt-get install chromium")
+    driver_path = require_tool("chromedriver", "Debian: apt-get install chromium-driver")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    files = render_all(built("gb200-nvl72-1su"))
+    page = tmp_path / "row-A.svg"
+    page.write_bytes(files["diagrams/racks/row-A.svg"])
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=2000,1200",
+    ):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    try:
+        driver.get(page.as_uri())
+        boxes = driver.execute_script(
+            "return [...document.querySelectorAll('g.node')].map(g => { const r = g.getBBox();"
+            " return [g.querySelector('title').textContent, [r.x, r.y, r.width, r.height],"
+            " [...g.querySelectorAll('text')].map(t => { const b = t.getBBox();"
+            " return [t.textContent, b.x, b.y, b.width, b.height]; })]; })"
+        )
+    finally:
+        driver.quit()
+    assert len(boxes) == 6  # racks A01-A06
+    for name, (x, y, w, h), texts in boxes:
+        shown = [t[0] for t in texts]
+        assert sum(1 for t in shown if t.startswith("nvswitch-tray")) == 9, name
+        assert sum(1 for t in shown if t.startswith("power-shelf")) == 8 and "liquid-cooled" in " ".join(shown)
+        rects = [(tx, ty, tw, th) for _, tx, ty, tw, th in texts if tw > 0]
+        for tx, ty, tw, th in rects:
+            assert x - 0.5 <= tx and tx + tw <= x + w + 0.5 and y - 0.5 <= ty and ty + th <= y + h + 0.5, name
+        overlaps = [
+            (a, b)
+            for i, a in enumerate(rects)
+            for b in rects[i + 1 :]
+            if a[0] < b[0] + b[2] - 0.5
+            and b[0] < a[0] + a[2] - 0.5
+            and a[1] < b[1] + b[3] - 0.5
+            and b[1] < a[1] + a[3] - 0.5
+        ]
+        assert overlaps == [], (name, overlaps[:3])
+
+
+# --------------------------------------------------------------------------------------------- readable pictures
+
+
+def test_topology_switches_are_kept_in_name_order() -> None:
+    from fabric.render.outputs.diagrams.dot import to_dot
+    from fabric.render.outputs.diagrams.topology import natural_key
+
+    build = built("superpod-h100-4su")
+    diagram = topology_diagram(build, "inband", True)
+    title = {b.id: b.label.split("\n")[0] for b in diagram.boxes}
+    spines, leaves = ([title[i] for i in order] for order in diagram.orders)
+    assert leaves == [f"inband-leaf{i:02d}" for i in range(1, 9)] and spines == ["inband-spine01", "inband-spine02"]
+    assert sorted(["leaf10", "leaf9", "leaf1"], key=natural_key) == ["leaf1", "leaf9", "leaf10"]
+    source = to_dot(diagram)
+    assert source.count("[style=invis]") == 7 + 1
+    first, second = (source.index(f"{i} [style=invis]") for i in diagram.orders[1][1:3])
+    assert first < second
+    assert "[style=invis]" not in to_dot(Diagram("x", "t", diagram.boxes, diagram.edges))  # no orders, no chains
+    planes = topology_diagram(built("gb300-nvl72-dual-plane"), "compute", True)
+    assert len(planes.orders) == 4  # leaves and spines of each plane apart: no chain joins the planes
+    plane_of = {b.id: b.label.split("\n")[0][:2] for b in planes.boxes}
+    assert all(len({plane_of[i] for i in order}) == 1 for order in planes.orders)
+
+
+@pytest.mark.real
+def test_topology_pictures_in_headless_chromium(tmp_path: Path) -> None:
+    """As a browser shows them: leaves left to right in name order, no two edge labels overlapping, and in the
+    report one title per drawn picture (its own, not a caption repeating it)."""
+    require_tool("dot", DOT_HINT)
+    chromium = require_tool("chromium", "Debian: apt-get install chromium")
+    driver_path = require_tool("chromedriver", "Debian: apt-get install chromium-driver")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    build = built("superpod-h100-4su")
+    files = render_all(build)
+    out = Path(write_outputs(files, tmp_path / "out", build.name))
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1600,1200",
+    ):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    script = (
+        "const box = e => { const b = e.getBBox(); return [b.x, b.y, b.width, b.height]; };"
+        "return [[...document.querySelectorAll('g.node')].map(g => [g.querySelector('text').textContent, box(g)]),"
+        " [...document.querySelectorAll('g.edge text')].map(t => [t.textContent, box(t)])];"
+    )
+    try:
+        for view in ("inband", "oob", "storage"):
+            driver.get((out / "diagrams" / f"topology-{view}.svg").as_uri())
+            nodes, labels = driver.execute_script(script)
+            leaves = [(b[0], name) for name, b in nodes if "leaf" in name]
+            assert len(leaves) >= 2 and [n for _, n in sorted(leaves)] == sorted(n for _, n in leaves), view
+            assert len(labels) > 4
+            hits = [
+                (a[0], b[0])
+                for i, a in enumerate(labels)
+                for b in labels[i + 1 :]
+                if a[1][0] < b[1][0] + b[1][2]
+                and b[1][0] < a[1][0] + a[1][2]
+                and a[1][1] < b[1][1] + b[1][3]
+                and b[1][1] < a[1][1] + a[1][3]
+            ]
+            assert hits == [], (view, hits[:3])
+        driver.get((out / "report.html").as_uri())
+        figures = driver.find_elements(By.CSS_SELECTOR, "figure.diagram")
+        assert len(figures) > 8
+        for figure in figures:
+            caption = figure.find_element(By.TAG_NAME, "figcaption").text
+            own = figure.find_elements(By.CSS_SELECTOR, "svg > g > text")
+            assert own and own[0].text and own[0].text not in caption, caption
+    finally:
+        driver.quit()

@@ -10,6 +10,7 @@ import re
 import shutil
 from functools import cache
 from html import escape
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from fabric.render.outputs.diagrams.graph import Diagram
@@ -66,8 +67,12 @@ def to_dot(diagram: Diagram) -> str:
             sub.attr(rank="same")
             for box_id in rank:
                 sub.node(box_id)
-    for edge in diagram.edges:
-        graph.edge(edge.a, edge.b, label=edge.label, **edge.attrs)
+    for order in diagram.orders:  # invisible edges within a rank keep its boxes in order (dot's crossing
+        # minimisation would otherwise shuffle them: leaf04, leaf03, leaf06, …)
+        for a, b in pairwise(order):
+            graph.edge(a, b, style="invis")
+    for edge in diagram.edges:  # a label padded with a space each side: side by side, two labels never touch
+        graph.edge(edge.a, edge.b, label=f"\u00a0{edge.label}\u00a0" if edge.label else "", **edge.attrs)
     return graph.source
 
 

@@ -46,3 +46,4 @@ class Diagram:
     graph_attrs: Mapping[str, str] = field(default_factory=dict)
     png: bool = True  # also rendered as PNG (for slides)
     svg: bytes | None = None  # drawn without dot (rack elevations at scale): this SVG, and no PNG
+    orders: tuple[tuple[str, ...], ...] = ()  # box ids of one rank kept left to right in this order

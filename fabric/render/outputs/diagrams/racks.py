@@ -5,11 +5,19 @@ height with name and model, free units shaded, power used / budget per rack; abo
 cables drawn here as SVG (hundreds of pages: dot's layout of them took longer than the rest of the build), with
 no PNG. Floor plan: racks in their
 rows and positions, coloured by what they hold, with the scalable units each belongs to.
+
+A rack of a rack-scale NVLink system (a node type with `rack_system`, DGX GB200 NVL72) also shows the system's
+own parts, which are no devices of the design: its NVLink switch trays, power shelves and in-rack management
+switches, in the units the trays leave free (switch trays right above the compute trays, then the power
+shelves, the management switches at the top), with the system's name, cooling and power. Their positions are
+fabric's [unverified]: NVIDIA's rack layout is in the NVL72 integration guide, which is not public (nvl72.md);
+a power shelf is drawn 1U [unverified]. The floor plan marks liquid-cooled racks.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from html import escape
 
 from fabric.costing import RackPower, costing
@@ -20,6 +28,7 @@ from fabric.render.outputs.diagrams.adjacency import adjacency
 from fabric.render.outputs.diagrams.common import node_sus
 from fabric.render.outputs.diagrams.dot import FONT, html_text
 from fabric.render.outputs.diagrams.graph import Box, Diagram
+from fabric.spec.catalog import RackSystem
 
 PAGE = 16  # racks per elevation picture
 FLOOR_WRAP = 40  # rack positions per line of the floor plan
@@ -31,6 +40,79 @@ KIND_COLOURS = {
     "empty": "#ffffff",
 }
 FREE = "#eeeeee"
+# a rack system's own parts (not devices of the design), and the floor plan's mark of a liquid-cooled rack
+PART_COLOURS = {"nvlink": "#d0e0e3", "power": "#fce5cd", "management": KIND_COLOURS["management"]}
+LIQUID = "#1155cc"
+PARTS_NOTE = "parts' U: fabric's [unverified]"
+POWER_SHELF_U = 1  # [unverified] a power shelf's height: the NVL72 integration guide is not public
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Something drawn in an elevation: a device, or a part of the rack's NVLink system."""
+
+    name: str
+    model: str
+    u: int  # lowest U
+    height: int
+    colour: str
+
+
+def rack_system(build: Build, devices: list[Device]) -> RackSystem | None:
+    """The rack-scale NVLink system whose compute trays stand in this rack, if any."""
+    nodes = build.design.catalog.nodes
+    for d in devices:
+        if d.layer == "node" and d.model in nodes and nodes[d.model].rack_system is not None:
+            return nodes[d.model].rack_system
+    return None
+
+
+def _units(build: Build, devices: list[Device]) -> tuple[list[Unit], int]:
+    """The rack's devices and its system's parts, and how many parts found no free unit (not drawn)."""
+    units = build.design.spec.racks.rack_units
+    drawn = [Unit(d.name, d.model, d.u or 1, d.height_u, KIND_COLOURS[device_kind(build, d)]) for d in devices]
+    system = rack_system(build, devices)
+    if system is None:
+        return drawn, 0
+    taken = {u for x in drawn for u in range(x.u, x.u + x.height)}
+    mgmt_u = 1
+    if system.mgmt_switch_model and system.mgmt_switch_model in build.design.catalog.switches:
+        mgmt_u = build.design.catalog.switches[system.mgmt_switch_model].u
+    wanted = [
+        *((f"nvswitch-tray{i}", "NVLink switch tray", 1, "nvlink") for i in range(1, system.nvlink_switch_trays + 1)),
+        *((f"power-shelf{i}", "power shelf", POWER_SHELF_U, "power") for i in range(1, system.power_shelves + 1)),
+    ]
+    mgmt = [
+        (f"mgmt-switch{i}", system.mgmt_switch_model or "management switch", mgmt_u, "management")
+        for i in range(1, system.mgmt_switches + 1)
+    ]
+    trays_top = max((x.u + x.height - 1 for x in drawn), default=0)
+    missing = 0
+
+    def place(items: list[tuple[str, str, int, str]], candidates: list[int]) -> None:
+        nonlocal missing
+        for name, model, height, kind in items:
+            low = next((u for u in candidates if all(v not in taken and v <= units for v in range(u, u + height))), 0)
+            if not low:
+                missing += 1
+                continue
+            taken.update(range(low, low + height))
+            drawn.append(Unit(name, model, low, height, PART_COLOURS[kind]))
+
+    place(wanted, [*range(trays_top + 1, units + 1), *range(1, trays_top + 1)])  # up from the trays
+    place(mgmt, list(range(units, 0, -1)))  # down from the top
+    return drawn, missing
+
+
+def _system_lines(build: Build, devices: list[Device], missing: int) -> list[str]:
+    """The rack system's lines in an elevation: name and cooling, power of the full rack, the parts' positions
+    (fabric's), parts without room."""
+    system = rack_system(build, devices)
+    if system is None:
+        return []
+    mark = " [unverified]" if "power_kw" in system.unverified else ""
+    lines = [f"{system.name}, {system.cooling}-cooled", f"rack up to {system.power_kw:g} kW{mark}", PARTS_NOTE]
+    return lines + ([f"{missing} parts not drawn (no free U)"] if missing else [])
 
 
 def device_kind(build: Build, device: Device) -> str:
@@ -71,28 +153,32 @@ def _by_rack(build: Build) -> dict[str, list[Device]]:
 
 def _elevation(build: Build, rack: str, devices: list[Device], power_w: float, budget_w: float) -> str:
     units = build.design.spec.racks.rack_units
-    start: dict[int, Device] = {}
+    drawn, missing = _units(build, devices)
+    start: dict[int, Unit] = {}
     covered: set[int] = set()
-    for d in devices:
-        top = (d.u or 1) + d.height_u - 1
+    for d in drawn:
+        top = d.u + d.height - 1
         start[min(top, units)] = d
-        covered.update(range(d.u or 1, top + 1))
+        covered.update(range(d.u, top + 1))
     alarm = ' BGCOLOR="#f4cccc"' if power_w > budget_w else ""
     rows = [
         f'<TR><TD COLSPAN="2" BGCOLOR="#333333"><FONT COLOR="white"><B>{html_text(rack)}</B></FONT></TD></TR>',
         f'<TR><TD COLSPAN="2"{alarm}>{power_w / 1000:.1f} / {budget_w / 1000:g} kW</TD></TR>',
     ]
+    rows += [
+        f'<TR><TD COLSPAN="2"><FONT POINT-SIZE="8" COLOR="{LIQUID}">{html_text(line)}</FONT></TD></TR>'
+        for line in _system_lines(build, devices, missing)
+    ]
     for u in range(units, 0, -1):
         cell = ""
         if u in start:
             d = start[u]
-            height = min(d.height_u, u)
-            colour = KIND_COLOURS[device_kind(build, d)]
+            height = min(d.height, u)
             text = f"<B>{html_text(d.name)}</B>" + (
                 f"<BR/>{html_text(d.model)}" if height > 1 else f" {html_text(d.model)}"
             )
             text = f'<FONT POINT-SIZE="{9 if height == 1 else 11}">{text}</FONT>'
-            cell = f'<TD ROWSPAN="{height}" BGCOLOR="{colour}" WIDTH="150">{text}</TD>'
+            cell = f'<TD ROWSPAN="{height}" BGCOLOR="{d.colour}" WIDTH="150">{text}</TD>'
         elif u not in covered:
             cell = f'<TD BGCOLOR="{FREE}" WIDTH="150"><FONT POINT-SIZE="8"> </FONT></TD>'
         rows.append(f'<TR><TD WIDTH="22" HEIGHT="14" FIXEDSIZE="TRUE"><FONT POINT-SIZE="8">{u}</FONT></TD>{cell}</TR>')
@@ -155,13 +241,18 @@ def elevation_svg(build: Build, title: str, racks: list[tuple[str, list[Device],
     budget, each device to its height with name and model, free units shaded, U numbers)."""
     units = build.design.spec.racks.rack_units
     width = len(racks) * (_U_W + _CELL_W + _GAP) + _GAP
-    height = _TOP + _HEAD + units * _U_H + _GAP
+    lines = [_units(build, devices) for _, devices, _ in racks]
+    systems = [
+        _system_lines(build, devices, missing) for (_, devices, _), (_, missing) in zip(racks, lines, strict=True)
+    ]
+    head = _HEAD + 12 * max(map(len, systems), default=0)  # the rack system's lines
+    height = _TOP + head + units * _U_H + _GAP
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}pt" height="{height}pt" '
         f'viewBox="0 0 {width} {height}" font-family="{FONT}" font-size="9">',
         f'<text x="{width / 2:g}" y="22" text-anchor="middle" font-size="16">{escape(title)}</text>',
     ]
-    for i, (rack, devices, power) in enumerate(racks):
+    for i, ((rack, _, power), (drawn, _), system) in enumerate(zip(racks, lines, systems, strict=True)):
         x = _GAP + i * (_U_W + _CELL_W + _GAP)
         cell = x + _U_W
         alarm = "#f4cccc" if power.total_w > power.budget_w else "white"
@@ -178,22 +269,27 @@ def elevation_svg(build: Build, title: str, racks: list[tuple[str, list[Device],
             f'<text x="{cell - _U_W / 2 + _CELL_W / 2:g}" y="{_TOP + 31}" text-anchor="middle" font-size="11">'
             f"{power.total_w / 1000:.1f} / {power.budget_w / 1000:g} kW</text>"
         )
-        top = _TOP + _HEAD
+        for k, line in enumerate(system):
+            out.append(
+                f'<text x="{cell - _U_W / 2 + _CELL_W / 2:g}" y="{_TOP + 46 + 12 * k}" text-anchor="middle" '
+                f'font-size="8" fill="{LIQUID}">{escape(line)}</text>'
+            )
+        top = _TOP + head
         covered: set[int] = set()
-        for d in devices:
-            covered.update(range(d.u or 1, min((d.u or 1) + d.height_u - 1, units) + 1))
+        for d in drawn:
+            covered.update(range(d.u, min(d.u + d.height - 1, units) + 1))
         for u in range(units, 0, -1):
             y = top + (units - u) * _U_H
             out.append(f'<rect x="{x}" y="{y}" width="{_U_W}" height="{_U_H}" fill="white" stroke="black"/>')
             out.append(f'<text x="{x + _U_W / 2:g}" y="{y + 10}" text-anchor="middle" font-size="8">{u}</text>')
             if u not in covered:
                 out.append(f'<rect x="{cell}" y="{y}" width="{_CELL_W}" height="{_U_H}" fill="{FREE}" stroke="black"/>')
-        for d in devices:
-            low = d.u or 1
-            high = min(low + d.height_u - 1, units)
+        for d in drawn:
+            low = d.u
+            high = min(low + d.height - 1, units)
             y = top + (units - high) * _U_H
             h = (high - low + 1) * _U_H
-            colour = KIND_COLOURS[device_kind(build, d)]
+            colour = d.colour
             label = f"{d.name} {d.model}" if h == _U_H else d.name
             out.append(f'<rect x="{cell}" y="{y}" width="{_CELL_W}" height="{h}" fill="{colour}" stroke="black"/>')
             out.append(
@@ -222,9 +318,13 @@ def _floor_cell(
     kind = kinds.most_common(1)[0][0] if kinds else "empty"
     su = sus.get(name, [])
     su_text = ("SU" + ",".join(str(s) for s in su)) if su else "&nbsp;"
+    system = rack_system(build, contents.get(name, []))
+    cooled = ""
+    if system is not None and system.cooling != "air":
+        cooled = f'<BR/><FONT COLOR="{LIQUID}"><B>{system.cooling}-cooled</B></FONT>'
     return (
         f'<TD BGCOLOR="{KIND_COLOURS[kind]}" WIDTH="70"><B>{html_text(name)}</B><BR/>{kind}<BR/>{su_text}'
-        f"<BR/>{power[name].total_w / 1000:.1f} kW</TD>"
+        f"<BR/>{power[name].total_w / 1000:.1f} kW{cooled}</TD>"
     )
 
 

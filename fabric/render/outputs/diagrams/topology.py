@@ -9,6 +9,7 @@ Edges carry the link count and total bandwidth; planes stand side by side.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -133,12 +134,35 @@ def topology_diagram(build: Build, key: str, detailed: bool) -> Diagram:
         for plane in sorted({g.plane for g in ordered if g.plane is not None}):
             inside = tuple(ids[d] for d, parts in drawn.items() if parts[0].plane == plane)
             clusters.append(Cluster(f"plane{plane}", f"plane {plane}", inside))
+    orders: list[tuple[str, ...]] = []
     for layer in ("core", "spine", "leaf", "node"):
         same = tuple(ids[d] for d, parts in drawn.items() if parts[0].layer == layer)
         if same:
             ranks.append(same)
+        if layer == "node":
+            continue
+        lanes: dict[int, list[tuple[tuple[object, ...], str]]] = defaultdict(list)  # switches in name order, a plane
+        for d, parts in drawn.items():
+            if parts[0].layer == layer:
+                first = min((m for p in parts for m in p.members), key=natural_key)
+                lanes[parts[0].plane or 0].append((natural_key(first), ids[d]))
+        orders += [tuple(i for _, i in sorted(lane)) for _, lane in sorted(lanes.items()) if len(lane) > 1]
     title = topology_title(build, key, detailed)
-    return Diagram(f"topology-{key}", title, tuple(boxes), edges, tuple(clusters), tuple(ranks), {"ranksep": "1.2"})
+    return Diagram(
+        f"topology-{key}",
+        title,
+        tuple(boxes),
+        edges,
+        tuple(clusters),
+        tuple(ranks),
+        {"ranksep": "1.2"},
+        orders=tuple(orders),
+    )
+
+
+def natural_key(name: str) -> tuple[object, ...]:
+    """`leaf2` before `leaf10`: digit runs compare as numbers."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
 
 
 def topology_title(build: Build, key: str, detailed: bool) -> str:
