@@ -33,7 +33,8 @@ def shortfalls(design: Design, topology: Topology) -> Iterator[Finding]:
     # The job the summary's table measures at most (TABLE_PORTS NIC ports, compactly placed): the model's cost grows
     # with the job (a sprayed all-to-all over a 32k-GPU fabric took 18 GB), and a fabric whose ECMP falls short
     # shows it at that size already; `fabric traffic --nodes N` measures any size.
-    nodes, taken = [], 0
+    nodes: list[str] = []
+    taken = 0
     for n in everyone:
         taken += len(ports[n])
         if taken > TABLE_PORTS and len(nodes) >= 2:
