@@ -177,14 +177,19 @@ def test_cli_plan_json_and_write_builds_as_it_is(tmp_path: Path) -> None:
 
 
 def test_cli_plan_writes_an_ethernet_cluster_on_the_platform_asked(tmp_path: Path) -> None:
-    args = ["plan", "--gpus", "256", "--node", "hgx-b300", "--switch", "sn5600", "--tiers", "2", "--rail", "yes"]
+    args = ["plan", "--gpus", "256", "--node", "dgx-b300", "--switch", "sn5600", "--tiers", "2", "--rail", "yes"]
     result = runner.invoke(app, [*args, "--workers", "1", "--write", str(tmp_path), "--platform", "sonic"])
     assert result.exit_code == 0, result.output
     (written,) = tmp_path.iterdir()
     build = build_fabric(load_spec(written))
     assert not build.errors
     platforms = {key: f.platform for key, f in build.design.spec.fabrics.items()}
-    assert platforms == {"compute": "sonic", "inband": "sonic", "oob": "sonic"}  # no storage ports on an HGX B300
+    assert platforms == {
+        "compute": "sonic",
+        "inband": "sonic",
+        "oob": "sonic",
+        # no storage ports on a DGX B300 in the catalog (an HGX B300 at 800G has no optic: optics-missing)
+    }
     refused = runner.invoke(app, [*args, "--write", str(tmp_path / "x"), "--platform", "ios"])
     assert refused.exit_code == 2 and "--platform 'ios'" in refused.output
 
