@@ -71,3 +71,20 @@ def roce_two_su() -> Build:
         fabric["qos"]["pfc_watchdog"] = False  # as designs/lab.yaml: Linux has no PFC watchdog
 
     return variant("roce-512", change)
+
+
+@cache
+def cx8_at_800g(design: str) -> Build:
+    """A bundled HGX B300 design (sonic-th5-512, eos-roce-1024) as it was before issue 25's follow-up: every
+    ConnectX-8 one 800GbE port (catalog hgx-b300), one plane of 800G links in scalable units of 32 nodes. ConnectX-8
+    runs no 800GbE on one port (`nic-port-speed`) and no catalog module fits its cage at 800G (`optics-missing`):
+    the negative case of both, and of the twin-port 800G fibre rows."""
+
+    def change(data: dict[str, Any]) -> None:
+        data["nodes"][0]["type"] = "hgx-b300"
+        compute = data["fabrics"]["compute"]
+        compute["speed_gbps"] = 800
+        compute["topology"]["scalable_unit"] = 32
+        del compute["topology"]["planes"]
+
+    return variant(design, change)

@@ -13,6 +13,7 @@ from fabric.plan.candidates import Request, enumerate_candidates
 from fabric.plan.evaluate import evaluate
 from fabric.spec.catalog import builtin_catalog
 from tests.conftest import built
+from tests.support.design_variants import cx8_at_800g
 
 CATALOG = builtin_catalog()
 
@@ -98,23 +99,27 @@ def test_roce_512_bom_by_hand() -> None:
 
 
 def test_sonic_th5_512_bom_by_hand() -> None:
-    """sonic-th5-512: 64 hgx-b300 (8 x 800G each), 16 leaves and 8 spines of AS9817-64O at 800G (one link per
-    cage). Node-leaf: 512 links, all on fibre: the ConnectX-8 cage is a single-port flat-top OSFP (catalog,
-    unverified), which the switches' twin-port ACC does not fit (26 links were on ACC before); leaf-spine: 512
-    links, 192 on fibre, 160 DAC, 160 ACC. An 800G link between twin-port 2 x SR4 modules is two 4-lane links: two
-    MPO-12/APC fibres, so (512 + 192) x 2 = 1408 fibres (not 704). Copper: one cable per cage pair, one 800G link
-    each: 160 DAC, 160 ACC. Switch-side modules: 512 leaf down cages + 192 x 2 leaf/spine cages = 896. Node side:
-    none: no catalog module fits a single-port flat-top OSFP at 800G (the finned twin-port switch module did
-    before), which `optics-missing` reports; and ConnectX-8 runs no 800GbE on one port (`nic-port-speed`)."""
+    """sonic-th5-512: 64 HGX B300 (8 ConnectX-8, each 2 x 400GbE in one twin-port flat-top OSFP cage), two planes of
+    8 rail leaves and 4 spines of AS9817-64O, every port at 400G. Node-leaf: 64 x 16 = 1024 links, all on fibre (no
+    flat-top copper in the catalog), one MPO-12/APC each (a 400G link is one 4-lane link): 1024 fibres; node side one
+    flat-top twin-port module per ConnectX-8 cage, 64 x 8 = 512; leaf down side one finned twin-port module per two
+    node links, 1024 / 2 = 512. Leaf-spine: 1024 links (16 leaves x 64 up), two per cage pair; by distance 312
+    twin-port DAC and 32 ACC cables (688 links), the other 336 links on fibre (one each) in 168 cage pairs, two
+    switch modules each: 336. Switch side 512 + 336 = 848; fibres 1024 + 336 = 1360. At 800G (the design as it was,
+    one 800GbE port per ConnectX-8) the node cage had no module (`optics-missing`) and the firmware no such speed
+    (`nic-port-speed`)."""
     bom = _bom("sonic-th5-512")
-    assert _cables("sonic-th5-512", "mmf-400g") == 1408
-    assert _cables("sonic-th5-512", "dac-400g") == 160
-    assert _cables("sonic-th5-512", "acc-400g") == 160
-    assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "switch side")] == 896
-    assert sum(n for (cat, _, _, side), n in bom.items() if cat == "transceiver" and side == "node side") == 0
+    assert _cables("sonic-th5-512", "mmf-400g") == 1360 == 1024 + 336
+    assert _cables("sonic-th5-512", "dac-400g") == 312
+    assert _cables("sonic-th5-512", "acc-400g") == 32
+    assert (312 + 32) * 2 + 336 == 1024
+    assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "switch side")] == 848 == 512 + 336
+    assert bom[("transceiver", "osfp-2x400g-sr8-flat", "compute", "node side")] == 512 == 64 * 8
+    assert sum(n for (cat, _, _, side), n in bom.items() if cat == "transceiver" and side == "node side") == 512
     links = [c for c in built("sonic-th5-512").allocation.cables if c.media_kind == "mmf"]
-    assert len(links) == 704 and {c.link.speed_gbps for c in links} == {800}
-    codes = Counter(f.code for f in built("sonic-th5-512").findings)
+    assert len(links) == 1360 and {c.link.speed_gbps for c in links} == {400}
+    assert not built("sonic-th5-512").findings
+    codes = Counter(f.code for f in cx8_at_800g("sonic-th5-512").findings)
     assert codes["optics-missing"] == 1 and codes["nic-port-speed"] == 1
 
 
@@ -133,14 +138,14 @@ def test_4su_superpod_bom_is_nvidias_with_the_right_part_on_each_side() -> None:
 
 
 def test_every_optical_end_of_the_bundled_designs_has_a_transceiver() -> None:
-    for design in ("roce-512", "superpod-h100-4su", "gb200-nvl72-1su"):
+    for design in ("roce-512", "superpod-h100-4su", "gb200-nvl72-1su", "sonic-th5-512", "eos-roce-1024"):
         build = built(design)
         assert optics(build.design.catalog, build.topology, build.allocation).unmatched == ()
         assert not [f for f in build.findings if f.code == "optics-missing"]
         assert costing(build).unmatched_optics == ()
-    # known gap: the hgx-b300's ConnectX-8 cage (single-port flat-top OSFP) at 800G has no catalog module; the
-    # switch's finned twin-port one went there before. Reported, never a silent zero.
-    build = built("sonic-th5-512")
+    # known gap: the hgx-b300's ConnectX-8 cage (single-port flat-top OSFP) at 800G (sonic-th5-512 as it was) has
+    # no catalog module; the switch's finned twin-port one went there before. Reported, never a silent zero.
+    build = cx8_at_800g("sonic-th5-512")
     unmatched = optics(build.design.catalog, build.topology, build.allocation).unmatched
     assert [(u.device_model, u.cage, u.kind, u.speed_gbps, u.ends) for u in unmatched] == [
         ("hgx-b300", ("osfp", "flat", 1), "mmf", 800, 512)
@@ -170,10 +175,11 @@ def test_qsfp_dd_cages_without_an_optic_are_a_finding_and_fail_the_plan_candidat
 def test_connectx8_runs_no_800gbe_on_one_port() -> None:
     """ConnectX-8 firmware release notes v40.44.0208: "supports 800Gb/s or XDR IB or 2 x 400GbE link speeds. Note:
     800GbE link speed is not supported on a single port" (catalog hgx-b300 `ethernet_max_gbps: 400`). The bundled
-    Ethernet designs on hgx-b300 plan every node link at 800G: one `nic-port-speed` warning each, with the count;
-    a design on ConnectX-7 (roce-512, 400G) has none."""
+    Ethernet designs on HGX B300 as they were (hgx-b300, every node link at 800G): one `nic-port-speed` warning each,
+    with the count; as they are (2 x 400GbE per ConnectX-8) none, nor a design on ConnectX-7 (roce-512, 400G)."""
     for design, ports in (("sonic-th5-512", 512), ("eos-roce-1024", 1024)):
-        found = [f for f in built(design).findings if f.code == "nic-port-speed"]
+        assert not [f for f in built(design).findings if f.code == "nic-port-speed"]
+        found = [f for f in cx8_at_800g(design).findings if f.code == "nic-port-speed"]
         assert len(found) == 1, design
         assert found[0].message.startswith(f"{ports} hgx-b300 port(s) (e.g. gpu001 cx8-0) are planned at 800G")
     assert not [f for f in built("roce-512").findings if f.code == "nic-port-speed"]

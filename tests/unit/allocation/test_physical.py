@@ -29,15 +29,23 @@ from fabric.pipeline import Build
 from fabric.render.outputs.tables import PHYSICAL_COLUMNS, cabling_physical_csv
 from fabric.spec.catalog import port_candidates
 from tests.conftest import DESIGNS, built
+from tests.support.design_variants import cx8_at_800g
 
 BUNDLED = sorted(p.stem for p in DESIGNS.glob("*.yaml"))
 
 Cage = tuple[str, str | None, int | None, int]  # connector, top, ports per cage, logical ports per cage
 
 
+AT_800G = "@800g"  # a bundled HGX B300 design as it was at 800GbE (tests/support/design_variants.cx8_at_800g)
+
+
+def _built(design: str) -> Build:
+    return cx8_at_800g(design.removesuffix(AT_800G)) if design.endswith(AT_800G) else built(design)
+
+
 @cache
 def _sheet(design: str) -> tuple[PhysicalCable, ...]:
-    build = built(design)
+    build = _built(design)
     return physical_cables(build.design.catalog, build.topology, build.allocation)
 
 
@@ -67,9 +75,9 @@ def test_the_sheet_is_every_bundled_design() -> None:
     assert len(BUNDLED) >= 13 and {"roce-512", "sonic-th5-512", "superpod-h100-4su", "lab"} <= set(BUNDLED)
 
 
-@pytest.mark.parametrize("design", BUNDLED)
+@pytest.mark.parametrize("design", [*BUNDLED, f"sonic-th5-512{AT_800G}"])
 def test_every_link_is_on_the_sheet_once_and_its_optics_fit_their_cages(design: str) -> None:
-    build = built(design)
+    build = _built(design)
     catalog = build.design.catalog
     sheet = _sheet(design)
     # every logical link is carried: by one cable, or by each of its fibres
@@ -104,13 +112,14 @@ def test_every_link_is_on_the_sheet_once_and_its_optics_fit_their_cages(design: 
     assert checked + missing == sum(len(p.links) * (len(p.a) + len(p.b)) for p in optical)
     assert (checked > 0) == bool(optical)
     # an end without a transceiver is one the optics report (per fibre on the sheet; per link end in the count),
-    # and only the known case has any: the hgx-b300's ConnectX-8 single-port flat-top OSFP cage at 800G, for which
-    # the catalog has no module (the switches' finned twin-port one does not fit)
+    # and only the known case has any: the hgx-b300's ConnectX-8 single-port flat-top OSFP cage at 800G (the
+    # bundled designs as they were), for which the catalog has no module (the switches' finned twin-port one does
+    # not fit); the bundled designs run ConnectX-8 as 2 x 400GbE in a twin-port flat-top cage, which has one
     unmatched = optics(catalog, build.topology, build.allocation).unmatched
     per_link = sum(len(p.links) for p in optical if any(not e.transceiver for e in p.a + p.b) and p.fibre <= 1)
     assert sum(u.ends for u in unmatched) == per_link
     assert {(u.device_model, u.cage) for u in unmatched} <= {("hgx-b300", ("osfp", "flat", 1))}
-    assert bool(unmatched) == (design in ("eos-roce-1024", "sonic-th5-512"))
+    assert bool(unmatched) == design.endswith(AT_800G)
 
 
 def _optical(sheet: tuple[PhysicalCable, ...]) -> list[PhysicalCable]:
@@ -209,10 +218,11 @@ def test_a_twin_port_cable_is_one_row_with_both_ports_of_both_cages() -> None:
 
 
 def test_an_800g_link_between_twin_port_modules_is_two_fibre_rows() -> None:
-    """sonic-th5-512: an 800G link between twin-port 2 x SR4 modules is two 4-lane links over two MPO-12/APC fibres
-    ("Twin-Port transceivers require ordering two fibers": MMS4X00-NM application overview): two rows, F1 and F2,
-    each labelled; the 800G port is the whole cage (lanes 1-8)."""
-    build = built("sonic-th5-512")
+    """sonic-th5-512 at 800G (as it was before its ConnectX-8 ran 2 x 400GbE): an 800G link between twin-port
+    2 x SR4 modules is two 4-lane links over two MPO-12/APC fibres ("Twin-Port transceivers require ordering two
+    fibers": MMS4X00-NM application overview): two rows, F1 and F2, each labelled; the 800G port is the whole cage
+    (lanes 1-8). The bundled sonic-th5-512 at 400G: one row per fibre link, each a 4-lane half of its cage."""
+    build = cx8_at_800g("sonic-th5-512")
     rows = list(csv.DictReader(io.StringIO(cabling_physical_csv(build))))
     first = [r for r in rows if r["links"] == "compute-0001"]
     assert [r["physical_id"] for r in first] == ["compute-0001-F1", "compute-0001-F2"]
@@ -220,6 +230,10 @@ def test_an_800g_link_between_twin_port_modules_is_two_fibre_rows() -> None:
     assert first[0]["b_cage_lanes"] == "1-8" and first[0]["b_cage_ports"] == "1"
     assert first[0]["a_label"].startswith("compute-0001-F1 ") and first[1]["a_label"].startswith("compute-0001-F2 ")
     assert len(rows) == 1728  # 704 fibre links x 2 + 160 DAC + 160 ACC, as the BOM (test_optics)
+    rows = list(csv.DictReader(io.StringIO(cabling_physical_csv(built("sonic-th5-512")))))
+    assert not [r for r in rows if r["fibre"]]  # one fibre per link: no F1/F2 rows
+    assert {r["b_cage_lanes"] for r in rows} == {"1-4", "5-8", "1-4 5-8"}  # a twin-port copper cable: both halves
+    assert len(rows) == 1360 + 312 + 32  # fibre links, one row each; twin-port DAC, ACC cables (test_optics)
 
 
 def test_a_dgx_cage_port_is_its_place_in_the_twin_port_cage() -> None:

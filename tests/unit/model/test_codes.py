@@ -162,10 +162,12 @@ def _render_worker_died() -> Iterator[Finding]:
 
 
 def _nic_port_speed() -> Iterator[Finding]:
-    """sonic-th5-512's hgx-b300 nodes plan 800G Ethernet on ConnectX-8 ports (which run at most 400GbE one port)."""
+    """sonic-th5-512 as it was (hgx-b300 nodes at 800G Ethernet on ConnectX-8 ports, which run at most 400GbE one
+    port)."""
     from fabric.allocation.checks import AllocationContext, check_nic_speeds
+    from tests.support.design_variants import cx8_at_800g
 
-    build = built("sonic-th5-512")
+    build = cx8_at_800g("sonic-th5-512")
     yield from check_nic_speeds(AllocationContext(build.design, build.topology, build.figures, build.allocation))
 
 

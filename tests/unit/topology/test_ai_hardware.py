@@ -88,41 +88,40 @@ def test_a_lane_map_must_cover_every_cage_once() -> None:
 
 
 def test_eos_roce_1024_design() -> None:
+    """128 HGX B300, each ConnectX-8 2 x 400GbE (one port to each plane): per plane 2 SUs x 8 rails = 16 leaves of
+    64 x 400G down + 64 up, 16 x 64 / 128 = 8 spines, 64 / 8 = 8 links from each leaf to each spine of its plane."""
     build = built("eos-roce-1024")
-    # the known physical gaps of 800G Ethernet on ConnectX-8 (issue 25): no 800GbE on one port, and no catalog
-    # module for its single-port flat-top OSFP cage at 800G; nothing else
-    assert sorted(f.code for f in build.findings) == ["nic-port-speed", "optics-missing"], [
-        f.format() for f in build.findings
-    ]
+    assert not build.findings, [f.format() for f in build.findings]
     fig = build.figures["compute"]
     assert fig.switches == {"leaf": 32, "spine": 16, "core": 0}
-    assert fig.endpoints == 1024 and fig.bisection_pct == pytest.approx(100.0) and fig.min_ecmp_width == 32
+    assert fig.endpoints == 2048 == 128 * 16 and fig.bisection_pct == pytest.approx(100.0) and fig.min_ecmp_width == 64
     links = build.topology.fabrics["compute"].links
     per_pair = Counter((link.a, link.b) for link in links if link.tier == "leaf-spine")
-    assert len(per_pair) == 32 * 16 and set(per_pair.values()) == {2}
+    assert len(per_pair) == 2 * 16 * 8 and set(per_pair.values()) == {8}
+    assert {link.speed_gbps for link in links} == {400}
     assert {i.platform for i in build.intents.values()} == {"eos"}
     files = render_all(build)
     assert sum(1 for p in files if p.endswith("/structured-config.yaml")) == 48
-    leaf = yaml.safe_load(files["configs/su1-rail0-leaf/structured-config.yaml"])
+    leaf = yaml.safe_load(files["configs/p1-su1-rail0-leaf/structured-config.yaml"])
     used = [i for i in leaf["ethernet_interfaces"] if not i["shutdown"]]
-    assert len(used) == 64 and leaf["router_bgp"]["neighbor_interfaces"][0]["peer_group"] == "FABRIC"
+    assert len(used) == 128 and leaf["router_bgp"]["neighbor_interfaces"][0]["peer_group"] == "FABRIC"
 
 
 def test_sonic_th5_512_design() -> None:
+    """64 HGX B300, each ConnectX-8 2 x 400GbE (one port to each plane): per plane 1 SU x 8 rails = 8 leaves of
+    64 x 400G down + 64 up, 8 x 64 / 128 = 4 spines; every leaf port a 2 x 400G breakout half of an 800G cage."""
     build = built("sonic-th5-512")
-    # the known physical gaps of 800G Ethernet on ConnectX-8 (issue 25): no 800GbE on one port, and no catalog
-    # module for its single-port flat-top OSFP cage at 800G; nothing else
-    assert sorted(f.code for f in build.findings) == ["nic-port-speed", "optics-missing"], [
-        f.format() for f in build.findings
-    ]
+    assert not build.findings, [f.format() for f in build.findings]
     fig = build.figures["compute"]
-    assert fig.switches == {"leaf": 16, "spine": 8, "core": 0} and fig.endpoints == 512
+    assert fig.switches == {"leaf": 16, "spine": 8, "core": 0} and fig.endpoints == 1024 == 64 * 16
     assert fig.bisection_pct == pytest.approx(100.0)
-    db = json.loads(render_all(build)["configs/su1-rail0-leaf/config_db.json"])
+    planes = Counter(link.plane for link in build.topology.fabrics["compute"].links if link.a == "gpu001")
+    assert planes == {1: 8, 2: 8}
+    db = json.loads(render_all(build)["configs/p1-su1-rail0-leaf/config_db.json"])
     assert db["DEVICE_METADATA"]["localhost"]["hwsku"] == "Accton-AS9817-64O"
-    assert db["PORT"]["Ethernet0"]["lanes"] == "25,26,27,28,29,30,31,32"
-    assert db["PORT"]["Ethernet8"]["lanes"] == "9,10,11,12,13,14,15,16"
-    assert db["PORT"]["Ethernet0"]["speed"] == "800000" and len(db["PORT"]) == 64
+    assert db["PORT"]["Ethernet0"]["lanes"] == "25,26,27,28" and db["PORT"]["Ethernet4"]["lanes"] == "29,30,31,32"
+    assert db["PORT"]["Ethernet8"]["lanes"] == "9,10,11,12"
+    assert db["PORT"]["Ethernet0"]["speed"] == "400000" and len(db["PORT"]) == 128
     lanes = sorted(int(lane) for port in db["PORT"].values() for lane in port["lanes"].split(","))
     assert lanes == list(range(1, 513))
 
@@ -173,7 +172,9 @@ def test_a_25g_sfp28_leaf_on_eos_names_ports_by_cage(tmp_path: Path) -> None:
 
 
 def test_modular_7808r4_spines_under_7060x6_leaves() -> None:
-    """2,048 GPUs at 800G: 64 rail leaves of 32 down + 32 up under the fewest 288-port chassis that divide 32: 8."""
+    """2,048 GPUs, each ConnectX-8 2 x 400GbE over 2 planes: per plane 32 rail leaves of 64 x 400G down + 64 up under
+    the fewest 576 x 400G (288 x 800G) chassis that take 32 x 64 uplinks and divide 64: 4, 512 ports used each,
+    16 links from each leaf to each; 64 leaves and 8 spines in all."""
 
     def bigger(data: dict[str, Any]) -> None:
         data["nodes"][0]["count"] = 256
@@ -184,7 +185,9 @@ def test_modular_7808r4_spines_under_7060x6_leaves() -> None:
     build = variant("eos-roce-1024", bigger)
     assert not build.errors, [f.format() for f in build.errors]
     fig = build.figures["compute"]
-    assert fig.switches == {"leaf": 64, "spine": 8, "core": 0} and fig.endpoints == 2048
+    assert fig.switches == {"leaf": 64, "spine": 8, "core": 0} and fig.endpoints == 4096 == 256 * 16
     assert fig.bisection_pct == pytest.approx(100.0)
-    spine = build.intents["spine01"]
-    assert len(spine.ports) == 288 and len(spine.used_ports) == 256
+    spine = build.intents["p1-spine01"]
+    assert len(spine.ports) == 576 and len(spine.used_ports) == 512
+    links = build.topology.fabrics["compute"].links
+    assert set(Counter((link.a, link.b) for link in links if link.tier == "leaf-spine").values()) == {16}
