@@ -81,7 +81,7 @@ def test_cable_length_rounds_up_to_a_listed_length(speed: int, cable_m: float, b
 @pytest.fixture(scope="module")
 def th5_leaf() -> dict[str, Any]:
     files = render_all(on_platform("sonic-th5-512", "sonic"))
-    return json.loads(files["configs/su1-rail0-leaf/config_db.json"])
+    return json.loads(files["configs/p1-su1-rail0-leaf/config_db.json"])
 
 
 def test_rendered_th5_leaf_is_traditional_with_a_lossless_pg_per_pfc_port(th5_leaf: dict[str, Any]) -> None:
