@@ -18,7 +18,7 @@ from fabric.costing import costing
 from fabric.fast.csvtext import joined as _joined
 from fabric.model.topology import Device
 from fabric.pipeline import Build
-from fabric.render.outputs.diagrams import diagrams, draw
+from fabric.render.outputs.diagrams import diagrams, draw, listed
 from fabric.render.outputs.diagrams.graph import Diagram
 from fabric.render.outputs.diagrams.topology import topology_diagram
 from fabric.render.outputs.tables import as_text, csv_text
@@ -673,3 +673,68 @@ def test_topology_pictures_in_headless_chromium(tmp_path: Path) -> None:
             assert own and own[0].text and own[0].text not in caption, caption
     finally:
         driver.quit()
+
+
+# --------------------------------------------------------------------------------------------- wide pictures fold
+
+
+def test_wide_detailed_picture_draws_its_switches_in_runs() -> None:
+    """The storage fabric of the 1,016-GPU SuperPOD: 12 switches (detailed), but one box each is ~3,500 pt wide;
+    drawn in runs of consecutive leaves and spines it fits the report's width, every link still counted."""
+    from fabric.render.outputs.diagrams.topology import estimated_width
+
+    build = built("superpod-h100-4su")
+    width = build.design.spec.diagrams.width_pt
+    [d] = [d for d in diagrams(build, ("topology",)) if d.name == "topology-storage"]
+    titles = [b.label.split("\n")[0] for b in d.boxes]
+    assert titles[:4] == [
+        "storage-spine01–storage-spine02 (2)",
+        "storage-spine03–storage-spine04 (2)",
+        "storage-leaf01–storage-leaf04 (4)",
+        "storage-leaf05–storage-leaf08 (4)",
+    ]
+    assert d.title.endswith("· detailed, runs of ≤ 4 switches")
+    assert "56 × 400G = 22.4T" in edge_labels(d)  # spine01–02 to leaf01–04: 2 × 4 × 7 links
+    total = sum(int(m.group(1).replace(",", "")) for m in (re.match(r"([\d,]+) × ", x) for x in edge_labels(d)) if m)
+    assert total == len(build.topology.fabrics["storage"].links)
+    nodes = {b.label.split("\n")[2] for b in d.boxes if b.label.startswith("gpu")}
+    assert nodes == {"dgx001–dgx072", "dgx073–dgx127"}  # grouped by the runs they land on
+    assert estimated_width(d) <= width < estimated_width(topology_diagram(build, "storage", True))
+    listed_titles = {item.name: item.title for item in listed(build)}
+    assert listed_titles["topology-storage"] == d.title  # report.md names the picture as drawn
+
+
+def test_narrow_detailed_picture_keeps_a_box_per_switch() -> None:
+    build = built("lab")
+    [d] = [d for d in diagrams(build, ("topology",)) if d.name == "topology-compute"]
+    names = [b.label.split("\n")[0] for b in d.boxes if "–" not in b.label.split("\n")[0]]
+    assert {"spine1", "spine2", "leaf1", "leaf2", "leaf3", "leaf4"} <= set(names)
+    assert d.title.endswith("· detailed") and not any("(" in n for n in names)
+
+
+def test_asked_for_detailed_is_never_folded() -> None:
+    build = built("superpod-h100-4su")
+    spec = build.design.spec
+    asked = spec.model_copy(update={"diagrams": spec.diagrams.model_copy(update={"topology": "detailed"})})
+    from dataclasses import replace
+
+    build2 = replace(build, design=replace(build.design, spec=asked))
+    [d] = [d for d in diagrams(build2, ("topology",)) if d.name == "topology-storage"]
+    assert len([b for b in d.boxes if b.label.startswith("storage-")]) == 12 and d.title.endswith("· detailed")
+
+
+@pytest.mark.real
+def test_wide_pictures_fit_the_report_width_as_dot_lays_them_out() -> None:
+    require_tool("dot", DOT_HINT)
+    from fabric.render.outputs.diagrams.dot import layout, to_dot
+
+    def width_pt(diagram: Diagram) -> int:
+        svg = layout(to_dot(diagram), "svg")
+        return int(re.search(rb'<svg width="(\d+)pt"', svg).group(1))  # type: ignore[union-attr]
+
+    build = built("superpod-h100-4su")
+    limit = build.design.spec.diagrams.width_pt
+    drawn = {d.name: d for d in diagrams(build, ("topology",))}
+    for key in ("storage", "inband", "oob"):
+        assert width_pt(drawn[f"topology-{key}"]) <= limit, key
+    assert width_pt(topology_diagram(build, "storage", True)) > 3 * limit  # a box per switch: 3,505 pt
