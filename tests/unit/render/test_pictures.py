@@ -738,3 +738,48 @@ def test_wide_pictures_fit_the_report_width_as_dot_lays_them_out() -> None:
     for key in ("storage", "inband", "oob"):
         assert width_pt(drawn[f"topology-{key}"]) <= limit, key
     assert width_pt(topology_diagram(build, "storage", True)) > 3 * limit  # a box per switch: 3,505 pt
+
+
+def test_row_elevations_wrap_into_lines_that_fit_the_width() -> None:
+    from fabric.costing import costing
+    from fabric.render.outputs.diagrams import racks
+
+    build = built("superpod-h100-4su")
+    [row_a] = [d for d in diagrams(build, ("racks",)) if d.name == "racks/row-A"]
+    assert [len(line) for line in row_a.ranks] == [5, 5]  # 10 racks of 211 pt: 5 a line of 1,100 pt
+    assert [i for line in row_a.ranks for i in line] == [b.id for b in row_a.boxes]  # in rack order
+    assert len(row_a.edges) == 1 and row_a.edges[0].attrs == {"style": "invis"}  # the second line below the first
+    [lab] = [d for d in diagrams(built("lab"), ("racks",)) if d.name == "racks/row-A"]
+    assert len(lab.ranks) == 1 and not lab.edges and not lab.orders  # two racks: one line, as before
+    contents = racks._by_rack(build)
+    power = {r.rack: r for r in costing(build).racks}
+    page = [(n, contents.get(n, []), power[n]) for n in build_racks("superpod-h100-4su")[:10]]
+
+    def size(svg: bytes) -> tuple[int, int]:
+        w, h = re.search(rb'width="(\d+)pt" height="(\d+)pt"', svg).groups()  # type: ignore[union-attr]
+        return int(w), int(h)
+
+    wrapped, one_line = size(racks.elevation_svg(build, "t", page, 5)), size(racks.elevation_svg(build, "t", page))
+    assert wrapped[0] <= build.design.spec.diagrams.width_pt < one_line[0]
+    assert wrapped[1] > one_line[1]
+    text = racks.elevation_svg(build, "t", page, 5).decode()
+    assert all(f"<title>{name}</title>" in text for name, _, _ in page)
+
+
+@pytest.mark.real
+def test_row_elevations_fit_the_width_as_dot_lays_them_out() -> None:
+    require_tool("dot", DOT_HINT)
+    from fabric.render.outputs.diagrams.dot import layout, to_dot
+
+    for design in ("superpod-h100-4su", "gb200-nvl72-1su"):
+        build = built(design)
+        limit = build.design.spec.diagrams.width_pt
+        pages = diagrams(build, ("racks",))
+        assert len(pages) >= 2
+        for page in pages:
+            svg = layout(to_dot(page), "svg")
+            width = int(re.search(rb'<svg width="(\d+)pt"', svg).group(1))  # type: ignore[union-attr]
+            assert width <= limit, (design, page.name, width)
+    one_line = diagrams(built("superpod-h100-4su"), ("racks",))[0]
+    flat = Diagram(one_line.name, one_line.title, one_line.boxes, ranks=(tuple(b.id for b in one_line.boxes),))
+    assert int(re.search(rb'<svg width="(\d+)pt"', layout(to_dot(flat), "svg")).group(1)) > 2000  # type: ignore[union-attr]
