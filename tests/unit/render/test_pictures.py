@@ -783,3 +783,24 @@ def test_row_elevations_fit_the_width_as_dot_lays_them_out() -> None:
     one_line = diagrams(built("superpod-h100-4su"), ("racks",))[0]
     flat = Diagram(one_line.name, one_line.title, one_line.boxes, ranks=(tuple(b.id for b in one_line.boxes),))
     assert int(re.search(rb'<svg width="(\d+)pt"', layout(to_dot(flat), "svg")).group(1)) > 2000  # type: ignore[union-attr]
+
+
+# --------------------------------------------------------------------------------------------- BOM: rack systems
+
+
+def test_bom_lists_an_nvl72_rack_as_one_system_with_its_parts() -> None:
+    build = built("gb200-nvl72-1su")
+    lines = costing(build).lines
+    categories = [line.category for line in lines]
+    at = categories.index("system")
+    assert categories[at - 1 : at + 4] == ["node", "system", "system-part", "system-part", "system-part"]
+    node, system, *parts = lines[at - 1 : at + 4]
+    assert (node.model, node.count) == ("dgx-gb200-tray", 144)
+    assert (system.model, system.count, system.total_usd) == ("DGX GB200 NVL72", 8, 0.0)  # 8 racks, in the trays
+    assert "18 × dgx-gb200-tray" in system.detail and "132 kW [unverified]" in system.detail
+    assert [(p.model, p.count) for p in parts] == [("nvlink-switch-tray", 72), ("power-shelf", 64), ("sn2201", 16)]
+    assert "[unverified]" in parts[1].description and all(p.total_usd == 0 for p in parts)
+    text = render_all(build)["bom.csv"].decode()
+    assert text.splitlines()[0].startswith("category,model,fabric,count,unit_price_usd,total_price_usd,detail")
+    assert "\nsystem,DGX GB200 NVL72,,8,0.00,0.00," in text
+    assert not {"system", "system-part"} & {line.category for line in costing(built("superpod-h100-4su")).lines}
