@@ -8,6 +8,12 @@ DAC, AOC and copper cables have none; fibres per optical link as its transceiver
 length; node NIC ports by node type and port group (in the node's price); nodes; racks and rack PDUs. An
 optical end no catalog transceiver fits is listed (`unmatched_optics`) and raises the finding `optics-missing`.
 
+A rack-scale NVLink system (DGX GB200 NVL72) is a unit of its own: after its compute trays' `node` line, one
+`system` line counting the racks that hold its trays (what a rack holds in its detail), and beneath it a
+`system-part` line for each part of the system that is no device of the design (NVLink switch trays, power
+shelves, in-rack management switches), counted per rack as the catalog's `rack_system` says; these are priced
+at 0, in the trays' price (a tray's list price is its share of the rack).
+
 Power: devices at their catalog power (switch figures include their own optics) plus node-side
 transceivers. Every price and rate is a placeholder the user overrides (catalog part files, `costs:`).
 """
@@ -22,9 +28,10 @@ from dataclasses import dataclass
 from fabric.allocation.optics import optics
 from fabric.fast.memo import per_object as per_build
 from fabric.pipeline import Build
+from fabric.spec.catalog import RackSystem
 from fabric.spec.schema import NodeAttach
 
-CATEGORIES = ("switch", "transceiver", "cable", "nic", "node", "rack", "pdu", "other")
+CATEGORIES = ("switch", "transceiver", "cable", "nic", "node", "rack", "pdu", "other", "system", "system-part")
 HOURS_PER_YEAR = 8760
 PLACEHOLDER_NOTE = "prices and rates are placeholders: override them (catalog part files, `costs:`)"
 
@@ -191,6 +198,9 @@ def _costing(build: Build) -> Costing:
                 "node", node_type, "", count, nt.list_price_usd, f"{nt.gpus} GPUs" if nt.gpus else "", nt.description
             )
         )
+        if nt.rack_system is not None:
+            racks_of = {d.rack for d in nodes if d.model == node_type and d.rack is not None}
+            lines += _system_lines(node_type, nt.rack_system, len(racks_of))
 
     # Racks and PDUs.
     rack_part = catalog.racks[costs.rack]
@@ -209,6 +219,52 @@ def _costing(build: Build) -> Costing:
     gpus = sum(catalog.nodes[d.model].gpus for d in nodes)
     costing_ = Costing(tuple(lines), racks, (), gpus, tuple(sorted(unmatched)))
     return Costing(costing_.lines, racks, _tco(build, costing_), gpus, costing_.unmatched_optics)
+
+
+def _system_lines(node_type: str, system: RackSystem, racks: int) -> list[BomLine]:
+    """A rack-scale system as one line per rack, its parts that are no devices of the design beneath."""
+    mgmt = system.mgmt_switch_model or "management switch"
+
+    def mark(field: str) -> str:
+        return " [unverified]" if field in system.unverified else ""
+
+    held = (
+        f"per rack {system.trays} × {node_type} (the node line), {system.nvlink_switch_trays} NVLink switch trays, "
+        f"{system.power_shelves}{mark('power_shelves')} power shelves, {system.mgmt_switches} × {mgmt}; "
+        f"up to {system.power_kw:g} kW{mark('power_kw')}, {system.cooling}-cooled"
+    )
+    out = [
+        BomLine(
+            "system",
+            system.name,
+            "",
+            racks,
+            0.0,
+            held,
+            f"{system.name} rack: one NVLink domain of {system.gpus} GPUs; priced in its compute trays",
+        )
+    ]
+    per_tray = system.nvlink_switch_chips // system.nvlink_switch_trays if system.nvlink_switch_trays else 0
+    chips = f" ({per_tray} NVLink switch chips)" if per_tray else ""
+    parts = (
+        ("nvlink-switch-tray", system.nvlink_switch_trays, f"NVLink switch tray{chips}"),
+        ("power-shelf", system.power_shelves, f"power shelf{mark('power_shelves')}"),
+        (mgmt, system.mgmt_switches, "in-rack management (OOB) switch"),
+    )
+    for model, per_rack, what in parts:
+        if per_rack:
+            out.append(
+                BomLine(
+                    "system-part",
+                    model,
+                    "",
+                    racks * per_rack,
+                    0.0,
+                    f"{per_rack} per {system.name} rack, in its trays' price",
+                    f"{what} of the {system.name}",
+                )
+            )
+    return out
 
 
 def _rack_power(build: Build, optics_w: Mapping[str, float]) -> list[RackPower]:

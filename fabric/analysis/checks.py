@@ -328,15 +328,34 @@ def check_nvlink(ctx: Context) -> Iterator[Finding]:
     loc = locality(ctx.design, ctx.topology)
     if loc is None or not loc.domains:
         return
+    budget_kw = ctx.design.spec.racks.power_kw
+    # the rack the room cannot feed: an NVL72's trays cannot be spread over racks (its NVLink spine is the rack's
+    # back), so a budget below the full rack is an error of its own, not only the partial racks it leads to
+    fed: set[str] = set()
+    for group in ctx.design.spec.nodes:
+        node_type = ctx.design.catalog.nodes.get(group.type)
+        system = node_type.rack_system if node_type is not None else None
+        if system is None or node_type is None or system.name in fed:
+            continue
+        fed.add(system.name)
+        need_kw = system.trays * node_type.power_w / 1000
+        if need_kw > budget_kw + TOLERANCE:
+            yield error(
+                "rack-power",
+                "racks.power_kw",
+                f"a {system.name} rack draws {need_kw:.1f} kW ({system.trays} trays of {node_type.power_w:,} W, "
+                f"group `{group.group}`); racks of {budget_kw:g} kW cannot feed it",
+                f"raise racks.power_kw to at least {math.ceil(need_kw)} (the room must feed whole racks of "
+                f"{system.name}), or choose 8-GPU servers",
+            )
     short = [d for d in loc.domains if len(d.nodes) != d.trays]
     if short:
         d = short[0]
         tray_w = ctx.topology.devices[d.nodes[0]].power_w
-        budget_kw = ctx.design.spec.racks.power_kw
         need_kw = d.trays * tray_w / 1000
         hint = f"set per_rack: {d.trays} and a count that is a multiple of {d.trays}"
         if need_kw > budget_kw + TOLERANCE:
-            hint = f"a full rack draws {need_kw:.1f} kW: raise racks.power_kw to at least that, and {hint}"
+            hint = f"a full rack draws {need_kw:.1f} kW (rack-power): {hint} once racks.power_kw allows it"
         yield warning(
             "nvlink-domain-partial",
             f"nodes[group={d.group}].per_rack",

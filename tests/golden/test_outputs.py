@@ -121,7 +121,7 @@ def test_lab_ib_outputs_golden(name: str, golden) -> None:  # type: ignore[no-un
     golden(GOLDEN / "lab-ib" / name, _rendered("lab-ib")[name].decode())
 
 
-# the rack-scale design: its scheduler and IMEX files (one domain's IMEX pair stands for all eight)
+# the rack-scale design: its scheduler and IMEX files (one domain's IMEX pair stands for all eight), BOM and power
 NVL72_GOLDEN = (
     "slurm/topology.conf",
     "slurm/topology-block.conf",
@@ -130,6 +130,8 @@ NVL72_GOLDEN = (
     "imex/nvl-a01/nodes_config.cfg",
     "imex/nvl-a01/config.cfg",
     "k8s/kueue-topology.yaml",
+    "bom.csv",  # the NVL72 rack as one system line with its parts beneath
+    "power.csv",
 )
 
 

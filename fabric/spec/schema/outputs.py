@@ -182,6 +182,14 @@ class Diagrams(StrictModel):
         "or tier group; `auto` aggregates a fabric of more than `aggregate_above` switches.",
     )
     aggregate_above: Int = Field(default=32, ge=1, description="`auto`: switches above which a fabric is aggregated.")
+    width_pt: Int = Field(
+        default=1100,
+        ge=200,
+        description="`auto`: a detailed topology picture estimated wider than this (points; 1,100 pt is about "
+        "1,470 px, what the report shows at a 1,600-px window without shrinking the text) draws its switches "
+        "in runs of consecutive names (`leaf01–leaf04 (4)`) with the runs' link totals; rack elevations wrap "
+        "their racks into lines of this width.",
+    )
 
 
 class Documents(StrictModel):

@@ -201,6 +201,16 @@ def test_a_rack_short_of_trays_is_a_warning_naming_the_power() -> None:
     assert not [f for f in built(DESIGN).findings if f.code == "nvlink-domain-partial"]
 
 
+def test_racks_that_cannot_feed_an_nvl72_are_a_rack_power_error() -> None:
+    build = _variant("power_kw: 135", "power_kw: 100")
+    [power] = [f for f in build.findings if f.code == "rack-power"]
+    assert power.severity.name == "ERROR" and power.path == "racks.power_kw"
+    assert "DGX GB200 NVL72 rack draws 132.0 kW" in power.message and "at least 132" in power.hint
+    assert not [f for f in build.findings if f.code == "rack-power" and f is not power]  # once per system
+    assert not [f for f in _variant("power_kw: 135", "power_kw: 132").findings if f.code == "rack-power"]
+    assert not [f for f in built(DESIGN).findings if f.code == "rack-power"]
+
+
 def test_plan_candidates_come_in_whole_nvl72_racks() -> None:
     from fabric.plan.candidates import Request, enumerate_candidates, node_count
     from fabric.plan.document import spec_data

@@ -18,7 +18,7 @@ from fabric.costing import costing
 from fabric.fast.csvtext import joined as _joined
 from fabric.model.topology import Device
 from fabric.pipeline import Build
-from fabric.render.outputs.diagrams import diagrams, draw
+from fabric.render.outputs.diagrams import diagrams, draw, listed
 from fabric.render.outputs.diagrams.graph import Diagram
 from fabric.render.outputs.diagrams.topology import topology_diagram
 from fabric.render.outputs.tables import as_text, csv_text
@@ -673,3 +673,134 @@ def test_topology_pictures_in_headless_chromium(tmp_path: Path) -> None:
             assert own and own[0].text and own[0].text not in caption, caption
     finally:
         driver.quit()
+
+
+# --------------------------------------------------------------------------------------------- wide pictures fold
+
+
+def test_wide_detailed_picture_draws_its_switches_in_runs() -> None:
+    """The storage fabric of the 1,016-GPU SuperPOD: 12 switches (detailed), but one box each is ~3,500 pt wide;
+    drawn in runs of consecutive leaves and spines it fits the report's width, every link still counted."""
+    from fabric.render.outputs.diagrams.topology import estimated_width
+
+    build = built("superpod-h100-4su")
+    width = build.design.spec.diagrams.width_pt
+    [d] = [d for d in diagrams(build, ("topology",)) if d.name == "topology-storage"]
+    titles = [b.label.split("\n")[0] for b in d.boxes]
+    assert titles[:4] == [
+        "storage-spine01–storage-spine02 (2)",
+        "storage-spine03–storage-spine04 (2)",
+        "storage-leaf01–storage-leaf04 (4)",
+        "storage-leaf05–storage-leaf08 (4)",
+    ]
+    assert d.title.endswith("· detailed, runs of ≤ 4 switches")
+    assert "56 × 400G = 22.4T" in edge_labels(d)  # spine01–02 to leaf01–04: 2 × 4 × 7 links
+    total = sum(int(m.group(1).replace(",", "")) for m in (re.match(r"([\d,]+) × ", x) for x in edge_labels(d)) if m)
+    assert total == len(build.topology.fabrics["storage"].links)
+    nodes = {b.label.split("\n")[2] for b in d.boxes if b.label.startswith("gpu")}
+    assert nodes == {"dgx001–dgx072", "dgx073–dgx127"}  # grouped by the runs they land on
+    assert estimated_width(d) <= width < estimated_width(topology_diagram(build, "storage", True))
+    listed_titles = {item.name: item.title for item in listed(build)}
+    assert listed_titles["topology-storage"] == d.title  # report.md names the picture as drawn
+
+
+def test_narrow_detailed_picture_keeps_a_box_per_switch() -> None:
+    build = built("lab")
+    [d] = [d for d in diagrams(build, ("topology",)) if d.name == "topology-compute"]
+    names = [b.label.split("\n")[0] for b in d.boxes if "–" not in b.label.split("\n")[0]]
+    assert {"spine1", "spine2", "leaf1", "leaf2", "leaf3", "leaf4"} <= set(names)
+    assert d.title.endswith("· detailed") and not any("(" in n for n in names)
+
+
+def test_asked_for_detailed_is_never_folded() -> None:
+    build = built("superpod-h100-4su")
+    spec = build.design.spec
+    asked = spec.model_copy(update={"diagrams": spec.diagrams.model_copy(update={"topology": "detailed"})})
+    from dataclasses import replace
+
+    build2 = replace(build, design=replace(build.design, spec=asked))
+    [d] = [d for d in diagrams(build2, ("topology",)) if d.name == "topology-storage"]
+    assert len([b for b in d.boxes if b.label.startswith("storage-")]) == 12 and d.title.endswith("· detailed")
+
+
+@pytest.mark.real
+def test_wide_pictures_fit_the_report_width_as_dot_lays_them_out() -> None:
+    require_tool("dot", DOT_HINT)
+    from fabric.render.outputs.diagrams.dot import layout, to_dot
+
+    def width_pt(diagram: Diagram) -> int:
+        svg = layout(to_dot(diagram), "svg")
+        return int(re.search(rb'<svg width="(\d+)pt"', svg).group(1))  # type: ignore[union-attr]
+
+    build = built("superpod-h100-4su")
+    limit = build.design.spec.diagrams.width_pt
+    drawn = {d.name: d for d in diagrams(build, ("topology",))}
+    for key in ("storage", "inband", "oob"):
+        assert width_pt(drawn[f"topology-{key}"]) <= limit, key
+    assert width_pt(topology_diagram(build, "storage", True)) > 3 * limit  # a box per switch: 3,505 pt
+
+
+def test_row_elevations_wrap_into_lines_that_fit_the_width() -> None:
+    from fabric.costing import costing
+    from fabric.render.outputs.diagrams import racks
+
+    build = built("superpod-h100-4su")
+    [row_a] = [d for d in diagrams(build, ("racks",)) if d.name == "racks/row-A"]
+    assert [len(line) for line in row_a.ranks] == [5, 5]  # 10 racks of 211 pt: 5 a line of 1,100 pt
+    assert [i for line in row_a.ranks for i in line] == [b.id for b in row_a.boxes]  # in rack order
+    assert len(row_a.edges) == 1 and row_a.edges[0].attrs == {"style": "invis"}  # the second line below the first
+    [lab] = [d for d in diagrams(built("lab"), ("racks",)) if d.name == "racks/row-A"]
+    assert len(lab.ranks) == 1 and not lab.edges and not lab.orders  # two racks: one line, as before
+    contents = racks._by_rack(build)
+    power = {r.rack: r for r in costing(build).racks}
+    page = [(n, contents.get(n, []), power[n]) for n in build_racks("superpod-h100-4su")[:10]]
+
+    def size(svg: bytes) -> tuple[int, int]:
+        w, h = re.search(rb'width="(\d+)pt" height="(\d+)pt"', svg).groups()  # type: ignore[union-attr]
+        return int(w), int(h)
+
+    wrapped, one_line = size(racks.elevation_svg(build, "t", page, 5)), size(racks.elevation_svg(build, "t", page))
+    assert wrapped[0] <= build.design.spec.diagrams.width_pt < one_line[0]
+    assert wrapped[1] > one_line[1]
+    text = racks.elevation_svg(build, "t", page, 5).decode()
+    assert all(f"<title>{name}</title>" in text for name, _, _ in page)
+
+
+@pytest.mark.real
+def test_row_elevations_fit_the_width_as_dot_lays_them_out() -> None:
+    require_tool("dot", DOT_HINT)
+    from fabric.render.outputs.diagrams.dot import layout, to_dot
+
+    for design in ("superpod-h100-4su", "gb200-nvl72-1su"):
+        build = built(design)
+        limit = build.design.spec.diagrams.width_pt
+        pages = diagrams(build, ("racks",))
+        assert len(pages) >= 2
+        for page in pages:
+            svg = layout(to_dot(page), "svg")
+            width = int(re.search(rb'<svg width="(\d+)pt"', svg).group(1))  # type: ignore[union-attr]
+            assert width <= limit, (design, page.name, width)
+    one_line = diagrams(built("superpod-h100-4su"), ("racks",))[0]
+    flat = Diagram(one_line.name, one_line.title, one_line.boxes, ranks=(tuple(b.id for b in one_line.boxes),))
+    assert int(re.search(rb'<svg width="(\d+)pt"', layout(to_dot(flat), "svg")).group(1)) > 2000  # type: ignore[union-attr]
+
+
+# --------------------------------------------------------------------------------------------- BOM: rack systems
+
+
+def test_bom_lists_an_nvl72_rack_as_one_system_with_its_parts() -> None:
+    build = built("gb200-nvl72-1su")
+    lines = costing(build).lines
+    categories = [line.category for line in lines]
+    at = categories.index("system")
+    assert categories[at - 1 : at + 4] == ["node", "system", "system-part", "system-part", "system-part"]
+    node, system, *parts = lines[at - 1 : at + 4]
+    assert (node.model, node.count) == ("dgx-gb200-tray", 144)
+    assert (system.model, system.count, system.total_usd) == ("DGX GB200 NVL72", 8, 0.0)  # 8 racks, in the trays
+    assert "18 × dgx-gb200-tray" in system.detail and "132 kW [unverified]" in system.detail
+    assert [(p.model, p.count) for p in parts] == [("nvlink-switch-tray", 72), ("power-shelf", 64), ("sn2201", 16)]
+    assert "[unverified]" in parts[1].description and all(p.total_usd == 0 for p in parts)
+    text = render_all(build)["bom.csv"].decode()
+    assert text.splitlines()[0].startswith("category,model,fabric,count,unit_price_usd,total_price_usd,detail")
+    assert "\nsystem,DGX GB200 NVL72,,8,0.00,0.00," in text
+    assert not {"system", "system-part"} & {line.category for line in costing(built("superpod-h100-4su")).lines}

@@ -15,7 +15,7 @@ from fabric.render.outputs.diagrams.dot import have_dot, layout, to_dot
 from fabric.render.outputs.diagrams.graph import Diagram
 from fabric.render.outputs.diagrams.racks import elevation_diagrams, elevation_pages, floor_diagram, floor_title
 from fabric.render.outputs.diagrams.rails import rails_diagram
-from fabric.render.outputs.diagrams.topology import topology_diagram, topology_title
+from fabric.render.outputs.diagrams.topology import fit_runs, topology_diagram, topology_title
 
 VIEWS = ("topology", "rails", "racks", "floor")
 
@@ -49,8 +49,20 @@ def diagrams(build: Build, views: tuple[str, ...] = VIEWS) -> list[Diagram]:
 
 
 @per_build
+def _runs(build: Build) -> dict[str, dict[str, str]]:
+    """Per fabric, the runs its detailed picture is drawn in to fit the width (`auto` only: asked for
+    `detailed`, every switch is a box however wide)."""
+    settings = build.design.spec.diagrams
+    return {
+        key: fit_runs(build, key, settings.width_pt) if settings.topology == "auto" and detailed(build, key) else {}
+        for key in build.topology.fabrics
+    }
+
+
+@per_build
 def _topology(build: Build) -> list[Diagram]:
-    return [topology_diagram(build, key, detailed(build, key)) for key in build.topology.fabrics]
+    runs = _runs(build)
+    return [topology_diagram(build, key, detailed(build, key), runs[key]) for key in build.topology.fabrics]
 
 
 @per_build
@@ -76,7 +88,10 @@ def listed(build: Build) -> list[Listed]:
     pages at scale) or the floor: their titles come from the fabric and the pages alone."""
     keys = list(build.topology.fabrics)
     return [
-        *(Listed(f"topology-{key}", topology_title(build, key, detailed(build, key))) for key in keys),
+        *(
+            Listed(f"topology-{key}", topology_title(build, key, detailed(build, key), _runs(build)[key]))
+            for key in keys
+        ),
         *(Listed(d.name, d.title) for d in _rails(build)),
         *(Listed(name, title) for name, title, _ in elevation_pages(build)),
         *([Listed("floor", floor_title(build))] if build.topology.racks else []),

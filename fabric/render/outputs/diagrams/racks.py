@@ -1,6 +1,8 @@
 """Rack elevations (front view, U by U, bottom up) and the floor plan.
 
-Elevations: one picture per row of racks (long rows in pages of PAGE racks); each device drawn to its
+Elevations: one picture per row of racks (long rows in pages of PAGE racks), its racks wrapped into lines
+that fit `diagrams.width_pt` (as the topology pictures: the report shows an elevation at its size, never
+shrunk, so a wider page would need scrolling); each device drawn to its
 height with name and model, free units shaded, power used / budget per rack; above `documents.split_above`
 cables drawn here as SVG (hundreds of pages: dot's layout of them took longer than the rest of the build), with
 no PNG. Floor plan: racks in their
@@ -19,6 +21,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from html import escape
+from itertools import pairwise
 
 from fabric.costing import RackPower, costing
 from fabric.model.topology import Device
@@ -27,7 +30,7 @@ from fabric.render.engine.documents import split
 from fabric.render.outputs.diagrams.adjacency import adjacency
 from fabric.render.outputs.diagrams.common import node_sus
 from fabric.render.outputs.diagrams.dot import FONT, html_text
-from fabric.render.outputs.diagrams.graph import Box, Diagram
+from fabric.render.outputs.diagrams.graph import Box, Diagram, Edge
 from fabric.spec.catalog import RackSystem
 
 PAGE = 16  # racks per elevation picture
@@ -200,12 +203,35 @@ def elevation_pages(build: Build) -> list[tuple[str, str, list[str]]]:
     return pages
 
 
+# a rack's width in dot's picture: the U column and the device cell (22 + 150 pt, wider for a long device name
+# and model), or its widest 8-pt line of the rack system (0.7 em a character, as topology.estimated_width),
+# plus table borders and nodesep 0.3 in: a row of
+# 10 HGX racks measured 2,106 pt (211 a rack), of 6 GB200 NVL72 racks 1,372 pt (229 a rack)
+_RACK_EXTRA_PT = 38.0
+
+
+def racks_per_line(build: Build, chunk: list[str], contents: dict[str, list[Device]]) -> int:
+    """How many racks of this page stand side by side within `diagrams.width_pt` (at least one)."""
+    widest = float(_CELL_W)
+    for name in chunk:
+        devices = contents.get(name, [])
+        drawn, missing = _units(build, devices)
+        for line in _system_lines(build, devices, missing):
+            widest = max(widest, len(line) * 8 * 0.7 + 2 - _U_W)
+        for d in drawn:  # a 1U device's name and model on one 9-pt line, a taller one's on two 11-pt lines
+            text = (len(d.name) + 1 + len(d.model)) * 9 if d.height == 1 else max(len(d.name), len(d.model)) * 11
+            widest = max(widest, text * 0.7 + 2)
+    widest += _U_W
+    return max(1, int((build.design.spec.diagrams.width_pt - _GAP) // (widest + _RACK_EXTRA_PT)))
+
+
 def elevation_diagrams(build: Build) -> list[Diagram]:
     power = {r.rack: r for r in costing(build).racks}
     contents = _by_rack(build)
     diagrams = []
     direct = split(build)  # hundreds of pages at scale: drawn here as SVG, without dot's layout or a PNG
     for page, title, chunk in elevation_pages(build):
+        per_line = racks_per_line(build, chunk, contents)
         boxes = tuple(
             Box(
                 f"r_{name}",
@@ -217,16 +243,20 @@ def elevation_diagrams(build: Build) -> list[Diagram]:
         )
         svg = None
         if direct:
-            svg = elevation_svg(build, title, [(n, contents.get(n, []), power[n]) for n in chunk])
+            svg = elevation_svg(build, title, [(n, contents.get(n, []), power[n]) for n in chunk], per_line)
+        lines = tuple(tuple(b.id for b in boxes[i : i + per_line]) for i in range(0, len(boxes), per_line))
+        below = tuple(Edge(a[0], b[0], attrs={"style": "invis"}) for a, b in pairwise(lines))
         diagrams.append(
             Diagram(
                 page,
                 title,
                 boxes,
-                ranks=(tuple(b.id for b in boxes),),
+                below,  # each line of racks below the one before
+                ranks=lines,
                 graph_attrs={"nodesep": "0.3"},
                 png=not direct,
                 svg=svg,
+                orders=tuple(line for line in lines if len(line) > 1) if len(lines) > 1 else (),
             )
         )
     return diagrams
@@ -236,45 +266,51 @@ def elevation_diagrams(build: Build) -> list[Diagram]:
 _U_H, _U_W, _CELL_W, _GAP, _HEAD, _TOP = 14, 22, 150, 24, 36, 40
 
 
-def elevation_svg(build: Build, title: str, racks: list[tuple[str, list[Device], RackPower]]) -> bytes:
+def elevation_svg(
+    build: Build, title: str, racks: list[tuple[str, list[Device], RackPower]], per_line: int | None = None
+) -> bytes:
     """A page of rack elevations as SVG, drawn here: the same content as the dot picture (name, power used /
-    budget, each device to its height with name and model, free units shaded, U numbers)."""
+    budget, each device to its height with name and model, free units shaded, U numbers), `per_line` racks a
+    line (all of them in one by default)."""
     units = build.design.spec.racks.rack_units
-    width = len(racks) * (_U_W + _CELL_W + _GAP) + _GAP
+    per_line = per_line or max(1, len(racks))
+    width = min(len(racks), per_line) * (_U_W + _CELL_W + _GAP) + _GAP
     lines = [_units(build, devices) for _, devices, _ in racks]
     systems = [
         _system_lines(build, devices, missing) for (_, devices, _), (_, missing) in zip(racks, lines, strict=True)
     ]
     head = _HEAD + 12 * max(map(len, systems), default=0)  # the rack system's lines
-    height = _TOP + head + units * _U_H + _GAP
+    block = head + units * _U_H + _GAP  # one line of racks
+    height = _TOP + block * -(-len(racks) // per_line)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}pt" height="{height}pt" '
         f'viewBox="0 0 {width} {height}" font-family="{FONT}" font-size="9">',
         f'<text x="{width / 2:g}" y="22" text-anchor="middle" font-size="16">{escape(title)}</text>',
     ]
     for i, ((rack, _, power), (drawn, _), system) in enumerate(zip(racks, lines, systems, strict=True)):
-        x = _GAP + i * (_U_W + _CELL_W + _GAP)
+        x = _GAP + (i % per_line) * (_U_W + _CELL_W + _GAP)
+        base = _TOP + (i // per_line) * block  # this line's top
         cell = x + _U_W
         alarm = "#f4cccc" if power.total_w > power.budget_w else "white"
         out.append(f'<g class="node"><title>{escape(rack)}</title>')
-        out.append(f'<rect x="{x}" y="{_TOP}" width="{_U_W + _CELL_W}" height="18" fill="#333333" stroke="black"/>')
+        out.append(f'<rect x="{x}" y="{base}" width="{_U_W + _CELL_W}" height="18" fill="#333333" stroke="black"/>')
         out.append(
-            f'<text x="{cell - _U_W / 2 + _CELL_W / 2:g}" y="{_TOP + 13}" text-anchor="middle" fill="white" '
+            f'<text x="{cell - _U_W / 2 + _CELL_W / 2:g}" y="{base + 13}" text-anchor="middle" fill="white" '
             f'font-weight="bold" font-size="11">{escape(rack)}</text>'
         )
         out.append(
-            f'<rect x="{x}" y="{_TOP + 18}" width="{_U_W + _CELL_W}" height="18" fill="{alarm}" stroke="black"/>'
+            f'<rect x="{x}" y="{base + 18}" width="{_U_W + _CELL_W}" height="18" fill="{alarm}" stroke="black"/>'
         )
         out.append(
-            f'<text x="{cell - _U_W / 2 + _CELL_W / 2:g}" y="{_TOP + 31}" text-anchor="middle" font-size="11">'
+            f'<text x="{cell - _U_W / 2 + _CELL_W / 2:g}" y="{base + 31}" text-anchor="middle" font-size="11">'
             f"{power.total_w / 1000:.1f} / {power.budget_w / 1000:g} kW</text>"
         )
         for k, line in enumerate(system):
             out.append(
-                f'<text x="{cell - _U_W / 2 + _CELL_W / 2:g}" y="{_TOP + 46 + 12 * k}" text-anchor="middle" '
+                f'<text x="{cell - _U_W / 2 + _CELL_W / 2:g}" y="{base + 46 + 12 * k}" text-anchor="middle" '
                 f'font-size="8" fill="{LIQUID}">{escape(line)}</text>'
             )
-        top = _TOP + head
+        top = base + head
         covered: set[int] = set()
         for d in drawn:
             covered.update(range(d.u, min(d.u + d.height - 1, units) + 1))

@@ -5,12 +5,18 @@ land on. Aggregated (above `diagrams.aggregate_above` switches, or when asked): 
 pod or tier group with its switch count, as NVIDIA draws SuperPODs; when a layer of a plane has more groups
 than fit on a screen, the middle ones merge into one "… N more" box, so a 100k-GPU fabric stays one screen.
 Edges carry the link count and total bandwidth; planes stand side by side.
+
+Detailed but too wide (`auto`, estimated wider than `diagrams.width_pt`): the switches of a layer are drawn
+in runs of consecutive names ("leaf01–leaf04 (4)"), as few runs folded as make the picture fit; the nodes are
+grouped by the runs they land on, and the title says so. The estimate leaves the title out: folding cannot
+make it shorter.
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fabric.model.topology import LAYER_RANK, FabricTopology
@@ -33,7 +39,7 @@ class _Group:
 
 
 def _group_key(
-    ft: FabricTopology, name: str, sus: dict[str, int | None], detailed: bool
+    ft: FabricTopology, name: str, sus: dict[str, int | None], detailed: bool, runs: Mapping[str, str]
 ) -> tuple[str, int | None, tuple[object, ...], str]:
     graph = adjacency(ft)
     device = ft.devices[name]
@@ -41,14 +47,15 @@ def _group_key(
     if layer == "node":
         group = (device.group or "nodes") if device.layer == "node" else "switch mgmt ports"
         if detailed:
-            leaves = tuple(sorted(graph.adj[name]))
+            leaves = tuple(sorted({runs.get(leaf, leaf) for leaf in graph.adj[name]}))
             return layer, None, ("node", group, leaves), group
         su = sus.get(name)
         return layer, None, ("node", group, su), f"SU{su} {group}" if su is not None else group
     plane = device.plane
     prefix = f"P{plane} " if plane is not None and ft.planes > 1 else ""
     if detailed:
-        return layer, plane, (layer, name), name
+        run = runs.get(name)
+        return (layer, plane, (layer, "run", run), run) if run is not None else (layer, plane, (layer, name), name)
     if layer == "leaf" and device.su is not None:
         return layer, plane, (layer, plane, "su", device.su), f"{prefix}SU{device.su} leaves"
     if layer in ("leaf", "spine") and device.pod is not None:
@@ -72,14 +79,15 @@ def _merge_middle(groups: list[_Group]) -> dict[tuple[object, ...], tuple[object
     return mapping
 
 
-def topology_diagram(build: Build, key: str, detailed: bool) -> Diagram:
+def topology_diagram(build: Build, key: str, detailed: bool, runs: Mapping[str, str] | None = None) -> Diagram:
+    """`runs`: switch name → the title of the run it is drawn in (detailed pictures folded to fit, `fit_runs`)."""
     ft = build.topology.fabrics[key]
     graph = adjacency(ft)
     sus = node_sus(ft)
     groups: dict[tuple[object, ...], _Group] = {}
     member_of: dict[str, tuple[object, ...]] = {}
     for name in graph.layers:
-        layer, plane, gkey, title = _group_key(ft, name, sus, detailed)
+        layer, plane, gkey, title = _group_key(ft, name, sus, detailed, runs or {})
         group = groups.get(gkey)
         if group is None:
             group = groups[gkey] = _Group(gkey, layer, plane, title, [], set())
@@ -98,19 +106,14 @@ def topology_diagram(build: Build, key: str, detailed: bool) -> Diagram:
         layer = parts[0].layer
         members = [m for p in parts for m in p.members]
         models = sorted({m for p in parts for m in p.models})
-        if len(parts) > 1:
-            title = f"… {len(parts)} more {layer} groups"
-        elif detailed and layer != "node":
-            title = parts[0].title
-        else:
-            title = parts[0].title
+        title = f"… {len(parts)} more {layer} groups" if len(parts) > 1 else parts[0].title
         if layer == "node" or not detailed:
             detail = f"{len(members)} × {', '.join(models)}"
             if layer == "node":
                 detail += f"\n{name_range(members, [ft.devices[m].index for m in members])}"
             label = f"{title}\n{detail}"
         else:
-            label = f"{title}\n{models[0]}"
+            label = f"{title}\n{', '.join(models)}"
         boxes.append(Box(ids[dkey], label, attrs={"fillcolor": LAYER_COLOURS[layer]}))
 
     edges_count: dict[tuple[str, str], list[int]] = {}
@@ -147,7 +150,7 @@ def topology_diagram(build: Build, key: str, detailed: bool) -> Diagram:
                 first = min((m for p in parts for m in p.members), key=natural_key)
                 lanes[parts[0].plane or 0].append((natural_key(first), ids[d]))
         orders += [tuple(i for _, i in sorted(lane)) for _, lane in sorted(lanes.items()) if len(lane) > 1]
-    title = topology_title(build, key, detailed)
+    title = topology_title(build, key, detailed, runs)
     return Diagram(
         f"topology-{key}",
         title,
@@ -165,13 +168,79 @@ def natural_key(name: str) -> tuple[object, ...]:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
 
 
-def topology_title(build: Build, key: str, detailed: bool) -> str:
+def topology_title(build: Build, key: str, detailed: bool, runs: Mapping[str, str] | None = None) -> str:
     """The picture's title (report.md lists it without drawing the picture)."""
     ft = build.topology.fabrics[key]
     view = "detailed" if detailed else "aggregated"
+    if detailed and runs:
+        longest = max(Counter(runs.values()).values())
+        view = f"detailed, runs of ≤ {longest} switches"
     switches = len(ft.switches)  # the nodes of the picture that are this fabric's switches (the rest are ends)
     return (
         f"{build.name} · fabric {key} ({ft.technology}, {ft.tiers} tiers"
         + (f", {ft.planes} planes" if ft.planes > 1 else "")
         + f") · {switches:,} switches, {len(ft.links):,} links · {view}"
     )
+
+
+# dot's layout width, estimated without running dot (the pictures must not depend on whether it is installed):
+# DejaVu Sans averages about 0.62 em a character (digits, lower case, ×, –), taken as 0.7 to err wide; boxes
+# are 11 pt with 9 pt of margin each side, edge labels 10 pt; dot keeps 18 pt (nodesep 0.25 in) between
+# neighbours of a rank, and lays an edge's label out as a box in the rank between its ends, so the labels of
+# one gap stand side by side.
+_CHAR_EM = 0.7
+_SEP_PT = 18.0
+
+
+def estimated_width(diagram: Diagram) -> float:
+    """Points: the widest rank of boxes, or of the edge labels between two ranks."""
+    rank_of = {box: i for i, rank in enumerate(diagram.ranks) for box in rank}
+    by_id = {box.id: box for box in diagram.boxes}
+    rows: dict[object, float] = defaultdict(float)
+    for i, rank in enumerate(diagram.ranks):
+        for box_id in rank:
+            longest = max(len(line) for line in by_id[box_id].label.split("\n"))
+            rows[i] += max(54.0, longest * 11 * _CHAR_EM + 18) + _SEP_PT
+    for edge in diagram.edges:
+        if edge.label:
+            gap = ("gap", min(rank_of.get(edge.a, 0), rank_of.get(edge.b, 0)))
+            rows[gap] += (len(edge.label) + 2) * 10 * _CHAR_EM + _SEP_PT
+    return max(rows.values(), default=0.0)
+
+
+def _runs(ft: FabricTopology, cap: int) -> dict[str, str]:
+    """Switch → run title: each layer of each plane with more than `cap` switches in `cap` runs of consecutive
+    names (the longer runs first)."""
+    lanes: dict[tuple[str, int | None], list[str]] = defaultdict(list)
+    for name in ft.switches:
+        device = ft.devices[name]
+        lanes[(device.layer, device.plane)].append(name)
+    out: dict[str, str] = {}
+    for lane in lanes.values():
+        if len(lane) <= cap:
+            continue
+        lane.sort(key=natural_key)
+        size, extra = divmod(len(lane), cap)
+        start = 0
+        for i in range(cap):
+            run = lane[start : start + size + (1 if i < extra else 0)]
+            start += len(run)
+            if len(run) > 1:
+                title = f"{name_range(run, [ft.devices[m].index for m in run])} ({len(run)})"
+                out.update(dict.fromkeys(run, title))
+    return out
+
+
+def fit_runs(build: Build, key: str, width_pt: float) -> dict[str, str]:
+    """The runs a detailed picture needs to fit `width_pt` ({} when it fits as it is): the widest lane folded
+    into fewer and fewer runs until the estimate fits, down to one run a layer."""
+    ft = build.topology.fabrics[key]
+    if estimated_width(topology_diagram(build, key, True)) <= width_pt:
+        return {}
+    lanes: Counter[tuple[str, int | None]] = Counter((ft.devices[n].layer, ft.devices[n].plane) for n in ft.switches)
+    runs: dict[str, str] = {}
+    for cap in range(max(lanes.values(), default=1) - 1, 0, -1):
+        runs = _runs(ft, cap)
+        if estimated_width(topology_diagram(build, key, True, runs)) <= width_pt:
+            break
+    return runs
