@@ -10,7 +10,6 @@ import yaml
 
 from fabric import Build, build_fabric, load_spec_text
 from fabric.render.platforms import PLATFORMS
-from fabric.spec.platforms import platforms
 from fabric.spec.yamlio import parse_yaml
 from tests.conftest import DESIGNS
 
@@ -36,18 +35,14 @@ def variant(design: str, change: Callable[[dict[str, Any]], None]) -> Build:
 @cache
 def on_platform(design: str, platform: str, unnumbered: bool = False, bgp_password_env: str | None = None) -> Build:
     """`design` with every switch of its Ethernet fabrics on `platform` (and BGP unnumbered, or with a BGP
-    password from an environment variable, if asked). On a platform without MLAG a bonded fabric (`dual_homing:
-    bond`, e.g. the SuperPOD in-band) is left unbonded: that platform cannot run it (a platform-capability error)."""
+    password from an environment variable, if asked)."""
     assert platform in PLATFORMS
-    mlag = "mlag" in platforms()[platform].supports
 
     def change(data: dict[str, Any]) -> None:
         for fabric in data["fabrics"].values():
             if fabric["technology"] != "ethernet":
                 continue
             fabric["platform"] = platform
-            if not mlag and fabric.get("dual_homing") == "bond":
-                fabric["dual_homing"] = "none"
             for layer in ("leaf", "spine", "core"):
                 choice = fabric["switches"].get(layer)
                 if isinstance(choice, dict):
