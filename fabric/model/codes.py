@@ -255,6 +255,15 @@ CODES: tuple[Code, ...] = (
         "planned rank counted from the roots, LMC 0, at least one compute node",
         "fix the tree or use updn",
     ),
+    _c(
+        "sm-flavor",
+        "error warning",
+        "intent",
+        "the routing engines are ones the SM hosts' OpenSM has: the adaptive-routing engines (`ar_updn`, "
+        "`ar_ftree`) are NVIDIA's OpenSM's (UFM) only; upstream OpenSM skips them (error when no other engine is "
+        "left, so the fabric stays unrouted)",
+        "set `sm.flavor: ufm` if the SM hosts run UFM, or list an upstream engine",
+    ),
     _c("placeholder-guids", "warning", "intent", "which GUIDs are placeholders", "collect an inventory"),
     _c("inventory-unreadable", "error", "intent", "the GUID inventory can be read", "fix the inventory's path"),
     _c("inventory-format", "error", "intent", "the GUID inventory's header and rows", "fix the inventory row"),

@@ -307,6 +307,11 @@ class NodeType(StrictModel):
     list_price_usd: Float = Field(
         default=0, ge=0, le=1e9, description="Placeholder list price: override with your quote."
     )
+    subnet_manager: Literal["ufm", "upstream"] | None = Field(
+        default=None,
+        description="The OpenSM this node type runs as an InfiniBand SM host: `ufm` for a UFM appliance (NVIDIA's "
+        "OpenSM); none: a server, upstream OpenSM. `infiniband.sm.flavor` defaults from it.",
+    )
     ports: dict[str, NodePortGroup] = Field(
         description="Port groups by name (`compute`, `storage`, `inband`, `bmc`, …)."
     )

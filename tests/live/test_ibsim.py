@@ -16,11 +16,14 @@ import dataclasses
 import re
 import time
 from collections import Counter
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from fabric import Build
 from fabric.cli import app
 from fabric.intent.infiniband.subnet import IbLink, IbNode, Subnet
 from fabric.model.topology import LAYER_RANK
@@ -29,6 +32,7 @@ from fabric.render.outputs.infiniband.netfile import topology_net
 from fabric.tools.ibnetdiscover import parse_ibnetdiscover
 from fabric.tools.verify import verify_ib
 from tests.conftest import DESIGNS, built
+from tests.support.design_variants import variant
 from tests.support.ibsim_lab import (
     Lfts,
     Simulation,
@@ -59,9 +63,25 @@ DESIGN_CASES = {"lab-ib": (False, 0), "superpod-h100-1su": (True, 24), "lab-ib-3
 TIMINGS: dict[str, dict[str, float]] = {}
 
 
-def _subnet(design: str) -> Subnet:
-    subnet = built(design).infiniband.subnet("compute")
-    assert subnet is not None
+@cache
+def _build(design: str, flavor: str = "upstream") -> Build:
+    """The design with its SM hosts running `flavor`'s OpenSM. ibsim runs upstream OpenSM, so a design whose SM
+    hosts are UFM appliances (superpod-h100-1su: `sm.flavor` defaults to ufm) is re-built with `flavor: upstream`:
+    the same subnet with upstream's engines and paths."""
+    build = built(design)
+    subnet = build.infiniband.subnet("compute")
+    if subnet is not None and subnet.flavor == flavor:
+        return build
+
+    def change(data: dict[str, Any]) -> None:
+        data["fabrics"]["compute"]["infiniband"]["sm"]["flavor"] = flavor
+
+    return variant(design, change)
+
+
+def _subnet(design: str, flavor: str = "upstream") -> Subnet:
+    subnet = _build(design, flavor).infiniband.subnet("compute")
+    assert subnet is not None and subnet.flavor == flavor
     return subnet
 
 
@@ -212,7 +232,7 @@ def test_opensm_routes_the_planned_fabric(design: str, tmp_path: Path) -> None:
         text = sim.run(host, "ibnetdiscover")
         discovered = parse_ibnetdiscover(text, "ibnetdiscover")
         assert discovered.findings == ()
-        report = verify_ib(built(design), subnet, discovered, ignore_speed=True)
+        report = verify_ib(_build(design), subnet, discovered, ignore_speed=True)
         sim.timings["discover_verify_s"] = time.monotonic() - started
         assert report.problems == (), report.text()
         assert report.notes == (), report.text()  # every node matched by its planned GUID, description as planned
@@ -403,7 +423,6 @@ MKEY_ENV, SMKEY_ENV = "FABRIC_TEST_M_KEY", "FABRIC_TEST_SM_KEY"
 
 def _keyed(level: int) -> Subnet:
     """lab-ib with an M_Key and an SM_Key from environment secrets, at M_Key protection `level`."""
-    from tests.support.design_variants import variant
 
     def change(data: dict) -> None:  # type: ignore[type-arg]
         sm = data["fabrics"]["compute"]["infiniband"]["sm"]
@@ -455,3 +474,33 @@ def test_opensm_reads_the_keys_from_the_secrets(tmp_path: Path, monkeypatch: pyt
     plain.mkdir()
     options = _effective(install(_subnet("lab-ib"), plain)["opensm.conf"], plain)
     assert (options["m_key"], options["sm_key"]) == ("0x0000000000000000", "0x0000000000000001")
+
+
+# --------------------------------------------------------------------------------------------- SM flavor
+
+
+def test_upstream_opensm_cannot_route_with_the_ufm_engines(tmp_path: Path) -> None:
+    """`sm.flavor: ufm` output is for NVIDIA's OpenSM (UFM): upstream OpenSM reads its `routing_engine ar_updn`
+    (the option parses), fails to set the engine up ("cannot find or setup routing engine 'ar_updn'") and, with
+    `no_fallback`, routes nothing: no SUBNET UP. The same fabric at `flavor: upstream` comes up with ftree
+    (so the check can fail)."""
+    subnet = _subnet("lab-ib", "ufm")
+    assert subnet.engines == ("ar_updn", "no_fallback")
+    ufm = tmp_path / "ufm"
+    ufm.mkdir()
+    files = install(subnet, ufm)
+    assert _effective(files["opensm.conf"], ufm)["routing_engine"] == "ar_updn,no_fallback"
+    with simulation(ufm, files["topology.net"], "lab-ib-ufm") as sim:
+        sim.start_opensm(files["opensm.conf"], _sm_nodeid(subnet), until="No routing engine able")
+        log = (ufm / "opensm.log").read_text()
+    assert "cannot find or setup routing engine 'ar_updn'" in log
+    assert "SUBNET UP" not in log and "tables configured" not in log
+    # negative: upstream's engines on the same fabric route it
+    plain = tmp_path / "upstream"
+    plain.mkdir()
+    upstream = _subnet("lab-ib", "upstream")
+    files = install(upstream, plain)
+    with simulation(plain, files["topology.net"], "lab-ib-upstream") as sim:
+        sim.start_opensm(files["opensm.conf"], _sm_nodeid(upstream))
+        log = (plain / "opensm.log").read_text()
+    assert "ftree tables configured on all switches" in log and "cannot find or setup routing engine" not in log

@@ -20,7 +20,7 @@ import yaml
 
 from fabric import render_all
 from fabric.pipeline import Build, build_fabric
-from fabric.render.outputs.monitoring.rules import Rule, groups
+from fabric.render.outputs.monitoring.rules import THROTTLE_REASONS, Rule, groups
 from fabric.spec.loader import load_spec_text
 from tests.conftest import DESIGNS, REPO, built, require_tool
 
@@ -425,21 +425,71 @@ def test_pfc_storm_and_ecn_marking(roce: Design, tmp_path: Path, fires: bool) ->
     assert pause["rack"] == "A01" and pause["hostname"] == "gpu001"  # the plan's labels reach the alert
 
 
+def _gpu(d: Design, host: str, index: int) -> dict[str, str]:
+    gpu = node_labels(d, "dcgm", host, gpu=str(index), UUID=f"GPU-{index}", device=f"nvidia{index}", modelName="H100")
+    gpu["Hostname"] = host
+    return gpu
+
+
 @pytest.mark.parametrize("fires", [True, False])
 def test_gpu_xid_temperature_power(roce: Design, tmp_path: Path, fires: bool) -> None:
-    gpu = node_labels(roce, "dcgm", "gpu005", gpu="3", UUID="GPU-3", device="nvidia3", modelName="H100")
-    gpu["Hostname"] = "gpu005"
-    xid, temp, power = (79, 95, 750) if fires else (0, 60, 500)
+    gpu, app = _gpu(roce, "gpu005", 3), _gpu(roce, "gpu006", 1)
+    xid, user_xid, temp, power = (79, 13, 95, 750) if fires else (0, 0, 60, 500)
     series = [
         {"series": _selector("DCGM_FI_DEV_XID_ERRORS", gpu), "values": f"0 0 {xid}x60"},
+        {"series": _selector("DCGM_FI_DEV_XID_ERRORS", app), "values": f"0 0 0 {user_xid}x60"},
         {"series": _selector("DCGM_FI_DEV_GPU_TEMP", gpu), "values": f"{temp}x60"},
         {"series": _selector("DCGM_FI_DEV_POWER_USAGE", gpu), "values": f"{power}x60"},
     ]
     rules = roce.rules()
     alerts = {
-        "FabricGpuXidError": [expected(rules["FabricGpuXidError"], gpu, xid)],
+        "FabricGpuXidError": [expected(rules["FabricGpuXidError"], gpu, xid)],  # hardware XID 79: critical
+        "FabricGpuXidWarning": [expected(rules["FabricGpuXidWarning"], app, user_xid)],  # application XID 13
         "FabricGpuTemperature": [expected(rules["FabricGpuTemperature"], gpu, temp)],
         "FabricGpuPower": [expected(rules["FabricGpuPower"], gpu, power)],
+    }
+    promtool_test(roce, tmp_path, _base(roce) + series, alerts if fires else {}, "10m")
+    assert rules["FabricGpuXidError"].severity == "critical" and rules["FabricGpuXidWarning"].severity == "warning"
+
+
+def test_an_old_xid_does_not_latch(roce: Design, tmp_path: Path) -> None:
+    """The same series as above, 20 minutes after the XIDs: the gauge still holds 79 and 13, nothing fires (the
+    old `DCGM_FI_DEV_XID_ERRORS > 0` fired here forever); a new XID 48 after them fires again."""
+    gpu, app, again = _gpu(roce, "gpu005", 3), _gpu(roce, "gpu006", 1), _gpu(roce, "gpu007", 0)
+    series = [
+        {"series": _selector("DCGM_FI_DEV_XID_ERRORS", gpu), "values": "0 0 79x60"},
+        {"series": _selector("DCGM_FI_DEV_XID_ERRORS", app), "values": "0 0 0 13x60"},
+        {"series": _selector("DCGM_FI_DEV_XID_ERRORS", again), "values": "0 0 79x25 48x30"},
+    ]
+    rule = roce.rules()["FabricGpuXidError"]
+    promtool_test(roce, tmp_path, _base(roce) + series, {rule.name: [expected(rule, again, 48)]}, "30m")
+
+
+@pytest.mark.parametrize("fires", [True, False])
+def test_gpu_throttled_and_hbm_temperature(roce: Design, tmp_path: Path, fires: bool) -> None:
+    """Clock event reasons: HW thermal slowdown (0x40) and HW power brake (0x80) fire, each with its reason; the
+    GPU capping itself at its power limit (SW power cap, 0x4) and idle (0x1) do not. HBM at or above the memory's
+    maximum operating temperature fires."""
+    hot, brake, capped = _gpu(roce, "gpu009", 0), _gpu(roce, "gpu009", 1), _gpu(roce, "gpu010", 2)
+    reasons = (0x40 | 0x4, 0x80, 0x4 | 0x1) if fires else (0x4, 0x1, 0x0)
+    hbm = 96 if fires else 80
+    series = [
+        {"series": _selector("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", hot), "values": f"{reasons[0]}x60"},
+        {"series": _selector("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", brake), "values": f"{reasons[1]}x60"},
+        {"series": _selector("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", capped), "values": f"{reasons[2]}x60"},
+        {"series": _selector("DCGM_FI_DEV_MEMORY_TEMP", hot), "values": f"{hbm}x60"},
+        {"series": _selector("DCGM_FI_DEV_MEM_MAX_OP_TEMP", hot), "values": "95x60"},
+        {"series": _selector("DCGM_FI_DEV_MEMORY_TEMP", capped), "values": "70x60"},
+        {"series": _selector("DCGM_FI_DEV_MEM_MAX_OP_TEMP", capped), "values": "95x60"},
+    ]
+    rules = roce.rules()
+    throttled = rules["FabricGpuThrottled"]
+    alerts = {
+        throttled.name: [
+            expected(throttled, {**hot, "reason": THROTTLE_REASONS[0x40]}),
+            expected(throttled, {**brake, "reason": THROTTLE_REASONS[0x80]}),
+        ],
+        "FabricGpuMemoryTemperature": [expected(rules["FabricGpuMemoryTemperature"], hot, hbm)],
     }
     promtool_test(roce, tmp_path, _base(roce) + series, alerts if fires else {}, "10m")
 

@@ -99,7 +99,8 @@ class Simulation:
         self._wait_for(self.workdir / "ibsim.out", "Network simulator ready", ready_s, self.ibsim, "ibsim")
         self.timings["ibsim_ready_s"] = time.monotonic() - self.started
 
-    def start_opensm(self, conf: Path, host: str, subnet_up_s: float = 120) -> None:
+    def start_opensm(self, conf: Path, host: str, subnet_up_s: float = 120, until: str = "SUBNET UP") -> None:
+        """Start OpenSM and wait (up to `subnet_up_s`) until its log says `until`."""
         out = (self.workdir / "opensm.stdout").open("wb")
         self.opensm = subprocess.Popen(
             ["timeout", "-s", "KILL", str(DAEMON_TIMEOUT_S), "opensm", "-F", str(conf)],
@@ -111,7 +112,7 @@ class Simulation:
             start_new_session=True,
         )
         out.close()
-        self._wait_for(self.workdir / "opensm.log", "SUBNET UP", subnet_up_s, self.opensm, "opensm")
+        self._wait_for(self.workdir / "opensm.log", until, subnet_up_s, self.opensm, "opensm")
         self.timings["subnet_up_s"] = time.monotonic() - self.started
 
     def _wait_for(self, log: Path, text: str, limit: float, proc: subprocess.Popen[bytes], what: str) -> None:

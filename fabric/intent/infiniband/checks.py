@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from fabric.intent.context import IntentCheck, IntentContext
 from fabric.intent.infiniband.guids import format_guid
 from fabric.intent.infiniband.ports import RATE_CODES
-from fabric.intent.infiniband.subnet import Subnet, settings_path
+from fabric.intent.infiniband.subnet import AR_ENGINES, Subnet, settings_path
 from fabric.model.findings import Finding, error, warning
 from fabric.model.topology import LAYER_RANK
 from fabric.spec.loader import Design
@@ -117,6 +117,33 @@ def _sm_hosts(design: Design, subnet: Subnet) -> Iterator[Finding]:
             )
 
 
+def _flavor(design: Design, subnet: Subnet) -> Iterator[Finding]:
+    """Adaptive-routing engines on upstream OpenSM. Run under ibsim (tests/live/test_ibsim.py), upstream OpenSM
+    3.3 logs "cannot find or setup routing engine 'ar_updn'" and goes on with the next engine of the list; with
+    none left (and `no_fallback`) it routes nothing and the subnet never comes up."""
+    if subnet.flavor != "upstream":
+        return
+    engines = [e for e in subnet.engines if e != "no_fallback"]
+    ar = [e for e in engines if e in AR_ENGINES]
+    if not ar:
+        return
+    rest = [e for e in engines if e not in AR_ENGINES]
+    if rest:  # (without `no_fallback` the list has minhop, so there is always a rest then)
+        then = f"it skips {'it' if len(ar) == 1 else 'them'} and goes on with {rest[0]}"
+        make = warning
+    else:
+        then = "no engine is left, so the fabric stays unrouted"
+        make = error
+    yield make(
+        "sm-flavor",
+        settings_path(design, subnet.fabric, "routing_engine"),
+        f"{_list(ar)} {'is' if len(ar) == 1 else 'are'} NVIDIA's OpenSM's (UFM) adaptive routing, and fabric "
+        f"{subnet.label}'s SM hosts run upstream OpenSM, which cannot set {'it' if len(ar) == 1 else 'them'} up: "
+        f"{then}",
+        "set `sm.flavor: ufm` if the SM hosts run UFM, or list upstream engines only (e.g. [ftree, updn])",
+    )
+
+
 SM_APPLIANCES = ("ufm-appliance",)  # node types built to run the subnet manager (the catalog's UFM appliance)
 
 
@@ -201,6 +228,7 @@ def _each_subnet(check: Callable[[Design, Subnet], Iterator[Finding]]) -> Intent
 SUBNET_CHECKS: dict[str, IntentCheck] = {
     "ftree-admissible": _each_subnet(_ftree),
     "sm-hosts": _each_subnet(_sm_hosts),
+    "sm-flavor": _each_subnet(_flavor),
     "no-subnet-manager": _no_sm,
     "guids": _each_subnet(_guids),
     "partitions": _each_subnet(_partitions),

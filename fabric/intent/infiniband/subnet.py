@@ -172,6 +172,7 @@ class Subnet:
     # the SM's keys from their secrets, as opensm.conf writes them (0x and 16 hex digits); None: OpenSM's default
     m_key: str | None = None
     sm_key: str | None = None
+    flavor: str = "upstream"  # which OpenSM the SM hosts run: `ufm` (NVIDIA's, in UFM) or `upstream`
 
     @cached_property
     def links(self) -> tuple[IbLink, ...]:
@@ -204,6 +205,41 @@ class Subnet:
 
 def settings_of(design: Design, fabric: str) -> InfinibandSettings:
     return design.spec.fabrics[fabric].infiniband or InfinibandSettings()
+
+
+# What `sm.flavor: ufm` changes unless the spec sets the key itself: NVIDIA's OpenSM in UFM runs adaptive routing,
+# "The default value is: ar_updn which is relevant for a fat tree topology" (InfiniBand Cluster Bring-up Procedure,
+# https://docs.nvidia.com/networking/display/ibclusterbringupprocedure/adaptive+routing), from UFM's configuration
+# directory, "Default SM configuration file – /opt/ufm/files/conf/opensm/opensm.conf … Default SM log –
+# /opt/ufm/files/log/opensm.log" (UFM Enterprise User Manual, Appendix – SM Default Files,
+# https://docs.nvidia.com/networking/display/ufmenterpriseumv61914/appendix-sm-default-files).
+UFM_DEFAULTS: dict[str, object] = {
+    "routing_engine": ["ar_updn"],
+    "config_dir": "/opt/ufm/files/conf/opensm",
+    "log_file": "/opt/ufm/files/log/opensm.log",
+}
+# engines only NVIDIA's OpenSM has (upstream OpenSM 3.3 knows none of them)
+AR_ENGINES = ("ar_updn", "ar_ftree")
+
+
+def sm_flavor(design: Design, topology: Topology, settings: InfinibandSettings) -> str:
+    """The spec's `sm.flavor`, else `ufm` when every SM host is a node whose type runs UFM, else `upstream`."""
+    if settings.sm.flavor is not None:
+        return settings.sm.flavor
+    kinds = set()
+    for host in settings.sm.hosts:
+        device = topology.devices.get(host)
+        node_type = design.catalog.nodes.get(device.model) if device is not None else None
+        kinds.add(node_type.subnet_manager if node_type is not None else None)
+    return "ufm" if kinds == {"ufm"} else "upstream"
+
+
+def flavored(settings: InfinibandSettings, flavor: str) -> InfinibandSettings:
+    """The settings with the flavor's defaults for the keys the spec leaves unset."""
+    if flavor != "ufm":
+        return settings
+    update = {k: v for k, v in UFM_DEFAULTS.items() if k not in settings.model_fields_set}
+    return settings.model_copy(update=update) if update else settings
 
 
 def settings_path(design: Design, fabric: str, key: str = "") -> str:
@@ -411,6 +447,8 @@ def _subnet(
     """The subnet of a draft; `ends` gets its cable ends: (device, port) → (HCA of a CA's end, IB port)."""
     devices = topology.devices
     settings = settings_of(design, draft.fabric)
+    flavor = sm_flavor(design, topology, settings)
+    settings = flavored(settings, flavor)
     nodes: list[IbNode] = []
     for s in draft.switches:
         dev = devices[s]
@@ -519,6 +557,7 @@ def _subnet(
         numbering=dict(draft.numbering),
         tiers=top,
         by_key=by_key,
+        flavor=flavor,
     )
 
 

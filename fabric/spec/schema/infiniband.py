@@ -107,6 +107,14 @@ class SubnetManager(StrictModel):
     priority: Int = Field(
         default=15, ge=0, le=15, description="SM priority of the master; standby i (1-based) gets `priority - i`."
     )
+    flavor: Literal["ufm", "upstream"] | None = Field(
+        default=None,
+        description="Which OpenSM the SM hosts run. `ufm`: NVIDIA's OpenSM inside UFM: the adaptive-routing engine "
+        "`ar_updn` by default and UFM's paths (`/opt/ufm/files/conf/opensm`, log `/opt/ufm/files/log/opensm.log`). "
+        "`upstream`: upstream OpenSM (`ftree,updn`, `/etc/opensm`). Settings written in the spec "
+        "(`routing_engine`, `config_dir`, `log_file`) win over the flavor's defaults. None: `ufm` when every SM "
+        "host's node type is a UFM appliance (catalog `subnet_manager: ufm`), else `upstream`.",
+    )
     m_key: SecretRef | None = Field(
         default=None,
         description="M_Key the SM sets on every port (opensm.conf `m_key`): a secret reference whose value is a "
@@ -194,7 +202,8 @@ class InfinibandSettings(StrictModel):
     subnet_prefix: str = Field(default="0xfe80000000000000", description="64-bit subnet prefix, hex.")
     routing_engine: list[str] = Field(
         default_factory=lambda: ["ftree", "updn"],
-        description="OpenSM routing engines in order. OpenSM tries each; fabric appends `no_fallback` (unless the "
+        description="OpenSM routing engines in order (default `[ftree, updn]`; `[ar_updn]` with `sm.flavor: "
+        "ufm`). OpenSM tries each; fabric appends `no_fallback` (unless the "
         "list has `minhop` or `no_fallback`) so that a failing list never falls back to minhop silently.",
     )
     lmc: Int = Field(default=0, ge=0, le=7, description="LID mask control; ftree needs 0.")
@@ -231,9 +240,14 @@ class InfinibandSettings(StrictModel):
     )
     qos: IbQos | None = Field(default=None, description="QoS and SL-to-VL mapping; `null` leaves QoS off.")
     config_dir: str = Field(
-        default="/etc/opensm", description="Where the generated files are installed; opensm.conf names them there."
+        default="/etc/opensm",
+        description="Where the generated files are installed; opensm.conf names them there. With `sm.flavor: "
+        "ufm` the default is UFM's `/opt/ufm/files/conf/opensm`.",
     )
-    log_file: str = Field(default="/var/log/opensm.log", description="OpenSM's log file.")
+    log_file: str = Field(
+        default="/var/log/opensm.log",
+        description="OpenSM's log file. With `sm.flavor: ufm` the default is UFM's `/opt/ufm/files/log/opensm.log`.",
+    )
     log_max_size_mb: Int = Field(
         default=0, ge=0, le=1_000_000, description="Restart the log when it grows past this many MB (0: unlimited)."
     )

@@ -127,6 +127,17 @@ class AlertThresholds(StrictModel):
     gpu_power_pct: Float = Field(
         default=100.0, gt=0, le=200, description="Alert when a GPU draws more than this % of its `gpu_power_w`."
     )
+    xid_window: Duration = Field(
+        default="10m",
+        description="An XID alert fires while the GPU's last XID changed within this window (a new XID), then ends.",
+    )
+    hbm_temp_c: Int | None = Field(
+        default=None,
+        ge=1,
+        le=150,
+        description="HBM temperature limit, °C. Default: the memory's maximum operating temperature each GPU "
+        "reports (DCGM_FI_DEV_MEM_MAX_OP_TEMP), above which DCGM says the GPU slows down.",
+    )
     gpu_idle: Bool = Field(default=False, description="Alert on GPUs idle while a job holds them (off by default).")
     gpu_idle_util_pct: Float = Field(default=10.0, ge=0, le=100, description="`gpu_idle`: utilisation below this %.")
     gpu_idle_for: Duration = Field(default="30m", description="`gpu_idle`: for this long.")

@@ -201,7 +201,8 @@ def test_superpod_1su_subnet() -> None:
     assert [r.key for r in subnet.roots] == ["spine01", "spine02", "spine03", "spine04"]
     assert len(subnet.compute) == 248 and {p.group for p in subnet.compute} == {"gpu"}
     assert [p.device for p in subnet.io] == ["ufm001", "ufm002", "ufm003", "ufm004"]
-    assert subnet.engines == ("ftree", "updn", "no_fallback") and subnet.fallback_appended
+    # its SM hosts are UFM appliances: NVIDIA's OpenSM with adaptive routing (sm.flavor defaults to ufm)
+    assert subnet.flavor == "ufm" and subnet.engines == ("ar_updn", "no_fallback") and subnet.fallback_appended
     assert [(h.host, h.priority, h.master, h.file) for h in subnet.sm] == [
         ("ufm001", 15, True, "opensm.conf"),
         ("ufm002", 14, False, "opensm-ufm002.conf"),
@@ -420,8 +421,8 @@ def test_opensm_conf_says_why() -> None:
     assert [ln for ln in standby.splitlines() if ln.startswith("guid ")] != [
         ln for ln in conf.splitlines() if ln.startswith("guid ")
     ]
-    assert "routing_engine ftree,updn,no_fallback\n" in conf
-    assert "root_guid_file /etc/opensm/root_guids.txt\n" in conf
+    assert "routing_engine ar_updn,no_fallback\n" in conf  # UFM appliances: sm.flavor ufm
+    assert "root_guid_file /opt/ufm/files/conf/opensm/root_guids.txt\n" in conf
 
 
 def test_qos_settings_in_opensm_conf() -> None:

@@ -21,6 +21,8 @@ from fabric.render.outputs.infiniband.netfile import topology_net
 
 TEMPLATES = "opensm"
 # what a Get(PortInfo) without the M_Key sees at each protection level (IBA vol. 1, M_Key protection bits)
+# the static routes each adaptive-routing engine starts from (NVIDIA OpenSM: ar_updn is updn's, ar_ftree ftree's)
+AR_PATHS = {"ar_updn": "up*/down* (credit-loop free)", "ar_ftree": "fat-tree (ftree's)"}
 M_KEY_PROTECTION = {0: "a Get reads the key", 1: "a Get sees the key as zero", 2: "a Get without the key fails"}
 
 
@@ -99,6 +101,9 @@ def _opensm_view(subnet: Subnet, host: SmHost | None) -> dict[str, Any]:
         "routing_engine": ",".join(subnet.engines),
         "engines": engines,
         "ftree_first": engines[0] in ("ftree", "ar_ftree"),
+        "ar_first": engines[0] in AR_PATHS,
+        "ar_paths": AR_PATHS.get(engines[0], ""),
+        "flavor": subnet.flavor,
         "fallback_appended": subnet.fallback_appended,
         "roots": len(subnet.roots),
         "root_layer": subnet.roots[0].layer if subnet.roots else "",

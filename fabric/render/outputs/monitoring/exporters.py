@@ -9,7 +9,9 @@ Sources (names as the exporters print them):
   `tx_` spelled `received_` / `transmitted_` (collector/ethtool_linux.go, buildEthtoolFQName), so mlx5's
   `rx_prio3_pause` is `node_ethtool_received_prio3_pause` (the collector is off by default: `--collector.ethtool`).
 - NVIDIA dcgm-exporter: etc/default-counters.csv (DCGM_FI_* field names; labels gpu, UUID, device, modelName,
-  Hostname, and hpc_job with `--hpc-job-mapping-dir`).
+  Hostname, and hpc_job with `--hpc-job-mapping-dir`). DCGM_FI_DEV_CLOCKS_EVENT_REASONS (older name
+  DCGM_FI_DEV_CLOCK_THROTTLE_REASONS) and DCGM_FI_DEV_MEM_MAX_OP_TEMP are DCGM fields (dcgm_fields.h) that the
+  default counters leave out: the throttle and HBM alerts need them in dcgm-exporter's counters file (`-f`).
 - prometheus snmp_exporter: the `if_mib` module of its generated snmp.yml (IF-MIB columns, labelled ifIndex, ifName,
   ifAlias, ifDescr). Every platform fabric renders (SONiC, Cumulus, EOS, Linux with net-snmp) serves IF-MIB.
 - guilbaults/infiniband-exporter: `ibqueryerrors` over the whole subnet from one host; counters are
@@ -71,6 +73,10 @@ EXPORTERS: tuple[Exporter, ...] = (
             "DCGM_FI_DEV_GPU_TEMP",
             "DCGM_FI_DEV_POWER_USAGE",
             "DCGM_FI_DEV_XID_ERRORS",
+            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+            "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+            "DCGM_FI_DEV_MEMORY_TEMP",
+            "DCGM_FI_DEV_MEM_MAX_OP_TEMP",
             "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
             "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
             "DCGM_FI_PROF_PCIE_TX_BYTES",

@@ -252,17 +252,91 @@ def bgp_group(build: Build) -> Group:
     )
 
 
+# XIDs that mean failing hardware (critical; any other new XID is a warning: 13, 31, 43 and 45 are faults of the
+# application, NVIDIA's catalog buckets them RESTART_APP). 48 double-bit ECC, 63/64 page retirement or row remap
+# recorded / failed (Dynamic Page Retirement, https://docs.nvidia.com/deploy/dynamic-page-retirement/visibility.html),
+# 74 NVLink error, 79 fallen off the bus, 92 high single-bit ECC rate, 94/95 contained / uncontained ECC error (Xid
+# catalog, https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html). unverified: each row's resolution
+# bucket in the catalog's spreadsheet was not read one by one.
+HARDWARE_XIDS = (48, 63, 64, 74, 79, 92, 94, 95)
+# DCGM_FI_DEV_CLOCKS_EVENT_REASONS (field 112; DCGM_FI_DEV_CLOCK_THROTTLE_REASONS is its older name) bits that mean
+# power or thermal trouble, from DCGM's dcgm_fields (DCGM_CLOCKS_EVENT_REASON_*, "a 1:1 map to the NVML reasons"):
+# bit → what the GPU reports. Not SW_POWER_CAP (0x4): the GPU capping itself at its power limit is normal under load.
+THROTTLE_REASONS = {
+    0x8: "HW slowdown (temperature, power brake or fast-trigger power protection; clocks halved or worse)",
+    0x20: "SW thermal slowdown (GPU or memory above its maximum operating temperature)",
+    0x40: "HW thermal slowdown (clocks halved or worse)",
+    0x80: "HW power brake (external power brake assertion, e.g. by the power supply)",
+}
+
+
+def _xid(dcgm: str, window: str) -> tuple[str, str]:
+    """Expressions of a hardware XID and of any other XID that is new within `window`. dcgm-exporter's
+    DCGM_FI_DEV_XID_ERRORS holds the last XID (a value, not a count): an XID is new when the value changed in the
+    window; so the alert ends when `window` passes without another (the same XID again is not seen as new)."""
+    xid = f"DCGM_FI_DEV_XID_ERRORS{dcgm}"
+    new = f"changes({xid}[{window}]) > 0"
+    hardware = " or ".join(f"{xid} == {n}" for n in HARDWARE_XIDS)
+    return f"({hardware}) and {new}", f"({xid} != 0 unless ({hardware})) and {new}"
+
+
+def _throttle(dcgm: str) -> str:
+    reasons = f"(DCGM_FI_DEV_CLOCKS_EVENT_REASONS{dcgm} or DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{dcgm})"
+    return " or ".join(
+        f'label_replace(floor({reasons} / {bit}) % 2 == 1, "reason", "{why}", "", "")'
+        for bit, why in THROTTLE_REASONS.items()
+    )
+
+
 def gpu_group(build: Build) -> Group:
     t = plan.settings(build).thresholds
     dcgm = '{job="dcgm"}'
+    hardware, other = _xid(dcgm, t.xid_window)
+    hbm = (
+        f"DCGM_FI_DEV_MEMORY_TEMP{dcgm} > {t.hbm_temp_c}"
+        if t.hbm_temp_c is not None
+        else f"DCGM_FI_DEV_MEMORY_TEMP{dcgm} >= DCGM_FI_DEV_MEM_MAX_OP_TEMP{dcgm}"
+    )
     rules = [
         Rule(
             "FabricGpuXidError",
-            f"DCGM_FI_DEV_XID_ERRORS{dcgm} > 0",
+            hardware,
             severity="critical",
-            summary=f"GPU {{{{ $labels.gpu }}}} of {WHERE_HOST} reported XID {{{{ $value }}}}",
-            description="The driver reported an XID error (the value is the XID code).",
+            summary=f"GPU {{{{ $labels.gpu }}}} of {WHERE_HOST} reported hardware XID {{{{ $value }}}}",
+            description=f"The driver reported a new XID of failing hardware ({', '.join(map(str, HARDWARE_XIDS))}: "
+            f"ECC, row remapping, NVLink, fallen off the bus) in the last {t.xid_window}: drain the node.",
             uses=("DCGM_FI_DEV_XID_ERRORS",),
+        ),
+        Rule(
+            "FabricGpuXidWarning",
+            other,
+            summary=f"GPU {{{{ $labels.gpu }}}} of {WHERE_HOST} reported XID {{{{ $value }}}}",
+            description=f"The driver reported a new XID in the last {t.xid_window} that is not a hardware XID "
+            "(13, 31, 43, 45 and the like: usually the application's fault).",
+            uses=("DCGM_FI_DEV_XID_ERRORS",),
+        ),
+        Rule(
+            "FabricGpuThrottled",
+            _throttle(dcgm),
+            duration="5m",
+            summary=f"GPU {{{{ $labels.gpu }}}} of {WHERE_HOST} is slowed down: {{{{ $labels.reason }}}}",
+            description="DCGM's clock event reasons report power or thermal slowdown for 5 minutes: cooling, "
+            "power delivery or the GPU itself.",
+            uses=("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"),
+        ),
+        Rule(
+            "FabricGpuMemoryTemperature",
+            hbm,
+            duration="5m",
+            severity="critical",
+            summary=f"GPU {{{{ $labels.gpu }}}} of {WHERE_HOST} has its HBM at {{{{ $value }}}} °C",
+            description=(
+                f"HBM temperature above {t.hbm_temp_c} °C (monitoring.thresholds.hbm_temp_c) for 5 minutes."
+                if t.hbm_temp_c is not None
+                else "HBM temperature at or above the memory's maximum operating temperature the GPU reports "
+                "(DCGM_FI_DEV_MEM_MAX_OP_TEMP), where the GPU slows down, for 5 minutes."
+            ),
+            uses=("DCGM_FI_DEV_MEMORY_TEMP",) + (() if t.hbm_temp_c is not None else ("DCGM_FI_DEV_MEM_MAX_OP_TEMP",)),
         ),
         Rule(
             "FabricGpuTemperature",

@@ -13,7 +13,7 @@ from fabric.render.engine.registry import Output
 from fabric.render.engine.templating import render
 from fabric.render.outputs.monitoring import planned_series as plan
 from fabric.render.outputs.monitoring.exporters import EXPORTERS
-from fabric.render.outputs.monitoring.rules import Rule, groups
+from fabric.render.outputs.monitoring.rules import HARDWARE_XIDS, Rule, groups
 
 # Port checks per platform ({port}: the alert's port label). Cumulus and EOS syntax from vendor documentation.
 PORT_CHECKS = {
@@ -129,7 +129,9 @@ def _section(build: Build, rule: Rule) -> dict[str, Any]:
     elif rule.name.startswith("FabricGpu"):
         causes = [
             "cooling: fans, airflow, inlet temperature of the rack",
-            "a GPU or NVLink fault (XID 48, 63, 64, 79: ECC, row remap, fallen off the bus)",
+            f"a GPU or NVLink fault (XID {', '.join(map(str, HARDWARE_XIDS))}: ECC, row remap, NVLink, fallen off "
+            "the bus); XIDs 13, 31, 43 and 45 are usually the application's",
+            "power delivery (power brake) or cooling slowing the clocks (the alert's `reason`)",
             "a job pinned to a GPU that does nothing (idle)",
         ]
         checks = [{"platform": "host", "commands": list(HOST_GPU)}]
