@@ -16,9 +16,10 @@ from fabric.analysis.traffic.fairness import Floats, Ints
 from fabric.analysis.traffic.net import Net
 
 
-def _next_hops(net: Net, cur: Ints, drow: Ints, table: Ints) -> tuple[Ints, Ints, Ints]:
-    """For each item at switch `cur` bound for the leaf of distance row `drow`: (item, edge) of every link to a
-    switch one hop nearer, and the count per item. Worked out once per distinct (switch, leaf)."""
+def _nearer(net: Net, cur: Ints, drow: Ints, table: Ints) -> tuple[Ints, Ints, Ints, Ints]:
+    """The links one hop nearer the destination leaf, worked out once per distinct (switch, leaf) of the items at
+    switches `cur` bound for distance rows `drow`: (each item's distinct pair, the links grouped by pair, their count
+    per pair, each pair's first link)."""
     n = len(net.names)
     key = drow * n + cur
     uniq, inv = np.unique(key, return_inverse=True)
@@ -31,7 +32,13 @@ def _next_hops(net: Net, cur: Ints, drow: Ints, table: Ints) -> tuple[Ints, Ints
     ok = table[row[pair], net.dst[edge]] == table[row[pair], at[pair]] - 1
     pair, edge = pair[ok], edge[ok]
     count = np.bincount(pair, minlength=len(uniq))
-    first = np.cumsum(count) - count
+    return inv, edge, count, np.cumsum(count) - count
+
+
+def _next_hops(net: Net, cur: Ints, drow: Ints, table: Ints) -> tuple[Ints, Ints, Ints]:
+    """For each item at switch `cur` bound for the leaf of distance row `drow`: (item, edge) of every link to a
+    switch one hop nearer, and the count per item."""
+    inv, edge, count, first = _nearer(net, cur, drow, table)
     # per item: its pair's edges (first … first + count)
     c = count[inv]
     item = np.repeat(np.arange(len(cur)), c)
@@ -42,19 +49,7 @@ def _next_hops(net: Net, cur: Ints, drow: Ints, table: Ints) -> tuple[Ints, Ints
 
 def _pick(net: Net, cur: Ints, drow: Ints, table: Ints, u: Floats) -> tuple[Ints, npt.NDArray[np.bool_]]:
     """One next hop per item, the `u`-th fraction of its candidates: (edge per reachable item, reachable mask)."""
-    n = len(net.names)
-    key = drow * n + cur
-    uniq, inv = np.unique(key, return_inverse=True)
-    at = uniq % n
-    row = uniq // n
-    deg = net.ptr[at + 1] - net.ptr[at]
-    pair = np.repeat(np.arange(len(uniq)), deg)
-    starts = np.cumsum(deg) - deg
-    edge = net.ptr[at][pair] + (np.arange(int(deg.sum())) - starts[pair])
-    ok = table[row[pair], net.dst[edge]] == table[row[pair], at[pair]] - 1
-    edge = edge[ok]
-    count = np.bincount(pair[ok], minlength=len(uniq))
-    first = np.cumsum(count) - count
+    inv, edge, count, first = _nearer(net, cur, drow, table)
     c = count[inv]
     reachable = c > 0
     pick = first[inv] + np.floor(u * c).astype(np.int64)
