@@ -200,12 +200,21 @@ def render_tasks(
         # the workers' collectors leave the inherited objects alone: fewer shared pages copied
         with shared_with_children():
             executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker)
-            futures = {executor.submit(_run_at, i, task): i for i, task in enumerate(todo)}
-            workers_by_pid = dict(executor._processes or {})  # (forked at the first submit: all of them)
+            futures: dict[Future[Done], int] = {}
+            workers_by_pid: dict[int, Any] = {}
+            peak: dict[int, int] = {}  # pid -> peak resident memory (KiB), as last read from /proc
             try:
+                for i, task in enumerate(todo):  # (a worker may die, and the pool break, before the last is sent)
+                    futures[executor.submit(_run_at, i, task)] = i
+                    workers_by_pid = workers_by_pid or dict(executor._processes or {})  # all forked at the first
                 if meanwhile is not None:
                     meanwhile()
-                yield from _results(futures, todo, workers_by_pid, tell)
+                yield from _results(futures, workers_by_pid, peak, tell)
+            except BrokenProcessPool:
+                # a worker died: the pool's own thread ends (SIGTERM) and reaps the others; read the exit codes
+                # only after it is done, else a worker it is reaping reads as still running
+                executor.shutdown(wait=True, cancel_futures=True)
+                raise WorkerDied(_died(todo, futures, workers_by_pid, peak)) from None
             except (GeneratorExit, Exception):
                 # Stopped early (a refusal, an error, a worker that died): the tasks not begun are cancelled or
                 # return at once, the running ones are waited for (a broken pool's workers are gone already)
@@ -222,23 +231,19 @@ WATCH_SECONDS = 0.5  # how often the parent reads its workers' peak memory while
 
 def _results(
     futures: dict[Future[Done], int],
-    todo: list[Task],
     workers: dict[int, Any],
+    peak: dict[int, int],
     tell: Callable[[tuple[str, ...]], None],
 ) -> Generator[Done, None, None]:
-    """The tasks' results as they finish. A worker that dies (the OOM killer, a signal) breaks the pool: every
-    task not done fails at once (concurrent.futures, where multiprocessing.Pool waited for ever), and this raises
-    WorkerDied naming what the dead worker was rendering and its peak memory as last read."""
-    peak: dict[int, int] = {}  # pid -> peak resident memory (KiB), as last read from /proc
+    """The tasks' results as they finish, reading the workers' peak memory meanwhile. A worker that dies (the OOM
+    killer, a signal) breaks the pool: every task not done fails at once with BrokenProcessPool
+    (concurrent.futures, where multiprocessing.Pool waited for ever)."""
     waiting = set(futures)
     while waiting:
         done, waiting = wait(waiting, timeout=WATCH_SECONDS, return_when=FIRST_COMPLETED)
         _read_peaks(workers, peak)
         for future in sorted(done, key=futures.__getitem__):
-            try:
-                result = future.result()
-            except BrokenProcessPool:
-                raise WorkerDied(_died(todo, futures, workers, peak)) from None
+            result = future.result()
             tell(result.names)
             yield result
 
@@ -262,9 +267,8 @@ def _died(
     peak: dict[int, int],
 ) -> list[Finding]:
     """The findings of a broken pool: per worker that died on its own (not one the broken pool ended with
-    SIGTERM; if none is known, every worker that ended by a signal), the task it had taken and not finished."""
-    for process in workers.values():
-        process.join(timeout=5)  # (the broken pool ends and joins the others itself)
+    SIGTERM; if none is known, every worker that ended by a signal), the task it had taken and not finished. Called
+    after the broken pool has ended and reaped every worker."""
     codes = {pid: process.exitcode for pid, process in workers.items()}
     dead = [pid for pid, code in codes.items() if code not in (None, 0, -signal.SIGTERM)]
     dead = dead or [pid for pid, code in codes.items() if code]
