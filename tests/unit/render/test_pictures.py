@@ -804,3 +804,32 @@ def test_bom_lists_an_nvl72_rack_as_one_system_with_its_parts() -> None:
     assert text.splitlines()[0].startswith("category,model,fabric,count,unit_price_usd,total_price_usd,detail")
     assert "\nsystem,DGX GB200 NVL72,,8,0.00,0.00," in text
     assert not {"system", "system-part"} & {line.category for line in costing(built("superpod-h100-4su")).lines}
+
+
+def test_alike_planes_are_drawn_once() -> None:
+    """A GB200 NVL72 SU's four compute planes are built the same: the aggregated picture draws plane 1 and says
+    so (the four side by side were 3,300 pt wide). The negative case: one leaf–spine link of plane 2 gone, the
+    planes differ and all four are drawn."""
+    import dataclasses
+
+    from fabric.render.outputs.diagrams.topology import planes_alike, topology_title
+
+    build = built("gb200-nvl72-1su")
+    ft = build.topology.fabrics["compute"]
+    assert ft.planes == 4 and planes_alike(ft)
+    picture = topology_diagram(build, "compute", False)
+    assert [c.label for c in picture.clusters] == ["plane 1 (and 3 more, the same)"]
+    spines = [b for b in picture.boxes if "spines" in b.label]
+    assert [b.label for b in spines] == ["P1 spines\n6 × qm9700"]
+    assert sum(int(e.label.split(" ×")[0]) for e in picture.edges if e.a == spines[0].id) == 144  # one plane's uplinks
+    assert "plane 1 drawn (the 3 others are the same)" in topology_title(build, "compute", False)
+
+    gone = next(i for i, lk in enumerate(ft.links) if ft.devices[lk.b].layer == "spine" and ft.devices[lk.b].plane == 2)
+    changed = dataclasses.replace(ft, links=ft.links[:gone] + ft.links[gone + 1 :])
+    object.__setattr__(changed, "devices", ft.devices)
+    assert not planes_alike(changed)
+    fabrics = {**build.topology.fabrics, "compute": changed}
+    other = dataclasses.replace(build, topology=dataclasses.replace(build.topology, fabrics=fabrics))
+    drawn = topology_diagram(other, "compute", False)
+    assert sorted(c.label for c in drawn.clusters) == ["plane 1", "plane 2", "plane 3", "plane 4"]
+    assert "drawn" not in topology_title(other, "compute", False)

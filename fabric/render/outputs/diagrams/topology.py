@@ -4,7 +4,10 @@ Detailed (small fabrics): every switch is a box; nodes are boxes per node group 
 land on. Aggregated (above `diagrams.aggregate_above` switches, or when asked): one box per scalable unit,
 pod or tier group with its switch count, as NVIDIA draws SuperPODs; when a layer of a plane has more groups
 than fit on a screen, the middle ones merge into one "… N more" box, so a 100k-GPU fabric stays one screen.
-Edges carry the link count and total bandwidth; planes stand side by side.
+Edges carry the link count and total bandwidth; planes stand side by side, or, when every plane is built the
+same (as a multi-plane rail-optimized fabric is: the same switches, each node's links alike into each), only
+the first is drawn and the title says so: four identical planes drawn side by side made a GB200 NVL72 SU's
+picture 3,300 pt wide and said nothing more than one of them does.
 
 Detailed but too wide (`auto`, estimated wider than `diagrams.width_pt`): the switches of a layer are drawn
 in runs of consecutive names ("leaf01–leaf04 (4)"), as few runs folded as make the picture fit; the nodes are
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 
 from fabric.model.topology import LAYER_RANK, FabricTopology
 from fabric.pipeline import Build
+from fabric.render.engine.memo import per_object
 from fabric.render.outputs.diagrams.adjacency import adjacency
 from fabric.render.outputs.diagrams.common import LAYER_COLOURS, LAYER_TITLES, bandwidth, name_range, node_sus
 from fabric.render.outputs.diagrams.graph import Box, Cluster, Diagram, Edge
@@ -79,14 +83,55 @@ def _merge_middle(groups: list[_Group]) -> dict[tuple[object, ...], tuple[object
     return mapping
 
 
+@per_object
+def planes_alike(ft: FabricTopology) -> bool:
+    """Whether the fabric has several planes, each built the same: per plane the same switches (by layer, SU,
+    pod and model) and the same links between them and the nodes (by their ends so described, a node by its
+    name, and speed)."""
+    if ft.planes <= 1:
+        return False
+    graph = adjacency(ft)
+    devices = ft.devices
+    own = set(ft.switches)
+    per_plane: dict[int | None, Counter[tuple[object, ...]]] = defaultdict(Counter)
+    for name in ft.switches:
+        d = devices[name]
+        per_plane[d.plane][("switch", d.layer, d.su, d.pod, d.model)] += 1
+
+    def end(name: str) -> tuple[object, ...]:
+        d = devices[name]
+        return (d.layer, d.su, d.pod, d.model) if name in own else (name,)
+
+    for link in graph.edges():
+        planes = {devices[n].plane for n in (link.a, link.b) if n in own}
+        if len(planes) != 1:
+            return False
+        per_plane[planes.pop()][(end(link.a), end(link.b), link.speed_gbps)] += 1
+    if None in per_plane or len(per_plane) < 2:
+        return False
+    first, *others = per_plane.values()
+    return all(other == first for other in others)
+
+
+def _drawn_planes(ft: FabricTopology, detailed: bool) -> int | None:
+    """The one plane drawn for all (the first), when the picture is aggregated and the planes alike."""
+    if detailed or not planes_alike(ft):
+        return None
+    return min(ft.devices[s].plane or 0 for s in ft.switches)
+
+
 def topology_diagram(build: Build, key: str, detailed: bool, runs: Mapping[str, str] | None = None) -> Diagram:
     """`runs`: switch name → the title of the run it is drawn in (detailed pictures folded to fit, `fit_runs`)."""
     ft = build.topology.fabrics[key]
     graph = adjacency(ft)
     sus = node_sus(ft)
+    only = _drawn_planes(ft, detailed)
+    own = set(ft.switches) if only is not None else set()
     groups: dict[tuple[object, ...], _Group] = {}
     member_of: dict[str, tuple[object, ...]] = {}
     for name in graph.layers:
+        if name in own and ft.devices[name].plane != only:
+            continue
         layer, plane, gkey, title = _group_key(ft, name, sus, detailed, runs or {})
         group = groups.get(gkey)
         if group is None:
@@ -118,6 +163,8 @@ def topology_diagram(build: Build, key: str, detailed: bool, runs: Mapping[str, 
 
     edges_count: dict[tuple[str, str], list[int]] = {}
     for link in graph.edges():
+        if link.a not in member_of or link.b not in member_of:  # a plane not drawn
+            continue
         lower, upper = ids[mapping[member_of[link.a]]], ids[mapping[member_of[link.b]]]
         entry = edges_count.setdefault((upper, lower), [0, 0])
         entry[0] += 1
@@ -136,7 +183,8 @@ def topology_diagram(build: Build, key: str, detailed: bool, runs: Mapping[str, 
     if ft.planes > 1:
         for plane in sorted({g.plane for g in ordered if g.plane is not None}):
             inside = tuple(ids[d] for d, parts in drawn.items() if parts[0].plane == plane)
-            clusters.append(Cluster(f"plane{plane}", f"plane {plane}", inside))
+            label = f"plane {plane}" if only is None else f"plane {plane} (and {ft.planes - 1} more, the same)"
+            clusters.append(Cluster(f"plane{plane}", label, inside))
     orders: list[tuple[str, ...]] = []
     for layer in ("core", "spine", "leaf", "node"):
         same = tuple(ids[d] for d, parts in drawn.items() if parts[0].layer == layer)
@@ -175,6 +223,9 @@ def topology_title(build: Build, key: str, detailed: bool, runs: Mapping[str, st
     if detailed and runs:
         longest = max(Counter(runs.values()).values())
         view = f"detailed, runs of ≤ {longest} switches"
+    only = _drawn_planes(ft, detailed)
+    if only is not None:
+        view += f", plane {only} drawn (the {ft.planes - 1} others are the same)"
     switches = len(ft.switches)  # the nodes of the picture that are this fabric's switches (the rest are ends)
     return (
         f"{build.name} · fabric {key} ({ft.technology}, {ft.tiers} tiers"
