@@ -833,3 +833,20 @@ def test_alike_planes_are_drawn_once() -> None:
     drawn = topology_diagram(other, "compute", False)
     assert sorted(c.label for c in drawn.clusters) == ["plane 1", "plane 2", "plane 3", "plane 4"]
     assert "drawn" not in topology_title(other, "compute", False)
+
+
+def test_planes_with_their_own_gpus_share_one_rails_table() -> None:
+    """GB200 NVL72: GPU p of a tray is on plane p, so the rails picture is one table with a column per GPU
+    headed by its plane (four tables repeated the SUs and nodes). The negative case: sonic-th5-512's two planes
+    carry the same eight GPU indices, so each keeps its own table."""
+    from fabric.render.outputs.diagrams.rails import rails_diagram
+
+    one = rails_diagram(built("gb200-nvl72-1su"), "compute")
+    assert one is not None
+    tables = [b for b in one.boxes if b.html]
+    assert [t.id for t in tables] == ["rails"]
+    assert [tables[0].label.count(f"plane {p}") for p in (1, 2, 3, 4)] == [1, 1, 1, 1]
+    assert sorted(e.b for e in one.edges) == [f"rails:r{r}:n" for r in range(4)]
+    two = rails_diagram(built("sonic-th5-512"), "compute")
+    assert two is not None
+    assert [b.id for b in two.boxes if b.html] == ["rails1", "rails2"]
