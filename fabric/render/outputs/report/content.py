@@ -75,6 +75,53 @@ def _fabrics(data: dict[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
+ROUTING_TITLES = {"adaptive": "ideal (adaptive)", "ecmp": "ECMP", "sm": "SM routes"}
+
+
+def _routing_title(figure: dict[str, Any]) -> str:
+    title = ROUTING_TITLES.get(figure["routing"], figure["routing"])
+    qps = figure["qps"]
+    return title if qps is None else f"{title}, {qps} QP" + ("s" if qps > 1 else "")
+
+
+def _jobs(data: dict[str, Any]) -> dict[str, Any] | None:
+    """Job size against the bandwidth a GPU gets: the worst bisection of a compactly placed job, and per
+    collective pattern a bar per routing (the ideal, static ECMP per QP count, the SM's routes when modelled),
+    each the mean % of the NIC rate per GPU. A bar's width is that percentage (the chart's scale: 0–100 %)."""
+    table = data["job_bandwidth"]
+    if table is None:
+        return None
+    figures = [t for job in table["jobs"] for t in job["traffic"]]
+    patterns = list(dict.fromkeys(t["pattern"] for t in figures))
+    rows = []
+    for job in table["jobs"]:
+        cells = [
+            [
+                {
+                    "routing": t["routing"],
+                    "title": _routing_title(t),
+                    "pct": f"{float(t['mean_pct']):g}%",
+                    "width": f"{float(t['mean_pct']):.1f}",
+                }
+                for t in job["traffic"]
+                if t["pattern"] == pattern
+            ]
+            for pattern in patterns
+        ]
+        rows.append(
+            {
+                "nodes": f"{job['nodes']:,}",
+                "gpus": f"{job['gpus']:,}",
+                "span": job["span"],
+                "intact": f"{job['intact_gbps_per_gpu']:g} Gb/s ({job['intact_pct']:g}%)",
+                "cells": cells,
+                "text": [" / ".join(bar["pct"] for bar in bars) or "-" for bars in cells],
+            }
+        )
+    routings = list(dict.fromkeys(_routing_title(t) for t in figures))
+    return {"fabric": table["fabric"], "patterns": patterns, "routings": routings, "rows": rows}
+
+
 def report_content(build: Build, items: list[Listed] | None = None) -> dict[str, Any]:
     """The report's data; `items`: the pictures by name and title only (report.md links them), else drawn."""
     data = summary(build)
@@ -180,6 +227,7 @@ def report_content(build: Build, items: list[Listed] | None = None) -> dict[str,
             ),
         ],
         "fabrics": _fabrics(data),
+        "jobs": _jobs(data),
         "findings": [
             {
                 "severity": f.severity.label,
