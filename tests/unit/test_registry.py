@@ -42,7 +42,7 @@ def test_every_module_that_declares_outputs_belongs_to_a_listed_family() -> None
 def test_outputs_are_in_name_order_and_named_once() -> None:
     names = [output.name for output in OUTPUTS]
     assert names == sorted(set(names))
-    assert len(names) == 27  # with imex (issue 28) and cabling-physical (issue 25)
+    assert len(names) == 28  # with imex (issue 28), cabling-physical (issue 25), monitoring-dcgm-counters (26)
 
 
 def test_every_platform_has_one_renderer_and_one_description() -> None:

@@ -347,3 +347,30 @@ def test_the_job_names_are_the_jobs_of_the_targets() -> None:
         assert plan.job_names(b) == set(plan.targets(b)), design
         seen |= plan.job_names(b)
     assert seen == {"node", "dcgm", "ipmi", "snmp", "frr", "infiniband"}
+
+
+@pytest.mark.parametrize("design", DESIGN_NAMES)
+def test_dcgm_counters_export_every_gpu_field_read(design: str) -> None:
+    """monitoring/dcgm-counters.csv (for `dcgm-exporter -f`) lists every DCGM field a rule or dashboard reads
+    (the throttle and HBM alerts' fields are not in dcgm-exporter's defaults), each line the three CSV fields
+    dcgm-exporter reads; a design with no GPU node writes none."""
+    import csv
+    import io
+
+    from fabric.render.outputs.monitoring.dcgm_counters import ALIASES, DEFAULTS, PATH
+
+    files = monitoring(design)
+    if not plan.gpu_nodes(built(design)):
+        assert PATH not in files
+        return
+    rows = [r for r in csv.reader(io.StringIO(files[PATH])) if r and not r[0].startswith("#")]
+    assert all(len(r) == 3 and r[1].strip() in ("gauge", "counter") for r in rows), rows
+    listed = [r[0] for r in rows]
+    assert len(listed) == len(set(listed)) == len(DEFAULTS) + 4
+    read = {n for g in groups(built(design)) for r in g.rules for n in metric_names(r.expr) if n.startswith("DCGM_")}
+    for name, text in files.items():
+        if name.startswith("monitoring/grafana/"):
+            read |= set(re.findall(r"DCGM_[A-Z0-9_]+", text))
+    assert read, design  # every GPU design's rules read DCGM fields
+    assert {ALIASES.get(n, n) for n in read} <= set(listed), sorted({ALIASES.get(n, n) for n in read} - set(listed))
+    assert {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_MEM_MAX_OP_TEMP"} <= set(listed)

@@ -4,7 +4,7 @@ plan's series for node_exporter's textfile collector."""
 from __future__ import annotations
 
 from fabric.render.engine.registry import Output
-from fabric.render.outputs.monitoring import dashboard, prometheus, rules, runbook, textfile
+from fabric.render.outputs.monitoring import dashboard, dcgm_counters, prometheus, rules, runbook, textfile
 
 OUTPUTS: tuple[Output, ...] = (
     *prometheus.OUTPUTS,
@@ -12,4 +12,5 @@ OUTPUTS: tuple[Output, ...] = (
     *runbook.OUTPUTS,
     *dashboard.OUTPUTS,
     *textfile.OUTPUTS,
+    *dcgm_counters.OUTPUTS,
 )
