@@ -2,8 +2,9 @@
 
 # No `from __future__ import annotations` in a command module: typer reads the parameters' annotations.
 import json
+from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -59,9 +60,6 @@ def traffic(
     from fabric.render.outputs.summary import traffic_row
 
     routings = [r.value for r in routing or [Routing.ecmp, Routing.adaptive]]
-    if "sm" in routings:
-        typer.echo("fabric traffic: --routing sm (the subnet manager's own routes) is not modelled yet", err=True)
-        raise typer.Exit(2)
     result = load_build(spec, False, as_json)
     chosen = fabric_nodes(result.design, result.topology, fabric)
     if chosen is None:
@@ -76,6 +74,9 @@ def traffic(
         raise typer.Exit(2)
     job = placed[: nodes or len(placed)]
     patterns = [p.value for p in pattern or list(Pattern)]
+    sm = None
+    if "sm" in routings:
+        sm = _sm_tables(result, key)
     figures = run(
         result.design,
         result.topology,
@@ -87,6 +88,7 @@ def traffic(
         seeds=seeds,
         distance=distance,
         pxn=not no_pxn,
+        sm=sm,
     )
     data = {"design": result.name, "fabric": key, "nodes": len(job), "traffic": [traffic_row(f) for f in figures]}
     if as_json:
@@ -95,3 +97,17 @@ def traffic(
         from fabric.cli.views.console import console
 
         console().print(traffic_table(data))
+
+
+def _sm_tables(result: Any, key: str) -> Callable[[Any], Any]:
+    """The modelled forwarding tables of fabric `key`'s subnets, for routing `sm`; exits 2 where there are none
+    (not InfiniBand) or the model does not reproduce the SM's engine (not ftree)."""
+    from fabric.analysis.traffic.sm import NotModelled
+    from fabric.intent.infiniband.routes import sm_tables
+
+    subnets = [s for s in result.infiniband.subnets if s.fabric == key]
+    try:
+        return sm_tables(subnets, result.topology.fabrics[key])
+    except NotModelled as exc:
+        typer.echo(f"fabric traffic: --routing sm: {exc}", err=True)
+        raise typer.Exit(2) from None

@@ -3,8 +3,16 @@ from the same GUIDs, ports and GUID files fabric writes for OpenSM."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from fabric.analysis.traffic.fairness import Ints
+from fabric.analysis.traffic.net import Net
+from fabric.analysis.traffic.routing import DELIVER, NO_ROUTE
 from fabric.analysis.traffic.sm import IbGraph, NotModelled, Routes, ftree_routes
 from fabric.intent.infiniband.subnet import Subnet
+from fabric.model.topology import FabricTopology
 
 MODELLED = ("ftree",)  # routing engines whose routes are modelled (updn's depend on the LIDs OpenSM assigns)
 
@@ -41,3 +49,56 @@ def sm_routes(subnet: Subnet) -> Routes:
     if not subnet.roots:
         raise NotModelled(f"{subnet.label} has no root GUID file: ftree would guess the roots")
     return ftree_routes(ib_graph(subnet))
+
+
+def sm_table(subnets: Sequence[Subnet], ft: FabricTopology, net: Net, routes: Routes) -> Ints:
+    """The subnets' forwarding tables `routes` (sm_routes of each) over `net` (fabric_net of `ft`): per switch and
+    NIC port, the link id a packet for that port leaves on, DELIVER at the port's own leaf, NO_ROUTE where the
+    tables have none."""
+    index = {id(link): i for i, link in enumerate(ft.links)}
+    out_edge: dict[tuple[str, int], int] = {}  # (switch, IB port) → link id leaving the switch there
+    port_guid: dict[int, int] = {}  # fabric link index of a NIC port → its CA port GUID
+    for subnet in subnets:
+        for link in subnet.links:
+            i = index[id(link.cable.link)]
+            if not subnet.by_key[link.a.node].switch:
+                port_guid[i] = link.a.guid
+            elif not subnet.by_key[link.b.node].switch:
+                port_guid[i] = link.b.guid
+    by_link = {i: pair for pair, i in enumerate(net.pair_links)}
+    names = {name: s for s, name in enumerate(net.names)}
+    for subnet in subnets:
+        for link in subnet.links:
+            pair = by_link.get(index[id(link.cable.link)])
+            if pair is None:
+                continue
+            ab, ba = (int(e) for e in net.pair_edges[pair])
+            a_is_a = ft.links[net.pair_links[pair]].a == link.a.device
+            out_edge[(link.a.node, link.a.port)] = ab if a_is_a else ba
+            out_edge[(link.b.node, link.b.port)] = ba if a_is_a else ab
+    table = np.full((len(net.names), net.ports), NO_ROUTE, dtype=np.int64)
+    for p, i in enumerate(net.port_links):
+        guid = port_guid.get(i)
+        if guid is None:
+            continue
+        for switch, lft in routes.items():
+            out = lft.get(guid)
+            if out is None or switch not in names:
+                continue
+            s = names[switch]
+            if (switch, out) in out_edge:
+                table[s, p] = out_edge[(switch, out)]
+            elif s == net.port_leaf[p]:
+                table[s, p] = DELIVER
+    return table
+
+
+def sm_tables(subnets: Sequence[Subnet], ft: FabricTopology) -> Callable[[Net], Ints]:
+    """The forwarding tables of a fabric's subnets (every plane) as the traffic model takes them: routed once,
+    laid over any Net of the fabric. NotModelled: no subnet, or one the model does not reproduce."""
+    if not subnets:
+        raise NotModelled(f"`{ft.name}` is not an InfiniBand fabric (no subnet manager)")
+    routes: Routes = {}
+    for subnet in subnets:
+        routes.update(sm_routes(subnet))
+    return lambda net: sm_table(subnets, ft, net, routes)
