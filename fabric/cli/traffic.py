@@ -40,7 +40,12 @@ def traffic(
         int | None, typer.Option("--distance", min=1, help="Shift distance in nodes (default: half the job).")
     ] = None,
     routing: Annotated[
-        list[Routing] | None, typer.Option("--routing", help="Routing; repeat for several (default: ecmp, adaptive).")
+        list[Routing] | None,
+        typer.Option(
+            "--routing",
+            help="Routing; repeat for several (default: ecmp, adaptive). sm: the InfiniBand subnet manager's "
+            "routes (ftree).",
+        ),
     ] = None,
     qps: Annotated[
         int | None,
@@ -53,8 +58,9 @@ def traffic(
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
     """Delivered bandwidth per GPU, as % of its NIC rate, of ring all-reduce, all-to-all and shift permutations
-    under static ECMP (QPs hashed per hop, over seeds: mean, median, 5th percentile) and adaptive routing (packet
-    spraying: the ideal), max-min fair (a fluid model)."""
+    under static ECMP (QPs hashed per hop, over seeds: mean, median, 5th percentile), adaptive routing (packet
+    spraying: the ideal) and, on an InfiniBand fabric routed by ftree, the subnet manager's own routes (`--routing
+    sm`: OpenSM's ftree tables, modelled), max-min fair (a fluid model)."""
     from fabric.analysis.traffic.jobs import fabric_nodes, run
     from fabric.cli.views.summary import traffic_table
     from fabric.render.outputs.summary import traffic_row

@@ -7,9 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 from fabric.analysis.jobs import JobTable, placement
 from fabric.analysis.locality import locality
+from fabric.analysis.traffic.fairness import Ints
 from fabric.analysis.traffic.figure import TrafficFigure
 from fabric.analysis.traffic.model import traffic
-from fabric.analysis.traffic.fairness import Ints
 from fabric.analysis.traffic.net import Net, fabric_net
 from fabric.model.kinds import Tier
 from fabric.model.topology import Topology
