@@ -1,18 +1,19 @@
 """The SM route model (analysis/traffic/sm.py) against the real OpenSM on the simulated planned fabric (ibsim).
 Skips without the tools, fails under FABRIC_REQUIRE_REAL=1.
 
-For each InfiniBand lab design, OpenSM runs the generated opensm.conf and GUID files (ftree first) and
-`dump_lfts` reads every switch's forwarding table back. The proof: for every switch of the plan and every CA
-port, the output port the model gives equals the one OpenSM programmed, entry for entry, and the traffic model's
-next-hop table made from OpenSM's tables equals the one made from the model's. Negative cases: the model with the
-switch order read wrongly (plain GUID order, not OpenSM's network byte order) differs from the same tables, and
-OpenSM routing with updn instead of ftree differs from the model.
+For each InfiniBand lab design (and the 1- and 4-SU SuperPODs with upstream OpenSM), OpenSM runs the generated
+opensm.conf and GUID files (ftree first) and `dump_lfts` reads every switch's forwarding table back. The proof: for
+every switch of the plan and every CA port, the output port the model gives equals the one OpenSM programmed,
+entry for entry, and the traffic model's next-hop table made from OpenSM's tables equals the one made from the
+model's. Negative cases: the model routing each leaf's compute ports in the wrong order (descending) differs from
+the same tables, and OpenSM routing with updn instead of ftree differs from the model.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,8 +27,14 @@ from tests.support.ibsim_lab import Lfts, parse_lfts, simulation
 
 pytestmark = pytest.mark.real
 
-# design → (switches, CA ports): every (switch, CA port) entry is compared
-DESIGNS = {"lab-ib": (6, 12), "lab-ib-3tier": (68, 384)}
+# design → (switches, CA ports): every (switch, CA port) entry is compared. The SuperPODs' SM hosts are UFM
+# appliances (ar_updn): they run here as upstream OpenSM with the generated ftree files (_build's `flavor`).
+DESIGNS = {
+    "lab-ib": (6, 12),
+    "lab-ib-3tier": (68, 384),
+    "superpod-h100-1su": (12, 252),
+    "superpod-h100-4su": (48, 1020),
+}
 
 
 def _opensm_tables(subnet: Subnet, where: Path, engine: str | None = None) -> tuple[Lfts, str]:
@@ -88,14 +95,20 @@ def test_the_ftree_model_equals_opensms_tables(design: str, tmp_path: Path, monk
     assert ours.shape == (switches, net.ports) and net.ports == ca_ports
     assert (ours >= 0).sum() > 0 and np.array_equal(ours, theirs)
 
-    # negative: the switches walked in plain GUID order (not as OpenSM keys them) route differently
-    monkeypatch.setattr(sm, "qmap_order", lambda guid: guid)
-    wrong = sm_routes(subnet)
-    _, wrong_differ = _differences(subnet, wrong, lfts)
+    # negative: the model routing each leaf's compute ports in descending port order (ftree: ascending) differs
+    ports = sm._Ftree._ports
+
+    def descending(self: Any, switch: Any, roles: Any) -> None:
+        ports(self, switch, roles)
+        if switch.down and not any(g.to_switch for g in switch.down):
+            switch.down.reverse()
+
+    monkeypatch.setattr(sm._Ftree, "_ports", descending)
+    _, wrong_differ = _differences(subnet, sm_routes(subnet), lfts)
     assert wrong_differ > 0
     print(
         f"{design}: {compared} entries equal ({switches} switches x {ca_ports} CA ports), model {model_s:.3f} s CPU; "
-        f"plain GUID order: {wrong_differ} differ"
+        f"compute ports in descending order: {wrong_differ} differ"
     )
 
 

@@ -154,3 +154,12 @@ def test_summary_rows_carry_the_sm_figure_on_ftree_fabrics() -> None:
     assert ib and all(sum(f.routing == "sm" for f in figs) == 3 for figs in ib.values() if figs)
     ufm = built("superpod-h100-1su").traffic
     assert not any(f.routing == "sm" for figs in ufm.values() for f in figs)
+
+
+def test_the_build_leaves_out_tables_over_its_bound() -> None:
+    build = built("lab-ib-3tier")
+    subnets = list(build.infiniband.subnets)
+    ft = build.topology.fabrics["compute"]
+    assert sm_tables(subnets, ft, 68 * 384) is not None  # 68 switches × 384 HCAs: at the bound
+    with pytest.raises(NotModelled, match="26,112 entries, over 26,111"):
+        sm_tables(subnets, ft, 68 * 384 - 1)
