@@ -59,6 +59,8 @@ def qmap_order(guid: int) -> int:
 
 @dataclass(eq=False)
 class _Port:
+    """A switch port in a port group, with OpenSM's route counters (ftree_port_t)."""
+
     num: int
     remote_num: int
     counter_up: int = 0
@@ -67,6 +69,8 @@ class _Port:
 
 @dataclass(eq=False)
 class _Group:
+    """A switch's ports to one neighbour (ftree_port_group_t): one CA port, or one switch over parallel cables."""
+
     remote: str  # switch key, or CA key
     to_switch: bool
     ports: list[_Port] = field(default_factory=list)
@@ -77,6 +81,8 @@ class _Group:
 
 @dataclass(eq=False)
 class _Switch:
+    """A switch as ftree keeps it (ftree_sw_t): rank, index tuple, up and down port groups."""
+
     key: str
     guid: int
     rank: int = -1
