@@ -2,8 +2,9 @@
 
 # No `from __future__ import annotations` in a command module: typer reads the parameters' annotations.
 import json
+from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -39,7 +40,12 @@ def traffic(
         int | None, typer.Option("--distance", min=1, help="Shift distance in nodes (default: half the job).")
     ] = None,
     routing: Annotated[
-        list[Routing] | None, typer.Option("--routing", help="Routing; repeat for several (default: ecmp, adaptive).")
+        list[Routing] | None,
+        typer.Option(
+            "--routing",
+            help="Routing; repeat for several (default: ecmp, adaptive). sm: the InfiniBand subnet manager's "
+            "routes (ftree).",
+        ),
     ] = None,
     qps: Annotated[
         int | None,
@@ -52,16 +58,14 @@ def traffic(
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
     """Delivered bandwidth per GPU, as % of its NIC rate, of ring all-reduce, all-to-all and shift permutations
-    under static ECMP (QPs hashed per hop, over seeds: mean, median, 5th percentile) and adaptive routing (packet
-    spraying: the ideal), max-min fair (a fluid model)."""
+    under static ECMP (QPs hashed per hop, over seeds: mean, median, 5th percentile), adaptive routing (packet
+    spraying: the ideal) and, on an InfiniBand fabric routed by ftree, the subnet manager's own routes (`--routing
+    sm`: OpenSM's ftree tables, modelled), max-min fair (a fluid model)."""
     from fabric.analysis.traffic.jobs import fabric_nodes, run
     from fabric.cli.views.summary import traffic_table
     from fabric.render.outputs.summary import traffic_row
 
     routings = [r.value for r in routing or [Routing.ecmp, Routing.adaptive]]
-    if "sm" in routings:
-        typer.echo("fabric traffic: --routing sm (the subnet manager's own routes) is not modelled yet", err=True)
-        raise typer.Exit(2)
     result = load_build(spec, False, as_json)
     chosen = fabric_nodes(result.design, result.topology, fabric)
     if chosen is None:
@@ -76,6 +80,9 @@ def traffic(
         raise typer.Exit(2)
     job = placed[: nodes or len(placed)]
     patterns = [p.value for p in pattern or list(Pattern)]
+    sm = None
+    if "sm" in routings:
+        sm = _sm_tables(result, key)
     figures = run(
         result.design,
         result.topology,
@@ -87,6 +94,7 @@ def traffic(
         seeds=seeds,
         distance=distance,
         pxn=not no_pxn,
+        sm=sm,
     )
     data = {"design": result.name, "fabric": key, "nodes": len(job), "traffic": [traffic_row(f) for f in figures]}
     if as_json:
@@ -95,3 +103,17 @@ def traffic(
         from fabric.cli.views.console import console
 
         console().print(traffic_table(data))
+
+
+def _sm_tables(result: Any, key: str) -> Callable[[Any], Any]:
+    """The modelled forwarding tables of fabric `key`'s subnets, for routing `sm`; exits 2 where there are none
+    (not InfiniBand) or the model does not reproduce the SM's engine (not ftree)."""
+    from fabric.analysis.traffic.sm import NotModelled
+    from fabric.intent.infiniband.routes import sm_tables
+
+    subnets = [s for s in result.infiniband.subnets if s.fabric == key]
+    try:
+        return sm_tables(subnets, result.topology.fabrics[key])
+    except NotModelled as exc:
+        typer.echo(f"fabric traffic: --routing sm: {exc}", err=True)
+        raise typer.Exit(2) from None

@@ -3,13 +3,14 @@ standard patterns and routings."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from fabric.analysis.jobs import JobTable, placement
 from fabric.analysis.locality import locality
+from fabric.analysis.traffic.fairness import Ints
 from fabric.analysis.traffic.figure import TrafficFigure
 from fabric.analysis.traffic.model import traffic
-from fabric.analysis.traffic.net import fabric_net
+from fabric.analysis.traffic.net import Net, fabric_net
 from fabric.model.kinds import Tier
 from fabric.model.topology import Topology
 from fabric.spec.loader import Design
@@ -28,14 +29,22 @@ def standard(k: int) -> list[tuple[str, int, bool]]:
 
 
 def job_traffic(
-    design: Design, topology: Topology, table: JobTable | None, *, seeds: int = SEEDS
+    design: Design,
+    topology: Topology,
+    table: JobTable | None,
+    *,
+    seeds: int = SEEDS,
+    sm: Callable[[Net], Ints] | None = None,
 ) -> Mapping[int, tuple[TrafficFigure, ...]]:
-    """Per job size of the table: its figures; none for a one-node job (its GPUs talk over NVLink)."""
+    """Per job size of the table: its figures; none for a one-node job (its GPUs talk over NVLink). `sm`: the
+    subnet manager's forwarding tables over a Net (an InfiniBand fabric whose SM routes are modelled), for a
+    figure under routing `sm` beside the others."""
     loc = locality(design, topology)
     if table is None or loc is None:
         return {}
     nodes = placement(loc)
     net, ports = fabric_net(topology.fabrics[loc.fabric], nodes)
+    tables = sm(net) if sm is not None else None
     out: dict[int, tuple[TrafficFigure, ...]] = {}
     for row in table.rows:
         k = row.nodes
@@ -49,6 +58,8 @@ def job_traffic(
             for qps in QPS:
                 figures.append(traffic(net, job, pattern, "ecmp", qps=qps, seeds=runs, distance=distance, pxn=pxn))
             figures.append(traffic(net, job, pattern, "adaptive", distance=distance, pxn=pxn))
+            if tables is not None:
+                figures.append(traffic(net, job, pattern, "sm", distance=distance, pxn=pxn, table=tables))
         out[k] = tuple(figures)
     return out
 
@@ -82,13 +93,16 @@ def run(
     seeds: int,
     distance: int | None,
     pxn: bool,
+    sm: Callable[[Net], Ints] | None = None,
 ) -> list[TrafficFigure]:
-    """`fabric traffic`'s figures: each pattern under each routing for the job of the first `nodes`."""
+    """`fabric traffic`'s figures: each pattern under each routing for the job of the first `nodes`; `sm` gives
+    the subnet manager's forwarding tables over the job's Net (routing `sm`)."""
     net, ports = fabric_net(topology.fabrics[fabric], nodes)
     job = [ports[n] for n in nodes]
     d = distance if distance is not None else max(1, len(nodes) // 2)
+    table = sm(net) if sm is not None and "sm" in routings else None
     return [
-        traffic(net, job, pattern, routing, qps=qps, seeds=seeds, distance=d, pxn=pxn)
+        traffic(net, job, pattern, routing, qps=qps, seeds=seeds, distance=d, pxn=pxn, table=table)
         for pattern in patterns
         for routing in routings
     ]

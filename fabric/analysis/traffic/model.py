@@ -11,21 +11,37 @@ from fabric.analysis.traffic.fairness import Floats, Ints, max_min
 from fabric.analysis.traffic.figure import TrafficFigure
 from fabric.analysis.traffic.net import Net
 from fabric.analysis.traffic.patterns import connections
-from fabric.analysis.traffic.routing import ecmp, spray
+from fabric.analysis.traffic.routing import ecmp, spray, tables
 
-ROUTINGS = ("ecmp", "adaptive")
+ROUTINGS = ("ecmp", "adaptive", "sm")  # sm: the subnet manager's tables (an InfiniBand fabric's; sm.py)
+SINGLE = ("adaptive", "sm")  # routings with one outcome: no hash seeds, no queue pairs
 SEED = 29  # the hash stream's seed: the same spec gives the same figures
 
 
 def port_rates(
-    net: Net, src: Ints, dst: Ints, share: Floats, routing: str, qps: int, seed: int, copies: int = 1
+    net: Net,
+    src: Ints,
+    dst: Ints,
+    share: Floats,
+    routing: str,
+    qps: int,
+    seed: int,
+    copies: int = 1,
+    table: Ints | None = None,
 ) -> Floats:
     """Gb/s each NIC port delivers (a row per copy): the sum of its connections' max-min fair rates. `copies`
-    independent hash outcomes of one seeded stream are shared out at once, as one fabric per copy."""
+    independent hash outcomes of one seeded stream are shared out at once, as one fabric per copy. `table`: the
+    forwarding tables routing `sm` follows (routing.tables)."""
     speed = net.port_speed[src]
-    if routing == "adaptive":
+    if routing in SINGLE:
         copies = 1
-        flows, links, frac = spray(net, net.port_leaf[src], net.port_leaf[dst])
+        if routing == "sm":
+            if table is None:
+                raise ValueError("routing sm needs the subnet manager's tables")
+            flows, links = tables(net, table, net.port_leaf[src], dst)
+            frac = np.ones(len(flows))
+        else:
+            flows, links, frac = spray(net, net.port_leaf[src], net.port_leaf[dst])
         demand = speed * share
         owner = np.arange(len(src))
     else:
@@ -56,19 +72,21 @@ def traffic(
     seeds: int = 16,
     distance: int = 1,
     pxn: bool = True,
+    table: Ints | None = None,
 ) -> TrafficFigure:
-    """The figure of `pattern` among the nodes whose NIC ports are `ports` (placement order)."""
+    """The figure of `pattern` among the nodes whose NIC ports are `ports` (placement order); `table`: the
+    subnet manager's forwarding tables, for routing `sm`."""
     src, dst, share = connections(ports, pattern, distance, pxn)
     if not len(src):
-        return TrafficFigure(pattern, routing, None if routing == "adaptive" else qps, 0, 0.0, 0.0, 0.0)
+        return TrafficFigure(pattern, routing, None if routing in SINGLE else qps, 0, 0.0, 0.0, 0.0)
     used = np.unique(src)
-    runs = 1 if routing == "adaptive" else seeds
-    rates = port_rates(net, src, dst, share, routing, qps, SEED, runs)
+    runs = 1 if routing in SINGLE else seeds
+    rates = port_rates(net, src, dst, share, routing, qps, SEED, runs, table)
     pct = (100.0 * rates[:, used] / net.port_speed[used]).ravel()
     return TrafficFigure(
         pattern,
         routing,
-        None if routing == "adaptive" else qps,
+        None if routing in SINGLE else qps,
         runs,
         round(float(pct.mean()), 2),
         round(float(np.median(pct)), 2),

@@ -41,6 +41,11 @@ class Net:
         self.dst: Ints = np.asarray(b, dtype=np.int64)[order]
         self.edges = len(self.src)
         self.ptr: Ints = np.searchsorted(self.src, np.arange(n + 1)).astype(np.int64)
+        where = np.empty(len(order), dtype=np.int64)
+        where[order] = np.arange(len(order))
+        self.pair_edges: Ints = where.reshape(-1, 2)  # per cable of `pairs`: its link ids a → b and b → a
+        self.pair_links: list[int] = []  # per cable: its index in the fabric's links (fabric_net)
+        self.port_links: list[int] = []  # per NIC port: its link's index in the fabric's links (fabric_net)
         self.port_leaf: Ints = np.asarray([p[0] for p in ports], dtype=np.int64)
         self.port_speed: Floats = np.asarray([p[1] for p in ports], dtype=np.float64)
         self.capacity: Floats = np.concatenate(
@@ -89,6 +94,7 @@ def fabric_net(ft: FabricTopology, nodes: Sequence[str]) -> tuple[Net, dict[str,
     index = {name: i for i, name in enumerate(ft.switches)}
     wanted = set(nodes)
     pairs = []
+    pair_links = []
     found: dict[str, list[tuple[int, int, int, int]]] = {n: [] for n in nodes}
     for i, link in enumerate(ft.links):
         if link.tier == Tier.PEER:  # an MLAG peer link is no path of the Clos
@@ -99,12 +105,17 @@ def fabric_net(ft: FabricTopology, nodes: Sequence[str]) -> tuple[Net, dict[str,
                 found[link.a].append((rail, i, index[link.b], link.speed_gbps))
         else:
             pairs.append((index[link.a], index[link.b], float(link.speed_gbps)))
+            pair_links.append(i)
     ports: list[tuple[int, float]] = []
+    port_links: list[int] = []
     by_node: dict[str, list[int]] = {}
     for node in nodes:
         mine = []
-        for _, _, leaf, gbps in sorted(found[node]):
+        for _, i, leaf, gbps in sorted(found[node]):
             mine.append(len(ports))
             ports.append((leaf, float(gbps)))
+            port_links.append(i)
         by_node[node] = mine
-    return Net(ft.switches, pairs, ports), by_node
+    net = Net(ft.switches, pairs, ports)
+    net.pair_links, net.port_links = pair_links, port_links
+    return net, by_node

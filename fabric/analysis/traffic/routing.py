@@ -106,3 +106,29 @@ def spray(net: Net, src_leaf: Ints, dst_leaf: Ints) -> tuple[Ints, Ints, Floats]
     if not flows:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
     return np.concatenate(flows), np.concatenate(links), np.concatenate(parts)
+
+
+DELIVER = -2  # a table entry at the destination's leaf: the port to the destination itself
+NO_ROUTE = -1
+
+
+def tables(net: Net, table: Ints, src_leaf: Ints, dst_port: Ints) -> tuple[Ints, Ints]:
+    """Each flow's switch-to-switch links under forwarding tables (a subnet manager's): `table[switch, port]` is
+    the link a switch forwards a packet for NIC port `port` on (DELIVER at its leaf, NO_ROUTE where there is none).
+    One path per destination, whatever the queue pairs: (flow, link) pairs; a flow without a route keeps none."""
+    flows: list[Ints] = []
+    links: list[Ints] = []
+    live = np.arange(len(src_leaf))
+    cur = src_leaf
+    for _ in range(len(net.names)):  # a loop in the tables ends here, its flow's links counted once per hop
+        edge = table[cur, dst_port[live]]
+        step = edge >= 0
+        live, edge = live[step], edge[step]
+        if not len(live):
+            break
+        flows.append(live)
+        links.append(edge)
+        cur = net.dst[edge]
+    if not flows:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(flows), np.concatenate(links)

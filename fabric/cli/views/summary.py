@@ -190,6 +190,8 @@ def job_table(jobs: Mapping[str, Any]) -> Table:
 def _routing_label(row: Mapping[str, Any]) -> str:
     if row["routing"] == "ecmp":
         return f"ECMP, {row['qps']} QP" + ("s" if row["qps"] != 1 else "")
+    if row["routing"] == "sm":
+        return "SM routes (ftree)"
     return str(row["routing"])
 
 

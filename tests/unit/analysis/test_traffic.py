@@ -212,5 +212,5 @@ def test_fabric_traffic_json_carries_the_contract_keys() -> None:
     assert [(r["routing"], r["qps"]) for r in data["traffic"]] == [("ecmp", 1), ("adaptive", None)]
     assert all(list(r)[:6] == TRAFFIC_KEYS and r["distance"] == 4 for r in data["traffic"])
     assert data["traffic"][0]["mean_pct"] < data["traffic"][1]["mean_pct"] == 100
-    assert CliRunner().invoke(app, ["traffic", lab, "--routing", "sm"]).exit_code == 2  # not modelled yet
+    assert CliRunner().invoke(app, ["traffic", lab, "--routing", "sm"]).exit_code == 2  # Ethernet: no SM
     assert CliRunner().invoke(app, ["traffic", lab, "--fabric", "nope"]).exit_code == 2
