@@ -155,6 +155,18 @@ def _optics(
         medium = catalog.media.get(c.media) if c.media else None
         row = (link.fabric, c.media or "none", c.part, c.length_m)
         if kind not in OPTICAL:
+            if medium is not None and medium.ends is not None and max(e.plugs for e in medium.ends) > 1:
+                # splitter copper (MCP7Y00/MCA7J60): one cable per split-end cage, its legs to the far cages
+                for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
+                    cage, _, _, cage_kind = end(name, port, kind, link.speed_gbps, link.fabric)[1]
+                    if _split_end(medium.ends, cage_kind):
+                        splits[(link.fabric, c.media, (name, cage))].append((i, None, None))
+                        break
+                else:
+                    cables[row] += 1
+                    if sheet is not None:
+                        sheet.append(((i,), 0, 1, None, None))
+                continue
             if medium is not None and medium.links > 1:  # twin-port copper: one cable per cage pair
                 a = end(link.a, link.a_port, kind, link.speed_gbps, link.fabric)[1][0]
                 b = end(link.b, link.b_port, kind, link.speed_gbps, link.fabric)[1][0]

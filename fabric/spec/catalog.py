@@ -402,10 +402,12 @@ class Media(StrictModel):
 
     def fits(self, a: tuple[str, str | None, int | None] | None, b: tuple[str, str | None, int | None] | None) -> bool:
         """Whether its plugs fit a link's two cages (connector, top, ports per cage; None: unknown), either way
-        round; a medium without `ends` fits any."""
+        round; a medium without `ends` fits any; a splitter (an end of several plugs) only two known cages."""
         if self.ends is None:
             return True
         x, y = self.ends
+        if (a is None or b is None) and max(x.plugs, y.plugs) > 1:
+            return False
         return ((a is None or x.fits(*a)) and (b is None or y.fits(*b))) or (
             (a is None or y.fits(*a)) and (b is None or x.fits(*b))
         )
