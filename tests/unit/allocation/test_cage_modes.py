@@ -11,31 +11,14 @@ gets the warning."""
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-import yaml
-
-from fabric import load_spec_text
 from fabric.allocation.optics import mixed_cages, optics, port_lane_rates
 from fabric.costing import costing
-from fabric.pipeline import Build, build_fabric
+from fabric.pipeline import Build
 from fabric.spec.catalog import builtin_catalog, node_lane_gbps
 from tests.conftest import built
-from tests.support.design_variants import spec_data
-
-# an HDR UFM appliance (ConnectX-6, QSFP56 200G: 4 lanes of 50G-PAM4), as fabric modelled the UFM before
-HDR_UFM_PART = """\
-nodes:
-  ufm-hdr:
-    description: HDR UFM appliance (a test part)
-    u: 1
-    power_w: 600
-    ports:
-      ib: {technology: infiniband, speed_gbps: 200, connector: qsfp56, ports: [{name: ib0}]}
-      inband: {technology: ethernet, speed_gbps: 100, connector: qsfp28, count: 2, name: "eth{n}"}
-      bmc: {technology: ethernet, speed_gbps: 1, connector: rj45, ports: [{name: bmc}]}
-"""
+from tests.support.design_variants import with_hdr_ufm
 
 
 def _mixed(build: Build) -> list[Any]:
@@ -46,20 +29,6 @@ def _ufm_links(build: Build) -> list[tuple[str, str, str]]:
     return sorted(
         (link.b, link.b_port, link.a) for link in build.topology.fabrics["compute"].links if link.a.startswith("ufm")
     )
-
-
-def _with_hdr_ufm(tmp_path: Path, dgx: int | None = None) -> Build:
-    """superpod-h100-1su with its UFM appliances of the HDR part (and `dgx` DGX where given)."""
-    data = spec_data("superpod-h100-1su")
-    for group in data["nodes"]:
-        if group["group"] == "ufm":
-            group["type"] = "ufm-hdr"
-        if group["group"] == "gpu" and dgx is not None:
-            group["count"] = dgx
-    data["catalog"] = ["parts.yaml"]
-    (tmp_path / "parts.yaml").write_text(HDR_UFM_PART)
-    text = yaml.safe_dump(data, sort_keys=False)
-    return build_fabric(load_spec_text(text, "superpod-h100-1su.yaml", tmp_path))
 
 
 def test_signalling_of_the_catalogs_ports() -> None:
@@ -104,10 +73,10 @@ def test_the_ufm_link_is_ordered_as_the_ra_orders_it() -> None:
     assert optics(build.design.catalog, build.topology, build.allocation).unmatched == ()
 
 
-def test_a_hand_made_hdr_port_in_an_ndr_cage_is_still_reported(tmp_path: Path) -> None:
+def test_a_hand_made_hdr_port_in_an_ndr_cage_is_still_reported() -> None:
     """The negative case: an HDR UFM (QSFP56, 50G-PAM4) where the RA's NDR200 one sits: four warnings, one per rail
     leaf whose cage 16 holds it beside dgx031 at NDR, with the splitter AOC in the hint."""
-    build = _with_hdr_ufm(tmp_path)
+    build = with_hdr_ufm()
     findings = _mixed(build)
     assert len(findings) == 4 and all(f.severity.name == "WARNING" for f in findings)
     assert "su1-rail0-leaf cage 16" in findings[0].message
@@ -116,8 +85,8 @@ def test_a_hand_made_hdr_port_in_an_ndr_cage_is_still_reported(tmp_path: Path) -
     assert _ufm_links(build)[0] == ("su1-rail0-leaf", "sw16p2", "ufm001")
 
 
-def test_the_planner_gives_an_hdr_device_a_cage_of_its_own_where_one_is_free(tmp_path: Path) -> None:
-    build = _with_hdr_ufm(tmp_path, dgx=29)  # three DGX slots a rail leaf free: sw15p2 beside dgx029, cage 16 whole
+def test_the_planner_gives_an_hdr_device_a_cage_of_its_own_where_one_is_free() -> None:
+    build = with_hdr_ufm(dgx=29)  # three DGX slots a rail leaf free: sw15p2 beside dgx029, cage 16 whole
     assert _mixed(build) == []
     links = _ufm_links(build)
     # the lowest free port, sw15p2, is in dgx029's NDR cage: cage 16 instead
