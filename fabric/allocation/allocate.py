@@ -583,10 +583,19 @@ def _one_plug_per_cage(
             continue  # transceivers: the cage's one module is the optics' business (optics-missing, cage-plugs)
         if len(names) == 1:
             medium = media[next(iter(names))]
-            if medium.kind in OPTICAL_KINDS or medium.links <= 1:
+            split = max((e.plugs for e in medium.ends or ()), default=1)
+            if split > 1 and len(idx) <= split:
+                # a splitter cable (MCP7Y00: a twin-port OSFP to 2 single-port OSFP): this cage's links are its legs,
+                # one plug here, one in each far cage; one length, the longest leg's
+                if len({c.part for c in here}) == 1:
+                    continue
+                kinds = (medium.kind,)
+            elif medium.kind in OPTICAL_KINDS or medium.links <= 1:
                 continue
             far = {placed[i][1] if placed[i][0] == cage else placed[i][0] for i in idx}
-            if len(far) == 1 and len(idx) <= medium.links:
+            if kinds != OPTICAL_KINDS:
+                pass  # a splitter of two lengths: the longer
+            elif len(far) == 1 and len(idx) <= medium.links:
                 if len({c.part for c in here}) == 1:
                     continue
                 kinds = (medium.kind,)  # one twin-port cable of two lengths: the longer

@@ -138,7 +138,8 @@ def check_cage_modes(ctx: AllocationContext) -> Iterator[Finding]:
             "give the slower device a cage of its own, cabled with a twin-port OSFP to 2 x QSFP56 2 x 200G splitter "
             "(catalog medium `aoc-osfp-2x200g`, NVIDIA MFA7U10-H class; its other leg unused or a second such "
             "device): leave a cage free on a leaf (the planner then gives it one), or use a port of the cage's "
-            "signalling on the device",
+            "signalling on the device (as the DGX SuperPOD H100 RA cables its UFM appliances: a ConnectX-7 at NDR200 "
+            "on a 1:2 splitter fibre, `mmf-200g-split`)",
         )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from fabric.allocation.allocate import Allocation
@@ -20,6 +20,7 @@ from fabric.model.cable import Cable
 from fabric.model.topology import Device, Topology
 from fabric.spec.catalog import (
     Catalog,
+    MediaEnd,
     NodeType,
     SwitchModel,
     SwitchPort,
@@ -127,6 +128,10 @@ def _optics(
     resolved: dict[_EndKey, _End] = {}
     cables: Counter[tuple[str, str, str, float | None]] = Counter()
     pairs: dict[tuple[str, str, str, float | None, frozenset[tuple[str, str]]], list[int]] = defaultdict(list)
+    # 1:2 splitter fibres (a medium with a split end): the links leaving one twin-port cage on one such medium,
+    # `plugs` to a cable in link order (a cage's sub-ports in order: 1+2 on one MPO, 3+4 on the other), each cable
+    # as long as its longest leg needs (its part and length)
+    splits: dict[tuple[str, str, tuple[str, str]], list[tuple[int, str | None, str | None]]] = defaultdict(list)
 
     def end(name: str, port: str, kind: str, speed: int, fabric: str) -> tuple[_Ends, _End]:
         here = ends.get(name)
@@ -150,6 +155,18 @@ def _optics(
         medium = catalog.media.get(c.media) if c.media else None
         row = (link.fabric, c.media or "none", c.part, c.length_m)
         if kind not in OPTICAL:
+            if medium is not None and medium.ends is not None and max(e.plugs for e in medium.ends) > 1:
+                # splitter copper (MCP7Y00/MCA7J60): one cable per split-end cage, its legs to the far cages
+                for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
+                    cage, _, _, cage_kind = end(name, port, kind, link.speed_gbps, link.fabric)[1]
+                    if _split_end(medium.ends, cage_kind):
+                        splits[(link.fabric, c.media, (name, cage))].append((i, None, None))
+                        break
+                else:
+                    cables[row] += 1
+                    if sheet is not None:
+                        sheet.append(((i,), 0, 1, None, None))
+                continue
             if medium is not None and medium.links > 1:  # twin-port copper: one cable per cage pair
                 a = end(link.a, link.a_port, kind, link.speed_gbps, link.fabric)[1][0]
                 b = end(link.b, link.b_port, kind, link.speed_gbps, link.fabric)[1][0]
@@ -161,9 +178,12 @@ def _optics(
             continue
         fibres = 1
         optics_at: list[str | None] = [None, None]
+        split_at: tuple[str, str] | None = None
         for side, (name, port) in enumerate(((link.a, link.a_port), (link.b, link.b_port))):
             here, (cage, part, optic, cage_kind) = end(name, port, kind, link.speed_gbps, link.fabric)
             optics_at[side] = optic
+            if medium is not None and medium.ends is not None and _split_end(medium.ends, cage_kind):
+                split_at = (name, cage)
             node, rack = here[2], here[3]
             if part is None or optic is None:
                 what = (link.fabric, here[4][0], cage_kind, kind, link.speed_gbps)
@@ -175,9 +195,20 @@ def _optics(
             if node and rack and (name, cage) not in used:
                 optics_w[rack] += part.power_w
             used.add((name, cage))
+        if split_at is not None and medium is not None:
+            splits[(link.fabric, c.media, split_at)].append((i, optics_at[0], optics_at[1]))
+            continue
         cables[row] += fibres
         if sheet is not None:
             sheet.extend(((i,), fibre, fibres, optics_at[0], optics_at[1]) for fibre in range(1, fibres + 1))
+    for (fabric, media, _), legs in splits.items():
+        per_cable = max(e.plugs for e in catalog.media[media].ends or ())
+        for k in range(0, len(legs), per_cable):
+            chunk = legs[k : k + per_cable]
+            longest = longest_leg(allocation.cables[i] for i, _, _ in chunk)
+            cables[(fabric, media, longest.part, longest.length_m)] += 1
+            if sheet is not None:
+                sheet.append((tuple(i for i, _, _ in chunk), 0, 1, chunk[0][1], chunk[0][2]))
     for (fabric, media, part_no, length, _), links in pairs.items():
         per_cable = catalog.media[media].links
         cables[(fabric, media, part_no, length)] += math.ceil(len(links) / per_cable)
@@ -192,6 +223,18 @@ def _optics(
             for what, count in sorted(missing.items(), key=lambda kv: (*kv[0][:2], *kv[0][3:], str(kv[0][2])))
         ),
     )
+
+
+def longest_leg(links: Iterable[Cable]) -> Cable:
+    """The link whose part and length a physical cable carrying `links` takes: the longest (a splitter's legs are
+    one length; a twin-port cable's links already share one)."""
+    return max(links, key=lambda c: (c.length_m or 0.0, c.part))
+
+
+def _split_end(ends: tuple[MediaEnd, MediaEnd], cage: CageKind) -> bool:
+    """Whether `cage` takes the split end of a 1:2 splitter (the end opposite the one with several plugs)."""
+    one, many = (ends[0], ends[1]) if ends[1].plugs > 1 else (ends[1], ends[0])
+    return many.plugs > 1 and one.fits(*cage) and not many.fits(*cage)
 
 
 # --------------------------------------------------------------------------------------------- the physical sheet

@@ -130,7 +130,10 @@ def node_lane_gbps(group: "NodePortGroup") -> int:
     """The signalling of a node port group: its speed over the electrical lanes of one port, which are its
     connector's lanes shared by the ports of a cage; a single-port OSFP adapter cage has four (NVIDIA LinkX: "Single-
     port OSFP RHS 400G 4-channels ConnectX-7/OSFP adapters"; a twin-port OSFP, 8 channels, is two ports of four).
-    HDR 200G on QSFP56 is 50 (50G-PAM4), NDR 400G 100 (100G-PAM4)."""
+    HDR 200G on QSFP56 is 50 (50G-PAM4), NDR 400G 100 (100G-PAM4); a group's `lane_gbps` where given (NDR200 on a
+    ConnectX-7: 2 x 100G-PAM4)."""
+    if group.lane_gbps:
+        return group.lane_gbps
     lanes = lanes_of(group.connector)
     per_cage = group.ports_per_cage or 1
     per_port = 4 if group.connector.lower().startswith("osfp") and per_cage == 1 else max(1, lanes // per_cage)
@@ -219,6 +222,14 @@ class NodePortGroup(StrictModel):
     connector: str = "osfp"
     top: Top | None = Field(default=None, description=TOP_DOC)
     ports_per_cage: Int | None = Field(default=None, ge=1, le=8, description=PORTS_PER_CAGE_DOC)
+    lane_gbps: Int | None = Field(
+        default=None,
+        ge=1,
+        le=1_000,
+        description="The NIC's signalling, Gb/s a lane, where a port runs on fewer lanes than its cage's: a "
+        "ConnectX-7 at NDR200 runs 2 lanes of 100G-PAM4 (so 100), not 4 of 50G-PAM4 (HDR). None: `speed_gbps` over "
+        "the port's lanes.",
+    )
     ethernet_max_gbps: Int | None = Field(
         default=None,
         ge=1,
@@ -391,10 +402,12 @@ class Media(StrictModel):
 
     def fits(self, a: tuple[str, str | None, int | None] | None, b: tuple[str, str | None, int | None] | None) -> bool:
         """Whether its plugs fit a link's two cages (connector, top, ports per cage; None: unknown), either way
-        round; a medium without `ends` fits any."""
+        round; a medium without `ends` fits any; a splitter (an end of several plugs) only two known cages."""
         if self.ends is None:
             return True
         x, y = self.ends
+        if (a is None or b is None) and max(x.plugs, y.plugs) > 1:
+            return False
         return ((a is None or x.fits(*a)) and (b is None or y.fits(*b))) or (
             (a is None or y.fits(*a)) and (b is None or x.fits(*b))
         )

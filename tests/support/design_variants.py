@@ -88,3 +88,37 @@ def cx8_at_800g(design: str) -> Build:
         del compute["topology"]["planes"]
 
     return variant(design, change)
+
+
+# an HDR UFM appliance (ConnectX-6, QSFP56 200G: 4 lanes of 50G-PAM4), as fabric modelled the UFM before it followed
+# the DGX SuperPOD H100 RA (a ConnectX-7 at NDR200): a part file for the cases of `cage-mixed-mode`
+HDR_UFM_PART = """\
+nodes:
+  ufm-hdr:
+    description: HDR UFM appliance (a test part)
+    u: 1
+    power_w: 600
+    ports:
+      ib: {technology: infiniband, speed_gbps: 200, connector: qsfp56, ports: [{name: ib0}]}
+      inband: {technology: ethernet, speed_gbps: 100, connector: qsfp28, count: 2, name: "eth{n}"}
+      bmc: {technology: ethernet, speed_gbps: 1, connector: rj45, ports: [{name: bmc}]}
+"""
+
+
+@cache
+def with_hdr_ufm(dgx: int | None = None) -> Build:
+    """superpod-h100-1su with its UFM appliances of the HDR part (and `dgx` DGX where given)."""
+    import tempfile
+    from pathlib import Path
+
+    data = spec_data("superpod-h100-1su")
+    for group in data["nodes"]:
+        if group["group"] == "ufm":
+            group["type"] = "ufm-hdr"
+        if group["group"] == "gpu" and dgx is not None:
+            group["count"] = dgx
+    data["catalog"] = ["parts.yaml"]
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "parts.yaml").write_text(HDR_UFM_PART)
+        design = load_spec_text(yaml.safe_dump(data, sort_keys=False), "superpod-h100-1su.yaml", tmp)
+    return build_fabric(design)

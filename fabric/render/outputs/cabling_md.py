@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
+from fabric.allocation.optics import CableEnd, longest_leg, physical_cables
 from fabric.model.cable import Cable
 from fabric.pipeline import Build
 from fabric.render.engine.documents import split
@@ -68,6 +69,48 @@ def _rows(cables: Sequence[Cable]) -> list[Row]:
     return out
 
 
+PhysicalRow = tuple[str, str, str, str, str, str, str, str, str]
+"""A physical cable as the tables show it: its id, the links it carries (or its fibre `1/2`), the a end(s) (device,
+U, cage, ports in the cage, lanes), their transceiver part, the b end(s), their rack and U, their transceiver
+part, the cable's part and length."""
+
+
+def _end_text(end: CableEnd, with_rack: bool) -> str:
+    """`leaf1 cage 31 port 1/2 lanes 1-4 5-8` (`U5` before the cage on the a side: the row is the a end's rack)."""
+    ports = f" port {'/'.join(map(str, end.subs))}" if end.subs else ""
+    lanes = f" lanes {' '.join(f'{f}-{t}' for f, t in end.lanes)}" if end.lanes else ""
+    where = "" if with_rack else (f" U{end.u}" if end.u else "")
+    return f"{end.device}{where} cage {end.cage}{ports}{lanes}"
+
+
+def _physical_rows(build: Build) -> dict[str, dict[str, list[PhysicalRow]]]:
+    """fabric → the a end's rack → its physical cables' rows (cabling-physical.csv's cables, in its order)."""
+    lengths = LengthTexts()
+    out: dict[str, dict[str, list[PhysicalRow]]] = defaultdict(lambda: defaultdict(list))
+    for p in physical_cables(build.design.catalog, build.topology, build.allocation):
+        first = p.links[0]
+        longest = first if len(p.links) == 1 else longest_leg(p.links)
+        links = (
+            " ".join(c.cable_id for c in p.links)
+            if len(p.links) > 1
+            else (f"{p.fibre}/{p.fibres}" if p.fibres > 1 else "")
+        )
+        b_pos = "; ".join(dict.fromkeys(f"{e.rack} U{e.u}" if e.u else e.rack for e in p.b))
+        row = (
+            p.physical_id,
+            links,
+            "; ".join(_end_text(e, False) for e in p.a),
+            "; ".join(dict.fromkeys(e.transceiver_part for e in p.a)),
+            "; ".join(_end_text(e, True) for e in p.b),
+            b_pos,
+            "; ".join(dict.fromkeys(e.transceiver_part for e in p.b)),
+            longest.part,
+            lengths[longest.length_m],
+        )
+        out[first.link.fabric][first.a_rack or UNPLACED].append(row)
+    return out
+
+
 def _lengths(cables: Sequence[Cable]) -> Counter[tuple[str, str]]:
     """Cables per (media, length as the tables show it), counted on the plan's values and then formatted."""
     counted = Counter(zip(map(_MEDIA, cables), map(_LENGTH, cables), strict=True))
@@ -92,7 +135,8 @@ def cabling_md(build: Build) -> dict[str, str]:
     by_fabric: dict[str, list[Cable]] = defaultdict(list)
     for cable in build.allocation.cables:
         by_fabric[cable.link.fabric].append(cable)
-    rack_docs: dict[str, list[tuple[str, str, list[Row]]]] = defaultdict(list)  # rack → its part of every fabric
+    rack_docs: dict[str, list[tuple[str, str, list[Row], list[PhysicalRow]]]] = defaultdict(list)  # rack → fabrics
+    physical = _physical_rows(build)
     for key in build.topology.fabrics:
         cables = by_fabric.get(key, [])
         racks: dict[str, list[Row]] = defaultdict(list)
@@ -103,7 +147,7 @@ def cabling_md(build: Build) -> dict[str, str]:
         technology = build.topology.fabrics[key].technology
         if per_rack:
             for rack, mine in sorted(racks.items()):
-                rack_docs[rack].append((key, technology, mine))
+                rack_docs[rack].append((key, technology, mine, physical[key][rack]))
         fabrics.append(
             {
                 "name": key,
@@ -112,6 +156,7 @@ def cabling_md(build: Build) -> dict[str, str]:
                 "tiers": sorted(tiers.items()),
                 "lengths": sorted(lengths.items(), key=lambda kv: (kv[0][0], float(kv[0][1] or 0))),
                 "racks": [] if per_rack else sorted(racks.items()),
+                "physical": {} if per_rack else physical[key],
                 "index": [(rack, len(mine), rack_file(rack)) for rack, mine in sorted(racks.items())],
             }
         )
@@ -121,12 +166,15 @@ def cabling_md(build: Build) -> dict[str, str]:
     return files
 
 
-def _rack_doc(design: str, rack: str, parts: list[tuple[str, str, list[Row]]]) -> str:
-    """cabling/<rack>.md: the template's header, then per fabric the `rack_fabric` line shape and a `row` per cable."""
+def _rack_doc(design: str, rack: str, parts: list[tuple[str, str, list[Row], list[PhysicalRow]]]) -> str:
+    """cabling/<rack>.md: the template's header, then per fabric the `rack_fabric` line shape and a `row` per cable,
+    and the `physical_fabric` shape and a `physical_row` per physical cable."""
     out = [render("docs/cabling-rack.md.j2", design=design, rack=rack, index="../cabling.md")]
-    for name, technology, rows in parts:
+    for name, technology, rows, physical in parts:
         out.append(fill(LINES, "rack_fabric", [(name, technology, str(len(rows)))]))
         out.append(fill(LINES, "row", rows))
+        out.append(fill(LINES, "physical_fabric", [(name, str(len(physical)))]))
+        out.append(fill(LINES, "physical_row", physical))
     return "".join(out)
 
 

@@ -6,7 +6,7 @@ import csv
 import io
 from collections.abc import Callable, Iterable, Sequence
 
-from fabric.allocation.optics import CableEnd, PhysicalCable, physical_cables
+from fabric.allocation.optics import CableEnd, PhysicalCable, longest_leg, physical_cables
 from fabric.fast import csvtext
 from fabric.model.cable import end_label
 from fabric.pipeline import Build
@@ -266,6 +266,7 @@ def physical_rows(build: Build) -> Iterable[tuple[object, ...]]:
     for c in physical_cables(build.design.catalog, build.topology, build.allocation):
         first = c.links[0]
         link = first.link
+        longest = first if len(c.links) == 1 else longest_leg(c.links)  # a splitter: as long as its longest leg
         yield (
             c.physical_id,
             link.fabric,
@@ -275,8 +276,8 @@ def physical_rows(build: Build) -> Iterable[tuple[object, ...]]:
             link.speed_gbps,
             first.media_kind,
             first.media,
-            first.part,
-            lengths[first.length_m],
+            longest.part,
+            lengths[longest.length_m],
             *_side_cells(c.a, models),
             *_side_cells(c.b, models),
             *physical_labels(c),

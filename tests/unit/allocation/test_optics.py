@@ -134,7 +134,8 @@ def test_4su_superpod_bom_is_nvidias_with_the_right_part_on_each_side() -> None:
     assert ("transceiver", "osfp-2x400g-sr8", "compute", "node side") not in bom
     assert bom[("transceiver", "osfp-400g-sr4-flat", "storage", "node side")] == 32
     assert _cables("superpod-h100-4su", "mmf-400g") == 2040
-    assert _cables("superpod-h100-4su", "mmf-200g") == 4
+    assert _cables("superpod-h100-4su", "mmf-200g-split") == 4  # the UFM links (RA table 8: 980-9I557)
+    assert bom[("transceiver", "osfp-400g-sr4-flat", "compute", "node side")] == 4  # 980-9I51S-00NS00
 
 
 def test_every_optical_end_of_the_bundled_designs_has_a_transceiver() -> None:

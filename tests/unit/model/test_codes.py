@@ -171,12 +171,23 @@ def _nic_port_speed() -> Iterator[Finding]:
     yield from check_nic_speeds(AllocationContext(build.design, build.topology, build.figures, build.allocation))
 
 
+def _cage_mixed_mode() -> Iterator[Finding]:
+    """superpod-h100-1su with an HDR UFM appliance (a part file's QSFP56 port, 50G-PAM4) beside a DGX's NDR port in a
+    leaf's twin-port cage (the bundled designs cable their UFM at NDR200, as the RA does)."""
+    from fabric.allocation.checks import AllocationContext, check_cage_modes
+    from tests.support.design_variants import with_hdr_ufm
+
+    build = with_hdr_ufm()
+    yield from check_cage_modes(AllocationContext(build.design, build.topology, build.figures, build.allocation))
+
+
 EXTRA = {
     **{
         code: _output(code)
         for code in ("output-foreign", "output-holds-input", "output-modified", "output-path", "output-refused")
     },
     "bisection-mismatch": _bisection_mismatch,
+    "cage-mixed-mode": _cage_mixed_mode,
     "diff-input-invalid": _diff_input_invalid,
     "discovered-format": _discovered_format,
     "lock-design": _lock_design,

@@ -25,6 +25,8 @@ SHAPES = [
     ("opensm/node-name-map.j2", "row"),
     ("docs/_cabling-lines.j2", "rack_fabric"),
     ("docs/_cabling-lines.j2", "row"),
+    ("docs/_cabling-lines.j2", "physical_fabric"),
+    ("docs/_cabling-lines.j2", "physical_row"),
 ]
 EXTRA = {"numbering": ["m: n"], "cables": 1, "node_count": 2, "title": "t", "what": "w", "rack": "A01", "index": "i"}
 # printable text without the quote of the InfiniBand files, braces and placeholder-like text included

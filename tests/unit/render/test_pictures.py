@@ -40,20 +40,22 @@ def _bom(design: str) -> dict[tuple[str, str, str, str], int]:
 
 
 def test_4su_compute_bom_is_nvidias() -> None:
-    """RA-11333-001 Appendix A (4 SU, 127 nodes): 48 QM9700 (32 leaf + 16 spine), 1536 switch-side and
-    508 node-side OSFP transceivers (flat top: the DGX H100 cages), 4 UFM transceivers, 2040 NDR 400G cables
-    counted per link (1016 node-leaf + 1024 leaf-spine) and 4 × 200G UFM cables, all multimode fibre."""
+    """RA-11333-001 Appendix A, tables 7-8 (4 SU, 127 nodes): 48 QM9700 (32 leaf + 16 spine), 1536 switch-side and
+    508 node-side OSFP transceivers (flat top: the DGX H100 cages), 4 UFM system transceivers (980-9I51S-00NS00,
+    MMA4Z00-NS400: single-port flat-top OSFP), 2040 NDR 400G cables counted per link (1016 node-leaf + 1024
+    leaf-spine) and 4 "NDR Cables, 200 Gbps, UFM to leaf ports" (980-9I557: 1:2 splitter fibre), all multimode."""
     build = built("superpod-h100-4su")
     bom = _bom("superpod-h100-4su")
     assert bom[("switch", "qm9700", "compute", "leaf")] == 32
     assert bom[("switch", "qm9700", "compute", "spine")] == 16
     assert bom[("transceiver", "osfp-2x400g-sr8", "compute", "switch side")] == 1536
     assert bom[("transceiver", "osfp-2x400g-sr8-flat", "compute", "node side")] == 508  # the DGX cages: flat top
-    assert bom[("transceiver", "qsfp56-200g-sr4", "compute", "node side")] == 4
+    assert bom[("transceiver", "osfp-400g-sr4-flat", "compute", "node side")] == 4  # the UFM appliances
     cables = [line for line in costing(build).lines if line.category == "cable" and line.fabric == "compute"]
     assert sum(line.count for line in cables if line.detail.startswith("mmf-400g")) == 2040
-    assert sum(line.count for line in cables if line.detail.startswith("mmf-200g")) == 4
-    assert {line.detail.split()[0] for line in cables} == {"mmf-400g", "mmf-200g"}
+    assert sum(line.count for line in cables if line.detail.startswith("mmf-200g-split")) == 4
+    assert {line.detail.split()[0] for line in cables} == {"mmf-400g", "mmf-200g-split"}
+    assert {line.model[:7] for line in cables} == {"MFP7E10", "MFP7E20"}
     tiers = [c.link.tier for c in build.allocation.cables if c.link.fabric == "compute" and c.link.speed_gbps == 400]
     assert (tiers.count("node-leaf"), tiers.count("leaf-spine")) == (1016, 1024)
     assert bom[("node", "dgx-h100", "", "8 GPUs")] == 127
@@ -115,9 +117,9 @@ def test_power_and_tco() -> None:
     devices_w = sum(d.power_w for d in build.topology.devices.values())
     assert sum(r.devices_w for r in c.racks) == devices_w
     optics = sum(r.optics_w for r in c.racks)
-    # node-side optics of both IB fabrics: DGX twin-port flat (17 W), UFM QSFP56 (5 W), storage servers' single-port
-    # flat OSFP (9 W, MMA4Z00-NS400 datasheet), DGX storage QSFP112 (9 W)
-    assert optics == pytest.approx(508 * 17 + 4 * 5 + 32 * 9 + 254 * 9)
+    # node-side optics of both IB fabrics: DGX twin-port flat (17 W), UFM and storage servers' single-port flat OSFP
+    # (9 W, MMA4Z00-NS400 datasheet), DGX storage QSFP112 (9 W)
+    assert optics == pytest.approx(508 * 17 + 4 * 9 + 32 * 9 + 254 * 9)
     costs = build.design.spec.costs
     assert len(c.years) == costs.years == 5
     energy = c.power_w / 1000 * costs.load_pct / 100 * costs.pue * 8760 * costs.energy_usd_per_kwh

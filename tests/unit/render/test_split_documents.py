@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from fabric import build_fabric
+from fabric.allocation.optics import physical_cables
 from fabric.pipeline import Build
 from fabric.render.engine.templating import render_html
 from fabric.render.outputs.cabling_md import cabling_md
@@ -47,14 +48,21 @@ def test_cabling_md_is_an_index_of_one_file_per_rack(split_build: Build) -> None
     linked = re.findall(r"^\| \[([^]]+)\]\(cabling/([^)]+)\.md\) \| (\d+) \|$", index, re.M)
     assert {rack for rack, file, _ in linked} == racks and all(rack == file for rack, file, _ in linked)
     assert sum(int(n) for _, _, n in linked) == len(split_build.allocation.cables)
-    ids = Counter(
-        line.split(" | ")[0].removeprefix("| ")
-        for path, text in files.items()
-        if path != "cabling.md"
-        for line in text.splitlines()
-        if line.startswith("| ") and not line.startswith(("| cable ", "|---"))
-    )
+    ids: Counter[str] = Counter()
+    physical: Counter[str] = Counter()
+    for path, text in files.items():
+        if path == "cabling.md":
+            continue
+        table = ids
+        for line in text.splitlines():
+            if line.startswith(("| cable ", "| physical cable ")):
+                table = ids if line.startswith("| cable ") else physical
+            elif line.startswith("| ") and not line.startswith("|---"):
+                table[line.split(" | ")[0].removeprefix("| ")] += 1
     assert ids == Counter(c.cable_id for c in split_build.allocation.cables)  # every cable once, in its a-end's rack
+    # and every physical cable (cabling-physical.csv's rows) once, after the logical rows of its a-end's rack
+    sheet = physical_cables(split_build.design.catalog, split_build.topology, split_build.allocation)
+    assert physical == Counter(p.physical_id for p in sheet) and sum(physical.values()) == len(sheet) > 0
     assert "[the index](../cabling.md)" in files["cabling/A01.md"]
 
 
@@ -136,3 +144,29 @@ def test_floor_plan_has_no_png_above_the_split(split_build: Build) -> None:
     assert floor_diagram(built("superpod-h100-2su")).png is True
     above = floor_diagram(split_build)
     assert above.png is False and above.svg is None  # still laid out by dot, as SVG
+
+
+def test_cabling_md_shows_the_physical_cables_of_each_rack() -> None:
+    """The technician's document has cabling-physical.csv's rows too, per a-end rack: lab-ib's leaf-spine twin-port
+    DAC is one row for two links (cage 31, ports 1/2, lanes 1-4 5-8 at both ends), a fibre row names the modules in
+    both cages; gb200-nvl72-1su's in-band 1:2 splitter fibre is one row with a leg to each of two trays."""
+    from tests.conftest import built
+
+    text = cabling_md(built("lab-ib"))["cabling.md"]
+    assert text.count("#### Physical cables, rack ") == 4
+    assert (
+        "| compute-0013 | compute-0013 compute-0014 | leaf1 U1 cage 31 port 1/2 lanes 1-4 5-8 |  "
+        "| spine1 cage 1 port 1/2 lanes 1-4 5-8 | A04 U5 |  | MCP4Y10-N01A | 1.5 |"
+    ) in text
+    assert (
+        "| compute-0001 |  | node01 U1 cage ib0 port 1 | MMA4Z00-NS400 | leaf1 cage 1 port 1 lanes 1-4 | A04 U1 "
+        "| MMA4Z00-NS | MFP7E10-N010 | 10 |"
+    ) in text
+    physical_rows = [line for line in text.splitlines() if re.match(r"\| compute-\d+ \| (compute-| \| \w+ U)", line)]
+    assert len(physical_rows) == 12 + 8  # 12 node links on fibre, 16 leaf-spine links on 8 twin-port DACs
+    gb = cabling_md(built("gb200-nvl72-1su"))["cabling.md"]
+    assert re.search(
+        r"\| inband-0001 \| inband-0001 inband-0002 \| gb001 U1 cage LBF3-P2 port 1; gb002 U2 cage LBF3-P2 port 1 "
+        r"\| MMA1Z00-NS400 \| inband-leaf01 cage 1 port 1/2 lanes 1-2 3-4 \| B05 U1 \| MMA4Z00-NS \| MFP7E20-N\d+ \|",
+        gb,
+    )
