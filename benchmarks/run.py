@@ -39,8 +39,14 @@ from typing import Any
 # GPUs → (DGX H100 nodes, planes). 100k GPUs need 3 tiers and 2 planes of QM9700 (k³/4 = 65,536
 # endpoints per plane at 1:1).
 SIZES = {"1k": (128, 1), "8k": (1024, 1), "32k": (4096, 1), "100k": (12500, 2)}
+# 1M GPUs: 125,000 DGX H100 on 3 tiers of QM9700. At NDR (64 x 400G) 3 tiers join k³/4 = 65,536 endpoints a plane,
+# 16 planes for a million ports, more than a node has ports; at NDR200 (the QM9700's 4-port split, 128 x 200G,
+# k³/4 = 524,288) 2 planes do, scalable units of 64 nodes filling a rail leaf's 64 down ports: ~3,000,000 links.
+MILLION = {"1m": 125_000}
 # GPUs → HGX 8-GPU nodes on RoCE. SN5600 at 2 x 400G: 2 tiers reach k²/2 = 8,192 endpoints, 3 tiers k³/4 = 524,288.
 ROCE = {"roce-1k": 128, "roce-8k": 1024, "roce-32k": 4096, "roce-100k": 12500}
+# 1M GPUs on RoCE: 125,000 HGX nodes, SN5600 at 2 x 400G, 3 tiers, 2 planes (524,288 endpoints a plane)
+ROCE_MILLION = {"roce-1m": 125_000}
 
 
 def spec_text(name: str, nodes: int, planes: int) -> str:
@@ -85,15 +91,67 @@ asn: {{scheme: rfc7938, spine: 4200000000, leaf_start: 4200100000}}  # 4-byte pr
 """
 
 
+# a million GPUs' ~33,000 racks in 64 rows of ~500, as 100k's ~3,300 stand in 8 (in 8 rows, 4,000 racks long, the
+# far racks' cables would need 2.4 km)
+MILLION_ROWS = ", ".join(f"R{i:02d}" for i in range(1, 65))
+
+
+def million_spec_text(name: str, nodes: int) -> str:
+    return f"""\
+name: bench-{name}
+racks: {{rows: [{MILLION_ROWS}], rack_units: 48, power_kw: 45}}
+nodes:
+  - {{group: gpu, type: dgx-h100, count: {nodes}, per_rack: 4, name: "dgx{{index:06d}}"}}
+fabrics:
+  compute:
+    technology: infiniband
+    topology: {{kind: fat-tree, rail_optimized: true, scalable_unit: 64, tiers: 3, planes: 2}}
+    switches: {{leaf: qm9700, spine: qm9700, core: qm9700}}
+    speed_gbps: 200
+    oversubscription: "1:1"
+    cabling: {{media: [mmf, smf]}}
+    attach:
+      - {{group: gpu, ports: compute}}
+addressing: {{mgmt: 10.128.0.0/13}}
+"""
+
+
+def roce_million_spec_text(name: str, nodes: int) -> str:
+    return f"""\
+name: bench-{name}
+racks: {{rows: [{MILLION_ROWS}], rack_units: 48, power_kw: 45}}
+nodes:
+  - {{group: gpu, type: hgx-8gpu, count: {nodes}, per_rack: 4, name: "gpu{{index:06d}}"}}
+fabrics:
+  compute:
+    technology: ethernet
+    platform: sonic
+    topology: {{kind: spine-leaf, rail_optimized: true, scalable_unit: 64, tiers: 3, planes: 2}}
+    switches: {{leaf: sn5600, spine: sn5600, core: sn5600}}
+    speed_gbps: 400
+    oversubscription: "1:1"
+    qos: {{profile: roce-lossless}}
+    mtu: 9216
+    attach:
+      - {{group: gpu, ports: compute}}
+addressing: {{loopback: 10.0.0.0/16, p2p: 10.64.0.0/10, servers: 10.128.0.0/10, mgmt: 172.16.0.0/12}}
+asn: {{scheme: rfc7938, spine: 4200000000, leaf_start: 4200100000}}
+"""
+
+
 def warm_up_spec(name: str) -> str:
     """A one-SU design of the technology of size `name`, built once before it is timed."""
-    return roce_spec_text("warm-up", 64) if name in ROCE else spec_text("warm-up", 32, 1)
+    return roce_spec_text("warm-up", 64) if name in ROCE or name in ROCE_MILLION else spec_text("warm-up", 32, 1)
 
 
 def case_spec(name: str) -> tuple[int, str]:
     """GPUs and spec text of a size."""
     if name in ROCE:
         return ROCE[name] * 8, roce_spec_text(name, ROCE[name])
+    if name in MILLION:
+        return MILLION[name] * 8, million_spec_text(name, MILLION[name])
+    if name in ROCE_MILLION:
+        return ROCE_MILLION[name] * 8, roce_million_spec_text(name, ROCE_MILLION[name])
     nodes, planes = SIZES[name]
     return nodes * 8, spec_text(name, nodes, planes)
 
@@ -214,7 +272,7 @@ def _row(
     links = sum(fig.links.values())
     return {
         "size": name,
-        "tech": "ethernet" if name in ROCE else "infiniband",
+        "tech": "ethernet" if name in ROCE or name in ROCE_MILLION else "infiniband",
         "gpus": gpus,
         "tiers": fig.tiers,
         "switches": sum(fig.switches.values()),
