@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/run.py 8k 32k          # some sizes
     .venv/bin/python benchmarks/run.py roce-100k       # RoCE Ethernet on SONiC
     .venv/bin/python benchmarks/run.py --core 100k     # the stages before rendering only
+    .venv/bin/python benchmarks/run.py 1m roce-1m      # a million GPUs (named only; before rendering only)
 
 `1k` … `100k` are InfiniBand (DGX H100, QM9700); `roce-1k` … `roce-100k` the same GPU counts on RoCEv2 Ethernet:
 HGX 8-GPU servers, rail-optimized, SN5600 with 2 x 400G breakouts (128 ports; 3 tiers from 32k), SONiC configs
@@ -17,6 +18,11 @@ the same technology before the timed one (a process's first build pays for the b
 and the interpreter's warm-up: a third of a 1k-GPU run, which `fabric build` of a small design pays). CPU seconds,
 not wall, are the figures to compare on a machine others share. The stages run here one after the other:
 `fabric build` computes the figures beside allocation and intent (benchmarks/build.py times that whole process).
+
+`1m` and `roce-1m` (named, never in the default set; ~6 GiB each, run one at a time) are 125,000 8-GPU nodes
+on 3 tiers and 2 planes, ~3,000,000 links: DGX H100 on QM9700 at NDR200 (128 x 200G; at NDR's 64 ports a million
+endpoints would need 16 planes, twice a node's ports) and HGX on SN5600 at 2 x 400G; they run the stages before
+rendering only (`fabric validate`'s work).
 
 Each size runs in a child process so that its peak memory (ru_maxrss) is its own. The figures are
 printed, never asserted: speed goals live here, not in the tests.
@@ -300,15 +306,17 @@ def main(argv: list[str]) -> None:
         return
     core_only = "--core" in argv
     sizes = [a for a in argv if a != "--core"] or [*SIZES, *ROCE]
-    unknown = [s for s in sizes if s not in SIZES and s not in ROCE]
+    known = [*SIZES, *ROCE, *MILLION, *ROCE_MILLION]
+    unknown = [s for s in sizes if s not in known]
     if unknown:
-        raise SystemExit(f"unknown size {', '.join(unknown)}; sizes: {', '.join([*SIZES, *ROCE])}")
+        raise SystemExit(f"unknown size {', '.join(unknown)}; sizes: {', '.join(known)}")
     print(
         f"{'size':>9} {'GPUs':>7} {'tiers':>5} {'switches':>8} {'links':>7} {'core s':>6} {'core CPU':>8} "
         f"{'total s':>8} {'peak MiB':>8} {'µs/link':>7}  stages (CPU s)"
     )
     for name in sizes:
-        child = [sys.executable, __file__, "--child", name, *(["--core"] if core_only else [])]
+        core = core_only or name in MILLION or name in ROCE_MILLION  # a million GPUs: before rendering only
+        child = [sys.executable, __file__, "--child", name, *(["--core"] if core else [])]
         out = subprocess.run(child, capture_output=True, text=True, check=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
         stages = " ".join(f"{k}={v}" for k, v in r["seconds"].items())
