@@ -8,7 +8,8 @@
 
 `1k` … `100k` are InfiniBand (DGX H100, QM9700); `roce-1k` … `roce-100k` the same GPU counts on RoCEv2 Ethernet:
 HGX 8-GPU servers, rail-optimized, SN5600 with 2 x 400G breakouts (128 ports; 3 tiers from 32k), SONiC configs
-for every switch. Each row gives CPU seconds per stage (user + system, render workers included), peak memory and
+for every switch. Each row gives CPU seconds per stage (user + system, render workers included), peak memory (also
+after each stage, on a line of its own) and
 µs of CPU per link (the whole run over the links of the compute fabric, both planes); `core s` and `core CPU` are
 the wall and CPU seconds of the stages before rendering, which run with the cyclic garbage collector paused as in
 `build_fabric` (`gc` is its first collection after the pause); with `--core` the run stops there (µs per link then
@@ -181,6 +182,7 @@ def run_one(name: str, core_only: bool = False) -> dict[str, object]:
 
     gpus, text = case_spec(name)
     times: dict[str, float] = {}
+    peaks: dict[str, int] = {}  # peak memory after each stage (MiB): where the memory goes
     # a one-time cost, not a per-link one: the figures of a fabric above SMALL_SWITCHES switches load numpy and
     # scipy's graph code (~0.25 s); loaded first and shown on their own, so that µs/link compares the sizes
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the `fabric` command sets it (fabric/cli/app.py)
@@ -236,6 +238,7 @@ def run_one(name: str, core_only: bool = False) -> dict[str, object]:
             nonlocal last
             now = _cpu()
             times[stage] = round(now - last, 2)
+            peaks[stage] = _peak_mib()
             last = now
 
         design, figures, build = stages(path, lap)
@@ -245,7 +248,7 @@ def run_one(name: str, core_only: bool = False) -> dict[str, object]:
         last = _cpu()
         core_cpu = last - start_cpu
         if core_only:
-            return _row(name, gpus, figures, build, times, core, core, core_cpu, core_cpu)
+            return _row(name, gpus, figures, build, times, core, core, core_cpu, core_cpu) | {"peaks": peaks}
         if sum(len(ft.links) for ft in topology.fabrics.values()) > FREEZE_LINKS:  # as `fabric build` does
             gc.freeze()
         files = render_all(build)
@@ -254,7 +257,11 @@ def run_one(name: str, core_only: bool = False) -> dict[str, object]:
         lap("write")
         total = time.perf_counter() - start
         total_cpu = _cpu() - start_cpu
-    return _row(name, gpus, figures, build, times, core, total, core_cpu, total_cpu)
+    return _row(name, gpus, figures, build, times, core, total, core_cpu, total_cpu) | {"peaks": peaks}
+
+
+def _peak_mib() -> int:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
 def _cpu() -> float:
@@ -293,7 +300,7 @@ def _row(
         "core_cpu_s": round(core_cpu, 2),
         "total_s": round(total, 2),
         "us_per_link": round(cpu * 1e6 / links, 1),  # CPU: steady on a shared machine
-        "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "peak_mib": _peak_mib(),
     }
 
 
@@ -328,6 +335,7 @@ def main(argv: list[str]) -> None:
             f"errors {r['errors']}",
             flush=True,
         )
+        print(f"{'':>9} peak MiB after each stage: " + " ".join(f"{k}={v}" for k, v in r["peaks"].items()), flush=True)
 
 
 if __name__ == "__main__":
