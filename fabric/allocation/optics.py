@@ -430,10 +430,18 @@ def mixed_cages(catalog: Catalog, topology: Topology) -> tuple[MixedCage, ...]:
 
     found: list[MixedCage] = []
     for fabric, ft in topology.fabrics.items():
-        cages: dict[tuple[str, str], dict[str, tuple[int, str]]] = defaultdict(dict)
+        rates: set[int] = set()
         for link in ft.links:
             a = (by_device.get(link.a) or rates_of(link.a)).get(link.a_port)
             b = (by_device.get(link.b) or rates_of(link.b)).get(link.b_port)
+            if a is not None and b is not None:
+                rates.add(a[1] if a[1] < b[1] else b[1])
+        if len(rates) <= 1:
+            continue  # every link at one lane rate: no cage can mix them (most fabrics; 6,000,000 ends at 1M GPUs)
+        cages: dict[tuple[str, str], dict[str, tuple[int, str]]] = defaultdict(dict)
+        for link in ft.links:
+            a = by_device[link.a].get(link.a_port)
+            b = by_device[link.b].get(link.b_port)
             if a is None or b is None:
                 continue  # a port the catalog does not list: the topology's checks report it
             rate = min(a[1], b[1])
