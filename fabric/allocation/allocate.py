@@ -571,16 +571,19 @@ def _one_plug_per_cage(
     # the length each link's medium is chosen for: it only grows (to the longest link of a cage it shares), so the
     # media only move towards longer reach and the pass ends
     floor = [p[3] or 0.0 for p in placed]
+    optical = frozenset(OPTICAL_KINDS)
     while pending:
         cage = pending.pop()
         idx = by_cage[cage]
         here = [cables[first + i] for i in idx]
+        if {c.media_kind for c in here} <= optical:
+            # transceivers: the cage's one module is the optics' business (optics-missing, cage-plugs). Asked
+            # first (the next question leaves such a cage alone too): most cages at 100k GPUs
+            continue
         if any(c.link.media for c in here) or any(not c.media for c in here):
             continue  # a forced medium, or a link no medium carries: reported, not moved
         names = {c.media for c in here}
         kinds: tuple[str, ...] = OPTICAL_KINDS
-        if all(c.media_kind in OPTICAL_KINDS for c in here):
-            continue  # transceivers: the cage's one module is the optics' business (optics-missing, cage-plugs)
         if len(names) == 1:
             medium = media[next(iter(names))]
             split = max((e.plugs for e in medium.ends or ()), default=1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from fabric.allocation.allocate import Allocation
@@ -97,19 +97,36 @@ def transceiver_for(catalog: Catalog, cage: CageKind, kind: str, speed: int) -> 
     return None
 
 
-_MEMO: dict[int, tuple[Allocation, Optics]] = {}
+_MEMO: dict[int, tuple[Allocation, Optics, list[_Physical]]] = {}
 
 
 def optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Optics:
-    """The optics of an allocation (computed once per allocation object)."""
+    """The optics of an allocation (computed once per allocation object, with its physical sheet)."""
+    return _counted(catalog, topology, allocation)[0]
+
+
+def _sheet(catalog: Catalog, topology: Topology, allocation: Allocation) -> list[_Physical]:
+    """The physical cables as the counts take them, in cabling order (by the first link, then the fibre)."""
+    return _counted(catalog, topology, allocation)[1]
+
+
+def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Optics, list[_Physical]]:
+    """The counts and the sheet of one pass, kept per allocation object: the optics check, the cage check and
+    the renderers read them (two passes were 2.9 s of a 100k-GPU validate)."""
     hit = _MEMO.get(id(allocation))
     if hit is not None and hit[0] is allocation:
-        return hit[1]
-    result = _optics(catalog, topology, allocation)
+        return hit[1], hit[2]
+    sheet: list[_Physical] = []
+    result = _optics(catalog, topology, allocation, sheet)
+    sheet.sort(key=_sheet_order)
     if len(_MEMO) >= 4:
         _MEMO.clear()
-    _MEMO[id(allocation)] = (allocation, result)
-    return result
+    _MEMO[id(allocation)] = (allocation, result, sheet)
+    return result, sheet
+
+
+def _sheet_order(row: _Physical) -> tuple[int, int]:
+    return row[0][0], row[1]
 
 
 def _optics(
@@ -287,6 +304,9 @@ def _switch_port(model: SwitchModel, platform: str | None, port: str, speed: int
 
 
 _SHEETS: dict[int, tuple[Allocation, tuple[PhysicalCable, ...]]] = {}
+# an end of a physical cable before it is an object: device, rack, U and its shape (cage, ports, places, lanes,
+# transceiver key, part)
+_EndRow = tuple[str, str, "int | None", _Shape]
 
 
 def physical_cables(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[PhysicalCable, ...]:
@@ -296,14 +316,40 @@ def physical_cables(catalog: Catalog, topology: Topology, allocation: Allocation
     hit = _SHEETS.get(id(allocation))
     if hit is not None and hit[0] is allocation:
         return hit[1]
-    sheet: list[_Physical] = []
-    _optics(catalog, topology, allocation, sheet)
+    cables = allocation.cables
+    out: list[PhysicalCable] = []
+    for indices, fibre, fibres, a, b in _sheet_rows(catalog, topology, allocation):
+        links = tuple(cables[i] for i in indices)
+        pid = links[0].cable_id + (f"-F{fibre}" if fibres > 1 else "")
+        out.append(
+            PhysicalCable(
+                pid,
+                links,
+                fibre,
+                fibres,
+                tuple(CableEnd(name, rack, u, *shape) for name, rack, u, shape in a),
+                tuple(CableEnd(name, rack, u, *shape) for name, rack, u, shape in b),
+            )
+        )
+    result = tuple(out)
+    if len(_SHEETS) >= 4:
+        _SHEETS.clear()
+    _SHEETS[id(allocation)] = (allocation, result)
+    return result
+
+
+def _sheet_rows(
+    catalog: Catalog, topology: Topology, allocation: Allocation
+) -> Iterator[tuple[tuple[int, ...], int, int, tuple[_EndRow, ...], tuple[_EndRow, ...]]]:
+    """The physical sheet in cabling order, its ends as tuples (`physical_cables` makes them objects; the cage
+    check reads them as they are: 1.2 million objects at 100k GPUs it does not need)."""
     cables, devices = allocation.cables, topology.devices
     subs: dict[str, dict[str, int]] = {}
     node_cages: dict[str, dict[str, tuple[str, CageKind]]] = {}
     # (model, platform, ports with speeds, transceiver) → the end's cage, places, lanes, transceiver and part: a few
     # hundred distinct at 100k GPUs
     shapes: dict[tuple[str, str | None, tuple[tuple[str, int], ...], str | None], _Shape] = {}
+    kinds: dict[str, tuple[str, str | None, bool]] = {}  # device → model, platform, whether a node
 
     def shape(
         model: str, platform: str | None, node: bool, ports: tuple[tuple[str, int], ...], optic: str | None
@@ -335,7 +381,23 @@ def physical_cables(catalog: Catalog, topology: Topology, allocation: Allocation
         found = shapes[key] = (cage, tuple(p for p, _ in ports), tuple(places), tuple(lanes), optic or "", part)
         return found
 
-    def side(links: tuple[Cable, ...], b: bool, optic: str | None) -> tuple[CableEnd, ...]:
+    def kind(name: str) -> tuple[str, str | None, bool]:
+        found = kinds.get(name)
+        if found is None:
+            d = devices[name]
+            node = d.layer == "node"
+            found = kinds[name] = (d.model, None if node else d.platform, node)
+        return found
+
+    def side(links: tuple[Cable, ...], b: bool, optic: str | None) -> tuple[_EndRow, ...]:
+        if len(links) == 1:  # most cables: one end a side
+            c = links[0]
+            link = c.link
+            if b:
+                name, port, rack, u = link.b, link.b_port, c.b_rack, c.b_u
+            else:
+                name, port, rack, u = link.a, link.a_port, c.a_rack, c.a_u
+            return ((name, rack, u, shape(*kind(name), ((port, link.speed_gbps),), optic)),)
         per_device: dict[str, tuple[str, int | None, list[tuple[str, int]]]] = {}
         for c in links:
             link = c.link
@@ -344,25 +406,13 @@ def physical_cables(catalog: Catalog, topology: Topology, allocation: Allocation
             if here is None:
                 here = per_device[name] = (c.b_rack, c.b_u, []) if b else (c.a_rack, c.a_u, [])
             here[2].append((port, link.speed_gbps))
-        ends = []
-        for name, (rack, u, ports) in per_device.items():
-            d = devices[name]
-            node = d.layer == "node"
-            ends.append(
-                CableEnd(name, rack, u, *shape(d.model, None if node else d.platform, node, tuple(ports), optic))
-            )
-        return tuple(ends)
+        return tuple(
+            (name, rack, u, shape(*kind(name), tuple(ports), optic)) for name, (rack, u, ports) in per_device.items()
+        )
 
-    out: list[PhysicalCable] = []
-    for indices, fibre, fibres, a_optic, b_optic in sorted(sheet, key=lambda r: (r[0][0], r[1])):
+    for indices, fibre, fibres, a_optic, b_optic in _sheet(catalog, topology, allocation):
         links = tuple(cables[i] for i in indices)
-        pid = links[0].cable_id + (f"-F{fibre}" if fibres > 1 else "")
-        out.append(PhysicalCable(pid, links, fibre, fibres, side(links, False, a_optic), side(links, True, b_optic)))
-    result = tuple(out)
-    if len(_SHEETS) >= 4:
-        _SHEETS.clear()
-    _SHEETS[id(allocation)] = (allocation, result)
-    return result
+        yield indices, fibre, fibres, side(links, False, a_optic), side(links, True, b_optic)
 
 
 # --------------------------------------------------------------------------------------------- mixed-mode cages
@@ -423,10 +473,18 @@ def mixed_cages(catalog: Catalog, topology: Topology) -> tuple[MixedCage, ...]:
 
     found: list[MixedCage] = []
     for fabric, ft in topology.fabrics.items():
-        cages: dict[tuple[str, str], dict[str, tuple[int, str]]] = defaultdict(dict)
+        rates: set[int] = set()
         for link in ft.links:
             a = (by_device.get(link.a) or rates_of(link.a)).get(link.a_port)
             b = (by_device.get(link.b) or rates_of(link.b)).get(link.b_port)
+            if a is not None and b is not None:
+                rates.add(a[1] if a[1] < b[1] else b[1])
+        if len(rates) <= 1:
+            continue  # every link at one lane rate: no cage can mix them (most fabrics; 6,000,000 ends at 1M GPUs)
+        cages: dict[tuple[str, str], dict[str, tuple[int, str]]] = defaultdict(dict)
+        for link in ft.links:
+            a = by_device[link.a].get(link.a_port)
+            b = by_device[link.b].get(link.b_port)
             if a is None or b is None:
                 continue  # a port the catalog does not list: the topology's checks report it
             rate = min(a[1], b[1])
@@ -475,21 +533,21 @@ def cage_plugs(catalog: Catalog, topology: Topology, allocation: Allocation) -> 
     """The cages holding more than one plug on the physical sheet, in sheet order."""
     plugs: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
     fabric: dict[tuple[str, str], str] = {}
-    for p in physical_cables(catalog, topology, allocation):
-        link = p.links[0]
+    cables = allocation.cables
+    for indices, _, _, a, b in _sheet_rows(catalog, topology, allocation):
+        link = cables[indices[0]]
         if not link.media:
             continue  # no medium carries it: cable-reach reports it
-        for side in (p.a, p.b):
-            for e in side:
-                key = (e.device, e.cage)
-                if e.transceiver:
-                    plug = e.transceiver
-                elif link.media_kind in OPTICAL:
-                    plug = f"{link.media} (no transceiver)"  # optics-missing reports it; its fibres share the cage
-                else:
-                    plug = f"{link.media or 'none'} {link.cable_id}"
-                plugs[key][plug] = None
-                fabric.setdefault(key, link.link.fabric)
+        for name, _, _, shape in (*a, *b):
+            key = (name, shape[0])
+            if shape[4]:
+                plug = shape[4]
+            elif link.media_kind in OPTICAL:
+                plug = f"{link.media} (no transceiver)"  # optics-missing reports it; its fibres share the cage
+            else:
+                plug = f"{link.media or 'none'} {link.cable_id}"
+            plugs[key][plug] = None
+            fabric.setdefault(key, link.link.fabric)
     return tuple(CagePlugs(fabric[k], *k, tuple(v)) for k, v in plugs.items() if len(v) > 1)
 
 

@@ -29,7 +29,7 @@ from typing import Annotated, Any, NamedTuple, get_type_hints
 LOCK_FILE = "allocations.lock.json"
 LOCK_FORMAT = "fabric-allocations-lock"
 LOCK_VERSION = 1
-MAX_ENTRIES = 2_000_000  # far above any real fabric (100k GPUs hold ~400k cables), far below memory trouble
+MAX_ENTRIES = 8_000_000  # a million GPUs on 3 tiers hold ~3,000,000 cables and, on RoCE, ~6,000,000 addresses
 
 
 # --------------------------------------------------------------------------------------------- value rules

@@ -12,8 +12,8 @@ Past these per-fabric bounds, the total work of a design is bounded whatever its
 8,192-port switch lifts the Clos capacity, not these): nodes of every group (attached to a fabric or not),
 their ports, the links a fabric's Clos would lay out, and the ports of switches counted out explicitly. The
 links and ports are capped by what an allocations lock holds (`MAX_ENTRIES` entries a list: a cable, an address
-each), so a design past them could not be rebuilt from its lock anyway; the largest benchmarked design (100k
-GPUs) holds ~400k cables.
+each), so a design past them could not be rebuilt from its lock anyway; the largest benchmarked design (1M
+GPUs, 3 tiers) holds ~3,000,000 cables.
 """
 
 from __future__ import annotations
@@ -91,9 +91,10 @@ def size_findings(spec: Spec, catalog: Catalog) -> Iterator[Finding]:
 
 
 MAX_NODES = 1_000_000  # one a GPU at the planner's largest request (`plan --gpus` ≤ 1,000,000)
-MAX_NODE_PORTS = MAX_ENTRIES  # every node port a cable and an address of the lock
-MAX_LINKS = MAX_ENTRIES  # the lock's cables
-MAX_SWITCH_PORTS = 2 * MAX_ENTRIES  # two ends a cable
+MAX_NODE_PORTS = 2_000_000  # every node port a cable and an address of the lock
+MAX_LINKS = 4_000_000  # the lock's cables: a million GPUs on 3 tiers at 1:1 lay out ~3,000,000
+MAX_SWITCH_PORTS = 2 * MAX_LINKS  # two ends a cable
+assert MAX_LINKS <= MAX_ENTRIES and MAX_NODE_PORTS <= MAX_ENTRIES  # each fits a list of the lock
 
 
 def work_findings(spec: Spec, catalog: Catalog) -> Iterator[Finding]:

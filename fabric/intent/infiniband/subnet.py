@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 
 from fabric.allocation.allocate import Allocation
 from fabric.fast.frozen import maker
+from fabric.fast.lazy import LazyMapping
 from fabric.intent.infiniband import IbPlan
 from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids
 from fabric.intent.infiniband.ports import (
@@ -376,13 +377,12 @@ def build_subnets(design: Design, topology: Topology, plan: Allocation) -> IbPla
         )
         findings[-1] = _at(findings[-1], inv_file, first.line)
     subnets: list[Subnet] = []
-    ends: dict[tuple[str, str], tuple[str | None, int]] = {}
     keys: dict[str, tuple[str | None, str | None]] = {}
     for draft in drafts:
         if draft.fabric not in keys:
             keys[draft.fabric] = _sm_keys(design, draft.fabric, findings)
         m_key, sm_key = keys[draft.fabric]
-        subnets.append(replace(_subnet(design, topology, draft, guids, ends), m_key=m_key, sm_key=sm_key))
+        subnets.append(replace(_subnet(design, topology, draft, guids), m_key=m_key, sm_key=sm_key))
     placeholder_fabrics: dict[str, list[int]] = {}
     for subnet in subnets:
         counts = placeholder_fabrics.setdefault(subnet.fabric, [0, 0])
@@ -402,7 +402,22 @@ def build_subnets(design: Design, topology: Topology, plan: Allocation) -> IbPla
                     f"and set fabrics.{fabric}.infiniband.inventory",
                 )
             )
-    return IbPlan(tuple(subnets), ends, tuple(findings))
+    made = tuple(subnets)
+    # every cable end's HCA and IB port, 6,000,000 at 1M GPUs: made when an output first reads it (validate never)
+    return IbPlan(made, LazyMapping(partial(cable_ends, made)), tuple(findings))
+
+
+def cable_ends(subnets: tuple[Subnet, ...]) -> dict[tuple[str, str], tuple[str | None, int]]:
+    """(device, port) → (HCA of a CA's end, its IB port) of every cable end of the subnets: a CA is always a
+    cable's a end (a switch's `hca` is None), the b end a switch or, on a CA-to-CA cable, given no HCA."""
+    ends: dict[tuple[str, str], tuple[str | None, int]] = {}
+    for subnet in subnets:
+        by_key = subnet.by_key
+        for c, a_key, a_port, _, _, b_port, _ in subnet.wiring:
+            link = c.link
+            ends[(link.a, link.a_port)] = (by_key[a_key].hca, a_port)
+            ends[(link.b, link.b_port)] = (None, b_port)
+    return ends
 
 
 SM_KEY = re.compile(r"0x[0-9a-fA-F]{1,16}")
@@ -442,9 +457,8 @@ def _subnet(
     topology: Topology,
     draft: _Draft,
     guids: Mapping[str, Guids],
-    ends: dict[tuple[str, str], tuple[str | None, int]],
 ) -> Subnet:
-    """The subnet of a draft; `ends` gets its cable ends: (device, port) → (HCA of a CA's end, IB port)."""
+    """The subnet of a draft."""
     devices = topology.devices
     settings = settings_of(design, draft.fabric)
     flavor = sm_flavor(design, topology, settings)
@@ -496,16 +510,14 @@ def _subnet(
     switch_of = {s: (n.numbers, by_key[s].guid) for s, n in draft.numbering.items()}.get
     wiring: list[Wire] = []
     cabled: list[CaPort] = []  # every cabled CA port (a CA is always the a end)
-    for c in draft.cables:  # both ends, and the IbPlan's `ends` of each: 600,000 at 100k GPUs
+    for c in draft.cables:  # both ends: 600,000 at 100k GPUs
         link = c.link
         switch = switch_of(link.a)
         if switch is not None:
             a_key, a_port, a_guid = link.a, switch[0].get(link.a_port, 0), switch[1]
-            ends[(link.a, link.a_port)] = (None, a_port)
         else:
             a_key, a_port, a_guid = ca_end[(link.a, link.a_port)]
             node = by_key[a_key]
-            ends[(link.a, link.a_port)] = (node.hca, a_port)
             cabled.append(
                 _ca_port(a_key, a_port, a_guid, node.device, node.group, link.a_port, link.speed_gbps, node.placeholder)
             )
@@ -514,7 +526,6 @@ def _subnet(
             b_key, b_port, b_guid = link.b, switch[0].get(link.b_port, 0), switch[1]
         else:
             b_key, b_port, b_guid = ca_end[(link.b, link.b_port)]
-        ends[(link.b, link.b_port)] = (None, b_port)
         wiring.append((c, a_key, a_port, a_guid, b_key, b_port, b_guid))
     top = max((LAYER_RANK[n.layer] for n in nodes if n.switch), default=1)
     roots = tuple(n for n in nodes if n.switch and LAYER_RANK[n.layer] == top) if top > 1 else ()

@@ -93,3 +93,29 @@ def test_a_design_within_every_bound_loads(tmp_path: Path) -> None:
     nodes = '  - {group: idle, type: linux-server, count: 100000, name: "i{index}"}'
     design = load_spec_text(spec(nodes, "{kind: clos, leaves: 40, spines: 2}", "huge-8192"), "big.yaml", tmp_path)
     assert sum(g.count for g in design.spec.nodes) == 100_004
+
+
+MILLION = """
+name: million
+nodes:
+  - {{group: gpu, type: dgx-h100, count: {count}, name: "dgx{{index:06d}}"}}
+fabrics:
+  compute:
+    technology: infiniband
+    topology: {{kind: fat-tree, rail_optimized: true, scalable_unit: 64, tiers: 3, planes: 2}}
+    switches: {{leaf: qm9700, spine: qm9700, core: qm9700}}
+    speed_gbps: 200
+    attach:
+      - {{group: gpu, ports: compute}}
+"""
+
+
+def test_a_million_gpus_on_three_tiers_is_within_the_link_bound(tmp_path: Path) -> None:
+    """benchmarks/run.py's `1m`: 125,000 DGX H100 on 3 tiers lay out ~3,000,000 links (the bound was 2,000,000);
+    twice as many nodes are refused by it (2,000,000 node ports, ~6,000,000 links)."""
+    design = load_spec_text(MILLION.format(count=125_000), "million.yaml", tmp_path)
+    assert design.spec.nodes[0].count == 125_000
+    with pytest.raises(FabricError) as caught:
+        load_spec_text(MILLION.format(count=250_000), "million.yaml", tmp_path)
+    messages = [f.message for f in caught.value.findings if f.code == "too-large"]
+    assert any("links" in m and f"at most {MAX_LINKS:,}" in m for m in messages)

@@ -1,0 +1,49 @@
+"""A mapping made on its first read: per-cable tables that only some outputs read (docs/dev/performance.md, "Per
+cable-end tables made when read")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LazyMapping(Mapping[K, V]):
+    """The dict `make()` returns, made when first read and kept. `make` must be pure (the stages' values are
+    frozen), so reading early or late gives the same mapping."""
+
+    __slots__ = ("_built", "_make")
+
+    def __init__(self, make: Callable[[], dict[K, V]]) -> None:
+        self._make = make
+        self._built: dict[K, V] | None = None
+
+    @property
+    def built(self) -> bool:
+        return self._built is not None
+
+    def _data(self) -> dict[K, V]:
+        data = self._built
+        if data is None:
+            data = self._built = self._make()
+        return data
+
+    def __getitem__(self, key: K) -> V:
+        return self._data()[key]
+
+    def get(self, key: K, default: V | None = None) -> V | None:  # type: ignore[override]
+        return self._data().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data()
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._data())
+
+    def __len__(self) -> int:
+        return len(self._data())
+
+    def __repr__(self) -> str:
+        return f"LazyMapping({self._data()!r})"
