@@ -96,19 +96,26 @@ def transceiver_for(catalog: Catalog, cage: CageKind, kind: str, speed: int) -> 
     return None
 
 
-_MEMO: dict[int, tuple[Allocation, Optics]] = {}
+_MEMO: dict[int, tuple[Allocation, Optics, list[_Physical]]] = {}
 
 
 def optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Optics:
     """The optics of an allocation (computed once per allocation object)."""
+    return _counted(catalog, topology, allocation)[0]
+
+
+def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Optics, list[_Physical]]:
+    """The counts and the raw physical sheet of an allocation, from one pass, once per allocation object (the
+    BOM's counts and the cabling sheet were two passes of 3 s each at 100k GPUs; docs/dev/performance.md)."""
     hit = _MEMO.get(id(allocation))
     if hit is not None and hit[0] is allocation:
-        return hit[1]
-    result = _optics(catalog, topology, allocation)
+        return hit[1], hit[2]
+    sheet: list[_Physical] = []
+    result = _optics(catalog, topology, allocation, sheet)
     if len(_MEMO) >= 4:
         _MEMO.clear()
-    _MEMO[id(allocation)] = (allocation, result)
-    return result
+    _MEMO[id(allocation)] = (allocation, result, sheet)
+    return result, sheet
 
 
 def _optics(
@@ -253,8 +260,7 @@ def physical_cables(catalog: Catalog, topology: Topology, allocation: Allocation
     hit = _SHEETS.get(id(allocation))
     if hit is not None and hit[0] is allocation:
         return hit[1]
-    sheet: list[_Physical] = []
-    _optics(catalog, topology, allocation, sheet)
+    sheet = _counted(catalog, topology, allocation)[1]
     cables, devices = allocation.cables, topology.devices
     subs: dict[str, dict[str, int]] = {}
     node_cages: dict[str, dict[str, tuple[str, CageKind]]] = {}
