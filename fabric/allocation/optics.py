@@ -298,7 +298,24 @@ def physical_cables(catalog: Catalog, topology: Topology, allocation: Allocation
         found = shapes[key] = (cage, tuple(p for p, _ in ports), tuple(places), tuple(lanes), optic or "", part)
         return found
 
+    kinds: dict[str, tuple[str, str | None, bool]] = {}  # device → (model, platform or None for a node, node)
+
+    def kind(name: str) -> tuple[str, str | None, bool]:
+        found = kinds.get(name)
+        if found is None:
+            d = devices[name]
+            node = d.layer == "node"
+            found = kinds[name] = (d.model, None if node else d.platform, node)
+        return found
+
     def side(links: tuple[Cable, ...], b: bool, optic: str | None) -> tuple[CableEnd, ...]:
+        if len(links) == 1:  # most cables: one link, so one end (the same CableEnd as the general case below)
+            c = links[0]
+            link = c.link
+            name, port, rack, u = (
+                (link.b, link.b_port, c.b_rack, c.b_u) if b else (link.a, link.a_port, c.a_rack, c.a_u)
+            )
+            return (CableEnd(name, rack, u, *shape(*kind(name), ((port, link.speed_gbps),), optic)),)
         per_device: dict[str, tuple[str, int | None, list[tuple[str, int]]]] = {}
         for c in links:
             link = c.link
@@ -309,11 +326,7 @@ def physical_cables(catalog: Catalog, topology: Topology, allocation: Allocation
             here[2].append((port, link.speed_gbps))
         ends = []
         for name, (rack, u, ports) in per_device.items():
-            d = devices[name]
-            node = d.layer == "node"
-            ends.append(
-                CableEnd(name, rack, u, *shape(d.model, None if node else d.platform, node, tuple(ports), optic))
-            )
+            ends.append(CableEnd(name, rack, u, *shape(*kind(name), tuple(ports), optic)))
         return tuple(ends)
 
     out: list[PhysicalCable] = []
