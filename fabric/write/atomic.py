@@ -51,6 +51,7 @@ MANIFEST = ".fabric-manifest"  # the files written into the output, `<sha1 hex> 
 DIGESTS = ".fabric-digests-"  # + a render worker's pid: the digests of what it wrote, in the staging root until commit
 DIGEST_HEX = 40  # the length of a SHA-1 digest in hex
 HASHERS = 4  # threads that hash an old output's files (hashlib and os.read release the GIL)
+HASH_BATCH = 512  # files a hashing thread takes at once (whole directories)
 MANIFEST_BYTES = 64 * 1024 * 1024  # 64 MiB: far above the paths of the largest design's outputs
 MANIFEST_ENTRIES = 1_000_000
 SHOWN_FOREIGN = 20  # entries a refusal lists by name (then "and N more")
@@ -605,43 +606,56 @@ def modified_entries(out_dir: Path, verified: dict[str, tuple[int, ...]] | None 
     """The files of output `out_dir` its manifest lists with a digest that their bytes no longer have (edited by
     hand since fabric wrote them), sorted. A listed file that is gone or is no regular file is not one
     (foreign_entries reports what is in a file's place). Files whose lstat is as `verified` recorded when they were
-    last found unedited are not hashed again; `verified` gets every file found unedited. Hashed in HASHERS
-    threads."""
+    last found unedited are not hashed again; `verified` gets every file found unedited. Hashed directory by
+    directory (one descriptor each), in batches of about HASH_BATCH files spread over HASHERS threads: a future
+    and a directory open per file were a third of the check's CPU at 62,000 files (docs/dev/performance.md)."""
     written = read_manifest(out_dir) if os.path.isdir(out_dir) else None
     if not written:
         return []
     verified = {} if verified is None else verified
-    todo: list[tuple[str, str, tuple[int, ...]]] = []
+    by_dir: dict[str, list[tuple[str, str, str]]] = {}  # parent -> (path, name, digest)
     for path, digest in written.items():
-        if digest is None:
-            continue
-        try:
-            st = os.lstat(out_dir / path)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        if stat.S_ISREG(st.st_mode) and verified.get(path) != _signature(st):
-            todo.append((path, digest, _signature(st)))
+        if digest is not None:
+            parent, _, name = path.rpartition("/")
+            by_dir.setdefault(parent, []).append((path, name, digest))
+    batches: list[list[tuple[str, list[tuple[str, str, str]]]]] = [[]]
+    size = 0
+    for parent, files in by_dir.items():
+        if size >= HASH_BATCH:
+            batches.append([])
+            size = 0
+        batches[-1].append((parent, files))
+        size += len(files)
 
-    def edited(item: tuple[str, str, tuple[int, ...]]) -> bool:
-        path, digest, signature = item
-        parent, name = os.path.split(path)
-        fd = os.open(out_dir / parent if parent else out_dir, _DIR_FLAGS)
-        try:
-            if _hash_at(fd, name) != digest:
-                return True
-        except OSError:  # replaced meanwhile (by a symlink, a directory): foreign_entries tells
-            return False
-        finally:
-            os.close(fd)
-        verified[path] = signature
-        return False
+    def edited(batch: list[tuple[str, list[tuple[str, str, str]]]]) -> list[str]:
+        found: list[str] = []
+        for parent, files in batch:
+            try:
+                fd = os.open(f"{out_dir}/{parent}" if parent else out_dir, _DIR_FLAGS)
+            except OSError:  # gone, or a symlink or a file in its place: foreign_entries tells
+                continue
+            try:
+                for path, name, digest in files:
+                    try:
+                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                        if not stat.S_ISREG(st.st_mode) or verified.get(path) == _signature(st):
+                            continue
+                        if _hash_at(fd, name) != digest:
+                            found.append(path)
+                            continue
+                    except OSError:  # gone or replaced meanwhile (by a symlink, a directory): foreign_entries tells
+                        continue
+                    verified[path] = _signature(st)
+            finally:
+                os.close(fd)
+        return found
 
-    if len(todo) < 2 * HASHERS:
-        flags = [edited(item) for item in todo]
+    if len(batches) < 2:
+        flagged = [edited(batch) for batch in batches]
     else:
         with ThreadPoolExecutor(HASHERS) as pool:
-            flags = list(pool.map(edited, todo, chunksize=16))
-    return sorted(path for (path, _, _), flag in zip(todo, flags, strict=True) if flag)
+            flagged = list(pool.map(edited, batches))
+    return sorted(path for found in flagged for path in found)
 
 
 def refuse_foreign(

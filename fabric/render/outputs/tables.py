@@ -285,7 +285,7 @@ def physical_rows(build: Build) -> Iterable[tuple[object, ...]]:
 
 
 def cabling_physical_csv(build: Build) -> str:
-    return csv_text(PHYSICAL_COLUMNS, lambda: physical_rows(build))
+    return csv_text(PHYSICAL_COLUMNS, lambda: physical_rows(build), plain=True)
 
 
 def csv_columns(header: Sequence[str], columns: Sequence[Sequence[object]]) -> str:
