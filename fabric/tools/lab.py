@@ -182,6 +182,7 @@ class LabPlan:
     expected_peers: dict[str, int] = field(default_factory=dict)
     bfd: list[str] = field(default_factory=list)  # devices whose frr.conf asks for BFD: they also run bfdd
     leaf_prefixes: dict[str, list[str]] = field(default_factory=dict)  # leaf → prefixes it originates
+    leaf_prefixes_v6: dict[str, list[str]] = field(default_factory=dict)  # and its IPv6 ones (when exchanged)
     uplinks: dict[str, int] = field(default_factory=dict)
 
 
@@ -253,6 +254,7 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
         if intent.layer == Layer.LEAF:
             lab.leaves.append(name)
             lab.leaf_prefixes[name] = [str(p) for p in intent.bgp.networks] if intent.bgp else []
+            lab.leaf_prefixes_v6[name] = [str(p) for p in intent.bgp.networks_v6] if intent.bgp else []
             lab.uplinks[name] = sum(1 for p in intent.used_ports if p.role == "uplink")
         else:
             lab.spines.append(name)
@@ -542,11 +544,10 @@ def lab_status(state_dir: Path) -> LabStatus:
     waiting: dict[str, dict[str, str]] = {}
     for device in [*state["switches"], *state.get("bgp_hosts", {})]:
         try:
-            summary = json.loads(vty(state_dir / device / "bgpd.vty", "show bgp ipv4 unicast summary json") or "{}")
+            summary = json.loads(vty(state_dir / device / "bgpd.vty", "show bgp summary json") or "{}")
         except (OSError, json.JSONDecodeError):
             summary = {}
-        peers = summary.get("peers", {}) if isinstance(summary, dict) else {}
-        up = sum(1 for p in peers.values() if p.get("state") == "Established")
+        up = len(established(summary))
         want = state["expected_peers"][device]
         sessions[device] = (up, want)
         if up < want:
@@ -565,6 +566,20 @@ def lab_status(state_dir: Path) -> LabStatus:
         {host: state["expected_peers"][host] for host in host_ecmp},
         waiting,
     )
+
+
+def established(summary: object) -> set[str]:
+    """The sessions up in `show bgp summary json` (every address family): an unnumbered session is listed under
+    each family it carries, a numbered dual-stack link's two sessions under one family each."""
+    if not isinstance(summary, dict):
+        return set()
+    return {
+        peer
+        for family in summary.values()
+        if isinstance(family, dict) and isinstance(family.get("peers"), dict)
+        for peer, p in family["peers"].items()
+        if isinstance(p, dict) and p.get("state") == "Established"
+    }
 
 
 def _waiting(device_dir: Path) -> dict[str, str]:
