@@ -402,10 +402,13 @@ class Lab:
             run("ip", "netns", "exec", ns, "vtysh", "--vty_socket", str(d), "--config_dir", str(d), "-b", timeout=60)
         return time.monotonic() - start
 
-    def apply_host_policy(self, ns: str) -> None:
-        """A RoCE server's per-NIC tables and source rules, as its netplan.yaml gives them."""
+    def apply_host_policy(self, ns: str, version: int | None = None) -> None:
+        """A RoCE server's per-NIC tables and source rules, as its netplan.yaml gives them (one IP version's
+        only, when `version` says which)."""
         for route in self.plan.host_table_routes.get(ns, ()):
             family = "-6" if ":" in route.to else "-4"
+            if version is not None and family != f"-{version}":
+                continue
             via = ("via", route.via) if route.via else ()
             scope = ("scope", route.scope) if route.scope else ()
             run(
@@ -425,6 +428,8 @@ class Lab:
             )
         for rule in self.plan.host_rules.get(ns, ()):
             family = "-6" if ":" in rule.source else "-4"
+            if version is not None and family != f"-{version}":
+                continue
             run(
                 "ip",
                 "-n",
