@@ -179,7 +179,9 @@ class LabPlan:
     host_prefixes: dict[str, list[str]] = field(default_factory=dict)  # routing server → its loopback
     leaves: list[str] = field(default_factory=list)
     spines: list[str] = field(default_factory=list)
-    expected_peers: dict[str, int] = field(default_factory=dict)
+    expected_peers: dict[str, int] = field(default_factory=dict)  # BGP sessions, every address family's
+    # routing server → the ECMP width of its routes: its IPv4 sessions (a numbered dual-stack port has 2 sessions)
+    host_widths: dict[str, int] = field(default_factory=dict)
     bfd: list[str] = field(default_factory=list)  # devices whose frr.conf asks for BFD: they also run bfdd
     leaf_prefixes: dict[str, list[str]] = field(default_factory=dict)  # leaf → prefixes it originates
     leaf_prefixes_v6: dict[str, list[str]] = field(default_factory=dict)  # and its IPv6 ones (when exchanged)
@@ -216,6 +218,7 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
                 lab.configs[link.a] = files[f"hosts/{link.a}/frr.conf"]
                 lab.host_addresses[lab.hosts[link.a]] = _netplan_addresses(files[f"hosts/{link.a}/netplan.yaml"])
                 lab.expected_peers[link.a] = len(build.hosts[link.a].neighbors)
+                lab.host_widths[link.a] = sum(1 for n in build.hosts[link.a].neighbors if not n.v6)
                 lab.host_prefixes[link.a] = [str(build.hosts[link.a].loopback_v4.network)]
                 if build.hosts[link.a].bfd:
                     lab.bfd.append(link.a)
@@ -325,6 +328,7 @@ class Lab:
             "host_prefixes": self.plan.host_prefixes,
             "leaves": self.plan.leaves,
             "expected_peers": self.plan.expected_peers,
+            "host_widths": self.plan.host_widths,
             "leaf_prefixes": self.plan.leaf_prefixes,
             "uplinks": self.plan.uplinks,
         }
@@ -363,6 +367,10 @@ class Lab:
                 "-qw",
                 "net.ipv6.conf.all.accept_dad=0",
                 "net.ipv6.conf.default.accept_dad=0",
+                # a server's port set down loses its IPv6 addresses (the kernel's default), which networkd would
+                # put back when it comes up; the lab has no networkd, so the kernel keeps them (a numbered IPv6
+                # session comes back with its link, as on a server)
+                "net.ipv6.conf.all.keep_addr_on_down=1",
             )
         for i, wire in enumerate(self.plan.wires):
             a, b = f"flv{os.getpid() % 10000}a{i}", f"flv{os.getpid() % 10000}b{i}"
@@ -568,7 +576,7 @@ def lab_status(state_dir: Path) -> LabStatus:
         dict(ecmp),
         {leaf: state["uplinks"][leaf] for leaf in state["leaves"]},
         host_ecmp,
-        {host: state["expected_peers"][host] for host in host_ecmp},
+        {host: state.get("host_widths", state["expected_peers"])[host] for host in host_ecmp},
         waiting,
     )
 
