@@ -27,10 +27,16 @@ def _prefix_rules(rules: tuple[PrefixRule, ...]) -> dict[str, Any]:
     return out
 
 
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """libyaml's C emitter (a pure-Python one is slow for a 128-port switch), never writing an anchor and alias
+    where peer groups share a value (their timers): NVUE's file reads as the commands it stands for."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def _dump(data: Any) -> str:
-    # libyaml's C emitter: a pure-Python one is slow for a 128-port switch
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    return str(yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, width=120))
+    return str(yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120))
 
 
 def _watchdog(qos: QosIntent) -> dict[str, Any]:
