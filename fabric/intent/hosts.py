@@ -158,6 +158,8 @@ def build_hosts(design: Design, topology: Topology, plan: Allocation) -> dict[st
         unnumbered = True
         password: str | None = None
         bfd = False
+        neighbors_v6: list[Neighbor] = []  # numbered dual-stack: each port's IPv6 session (IPv6 unicast only)
+        loopback_v6 = address(node, "lo", "host-loopback", 6)
         for key, link in links[node]:
             fabric = spec.fabrics[key]
             bfd = bfd or bool(fabric.routing is not None and fabric.routing.bfd)
@@ -165,6 +167,7 @@ def build_hosts(design: Design, topology: Topology, plan: Allocation) -> dict[st
             unnumbered = unnumbered and not numbered
             password = password or passwords.get(key)
             mine = address(node, link.a_port, "host-p2p", 4) if numbered else None
+            mine_v6 = address(node, link.a_port, "host-p2p", 6) if numbered else None
             ports.append(
                 HostPort(
                     link.a_port,
@@ -174,7 +177,7 @@ def build_hosts(design: Design, topology: Topology, plan: Allocation) -> dict[st
                     link.speed_gbps,
                     min(HOST_MTU, fabric.mtu or HOST_MTU),
                     mine,
-                    address(node, link.a_port, "host-p2p", 6) if numbered else None,
+                    mine_v6,
                 )
             )
             if numbered:
@@ -186,6 +189,19 @@ def build_hosts(design: Design, topology: Topology, plan: Allocation) -> dict[st
                         str(leaf_ip.ip), link.a_port, asn.get(link.b), link.b, link.b_port, mine.ip if mine else None
                     )
                 )
+                leaf_v6 = address(link.b, link.b_port, "host-p2p", 6)
+                if leaf_v6 is not None and loopback_v6 is not None:
+                    neighbors_v6.append(
+                        Neighbor(
+                            str(leaf_v6.ip),
+                            link.a_port,
+                            asn.get(link.b),
+                            link.b,
+                            link.b_port,
+                            mine_v6.ip if mine_v6 else None,
+                            v6=True,
+                        )
+                    )
             else:
                 neighbors.append(Neighbor(link.a_port, link.a_port, asn.get(link.b), link.b, link.b_port))
         out[node] = HostIntent(
@@ -193,9 +209,9 @@ def build_hosts(design: Design, topology: Topology, plan: Allocation) -> dict[st
             asn=asn[node],
             router_id=loopback_v4.ip,
             loopback_v4=loopback_v4,
-            loopback_v6=address(node, "lo", "host-loopback", 6),
+            loopback_v6=loopback_v6,
             ports=tuple(ports),
-            neighbors=tuple(neighbors),
+            neighbors=(*neighbors, *neighbors_v6),
             unnumbered=unnumbered,
             maximum_paths=max(1, len({p.leaf for p in ports})),
             password=password,

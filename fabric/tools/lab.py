@@ -179,9 +179,12 @@ class LabPlan:
     host_prefixes: dict[str, list[str]] = field(default_factory=dict)  # routing server → its loopback
     leaves: list[str] = field(default_factory=list)
     spines: list[str] = field(default_factory=list)
-    expected_peers: dict[str, int] = field(default_factory=dict)
+    expected_peers: dict[str, int] = field(default_factory=dict)  # BGP sessions, every address family's
+    # routing server → the ECMP width of its routes: its IPv4 sessions (a numbered dual-stack port has 2 sessions)
+    host_widths: dict[str, int] = field(default_factory=dict)
     bfd: list[str] = field(default_factory=list)  # devices whose frr.conf asks for BFD: they also run bfdd
     leaf_prefixes: dict[str, list[str]] = field(default_factory=dict)  # leaf → prefixes it originates
+    leaf_prefixes_v6: dict[str, list[str]] = field(default_factory=dict)  # and its IPv6 ones (when exchanged)
     uplinks: dict[str, int] = field(default_factory=dict)
 
 
@@ -215,6 +218,7 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
                 lab.configs[link.a] = files[f"hosts/{link.a}/frr.conf"]
                 lab.host_addresses[lab.hosts[link.a]] = _netplan_addresses(files[f"hosts/{link.a}/netplan.yaml"])
                 lab.expected_peers[link.a] = len(build.hosts[link.a].neighbors)
+                lab.host_widths[link.a] = sum(1 for n in build.hosts[link.a].neighbors if not n.v6)
                 lab.host_prefixes[link.a] = [str(build.hosts[link.a].loopback_v4.network)]
                 if build.hosts[link.a].bfd:
                     lab.bfd.append(link.a)
@@ -253,6 +257,7 @@ def plan_lab(build: Build, fabric: str | None = None, prefix: str = "fab-") -> L
         if intent.layer == Layer.LEAF:
             lab.leaves.append(name)
             lab.leaf_prefixes[name] = [str(p) for p in intent.bgp.networks] if intent.bgp else []
+            lab.leaf_prefixes_v6[name] = [str(p) for p in intent.bgp.networks_v6] if intent.bgp else []
             lab.uplinks[name] = sum(1 for p in intent.used_ports if p.role == "uplink")
         else:
             lab.spines.append(name)
@@ -323,6 +328,7 @@ class Lab:
             "host_prefixes": self.plan.host_prefixes,
             "leaves": self.plan.leaves,
             "expected_peers": self.plan.expected_peers,
+            "host_widths": self.plan.host_widths,
             "leaf_prefixes": self.plan.leaf_prefixes,
             "uplinks": self.plan.uplinks,
         }
@@ -361,6 +367,10 @@ class Lab:
                 "-qw",
                 "net.ipv6.conf.all.accept_dad=0",
                 "net.ipv6.conf.default.accept_dad=0",
+                # a server's port set down loses its IPv6 addresses (the kernel's default), which networkd would
+                # put back when it comes up; the lab has no networkd, so the kernel keeps them (a numbered IPv6
+                # session comes back with its link, as on a server)
+                "net.ipv6.conf.all.keep_addr_on_down=1",
             )
         for i, wire in enumerate(self.plan.wires):
             a, b = f"flv{os.getpid() % 10000}a{i}", f"flv{os.getpid() % 10000}b{i}"
@@ -400,10 +410,13 @@ class Lab:
             run("ip", "netns", "exec", ns, "vtysh", "--vty_socket", str(d), "--config_dir", str(d), "-b", timeout=60)
         return time.monotonic() - start
 
-    def apply_host_policy(self, ns: str) -> None:
-        """A RoCE server's per-NIC tables and source rules, as its netplan.yaml gives them."""
+    def apply_host_policy(self, ns: str, version: int | None = None) -> None:
+        """A RoCE server's per-NIC tables and source rules, as its netplan.yaml gives them (one IP version's
+        only, when `version` says which)."""
         for route in self.plan.host_table_routes.get(ns, ()):
             family = "-6" if ":" in route.to else "-4"
+            if version is not None and family != f"-{version}":
+                continue
             via = ("via", route.via) if route.via else ()
             scope = ("scope", route.scope) if route.scope else ()
             run(
@@ -423,6 +436,8 @@ class Lab:
             )
         for rule in self.plan.host_rules.get(ns, ()):
             family = "-6" if ":" in rule.source else "-4"
+            if version is not None and family != f"-{version}":
+                continue
             run(
                 "ip",
                 "-n",
@@ -542,11 +557,10 @@ def lab_status(state_dir: Path) -> LabStatus:
     waiting: dict[str, dict[str, str]] = {}
     for device in [*state["switches"], *state.get("bgp_hosts", {})]:
         try:
-            summary = json.loads(vty(state_dir / device / "bgpd.vty", "show bgp ipv4 unicast summary json") or "{}")
+            summary = json.loads(vty(state_dir / device / "bgpd.vty", "show bgp summary json") or "{}")
         except (OSError, json.JSONDecodeError):
             summary = {}
-        peers = summary.get("peers", {}) if isinstance(summary, dict) else {}
-        up = sum(1 for p in peers.values() if p.get("state") == "Established")
+        up = len(established(summary))
         want = state["expected_peers"][device]
         sessions[device] = (up, want)
         if up < want:
@@ -562,9 +576,23 @@ def lab_status(state_dir: Path) -> LabStatus:
         dict(ecmp),
         {leaf: state["uplinks"][leaf] for leaf in state["leaves"]},
         host_ecmp,
-        {host: state["expected_peers"][host] for host in host_ecmp},
+        {host: state.get("host_widths", state["expected_peers"])[host] for host in host_ecmp},
         waiting,
     )
+
+
+def established(summary: object) -> set[str]:
+    """The sessions up in `show bgp summary json` (every address family): an unnumbered session is listed under
+    each family it carries, a numbered dual-stack link's two sessions under one family each."""
+    if not isinstance(summary, dict):
+        return set()
+    return {
+        peer
+        for family in summary.values()
+        if isinstance(family, dict) and isinstance(family.get("peers"), dict)
+        for peer, p in family["peers"].items()
+        if isinstance(p, dict) and p.get("state") == "Established"
+    }
 
 
 def _waiting(device_dir: Path) -> dict[str, str]:

@@ -134,15 +134,46 @@ def test_numbered_and_unnumbered_neighbors() -> None:
     numbered = built("lab").intents["leaf1"].bgp
     unnumbered = on_platform("lab", "frr", unnumbered=True).intents["leaf1"].bgp
     assert numbered is not None and unnumbered is not None
-    assert [(n.peer, n.remote_as, n.interface) for n in numbered.neighbors] == [
-        ("10.254.0.0", 65000, "swp63"),
-        ("10.254.0.2", 65000, "swp64"),
+    # numbered with IPv6: each link an IPv4 session on its /31 and an IPv6 one on its /127
+    assert [(n.peer, n.remote_as, n.interface, n.v6) for n in numbered.neighbors] == [
+        ("10.254.0.0", 65000, "swp63", False),
+        ("10.254.0.2", 65000, "swp64", False),
+        ("fd00:1ab:0:1::", 65000, "swp63", True),
+        ("fd00:1ab:0:1::2", 65000, "swp64", True),
     ]
-    assert [(n.peer, n.interface) for n in unnumbered.neighbors] == [("swp63", "swp63"), ("swp64", "swp64")]
-    assert unnumbered.ipv6 and not numbered.ipv6
+    assert [str(n.local_address) for n in numbered.neighbors] == [
+        "10.254.0.1",
+        "10.254.0.3",
+        "fd00:1ab:0:1::1",
+        "fd00:1ab:0:1::3",
+    ]
+    assert [(n.peer, n.interface, n.v6) for n in unnumbered.neighbors] == [
+        ("swp63", "swp63", False),
+        ("swp64", "swp64", False),
+    ]
+    assert unnumbered.ipv6 and numbered.ipv6 and numbered.numbered_v6 and not unnumbered.numbered_v6
     text = render_all(on_platform("lab", "frr", unnumbered=True))["configs/leaf1/frr.conf"].decode()
     assert " neighbor FABRIC remote-as external" in text and " neighbor swp63 interface peer-group FABRIC" in text
     assert "ip address 10.254" not in text  # no /31s on unnumbered links
+    assert "FABRIC-V6 peer-group" not in text  # one session carries both families
+    # numbered: the IPv6 sessions in their own group, IPv6 unicast only; the IPv4 group never activated for IPv6
+    text = render_all(built("lab"))["configs/leaf1/frr.conf"].decode()
+    v4_family = text[text.index(" address-family ipv4 unicast") : text.index(" address-family ipv6 unicast")]
+    v6_family = text[text.index(" address-family ipv6 unicast") :]
+    assert " neighbor fd00:1ab:0:1:: peer-group FABRIC-V6" in text and " neighbor FABRIC-V6 bfd" not in text
+    assert "  no neighbor FABRIC-V6 activate" in v4_family
+    assert "  neighbor FABRIC-V6 activate" in v6_family and "neighbor FABRIC activate" not in v6_family
+    assert "  neighbor FABRIC-V6 route-map FABRIC-IN-V6 in" in v6_family
+
+    # negative: a numbered fabric without IPv6 has no IPv6 sessions and no IPv6 family
+    def no_v6(data: dict[str, Any]) -> None:
+        data["addressing"]["ipv6"] = None
+
+    plain = variant("lab", no_v6)
+    bgp = plain.intents["leaf1"].bgp
+    assert bgp is not None and not bgp.ipv6 and not any(n.v6 for n in bgp.neighbors) and len(bgp.neighbors) == 2
+    plain_text = render_all(plain)["configs/leaf1/frr.conf"].decode()
+    assert "FABRIC-V6" not in plain_text and "address-family ipv6" not in plain_text
 
 
 def test_bgp_policy_and_multipath() -> None:

@@ -76,8 +76,13 @@ def _neighbors(lab: Lab, device: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _spine_address(lab: Lab, spine: str) -> str:
-    [address] = [peer for peer, n in _neighbors(lab, LEAF).items() if n.get("nbrDesc", "").startswith(spine + ":")]
+def _spine_address(lab: Lab, spine: str, version: int = 4) -> str:
+    """The leaf's session to `spine` of one IP version (a numbered link has one of each: the lab has IPv6)."""
+    [address] = [
+        peer
+        for peer, n in _neighbors(lab, LEAF).items()
+        if n.get("nbrDesc", "").startswith(spine + ":") and (":" in peer) == (version == 6)
+    ]
     return address
 
 
@@ -110,8 +115,10 @@ def test_bfd_sessions_are_up_and_detect_a_silent_peer(lab: Lab) -> None:
         assert len(neighbors) == plan.expected_peers[device] > 0
         assert {n["peerBfdInfo"]["status"] for n in neighbors.values()} == {"Up"}, device
     cut, kept = _spine_address(lab, CUT), _spine_address(lab, KEPT)
+    cut6 = _spine_address(lab, CUT, 6)  # the link's IPv6 session: BFD watches it too
     before = _neighbors(lab, LEAF)[cut]
     dropped = before["connectionsDropped"]  # (a session may have been reset once while the fabric came up)
+    dropped6 = _neighbors(lab, LEAF)[cut6]["connectionsDropped"]
     print("before the cut:", dropped, before.get("lastResetDueTo"), before.get("lastNotificationReason"))
     kept_dropped = _neighbors(lab, LEAF)[kept]["connectionsDropped"]
     # the spine's BFD goes silent (its bfdd killed; its bgpd and the link stay up)
@@ -124,6 +131,8 @@ def test_bfd_sessions_are_up_and_detect_a_silent_peer(lab: Lab) -> None:
     # BFD took it down (a Cease with RFC 9384's subcode 10, "BFD Down"), not the hold timer (error code 4)
     assert reset["lastNotificationReason"] == "Cease/BFD Down", reset
     assert reset["lastErrorCodeSubcode"] == "060A", reset
+    assert _wait(lambda: _neighbors(lab, LEAF)[cut6]["connectionsDropped"] > dropped6)
+    assert _neighbors(lab, LEAF)[cut6]["lastNotificationReason"] == "Cease/BFD Down"
     assert _peers(lab, LEAF)[kept]["status"] == "up"
     assert _neighbors(lab, LEAF)[kept]["bgpState"] == "Established"
     assert _neighbors(lab, LEAF)[kept]["connectionsDropped"] == kept_dropped

@@ -253,7 +253,7 @@ def test_a_server_cannot_announce_a_spines_loopback(numbered_lab: Lab) -> None:
     build = built("lab-dual")
     leaf = build.intents["leaf1"]
     assert leaf.bgp is not None and leaf.bgp.maximum_prefix is not None
-    [session] = [n for n in leaf.bgp.neighbors if n.peer_device == TARGET]
+    [session] = [n for n in leaf.bgp.neighbors if n.peer_device == TARGET and not n.v6]  # its IPv4 session
     spine_lo = str(build.intents["spine1"].loopback_v4.network)  # type: ignore[union-attr]
     subprocess.run(["ip", "-n", lab.plan.hosts[TARGET], "address", "add", spine_lo, "dev", "lo"], check=True)
     _vtysh(

@@ -272,6 +272,9 @@ def test_structured_config_is_written_for_eos_switches_only() -> None:
     assert not [p for p in render_all(on_platform("lab", "sonic")) if p.endswith(f"/{FILE}")]
     leaf = yaml.safe_load(files[f"configs/leaf1/{FILE}"])
     assert leaf["hostname"] == "leaf1"
-    assert leaf["router_bgp"]["as"] == "65101" and len(leaf["router_bgp"]["neighbors"]) == 2
+    assert leaf["router_bgp"]["as"] == "65101"
+    # numbered dual-stack: each uplink has an IPv4 session and an IPv6 one, in a group of its own
+    groups = [n["peer_group"] for n in leaf["router_bgp"]["neighbors"]]
+    assert groups == ["FABRIC", "FABRIC", "FABRIC-V6", "FABRIC-V6"]
     assert [i["name"] for i in leaf["ethernet_interfaces"]][:2] == ["Ethernet1/1", "Ethernet2/1"]
     assert leaf["qos_profiles"][0]["priority_flow_control"]["priorities"] == [{"priority": 3, "no_drop": True}]

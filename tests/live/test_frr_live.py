@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from fabric import render_all
 from fabric.cli import app
 from fabric.render.platforms.frr import qos_commands
-from fabric.tools.lab import Lab, LabError, plan_lab, preflight
+from fabric.tools.lab import Lab, LabError, established, plan_lab, preflight
 from tests.conftest import DESIGNS, built, require_root, require_tool
 from tests.support.design_variants import ETHERNET_DESIGNS, on_platform
 from tests.support.frr_lab import load_into_live_bgpd
@@ -87,13 +87,20 @@ def test_generated_configs_bring_the_fabric_up(booted: tuple[Lab, float], record
     record_property("convergence_s", round(converged, 2))
     print(f"\nconverged {converged:.2f} s after loading the generated configs")
     spines = len(plan.spines)
-    # every BGP session Established, on every switch
+    unnumbered = b"remote-as external" in plan.configs["leaf1"]
+    # every BGP session Established, on every switch, in each address family it carries: an unnumbered session
+    # carries both; a numbered link has an IPv4 session and an IPv6 one (its /127 addresses), one family each
     for device in plan.switches:
-        summary = lab.bgp(device, "show bgp ipv4 unicast summary json")
+        summary = lab.bgp(device, "show bgp summary json")
         assert isinstance(summary, dict)
-        peers = summary["peers"]
-        assert len(peers) == plan.expected_peers[device] > 0
-        assert {p["state"] for p in peers.values()} == {"Established"}, device
+        v4, v6 = summary["ipv4Unicast"]["peers"], summary["ipv6Unicast"]["peers"]
+        assert {p["state"] for p in (*v4.values(), *v6.values())} == {"Established"}, device
+        assert len(established(summary)) == plan.expected_peers[device] > 0, device
+        if unnumbered:
+            assert set(v4) == set(v6), device
+        else:
+            assert all(":" not in peer for peer in v4) and all(":" in peer for peer in v6), device
+            assert len(v4) == len(v6) == plan.expected_peers[device] // 2, device
     # every leaf learns every other leaf's loopback and server subnet over all spines: RIB and kernel FIB
     for leaf in plan.leaves:
         rib = lab.zebra(leaf, "show ip route bgp json")
@@ -116,12 +123,23 @@ def test_generated_configs_bring_the_fabric_up(booted: tuple[Lab, float], record
         ["ip", "netns", "exec", first, "ping", "-c", "2", "-W", "2", target], capture_output=True, text=True
     )
     assert ping.returncode == 0, ping.stdout + ping.stderr
-    if lab.plan.configs and b"remote-as external" in lab.plan.configs["leaf1"]:  # unnumbered: IPv6 is routed too
-        target6 = next(str(ip_interface(a).ip) for _, a in hosts[last] if ":" in a)
-        ping6 = subprocess.run(
-            ["ip", "netns", "exec", first, "ping", "-6", "-c", "2", "-W", "2", target6], capture_output=True, text=True
-        )
-        assert ping6.returncode == 0, ping6.stdout + ping6.stderr
+    # IPv6 is routed too, numbered or unnumbered (the numbered IPv6 sessions carry it)
+    target6 = next(str(ip_interface(a).ip) for _, a in hosts[last] if ":" in a)
+    ping6 = subprocess.run(
+        ["ip", "netns", "exec", first, "ping", "-6", "-c", "2", "-W", "2", target6], capture_output=True, text=True
+    )
+    assert ping6.returncode == 0, ping6.stdout + ping6.stderr
+    # and every leaf learns every other leaf's IPv6 loopback and server /64 over all spines
+    for leaf in plan.leaves:
+        rib6 = lab.zebra(leaf, "show ipv6 route bgp json")
+        assert isinstance(rib6, dict)
+        for other in plan.leaves:
+            if other == leaf:
+                continue
+            for prefix in plan.leaf_prefixes_v6[other]:
+                [route] = [r for r in rib6[prefix] if r.get("selected")]
+                assert route["installed"], (leaf, prefix)
+                assert len([h for h in route["nexthops"] if h.get("fib") and h.get("active")]) == spines
 
 
 def _frr_configs() -> list[tuple[str, bytes]]:

@@ -10,6 +10,10 @@ target is in another subnet), every ping must answer, and every NIC's counters m
 and replies (plus a little ARP/ND). With one server's tables and rules removed, its pings to other subnets and
 the replies to theirs fail: the matrix can fail, and its failures are counted.
 
+The same again over IPv6 (every NIC's /64 address, its IPv6 table and rule): the leaves learn each other's /64s
+over the numbered IPv6 sessions, one per link beside the IPv4 one; with one server's IPv6 tables and rules removed,
+its IPv6 pairs to other subnets fail while its IPv4 ones still answer.
+
 Needs root, Debian's frr, iproute2 and iputils-ping; skips without them, or fails under FABRIC_REQUIRE_REAL=1.
 """
 
@@ -26,7 +30,7 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from ipaddress import IPv4Interface
+from ipaddress import IPv4Interface, IPv6Interface
 from pathlib import Path
 
 import pytest
@@ -45,7 +49,7 @@ class Nic:
     ns: str
     port: str
     rail: int | None
-    address: IPv4Interface
+    address: IPv4Interface | IPv6Interface
     gateway: str
 
 
@@ -76,16 +80,18 @@ def lab() -> Iterator[Lab]:
         assert not {ns for ns in _namespaces() if ns.startswith(PREFIX)}, "the lab left namespaces behind"
 
 
-def _nics(lab: Lab) -> list[Nic]:
-    """Every server's rail NICs with the IPv4 address and gateway its generated netplan.yaml gives it."""
+def _nics(lab: Lab, version: int = 4) -> list[Nic]:
+    """Every server's rail NICs with the IPv4 (or IPv6) address and gateway its generated netplan.yaml gives it."""
     build = roce_two_su()
+    default = "0.0.0.0/0" if version == 4 else "::/0"
     out = []
     for server, ns in lab.plan.hosts.items():
         rails = {nic.name: nic.rail for nic in build.roce[server].nics}
-        gateways = {r.port: r.via for r in lab.plan.host_table_routes[ns] if r.to == "0.0.0.0/0"}
+        gateways = {r.port: r.via for r in lab.plan.host_table_routes[ns] if r.to == default}
         for port, address in lab.plan.host_addresses[ns]:
-            if ":" not in address:
-                out.append(Nic(server, ns, port, rails[port], IPv4Interface(address), str(gateways[port])))
+            if (":" in address) == (version == 6):
+                interface = IPv4Interface(address) if version == 4 else IPv6Interface(address)
+                out.append(Nic(server, ns, port, rails[port], interface, str(gateways[port])))
     return out
 
 
@@ -189,8 +195,20 @@ def _one_source(nics: list[Nic], source: Nic) -> tuple[int, dict[str, int]]:
 
 
 def test_every_rail_nic_reaches_every_other_by_its_own_nic(lab: Lab, record_property) -> None:  # type: ignore[no-untyped-def]
-    nics = _nics(lab)
+    _matrix(lab, 4, record_property)
+
+
+def test_every_rail_nic_reaches_every_other_over_ipv6(lab: Lab, record_property) -> None:  # type: ignore[no-untyped-def]
+    """The same matrix over the NICs' IPv6 addresses (netplan's /64 per leaf, its per-NIC IPv6 tables and rules):
+    the leaves learn each other's /64s over the numbered IPv6 sessions (a second session per link, on its /127
+    addresses). Before those sessions existed, only the 32 pairs on one leaf answered (736 of 768 failed)."""
+    _matrix(lab, 6, record_property)
+
+
+def _matrix(lab: Lab, version: int, record_property) -> None:  # type: ignore[no-untyped-def]
+    nics = _nics(lab, version)
     assert len(nics) == 32 and len({n.server for n in nics}) == 4 and len({n.rail for n in nics}) == 8
+    assert {n.address.version for n in nics} == {version}
     assert len({n.address.network for n in nics}) == 16  # one subnet per leaf: 2 per rail
     pairs = _pairs(nics)
     same_rail = [(a, b) for a, b in pairs if a.rail == b.rail]
@@ -212,8 +230,12 @@ def test_every_rail_nic_reaches_every_other_by_its_own_nic(lab: Lab, record_prop
     took = time.monotonic() - started
     after = _counters(nics)
     passed = sum(answered.values())
-    print(f"\nping matrix: {passed}/{len(pairs)} answered ({len(same_rail)} on the same rail) in {took:.1f} s")
-    record_property("matrix", f"{passed}/{len(pairs)}")
+    across = sum(1 for (a, b), ok in answered.items() if not ok and a.address.network != b.address.network)
+    print(
+        f"\nIPv{version} ping matrix: {passed}/{len(pairs)} answered ({len(same_rail)} on the same rail) in "
+        f"{took:.1f} s; {across} pairs in different subnets failed"
+    )
+    record_property(f"matrix_v{version}", f"{passed}/{len(pairs)}")
     assert passed == len(pairs) == 768, [
         (a.server, a.port, b.server, b.port) for (a, b), ok in answered.items() if not ok
     ][:5]
@@ -243,31 +265,45 @@ def test_without_one_servers_tables_the_matrix_fails(lab: Lab) -> None:
     subnets (which it shares with gpu002, its SU neighbour on the same leaves): every pair to or from gpu001 whose
     other end is in another subnet (the other SU) fails, and its pings to gpu002's other rails answer, but leave
     by the wrong NIC (the target subnet's, not the source's)."""
-    nics = _nics(lab)
+    _without_tables(lab, 4)
+
+
+def test_without_one_servers_ipv6_tables_the_ipv6_matrix_fails(lab: Lab) -> None:
+    """The same over IPv6, with only gpu001's IPv6 rules and tables removed (its IPv4 ones stay): its IPv6 pairs
+    to and from the other SU fail (256), its IPv4 matrix is untouched."""
+    _without_tables(lab, 6)
+
+
+def _without_tables(lab: Lab, version: int) -> None:
+    nics = _nics(lab, version)
     pairs = _pairs(nics)
     ns = lab.plan.hosts["gpu001"]
+    family = f"-{version}"
     try:
         for rule in lab.plan.host_rules[ns]:
-            family = "-6" if ":" in rule.source else "-4"
+            if (":" in rule.source) != (version == 6):
+                continue
             command = ["rule", "del", "from", rule.source, "table", str(rule.table), "priority", str(rule.priority)]
             subprocess.run(["ip", "-n", ns, family, *command], check=True)
         for table in sorted({r.table for r in lab.plan.host_table_routes[ns]}):
-            for family in ("-4", "-6"):
-                subprocess.run(["ip", "-n", ns, family, "route", "flush", "table", str(table)], check=True)
+            subprocess.run(["ip", "-n", ns, family, "route", "flush", "table", str(table)], check=True)
         outgoing = [(a, b) for a, b in pairs if a.ns == ns]
         lookups = _route_lookups(outgoing)
         answered = _ping_matrix(pairs)
         nic0 = next(n for n in nics if n.ns == ns and n.port == "nic0")
         alone, tx = _one_source(nics, nic0)
+        other = _nics(lab, 10 - version)  # the other family, its tables in place
+        other_answered = sum(_ping_matrix([(a, b) for a, b in _pairs(other) if ns in (a.ns, b.ns)]).values())
     finally:
-        lab.apply_host_policy(ns)  # as netplan sets them again
+        lab.apply_host_policy(ns, version)  # as netplan sets them again
     own_nets = {n.address.network for n in nics if n.ns == ns}
     involved = [(a, b) for a, b in pairs if ns in (a.ns, b.ns)]
     elsewhere = {(a, b) for a, b in involved if (b if a.ns == ns else a).address.network not in own_nets}
     failed = {pair for pair, ok in answered.items() if not ok}
-    print(f"\nwithout gpu001's tables: {len(pairs) - len(failed)}/{len(pairs)} answered")
+    print(f"\nwithout gpu001's IPv{version} tables: {len(pairs) - len(failed)}/{len(pairs)} answered")
     assert len(involved) == 384 and len(elsewhere) == 256
     assert failed == elsewhere and len(failed) == 256
+    assert other_answered == 384  # the other family's tables, untouched, still route all of gpu001's pairs
     assert {pair for pair, (dev, _) in lookups.items() if not dev} == {p for p in elsewhere if p[0].ns == ns}
     wrong_nic = {(a, b) for (a, b), (dev, _) in lookups.items() if dev and dev != a.port}
     assert wrong_nic == {(a, b) for a, b in outgoing if b.address.network in own_nets and b.rail != a.rail}

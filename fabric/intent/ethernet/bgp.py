@@ -46,6 +46,9 @@ def bgp_intent(
     asns = index.asn.get
     rank, my_rank = index.rank, index.rank[name]
     remote_up = set()  # the ASNs of the neighbours above this switch
+    # numbered dual-stack: each link's second session, over its /127 addresses (IPv6 unicast only)
+    dual_stack = not unnumbered and loopback_v6 is not None
+    neighbors_v6 = []
     for link in links:
         tier = link.tier
         if tier == _PEER or (tier == _NODE_LEAF and not (routed_nodes and rank[link.a] == 0)):  # 0: a node
@@ -74,6 +77,22 @@ def bgp_intent(
                 False,
                 *host,
             )
+            peer_v6 = addresses.get(peer, NO_ADDRESSES).get((peer_port, purpose, 6)) if dual_stack else None
+            if peer_v6 is not None:
+                local_v6 = address((mine, purpose, 6))
+                neighbors_v6.append(
+                    _neighbor(
+                        ip_text(peer_v6),
+                        mine,
+                        asns(peer),
+                        peer,
+                        peer_port,
+                        None if local_v6 is None else local_v6.ip,
+                        False,
+                        *host,
+                        True,
+                    )
+                )
         neighbors.append(neighbor)
         if rank[peer] > my_rank:
             remote_up.add(neighbor.remote_as)
@@ -104,7 +123,7 @@ def bgp_intent(
         asn=asn,
         router_id=loopback_v4.ip,
         unnumbered=unnumbered,
-        neighbors=tuple(neighbors),
+        neighbors=(*neighbors, *neighbors_v6),
         # routed nodes: a node's loopback is reached over each of its leaves, whose AS paths differ;
         # bonded nodes: a pair's subnet comes from both its leaves, whose AS paths differ
         multipath_relax=len(remote_up) > 1 or asn_plan.scheme == "unique" or routed_nodes or bonded,
@@ -118,7 +137,8 @@ def bgp_intent(
         networks_v6=networks_v6,
         allowed=allowed,
         allowed_v6=allowed_v6,
-        ipv6=unnumbered and bool(networks_v6),
+        # unnumbered sessions carry both families (RFC 5549); numbered ones need their IPv6 sessions
+        ipv6=bool(networks_v6) and (unnumbered or bool(neighbors_v6)),
         password=index.bgp_password.get(key),
         bfd=bool(routing.bfd) if (routing := spec.fabrics[key].routing) is not None else False,
         maximum_prefix=index.maximum_prefix(key),

@@ -17,6 +17,9 @@ from fabric.model.findings import Finding
 DEFAULT_MTU = 9216
 PEER_GROUP = "FABRIC"
 HOST_GROUP = "HOSTS"  # a leaf's sessions to routed nodes (`dual_homing: host_routing`): their own policy
+# numbered dual-stack: the IPv6 sessions' peer groups (FABRIC-V6, HOSTS-V6), since a peer group activates its
+# address families for every member, and an IPv4 session must not carry IPv6 unicast (nor the reverse)
+V6_GROUP_SUFFIX = "-V6"
 # Prefixes a routed node may send a leaf before the session is torn down (counted as received, before the
 # per-node prefix-list drops all but the node's loopback): room for a stray route or two, none for a leaked table
 HOST_MAXIMUM_PREFIX = 10
@@ -75,6 +78,10 @@ class Neighbor:
     prefix_list: str | None = None
     accept: tuple[PrefixRule, ...] = ()  # the node's loopback /32
     accept_v6: tuple[PrefixRule, ...] = ()  # and /128
+    # a numbered IPv6 session: a link's /127 addresses, IPv6 unicast only, in the `-V6` peer group (a numbered
+    # dual-stack link runs one session per family, as dual-stack underlays are built); unnumbered sessions and
+    # numbered IPv4 ones are False
+    v6: bool = False
 
     @property
     def host(self) -> bool:
@@ -109,7 +116,7 @@ class BgpIntent:
     networks_v6: tuple[Network, ...]
     allowed: tuple[PrefixRule, ...]  # what the fabric carries: loopbacks and server subnets only
     allowed_v6: tuple[PrefixRule, ...]
-    ipv6: bool  # IPv6 unicast is exchanged (unnumbered sessions carry both families)
+    ipv6: bool  # IPv6 unicast is exchanged (unnumbered sessions carry both families; numbered: the v6 sessions)
     password: str | None = None  # TCP MD5 password of every session (a resolved secret)
     peer_group: str = PEER_GROUP
     timers: tuple[int, int] = BGP_TIMERS  # keepalive, hold time (s)
@@ -124,6 +131,25 @@ class BgpIntent:
     def hosts(self) -> tuple[Neighbor, ...]:
         """The sessions to routed nodes."""
         return tuple(n for n in self.neighbors if n.prefix_list is not None)
+
+    @property
+    def numbered_v6(self) -> bool:
+        """Numbered sessions with IPv6: each link has a second, IPv6-only session in the `-V6` peer groups."""
+        return self.ipv6 and not self.unnumbered
+
+    @property
+    def peer_group_v6(self) -> str:
+        return self.peer_group + V6_GROUP_SUFFIX
+
+    @property
+    def host_group_v6(self) -> str:
+        return self.host_group + V6_GROUP_SUFFIX
+
+    def group(self, n: Neighbor) -> str:
+        """The peer group of session `n`."""
+        if n.host:
+            return self.host_group_v6 if n.v6 else self.host_group
+        return self.peer_group_v6 if n.v6 else self.peer_group
 
 
 @dataclass(frozen=True)

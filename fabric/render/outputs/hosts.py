@@ -17,7 +17,7 @@ import yaml
 
 from fabric.fast import yamltext
 from fabric.fast.addresses import address_text, ip_text, network_text
-from fabric.intent.ethernet.model import PEER_GROUP
+from fabric.intent.ethernet.model import PEER_GROUP, V6_GROUP_SUFFIX
 from fabric.intent.hosts import BondedHost, HostIntent, RoceHost
 from fabric.pipeline import Build
 from fabric.render.engine.registry import Output
@@ -34,9 +34,14 @@ NETPLAN_HEADER = (
 
 
 def host_frr(host: HostIntent) -> str:
+    numbered_v6 = any(n.v6 for n in host.neighbors)  # numbered dual-stack: IPv6 sessions in a group of their own
     neighbors = [
         FrrNeighbor(
-            n.peer, n.peer == n.interface, "external" if n.peer == n.interface else str(n.remote_as), n.description
+            n.peer,
+            n.peer == n.interface,
+            "external" if n.peer == n.interface else str(n.remote_as),
+            n.description,
+            PEER_GROUP + V6_GROUP_SUFFIX if n.v6 else PEER_GROUP,
         )
         for n in host.neighbors
     ]
@@ -47,7 +52,7 @@ def host_frr(host: HostIntent) -> str:
         asn=host.asn,
         router_id=host.router_id,
         loopback_v4=host.loopback_v4.network,
-        loopback_v6=host.loopback_v6.network if host.loopback_v6 and host.unnumbered else None,
+        loopback_v6=host.loopback_v6.network if host.loopback_v6 and (host.unnumbered or numbered_v6) else None,
         source_v4=host.loopback_v4.ip,
         source_v6=host.loopback_v6.ip if host.loopback_v6 else None,
         unnumbered=host.unnumbered,
@@ -55,6 +60,8 @@ def host_frr(host: HostIntent) -> str:
         timers=host.timers,
         bfd=host.bfd,
         peer_group=PEER_GROUP,
+        v6_group=PEER_GROUP + V6_GROUP_SUFFIX if numbered_v6 else PEER_GROUP,
+        numbered_v6=numbered_v6,
         neighbors=neighbors,
         maximum_paths=host.maximum_paths,
     )

@@ -27,10 +27,16 @@ def _prefix_rules(rules: tuple[PrefixRule, ...]) -> dict[str, Any]:
     return out
 
 
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """libyaml's C emitter (a pure-Python one is slow for a 128-port switch), never writing an anchor and alias
+    where peer groups share a value (their timers): NVUE's file reads as the commands it stands for."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def _dump(data: Any) -> str:
-    # libyaml's C emitter: a pure-Python one is slow for a 128-port switch
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    return str(yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, width=120))
+    return str(yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120))
 
 
 def _watchdog(qos: QosIntent) -> dict[str, Any]:
@@ -187,41 +193,49 @@ class Cumulus(Platform):
                 "policy": {"inbound": {"route-map": "FABRIC-IN"}, "outbound": {"route-map": "FABRIC-OUT"}},
             }
         }
+        v6_af: dict[str, Any] = {}
         if bgp.ipv6:
             families["ipv6-unicast"] = {
                 "enable": "on",
                 "network": {str(prefix): {} for prefix in bgp.networks_v6},
                 "multipaths": {"ebgp": bgp.maximum_paths},
             }
-            group_af["ipv6-unicast"] = {
+            v6_af = {
                 "enable": "on",
                 "policy": {"inbound": {"route-map": "FABRIC-IN-V6"}, "outbound": {"route-map": "FABRIC-OUT-V6"}},
             }
+            if bgp.unnumbered:  # both families on the one session; numbered: the IPv6 sessions' own group
+                group_af["ipv6-unicast"] = v6_af
         # NVUE reference (CumulusNetworks/docs content/nvue-reference, BGP): `nv set vrf <vrf> router bgp
         # peer-group <id> address-family ipv4-unicast prefix-limits inbound maximum|warning-only` and `... neighbor
         # <id> address-family ipv4-unicast policy inbound prefix-list <name>`
         if bgp.maximum_prefix is not None:
-            for family in group_af.values():
-                family["prefix-limits"] = {"inbound": {"maximum": bgp.maximum_prefix, "warning-only": "on"}}
-        host_af: dict[str, Any] = {
-            name: {
+            for family in (*group_af.values(), v6_af):
+                if family:
+                    family["prefix-limits"] = {"inbound": {"maximum": bgp.maximum_prefix, "warning-only": "on"}}
+
+        def host_family(family: dict[str, Any]) -> dict[str, Any]:
+            return {
                 "enable": "on",
                 "policy": {"outbound": {"route-map": family["policy"]["outbound"]["route-map"]}},
                 "prefix-limits": {"inbound": {"maximum": bgp.host_maximum_prefix}},
             }
-            for name, family in group_af.items()
-        }
+
+        host_af = {name: host_family(family) for name, family in group_af.items()}
+        host_v6_af = host_family(v6_af) if v6_af else {}
         neighbors: dict[str, Any] = {}
         for n in bgp.neighbors:
             if n.prefix_list is not None:  # a routed node: its own group and inbound prefix-list
-                families = {"ipv4-unicast": {"policy": {"inbound": {"prefix-list": n.prefix_list}}}}
-                if bgp.ipv6 and n.accept_v6:
-                    families["ipv6-unicast"] = {"policy": {"inbound": {"prefix-list": f"{n.prefix_list}-V6"}}}
+                host_families: dict[str, Any] = {}
+                if not n.v6:
+                    host_families["ipv4-unicast"] = {"policy": {"inbound": {"prefix-list": n.prefix_list}}}
+                if bgp.ipv6 and n.accept_v6 and (n.v6 or bgp.unnumbered):
+                    host_families["ipv6-unicast"] = {"policy": {"inbound": {"prefix-list": f"{n.prefix_list}-V6"}}}
                 neighbors[n.peer] = {
-                    "peer-group": bgp.host_group,
+                    "peer-group": bgp.group(n),
                     "type": "unnumbered" if bgp.unnumbered else "numbered",
                     "description": n.description,
-                    "address-family": families,
+                    "address-family": host_families,
                 } | ({} if bgp.unnumbered else {"remote-as": n.remote_as})
             elif n.mlag_peer and not bgp.unnumbered:  # over the peer link's subinterface, link-local
                 neighbors[n.peer] = {
@@ -234,7 +248,7 @@ class Cumulus(Platform):
                 neighbors[n.peer] = {"peer-group": bgp.peer_group, "type": "unnumbered", "description": n.description}
             else:
                 neighbors[n.peer] = {
-                    "peer-group": bgp.peer_group,
+                    "peer-group": bgp.group(n),
                     "type": "numbered",
                     "remote-as": n.remote_as,
                     "description": n.description,
@@ -253,6 +267,16 @@ class Cumulus(Platform):
         if bgp.hosts:
             host_group = {k: v for k, v in group.items() if k != "address-family"} | {"address-family": host_af}
             groups[bgp.host_group] = host_group
+        if bgp.numbered_v6:
+            # numbered dual-stack: each link's IPv6 session (its /127 addresses) in a group of its own, IPv6
+            # unicast only; the IPv4 group never carries IPv6. NVUE reference (BGP IPv4, BGP IPv6): `nv set vrf
+            # <vrf> router bgp peer-group <id> address-family ipv4-unicast|ipv6-unicast enable on|off`
+            off = {"ipv4-unicast": {"enable": "off"}}
+            groups[bgp.peer_group_v6] = group | {"address-family": off | {"ipv6-unicast": v6_af}}
+            if any(n.host and n.v6 for n in bgp.neighbors):
+                groups[bgp.host_group_v6] = groups[bgp.host_group] | {
+                    "address-family": off | {"ipv6-unicast": host_v6_af}
+                }
         out: dict[str, Any] = {
             "enable": "on",
             "address-family": families,

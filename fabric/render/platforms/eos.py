@@ -14,7 +14,7 @@ from typing import NamedTuple
 from fabric.intent.ethernet.model import BgpIntent, DeviceIntent, PortIntent, QosIntent
 from fabric.render.engine.templating import render
 from fabric.render.platforms.base import Platform
-from fabric.render.platforms.frrview import FrrHost, address_pairs, host_lists, prefix_lines
+from fabric.render.platforms.frrview import FrrHost, address_pairs, host_lists, prefix_lines, v6_groups
 
 # the RoCE lossless profile as one EOS `qos profile`, applied per port with `service-profile`
 QOS_PROFILE = "ROCE-LOSSLESS"
@@ -48,13 +48,25 @@ def eos_hosts(bgp: BgpIntent) -> list[FrrHost]:
     rules = tuple(rule for n in bgp.neighbors if n.host for rule in n.accept)
     rules_v6 = tuple(rule for n in bgp.neighbors if n.host for rule in n.accept_v6)
     unique = tuple(dict.fromkeys(rules)), tuple(dict.fromkeys(rules_v6))
-    return [FrrHost(HOSTS_IN, prefix_lines(unique[0]), prefix_lines(unique[1]), (bgp.host_group,))]
+    group = (bgp.host_group,)
+    return [FrrHost(HOSTS_IN, prefix_lines(unique[0]), prefix_lines(unique[1]), group, group)]
 
 
 def session_limit(bgp: BgpIntent, per_family: int | None) -> int | None:
     """EOS's `maximum-routes` counts a session's routes of every address family: the intent's per-family
     limit times the families the session carries."""
-    return None if per_family is None else per_family * (2 if bgp.ipv6 else 1)
+    return None if per_family is None else per_family * (2 if bgp.ipv6 and bgp.unnumbered else 1)
+
+
+def eos_v6_groups(bgp: BgpIntent) -> dict[str, object]:
+    """Numbered dual-stack: the IPv6 sessions' peer groups as (name, maximum-routes, routed nodes' group), with
+    the IPv4 groups' policy (FABRIC-IN/OUT match both families); and the groups IPv6 unicast is activated for."""
+    names = v6_groups(bgp)
+    groups: list[tuple[str, int | None, bool]] = []
+    for name in names["v6_groups"]:  # type: ignore[attr-defined]
+        host = name == bgp.host_group_v6
+        groups.append((name, session_limit(bgp, bgp.host_maximum_prefix if host else bgp.maximum_prefix), host))
+    return {"v6_groups": groups, "v6_group": names["v6_group"], "v6_host_group": names["v6_host_group"]}
 
 
 def channels(intent: DeviceIntent) -> list[dict[str, object]]:
@@ -159,6 +171,7 @@ class Eos(Platform):
                 maximum_routes=session_limit(bgp, bgp.maximum_prefix) if bgp else None,
                 host_maximum_routes=session_limit(bgp, bgp.host_maximum_prefix) if bgp else None,
                 prefix_lines_v6=prefix_lines(bgp.allowed_v6) if bgp and bgp.ipv6 else [],
+                **eos_v6_groups(bgp) if bgp else {"v6_groups": [], "v6_group": "", "v6_host_group": ""},
                 mtu=min(intent.mtu, self.max_mtu),
                 watchdog=watchdog_times(intent.qos) if intent.qos else {},
                 mlag=intent.mlag,

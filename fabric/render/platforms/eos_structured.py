@@ -26,6 +26,7 @@ from fabric.render.platforms.eos import (
     channels,
     eos_hosts,
     eos_speed,
+    eos_v6_groups,
     session_limit,
     watchdog_times,
 )
@@ -195,13 +196,18 @@ def _router_bgp(intent: DeviceIntent, build: Build) -> dict[str, Any]:
     if limit is not None:
         group["maximum_routes"] = limit
         group["maximum_routes_warning_only"] = True
+    # numbered dual-stack: the IPv6 sessions' groups (IPv6 unicast only), with their IPv4 twins' policy
+    v6_names = eos_v6_groups(bgp)
+    v6_only: list[str] = []
+    for name, _, host in v6_names["v6_groups"]:  # type: ignore[attr-defined]
+        v6_only.append(name)
+        groups.append(dict(groups[1 if host else 0], name=name))
     routing = build.design.spec.fabrics[intent.fabric].routing
     for g in groups:
         if bgp.bfd:
             g["bfd"] = True
         if bgp.password is not None and routing is not None and routing.bgp_password is not None:
             g["password"] = secret_reference(routing.bgp_password, bgp_key=g["name"])
-    group_of = {True: bgp.host_group, False: bgp.peer_group}
     router: dict[str, Any] = {
         "as": str(bgp.asn),
         "router_id": bgp.router_id,
@@ -214,26 +220,31 @@ def _router_bgp(intent: DeviceIntent, build: Build) -> dict[str, Any]:
         router["bgp_defaults"] = ["bgp bestpath as-path multipath-relax"]
     if bgp.unnumbered:
         router["neighbor_interfaces"] = [
-            {"name": n.interface, "peer_group": group_of[n.host], "remote_as": str(n.remote_as)} for n in bgp.neighbors
+            {"name": n.interface, "peer_group": bgp.group(n), "remote_as": str(n.remote_as)} for n in bgp.neighbors
         ]
     else:
         router["neighbors"] = [
             {
                 "ip_address": n.peer,
-                "peer_group": group_of[n.host],
+                "peer_group": bgp.group(n),
                 "remote_as": str(n.remote_as),
                 "description": n.description,
             }
             for n in bgp.neighbors
         ]
     v4_groups: list[dict[str, Any]] = []
-    for name in [g["name"] for g in groups]:
+    for name in [g["name"] for g in groups if g["name"] not in v6_only]:
         v4_group: dict[str, Any] = {"name": name, "activate": True}
         if bgp.unnumbered:
             v4_group["next_hop"] = {"address_family_ipv6": {"enabled": True, "originate": True}}
         v4_groups.append(v4_group)
-    v4: dict[str, Any] = {"peer_groups": v4_groups}
-    v6_groups: list[dict[str, Any]] = [{"name": g["name"], "activate": True} for g in groups]
+    # `no neighbor <group> activate`: an IPv6 session never carries IPv4 unicast
+    v4: dict[str, Any] = {"peer_groups": v4_groups + [{"name": name, "activate": False} for name in v6_only]}
+    v6_groups: list[dict[str, Any]] = [
+        {"name": name, "activate": True}
+        for name in (v6_names["v6_group"], v6_names["v6_host_group"] if hosts else None)
+        if name
+    ]
     v6: dict[str, Any] = {"peer_groups": v6_groups}
     # the routed nodes' inbound prefix-lists: per session (numbered), or on their group (unnumbered)
     v4_by_name = {g["name"]: g for g in v4_groups}
@@ -242,12 +253,13 @@ def _router_bgp(intent: DeviceIntent, build: Build) -> dict[str, Any]:
         for peer in host.sessions:
             if peer in v4_by_name:
                 v4_by_name[peer]["prefix_list_in"] = host.name
-                if host.lines_v6:
-                    v6_by_name[peer]["prefix_list_in"] = f"{host.name}-V6"
             else:
                 v4.setdefault("neighbors", []).append({"ip_address": peer, "prefix_list_in": host.name})
-                if host.lines_v6:
-                    v6.setdefault("neighbors", []).append({"ip_address": peer, "prefix_list_in": f"{host.name}-V6"})
+        for peer in host.sessions_v6 if host.lines_v6 else ():
+            if peer in v6_by_name:
+                v6_by_name[peer]["prefix_list_in"] = f"{host.name}-V6"
+            else:
+                v6.setdefault("neighbors", []).append({"ip_address": peer, "prefix_list_in": f"{host.name}-V6"})
     v4["networks"] = [{"prefix": p} for p in bgp.networks]
     router["address_family_ipv4"] = v4
     if bgp.ipv6:

@@ -48,20 +48,32 @@ class FrrHost:
     name: str
     lines: tuple[PrefixLine, ...]
     lines_v6: tuple[PrefixLine, ...]
-    sessions: tuple[str, ...]
+    sessions: tuple[str, ...]  # its sessions that carry IPv4 unicast
+    sessions_v6: tuple[str, ...]  # and IPv6 unicast: the same (unnumbered), or its numbered IPv6 sessions
 
 
 def host_lists(neighbors: tuple[Neighbor, ...]) -> list[FrrHost]:
     """One entry per routed node, in the order of its first session."""
     sessions: dict[str, list[str]] = {}
+    sessions_v6: dict[str, list[str]] = {}
     first: dict[str, Neighbor] = {}
+    numbered_v6 = any(n.v6 for n in neighbors)
     for n in neighbors:
         if n.prefix_list is not None:
-            sessions.setdefault(n.prefix_list, []).append(n.peer)
             first.setdefault(n.prefix_list, n)
+            if not n.v6:
+                sessions.setdefault(n.prefix_list, []).append(n.peer)
+            if n.v6 or not numbered_v6:
+                sessions_v6.setdefault(n.prefix_list, []).append(n.peer)
     return [
-        FrrHost(name, prefix_lines(first[name].accept), prefix_lines(first[name].accept_v6), tuple(peers))
-        for name, peers in sessions.items()
+        FrrHost(
+            name,
+            prefix_lines(first[name].accept),
+            prefix_lines(first[name].accept_v6),
+            tuple(sessions.get(name, ())),
+            tuple(sessions_v6.get(name, ())),
+        )
+        for name in first
     ]
 
 
@@ -109,10 +121,25 @@ def frr_view(intent: DeviceIntent, *, addresses: bool) -> dict[str, object]:
         "prefix_lines": prefix_lines(bgp.allowed) if bgp else [],
         "prefix_lines_v6": prefix_lines(bgp.allowed_v6) if bgp and bgp.ipv6 else [],
         "hosts": host_lists(bgp.neighbors) if bgp else [],
+        **v6_groups(bgp),
     }
+
+
+def v6_groups(bgp: BgpIntent | None) -> dict[str, object]:
+    """The peer groups that carry IPv6 unicast: the fabric's own (unnumbered), or the `-V6` ones (numbered)."""
+    if bgp is None or not bgp.numbered_v6:
+        return {
+            "v6_groups": [],
+            "v6_group": bgp.peer_group if bgp else "",
+            "v6_host_group": bgp.host_group if bgp else "",
+        }
+    groups = [bgp.peer_group_v6]
+    if any(n.host and n.v6 for n in bgp.neighbors):
+        groups.append(bgp.host_group_v6)
+    return {"v6_groups": groups, "v6_group": bgp.peer_group_v6, "v6_host_group": bgp.host_group_v6}
 
 
 def _neighbor(n: Neighbor, bgp: BgpIntent) -> FrrNeighbor:
     unnumbered = bgp.unnumbered
     remote = "external" if unnumbered or n.remote_as is None else str(n.remote_as)
-    return FrrNeighbor(n.peer, unnumbered, remote, n.description, bgp.host_group if n.host else bgp.peer_group)
+    return FrrNeighbor(n.peer, unnumbered, remote, n.description, bgp.group(n))

@@ -106,10 +106,12 @@ def test_pair_leaves_peer_over_the_peer_vlan_and_spines_multipath() -> None:
     assert bgp is not None
     [peer] = [n for n in bgp.neighbors if n.mlag_peer]
     assert (peer.peer, peer.interface, peer.remote_as, peer.peer_device) == ("169.254.0.1", "Vlan4094", 65102, "leaf2")
-    assert len(bgp.neighbors) == 3 and bgp.maximum_paths == 2  # 2 spines + the peer; ECMP over the uplinks
+    # 2 spines (an IPv4 and an IPv6 session each) + the peer (IPv4 only); ECMP over the uplinks
+    assert len(bgp.neighbors) == 5 and bgp.maximum_paths == 2
+    assert sum(n.v6 for n in bgp.neighbors) == 2 and not peer.v6
     spine = intents["spine1"].bgp
     assert spine is not None and spine.multipath_relax  # a pair's subnet arrives from two leaf ASNs
-    assert len(spine.neighbors) == 4 and spine.maximum_paths == 2  # over both leaves of the pair
+    assert len(spine.neighbors) == 8 and spine.maximum_paths == 2  # over both leaves of the pair (2 families)
 
 
 def test_eos_startup_config_runs_mlag() -> None:

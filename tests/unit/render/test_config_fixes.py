@@ -22,10 +22,20 @@ from tests.support.design_variants import variant
 PLATFORM_NAMES = ("frr", "sonic", "cumulus", "eos")
 
 
-def _lab(platform: str, *, unnumbered: bool = False, watchdog: bool | None = None, bfd: bool | None = None) -> Build:
-    """The lab design with every switch on `platform` (and BGP unnumbered, the PFC watchdog, BFD as asked)."""
+def _lab(
+    platform: str,
+    *,
+    unnumbered: bool = False,
+    watchdog: bool | None = None,
+    bfd: bool | None = None,
+    ipv6: bool = True,
+) -> Build:
+    """The lab design with every switch on `platform` (and BGP unnumbered, the PFC watchdog, BFD, IPv4 only as
+    asked)."""
 
     def change(data: dict[str, Any]) -> None:
+        if not ipv6:
+            data["addressing"]["ipv6"] = None
         fabric = data["fabrics"]["compute"]
         fabric["platform"] = platform
         routing = fabric.setdefault("routing", {})
@@ -84,8 +94,9 @@ def test_eos_scheduled_queues_say_no_priority_and_only_the_cnp_queue_is_strict()
 # --- EOS route-maps: IPv6 routes pass the peer group's route-maps ---
 
 
-def test_eos_route_maps_match_the_ipv6_prefix_list_when_ipv6_is_exchanged() -> None:
-    build = _lab("eos", unnumbered=True)
+@pytest.mark.parametrize("unnumbered", [True, False])
+def test_eos_route_maps_match_the_ipv6_prefix_list_when_ipv6_is_exchanged(unnumbered: bool) -> None:
+    build = _lab("eos", unnumbered=unnumbered)
     intent = build.intents["leaf1"]
     assert intent.bgp is not None and intent.bgp.ipv6
     text = _render(build, "leaf1")["startup-config"]
@@ -103,7 +114,7 @@ def test_eos_route_maps_match_the_ipv6_prefix_list_when_ipv6_is_exchanged() -> N
 
 
 def test_eos_route_maps_of_an_ipv4_only_fabric_have_no_ipv6_entry() -> None:
-    build = _lab("eos")
+    build = _lab("eos", ipv6=False)
     text = _render(build, "leaf1")["startup-config"]
     assert "FABRIC-V6" not in text
     assert "permit 20" not in text
@@ -193,7 +204,8 @@ def test_bfd_is_rendered_only_when_asked(platform: str) -> None:
         files = _render(build, "leaf1")
         if platform == "cumulus":
             groups = yaml.safe_load(files["startup.yaml"])[0]["set"]["vrf"]["default"]["router"]["bgp"]["peer-group"]
-            assert [g.get("bfd") for g in groups.values()] == [{"enable": "on"} if asked else None]
+            assert list(groups) == ["FABRIC", "FABRIC-V6"]  # numbered with IPv6: the IPv6 sessions' group too
+            assert [g.get("bfd") for g in groups.values()] == [{"enable": "on"} if asked else None] * 2
         else:
             name, line = BFD[platform]
             assert (line in [s.strip() for s in files[name].splitlines()]) is asked

@@ -24,12 +24,13 @@ def test_each_routed_node_is_accepted_for_its_own_loopback_only() -> None:
     build = on_platform("lab-dual", "frr")
     bgp = build.intents["leaf1"].bgp
     hosts = bgp.hosts
-    assert [n.peer_device for n in hosts] == ["srv1", "srv2"]
+    # an IPv4 and an IPv6 session per routed port, each with the node's own policy
+    assert [(n.peer_device, n.v6) for n in hosts] == [("srv1", False), ("srv2", False), ("srv1", True), ("srv2", True)]
     for n in hosts:
         loopback = build.hosts[n.peer_device].loopback_v4.network
         assert [r.prefix for r in n.accept] == [loopback] and n.prefix_list == f"HOST-{n.peer_device}"
     # the spine sessions carry no host policy; a spine has no host sessions at all
-    assert [n.peer_device for n in bgp.neighbors if not n.host] == ["spine1", "spine2"]
+    assert [n.peer_device for n in bgp.neighbors if not n.host] == ["spine1", "spine2"] * 2
     assert build.intents["spine1"].bgp.hosts == ()
 
 

@@ -43,7 +43,8 @@ PORT_CHECKS = {
     ),
 }
 BGP_CHECKS = {
-    "sonic": ("show ip bgp summary", "show ip bgp neighbors {peer}"),
+    # SONiC's `show ip bgp` is IPv4 only: a numbered dual-stack link's IPv6 session is under `show ipv6 bgp`
+    "sonic": ("show ip bgp summary", "show ipv6 bgp summary", "vtysh -c 'show bgp neighbors {peer}'"),
     "cumulus": ("nv show vrf default router bgp neighbor", "sudo vtysh -c 'show bgp neighbors {peer}'"),
     "frr": ("vtysh -c 'show bgp summary'", "vtysh -c 'show bgp neighbors {peer}'"),
 }
