@@ -7,7 +7,7 @@ a 200-candidate sweep built whole on a local process pool and on a local Dask di
 
 The pruned sweep prints wall seconds and the CPU seconds of this process and its workers (on a loaded machine the
 wall clock measures the neighbours; the CPU time, over the cores, is what an idle one would take), the candidates
-built and those pruned.
+built clean, those ruled out (most by their estimate, without a full build) and those pruned.
 
 The sweep is every candidate the catalog makes for the GPU count with 2 tiers, rail-optimized or not, at 1:1 and
 2:1: 200 at 512 GPUs. The Dask cluster has as many single-threaded worker processes as the pool, on this machine
@@ -42,7 +42,8 @@ def pruned(gpus: int) -> None:
     best = [r for r in rank(built, metric=DEFAULT_METRIC, catalog=catalog) if r.status == "ok"]
     took, used = time.perf_counter() - wall, _cpu() - cpu
     print(
-        f"{gpus:,} GPUs: {len(candidates)} candidates, {len(built)} built, {len(dropped)} pruned: "
+        f"{gpus:,} GPUs: {len(candidates)} candidates, {sum(o.ok for o in built)} built clean, "
+        f"{sum(not o.ok for o in built)} ruled out (by their estimate or build), {len(dropped)} pruned: "
         f"{took:.1f} s wall, {used:.1f} s CPU on {default_workers()} worker(s)"
     )
     seen: set[str] = set()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from fabric.allocation.allocate import Allocation, AsnRow
-from fabric.allocation.optics import cage_plugs, misfits, mixed_cages, optics
+from fabric.allocation.optics import Unmatched, cage_plugs, misfits, mixed_cages, optics
 from fabric.analysis.checks import Context
 from fabric.model.findings import Finding, error, warning
 from fabric.model.kinds import Layer
@@ -114,14 +114,19 @@ def check_unique_addresses(ctx: AllocationContext) -> Iterator[Finding]:
 def check_optics(ctx: AllocationContext) -> Iterator[Finding]:
     """Every optical link end has a transceiver in the catalog: else the BOM would order none (a silent zero)."""
     for miss in optics(ctx.design.catalog, ctx.topology, ctx.allocation).unmatched:
-        yield warning(
-            "optics-missing",
-            f"fabrics.{miss.fabric}",
-            f"{miss.ends} optical link end(s) of {miss.device_model} (e.g. {miss.example}) need a transceiver for "
-            f"{miss.text}: none in the catalog fits that cage, so the BOM orders none",
-            "add a transceiver for that cage to a part file (`catalog:`), or allow a medium that needs none "
-            "(`cabling.media`: dac, acc, aoc)",
-        )
+        yield optics_missing(miss)
+
+
+def optics_missing(miss: Unmatched) -> Finding:
+    """The finding of optical link ends no catalog transceiver fits (also `fabric plan`'s, from a candidate's cost)."""
+    return warning(
+        "optics-missing",
+        f"fabrics.{miss.fabric}",
+        f"{miss.ends} optical link end(s) of {miss.device_model} (e.g. {miss.example}) need a transceiver for "
+        f"{miss.text}: none in the catalog fits that cage, so the BOM orders none",
+        "add a transceiver for that cage to a part file (`catalog:`), or allow a medium that needs none "
+        "(`cabling.media`: dac, acc, aoc)",
+    )
 
 
 def check_cage_modes(ctx: AllocationContext) -> Iterator[Finding]:

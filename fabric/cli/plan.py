@@ -193,8 +193,8 @@ def plan(
         if pruned:
             wide.print(
                 f"Not built ({len(pruned)} of {len(candidates)}): their lower bound (the nodes, the fewest switches, "
-                f"racks; else their exact cost from topology and cables) cannot beat their node type's best; --all or "
-                f"--node builds them."
+                f"racks, the cheapest cable and optics per link; else their exact cost from topology and cables) "
+                f"cannot beat their node type's best; --all or --node builds them."
             )
     passing = [r for r in ranked if r.status == "ok"]
     if write is not None:

@@ -4,15 +4,17 @@ worker runs it as it is."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
 from fabric.allocation.allocate import Allocation, _allocate_cables  # the cables: what a BOM needs of one
+from fabric.allocation.checks import optics_missing
+from fabric.allocation.optics import optics
 from fabric.analysis.headroom import headroom
 from fabric.analysis.jobs import JobBandwidth, job_bandwidth
 from fabric.costing import costing
-from fabric.model.findings import FabricError, Finding, Severity
+from fabric.model.findings import FabricError, Finding, Severity, sort_findings
 from fabric.model.kinds import Layer
 from fabric.pipeline import Build, build_fabric
 from fabric.plan.candidates import Candidate
@@ -100,6 +102,16 @@ def _build(candidate: Candidate, gpus: int) -> tuple[str, Build | None, str, int
 
 
 @dataclass(frozen=True)
+class Ruled:
+    """A candidate its estimate rules out without the full build: the first error found before the addresses,
+    intents and figures (the spec's, the topology's, the cabling's) or an incomplete BOM (`optics-missing`)."""
+
+    name: str
+    ruling: str
+    errors: int  # the errors found so far (a full build may find more)
+
+
+@dataclass(frozen=True)
 class Estimate:
     """A candidate's bill of materials and TCO from its topology and cables alone: what the full build costs
     (costing reads nothing else), found in a fraction of its time. `exact` False: from the topology alone (no
@@ -109,20 +121,22 @@ class Estimate:
     capital_usd: float
     tco_usd: float
     exact: bool = True
+    ruled: Ruled | None = None  # an incomplete BOM: the cost leaves optics out, and the candidate fails
 
 
-def estimate(candidate: Candidate, gpus: int, enough: Callable[[Estimate], bool] | None = None) -> Estimate | None:
-    """The candidate's exact cost without addresses, intents and figures; None when its spec or topology has an
-    error (the full build gives the finding). `enough`: asked with the topology's cost (switches, nodes, racks:
-    no cables or optics yet); when it says so, that lower bound is returned and the cables are not laid."""
+def estimate(candidate: Candidate, gpus: int, enough: Callable[[Estimate], bool] | None = None) -> Estimate | Ruled:
+    """The candidate's exact cost without addresses, intents and figures; `Ruled` when its spec, topology or
+    cabling has an error or its BOM is incomplete. `enough`: asked with the topology's cost (switches, nodes,
+    racks: no cables or optics yet); when it says so, that lower bound is returned and the cables are not laid."""
     text = spec_yaml(candidate, gpus, _catalog())
     try:
         design = load_spec_text(text, f"candidate-{candidate.index + 1}.yaml")
-    except FabricError:
-        return None
+    except FabricError as exc:
+        return _ruled("", exc.findings)
     topology = build_topology(design)
+    name = design.spec.name
     if any(f.severity == Severity.ERROR for f in topology.findings):
-        return None
+        return _ruled(name, topology.findings)
     if enough is not None:
         bare = costing(Build(design, topology, {}, Allocation((), (), (), ()), ()))
         partial = Estimate(bare.gpus, bare.capital_usd, bare.tco_usd, exact=False)
@@ -130,9 +144,21 @@ def estimate(candidate: Candidate, gpus: int, enough: Callable[[Estimate], bool]
             return partial
     cables, found = _allocate_cables(design, topology)
     if any(f.severity == Severity.ERROR for f in found):
-        return None
-    cost = costing(Build(design, topology, {}, Allocation(tuple(cables), (), (), ()), ()))
-    return Estimate(cost.gpus, cost.capital_usd, cost.tco_usd)
+        return _ruled(name, [*topology.findings, *found])
+    allocation = Allocation(tuple(cables), (), (), ())
+    missing = [optics_missing(miss) for miss in optics(design.catalog, topology, allocation).unmatched]
+    cost = costing(Build(design, topology, {}, allocation, ()))
+    return Estimate(cost.gpus, cost.capital_usd, cost.tco_usd, ruled=_ruled(name, missing) if missing else None)
+
+
+def _ruled(name: str, findings: Sequence[Finding]) -> Ruled:
+    ordered = sort_findings(findings)
+    failing = [f for f in ordered if f.severity == Severity.ERROR or f.code in INCOMPLETE_BOM]
+    return Ruled(name, _ruling(ordered), len(failing))
+
+
+def ruled_outcome(candidate: Candidate, ruled: Ruled) -> Outcome:
+    return Outcome(candidate, ruled.name, False, ruled.ruling, ruled.errors, 0)
 
 
 def _links(build: Build) -> set[tuple[str, str, str, str]]:

@@ -8,11 +8,15 @@ rate at `fp8` (an A100 runs an FP8 model at its BF16 speed).
 The bound: a candidate costs at least its nodes and the fewest switches any design of its kind can have —
 leaves enough for the node links at the leaf's down ports, spines enough for the uplinks that carry them at the
 leaf's ratio (3 tiers: spines for those uplinks and their own, cores for the spines') — with the TCO rates of
-the candidate's spec (the schema's defaults: the plan writes no `costs:`), and delivers at most all of its
-compute. Every real build costs as much or more (optics, cables, racks and PDUs come on top), so a candidate
+the candidate's spec (the schema's defaults: the plan writes no `costs:`), the node racks, and each link's
+cheapest cable and optics (`link_usd_at_least`: a node link spans two racks, a switch link at least the shortest
+cable; on every tier, 3-tier designs' spine-to-core links included), and delivers at most all of its compute.
+Every real build costs as much or more (longer cables, optics, switch racks come on top), so a candidate
 whose bound is worse than a built candidate's figure cannot rank above it and is not built. Those the bound
 keeps get a second, exact one: their cost from the topology and cables alone (evaluate.estimate, a fraction of
-a build), over all of their compute.
+a build), over all of their compute; a candidate whose estimate finds an error or an incomplete BOM is ruled out
+by that finding without a full build. tests/unit/plan/test_bounds.py checks the bound against real costs and
+the pruned answer against building everything.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from fabric.spec.catalog import Catalog, NodeType, SwitchModel, radix, switch_po
 from fabric.spec.schema.outputs import Costs
 from fabric.spec.schema.racks import RackLayout
 from fabric.topology.leaves import split_leaf_ports
+from fabric.topology.media import DEFAULT_SERVICE_LOOP_M, DEFAULT_SLACK_PCT, DEFAULT_TRAY_HEIGHT_M
+from fabric.topology.racks import U_M
 
 HOURS_PER_YEAR = 8760
 # name → what it divides (the TCO or the capital) by (the GPUs, the compute or the delivered compute)
@@ -73,6 +79,80 @@ def _capacity_gbps(model: SwitchModel, speed: int) -> int:
     return max(sum(p.speed_gbps for p in switch_ports(model, s)) for s in (speed, None))
 
 
+def _shortest_m(route_m: float) -> float:
+    """The shortest cable a route needs, with the default slack and service loop (the plan writes no `cabling:`)."""
+    return route_m * (1 + DEFAULT_SLACK_PCT / 100) + DEFAULT_SERVICE_LOOP_M
+
+
+def _between_racks_m(layout: RackLayout) -> float:
+    """The shortest cable between devices in two racks (topology/racks.py, route_m): up from the top U to the tray
+    and down again, and at least one rack pitch or one row apart."""
+    up = DEFAULT_TRAY_HEIGHT_M + U_M / 2
+    return _shortest_m(2 * up + min(layout.pitch_m, layout.depth_m + layout.row_gap_m))
+
+
+def link_usd_at_least(catalog: Catalog, technology: str, speed: int, needed_m: float) -> float:
+    """The least a link at `speed` of at least `needed_m` can cost as costing.py counts it: over every medium of
+    the technology that carries the speed and reaches that far (any medium the cabling can choose), its shortest
+    orderable length, shared by the links one cable carries; an optical medium also pays a fibre per link and a
+    transceiver share at each end (the cheapest module of its kind for the speed, over the links it serves).
+    0 when no medium serves: the build then fails (cable-reach), which the bound does not judge."""
+    best = math.inf
+    for medium in catalog.media.values():
+        if technology not in medium.technologies or speed not in medium.speeds_gbps or medium.reach_m < needed_m:
+            continue
+        length = next((x for x in medium.lengths_m if x >= needed_m - 1e-9), None)
+        if length is None:
+            continue
+        usd = (medium.price_usd + medium.price_per_m_usd * length) / max(medium.links, 1)
+        if medium.kind in ("mmf", "smf"):
+            modules = [
+                t.price_usd / t.links
+                for t in catalog.transceivers.values()
+                if medium.kind in t.media_kinds and speed in t.speeds_gbps
+            ]
+            usd = medium.price_usd + medium.price_per_m_usd * length + 2 * min(modules, default=0.0)
+        best = min(best, usd)
+    return 0.0 if best == math.inf else best
+
+
+def _per_gbps_at_least(catalog: Catalog, technology: str, model: SwitchModel, needed_m: float) -> float:
+    """The least a switch-to-switch link of `model` can cost per Gb/s, over the speeds its ports run."""
+    speeds = {m.speed_gbps for g in model.ports for m in g.modes}
+    return min((link_usd_at_least(catalog, technology, s, needed_m) / s for s in speeds), default=0.0)
+
+
+def _links_usd_at_least(
+    candidate: Candidate, node: NodeType, nodes: int, catalog: Catalog, layout: RackLayout
+) -> float:
+    """Cables and optics: each node link between racks (a node group and a fabric's switches never share a rack:
+    topology/racks.py starts a new rack at each block); the switch tiers' links, which may share a rack, at the
+    shortest cable, per Gb/s of the bandwidth the tiers above the leaves carry at least (as `_switches_at_least`)."""
+    model = catalog.switches[candidate.switch]
+    links = nodes * len(node.ports["compute"].port_list())
+    usd = links * link_usd_at_least(catalog, candidate.technology, candidate.speed_gbps, _between_racks_m(layout))
+    ratio = candidate.oversubscription
+    up_gbps = links * candidate.speed_gbps / ratio
+    if candidate.tiers >= 3:
+        up_gbps += up_gbps / ratio
+    elif _leaves_at_least(candidate, node, nodes, catalog) <= 1:
+        up_gbps = 0.0
+    return usd + up_gbps * _per_gbps_at_least(catalog, candidate.technology, model, _shortest_m(0.0))
+
+
+def _leaves_at_least(candidate: Candidate, node: NodeType, nodes: int, catalog: Catalog) -> int:
+    model = catalog.switches[candidate.switch]
+    down_gbps = nodes * len(node.ports["compute"].port_list()) * candidate.speed_gbps
+    ratio = candidate.oversubscription
+    capacity = _capacity_gbps(model, candidate.speed_gbps)
+    if not capacity:
+        return 0
+    return max(
+        math.ceil(down_gbps / (capacity * ratio / (1 + ratio))),
+        math.ceil(down_gbps / candidate.speed_gbps / max(radix(model, candidate.speed_gbps), 1)),
+    )
+
+
 def _switches_at_least(candidate: Candidate, node: NodeType, nodes: int, catalog: Catalog) -> int:
     """Leaves: the node links' bandwidth over a leaf's share for down ports at the ratio (and at least one per
     `radix` links); spines: the uplinks' bandwidth over a switch's (3 tiers: with their own uplinks, and the cores
@@ -83,10 +163,7 @@ def _switches_at_least(candidate: Candidate, node: NodeType, nodes: int, catalog
     capacity = _capacity_gbps(model, candidate.speed_gbps)
     if not capacity:
         return 0
-    leaves = max(
-        math.ceil(down_gbps / (capacity * ratio / (1 + ratio))),
-        math.ceil(down_gbps / candidate.speed_gbps / max(radix(model, candidate.speed_gbps), 1)),
-    )
+    leaves = _leaves_at_least(candidate, node, nodes, catalog)
     up_gbps = down_gbps / ratio  # the leaves' uplinks carry at least their used down ports at the ratio
     if candidate.tiers >= 3:  # spines carry the uplinks down and at least 1/ratio of them up; cores take those
         spines = math.ceil(up_gbps * (1 + 1 / ratio) / capacity)
@@ -129,7 +206,9 @@ def lower_bound(candidate: Candidate, gpus: int, metric: str, catalog: Catalog, 
         catalog.racks[costs.rack].price_usd
         + _pdus_per_rack(candidate, gpus, catalog, costs) * catalog.pdus[costs.pdu].price_usd
     )
-    capital = nodes * node.list_price_usd + switches * model.list_price_usd + racks * per_rack_usd
+    layout = RackLayout(**spec_data(candidate, gpus, catalog)["racks"])
+    links_usd = _links_usd_at_least(candidate, node, nodes, catalog, layout)
+    capital = nodes * node.list_price_usd + switches * model.list_price_usd + racks * per_rack_usd + links_usd
     cost, per = METRICS[metric]
     usd = capital
     if cost == "tco":

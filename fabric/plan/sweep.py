@@ -17,7 +17,7 @@ from typing import Any
 
 from fabric.fast.parallel import usable_cores
 from fabric.plan.candidates import Candidate
-from fabric.plan.evaluate import Estimate, Outcome, _catalog, estimate, evaluate
+from fabric.plan.evaluate import Estimate, Outcome, Ruled, _catalog, estimate, evaluate, ruled_outcome
 from fabric.plan.metrics import estimate_bound, lower_bound, metric_value
 from fabric.spec.catalog import Catalog
 
@@ -75,11 +75,16 @@ def best_of_node(
             pruned.append((c.index, c.label, bound))
             continue
         cost = estimate(c, gpus, partial(_beaten_at, beaten, c, metric, catalog, precision))
-        if cost is not None:  # None: the spec or topology fails, which the build tells
-            bound = max(bound, estimate_bound(cost, c, metric, catalog, precision))
-            if beaten(bound, c.index):
-                pruned.append((c.index, c.label, bound))
-                continue
+        if isinstance(cost, Ruled):  # an error or an incomplete BOM: ruled out without the full build
+            built.append(ruled_outcome(c, cost))
+            continue
+        bound = max(bound, estimate_bound(cost, c, metric, catalog, precision))
+        if beaten(bound, c.index):
+            pruned.append((c.index, c.label, bound))
+            continue
+        if cost.ruled is not None:  # an incomplete BOM that could have ranked: ruled out by its finding
+            built.append(ruled_outcome(c, cost.ruled))
+            continue
         o = evaluate(c, gpus)
         built.append(o)
         figure = metric_value(o, metric, catalog, precision) if o.ok else None
