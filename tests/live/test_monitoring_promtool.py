@@ -260,7 +260,8 @@ def test_a_switch_link_down_at_both_ends_is_one_alert(lab: Design, tmp_path: Pat
     # the BGP sessions over that link go down too
     bgp_rule = lab.rules()["FabricBgpSessionDown"]
     sessions = [s for s in lab.plan["fabric_planned_bgp_session_info"] if (s["hostname"], s["interface"]) in ends]
-    assert len(sessions) == 2  # one per end
+    # one per end and family: a numbered dual-stack link carries an IPv4 and an IPv6 session
+    assert len(sessions) == 4 and sum(":" in s["peer"] for s in sessions) == 2
     bgp = frr_series(lab, lambda s: "1 1 0x60" if s in sessions else "1x60")
     promtool_test(
         lab,
