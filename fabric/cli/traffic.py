@@ -61,7 +61,7 @@ def traffic(
     under static ECMP (QPs hashed per hop, over seeds: mean, median, 5th percentile), adaptive routing (packet
     spraying: the ideal) and, on an InfiniBand fabric routed by ftree, the subnet manager's own routes (`--routing
     sm`: OpenSM's ftree tables, modelled), max-min fair (a fluid model)."""
-    from fabric.analysis.traffic.jobs import fabric_nodes, run
+    from fabric.analysis.traffic.jobs import ALL_TO_ALL_PORTS, fabric_nodes, largest_job, nic_ports, run
     from fabric.cli.views.summary import traffic_table
     from fabric.render.outputs.summary import traffic_row
 
@@ -80,6 +80,18 @@ def traffic(
         raise typer.Exit(2)
     job = placed[: nodes or len(placed)]
     patterns = [p.value for p in pattern or list(Pattern)]
+    ports = nic_ports(result.topology, key, job)
+    if "all-to-all" in patterns and ports > ALL_TO_ALL_PORTS:
+        most = largest_job(result.topology, key, placed, ALL_TO_ALL_PORTS)
+        typer.echo(
+            f"fabric traffic: an all-to-all of {len(job):,} nodes ({ports:,} NIC ports) is beyond what the model "
+            f"runs in bounded memory ({ALL_TO_ALL_PORTS:,} NIC ports); left out: give --nodes {most:,} or fewer "
+            "for its figures",
+            err=True,
+        )
+        patterns.remove("all-to-all")
+        if not patterns:
+            raise typer.Exit(2)
     sm = None
     if "sm" in routings:
         sm = _sm_tables(result, key)

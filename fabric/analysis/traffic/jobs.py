@@ -3,6 +3,7 @@ standard patterns and routings."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from fabric.analysis.jobs import JobTable, placement
@@ -19,6 +20,10 @@ SEEDS = 8  # hash seeds per ECMP figure of the table, at most: a large job's por
 # NIC ports of the largest job the table models: above, the row's list is empty and `fabric traffic --nodes` gives
 # its figures (at 100k GPUs a 1,024-node all-to-all takes half a minute per routing, its spraying several)
 TABLE_PORTS = 2048
+# NIC ports of the largest all-to-all `fabric traffic` models: the model's memory grows with the job (the whole
+# 100k-GPU RoCE cluster's all-to-all went past 24 GB and was killed by the OOM killer; a 1,024-node one, 8,192
+# ports, takes half a minute per routing); above it, `--nodes` asks for a smaller job
+ALL_TO_ALL_PORTS = 8192
 SAMPLES = 1024  # port samples (ports × seeds) the table's ECMP figure wants: fewer seeds for a larger job
 QPS = (1, 4)  # NCCL's default of one QP per connection, and four (Meta's setting, see docs)
 
@@ -79,6 +84,27 @@ def fabric_nodes(design: Design, topology: Topology, fabric: str | None) -> tupl
         link.a for link in topology.fabrics[key].links if link.tier == Tier.NODE_LEAF and devices[link.a].model in gpus
     )
     return key, list(nodes)
+
+
+def _ports_per_node(topology: Topology, fabric: str) -> Counter[str]:
+    return Counter(link.a for link in topology.fabrics[fabric].links if link.tier == Tier.NODE_LEAF)
+
+
+def nic_ports(topology: Topology, fabric: str, nodes: Sequence[str]) -> int:
+    """The NIC ports the nodes have in the fabric (the job's size for the model)."""
+    per_node = _ports_per_node(topology, fabric)
+    return sum(per_node[n] for n in nodes)
+
+
+def largest_job(topology: Topology, fabric: str, nodes: Sequence[str], ports: int) -> int:
+    """How many of the first `nodes` have at most `ports` NIC ports between them."""
+    per_node = _ports_per_node(topology, fabric)
+    taken = 0
+    for count, node in enumerate(nodes):
+        taken += per_node[node]
+        if taken > ports:
+            return count
+    return len(nodes)
 
 
 def run(

@@ -214,3 +214,32 @@ def test_fabric_traffic_json_carries_the_contract_keys() -> None:
     assert data["traffic"][0]["mean_pct"] < data["traffic"][1]["mean_pct"] == 100
     assert CliRunner().invoke(app, ["traffic", lab, "--routing", "sm"]).exit_code == 2  # Ethernet: no SM
     assert CliRunner().invoke(app, ["traffic", lab, "--fabric", "nope"]).exit_code == 2
+
+
+def test_fabric_traffic_leaves_out_an_all_to_all_beyond_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An all-to-all above ALL_TO_ALL_PORTS NIC ports is left out with the --nodes that would fit (the whole 100k-GPU
+    RoCE cluster's went past 24 GB and was OOM-killed); the other patterns still run, and asked alone it exits 2.
+    The negative case: within the bound (the lab's 8 nodes, 8 ports, under the real bound) it runs."""
+    import json
+
+    from typer.testing import CliRunner
+
+    import fabric.analysis.traffic.jobs as jobs
+    from fabric.cli import app
+    from tests.conftest import REPO
+
+    lab = str(REPO / "designs" / "lab.yaml")
+    args = ["traffic", lab, "--seeds", "2", "--routing", "ecmp", "--json"]
+    within = CliRunner().invoke(app, args)
+    assert within.exit_code == 0, within.output
+    assert [r["pattern"] for r in json.loads(within.stdout)["traffic"]] == ["all-reduce", "all-to-all", "shift"]
+
+    monkeypatch.setattr(jobs, "ALL_TO_ALL_PORTS", 5)
+    beyond = CliRunner().invoke(app, args)
+    assert beyond.exit_code == 0, beyond.output
+    assert [r["pattern"] for r in json.loads(beyond.stdout)["traffic"]] == ["all-reduce", "shift"]
+    assert "an all-to-all of 8 nodes (8 NIC ports)" in beyond.stderr and "--nodes 5 or fewer" in beyond.stderr
+    alone = CliRunner().invoke(app, [*args, "--pattern", "all-to-all"])
+    assert alone.exit_code == 2 and "left out" in alone.stderr
+    fits = CliRunner().invoke(app, [*args, "--pattern", "all-to-all", "--nodes", "5"])
+    assert fits.exit_code == 0 and json.loads(fits.stdout)["nodes"] == 5
