@@ -8,6 +8,7 @@ import io
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -25,6 +26,20 @@ from fabric.render.outputs.tables import as_text, csv_text
 from tests.conftest import built, require_tool
 
 DOT_HINT = "Debian: apt-get install graphviz"
+
+
+def _chrome(chromium: str, driver_path: str, size: str, browser_log: bool = False) -> Any:
+    """Debian's headless Chromium through its chromedriver (no browser download), at a window of `size` px."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--window-size={size}"):
+        options.add_argument(arg)
+    if browser_log:
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
 
 
 def edge_labels(diagram: Diagram) -> tuple[str, ...]:
@@ -275,8 +290,6 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
     require_tool("dot", DOT_HINT)
     chromium = require_tool("chromium", "Debian: apt-get install chromium")
     driver_path = require_tool("chromedriver", "Debian: apt-get install chromium-driver")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
 
     build = built("superpod-h100-4su")
@@ -286,18 +299,7 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html  # no fetches
     known = build.allocation.cables[1500]
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--window-size=1600,1200",
-    ):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    driver = _chrome(chromium, driver_path, "1600,1200", browser_log=True)
     try:
         driver.get(report.as_uri())
         figures = driver.find_elements(By.CSS_SELECTOR, "figure.diagram")
@@ -548,23 +550,11 @@ def test_nvl72_elevation_in_headless_chromium(tmp_path: Path) -> None:
     require_tool("dot", DOT_HINT)
     chromium = require_tool("chromium", "Debian: apt-get install chromium")
     driver_path = require_tool("chromedriver", "Debian: apt-get install chromium-driver")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
 
     files = render_all(built("gb200-nvl72-1su"))
     page = tmp_path / "row-A.svg"
     page.write_bytes(files["diagrams/racks/row-A.svg"])
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--window-size=2000,1200",
-    ):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    driver = _chrome(chromium, driver_path, "2000,1200")
     try:
         driver.get(page.as_uri())
         boxes = driver.execute_script(
@@ -626,24 +616,12 @@ def test_topology_pictures_in_headless_chromium(tmp_path: Path) -> None:
     require_tool("dot", DOT_HINT)
     chromium = require_tool("chromium", "Debian: apt-get install chromium")
     driver_path = require_tool("chromedriver", "Debian: apt-get install chromium-driver")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
 
     build = built("superpod-h100-4su")
     files = render_all(build)
     out = Path(write_outputs(files, tmp_path / "out", build.name))
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--window-size=1600,1200",
-    ):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    driver = _chrome(chromium, driver_path, "1600,1200")
     script = (
         "const box = e => { const b = e.getBBox(); return [b.x, b.y, b.width, b.height]; };"
         "return [[...document.querySelectorAll('g.node')].map(g => [g.querySelector('text').textContent, box(g)]),"
