@@ -24,6 +24,8 @@ from fabric.spec.schema import SecretRef
 from tests.conftest import require_module
 from tests.support.design_variants import ETHERNET_DESIGNS, on_platform, variant
 
+pytestmark = pytest.mark.independent  # pyavd in this process, on files of its own
+
 PYAVD = "pyavd==6.4.0 (pip install -e '.[test]')"
 # Ethernet designs whose own platform is EOS (not in ETHERNET_DESIGNS' every-platform matrix)
 EOS_DESIGNS = ("eos-roce-1024",)

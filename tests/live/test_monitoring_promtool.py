@@ -24,7 +24,7 @@ from fabric.render.outputs.monitoring.rules import THROTTLE_REASONS, Rule, group
 from fabric.spec.loader import load_spec_text
 from tests.conftest import DESIGNS, REPO, built, require_tool
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, pytest.mark.independent]  # promtool on files of its own
 PLAN_SCRAPE = {"job": "fabric-plan", "instance": "localhost:9100"}
 SERIES_RE = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 

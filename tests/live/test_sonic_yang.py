@@ -19,7 +19,7 @@ from tests.conftest import require_tool
 from tests.support.design_variants import ETHERNET_DESIGNS, on_platform
 from tests.support.sonic_yang_model import YANG_DIR_ENV, load_schema, translate, validate, yang_dir
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, pytest.mark.independent]  # yanglint on files of its own
 
 
 @pytest.fixture(scope="module")

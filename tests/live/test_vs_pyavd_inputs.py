@@ -16,6 +16,8 @@ from fabric import build_fabric
 from fabric.render.outputs.configs import configs
 from tests.conftest import REPO, require_module
 
+pytestmark = pytest.mark.independent  # pyavd in this process, on files of its own
+
 BENCHMARK = REPO / "benchmarks" / "vs_pyavd.py"
 LEAVES = ("leaf01", "leaf02")
 
