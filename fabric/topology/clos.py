@@ -289,11 +289,7 @@ class ClosGenerator:
     def _holding(self) -> bool:
         """Whether the lock holds node ports of this fabric whose leaves can be named before they are generated (a
         leaf template without the pod, which only a 3-tier sizing decides)."""
-        return (
-            self.held is not None
-            and bool(self.held.ports)
-            and "{pod" not in (self.fabric.naming.leaf or "")
-        )
+        return self.held is not None and bool(self.held.ports) and "{pod" not in (self.fabric.naming.leaf or "")
 
     def _leaf_name(self, plane: int, su: int | None, rail: int | None, index: int) -> str:
         """The name _name_leaves gives the leaf at `index` (from 1) of a plane."""

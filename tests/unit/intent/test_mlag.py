@@ -328,6 +328,8 @@ def test_cumulus_carries_ipv6_on_the_peer_link_session(unnumbered: bool) -> None
     # one session, one planned series for frr_exporter (it names the session by the interface)
     prom = render_all(build)["monitoring/textfile/fabric_plan.prom"].decode()
     assert prom.count('hostname="leaf1",peer="peerlink.4094"') == 1
-    plain = variant("lab-mlag", lambda data: (_without_ipv6(data), data["fabrics"]["compute"].update(platform="cumulus")))
+    plain = variant(
+        "lab-mlag", lambda data: (_without_ipv6(data), data["fabrics"]["compute"].update(platform="cumulus"))
+    )
     [doc] = yaml.safe_load(render_all(plain)["configs/leaf1/startup.yaml"])
     assert "address-family" not in doc["set"]["vrf"]["default"]["router"]["bgp"]["neighbor"]["peerlink.4094"]
