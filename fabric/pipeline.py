@@ -31,7 +31,16 @@ from fabric.fast.parallel import beside, cores
 from fabric.intent.checks import run_intent_checks
 from fabric.intent.context import IntentContext
 from fabric.intent.ethernet import DeviceIntent, build_intents
-from fabric.intent.hosts import BondedHost, HostIntent, RoceHost, build_bonded, build_hosts, build_roce_hosts
+from fabric.intent.hosts import (
+    BondedHost,
+    HostIntent,
+    IbHost,
+    RoceHost,
+    build_bonded,
+    build_hosts,
+    build_ib_hosts,
+    build_roce_hosts,
+)
 from fabric.intent.infiniband import IbPlan, build_infiniband
 from fabric.model.findings import Finding, Severity, sort_findings
 from fabric.model.topology import Topology
@@ -58,6 +67,7 @@ class Build:
     hosts: Mapping[str, HostIntent] = field(default_factory=dict)  # per node that routes on the host
     bonded: Mapping[str, BondedHost] = field(default_factory=dict)  # per node bonded to an MLAG leaf pair
     roce: Mapping[str, RoceHost] = field(default_factory=dict)  # per server on a routed RoCE fabric
+    ib_hosts: Mapping[str, IbHost] = field(default_factory=dict)  # per GPU node on an InfiniBand compute fabric
 
     @cached_property
     def jobs(self) -> JobTable | None:
@@ -142,6 +152,7 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
         hosts = build_hosts(design, topology, allocation)
         bonded = build_bonded(design, topology, allocation)
         roce = build_roce_hosts(design, topology, allocation)
+        ib_hosts = build_ib_hosts(design, topology)
         figures, graph_findings, table = analysed.result()
     if design.lock is not None:  # kept: the build needs it no more (a lock of 100k GPUs is large while rendering)
         design = replace(design, lock=None)
@@ -170,6 +181,7 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
         hosts=hosts,
         bonded=bonded,
         roce=roce,
+        ib_hosts=ib_hosts,
     )
     if table:  # made beside: the cached_property's cache, so that the first read finds it
         vars(build)["jobs"] = table[0]

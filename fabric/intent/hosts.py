@@ -275,8 +275,7 @@ def build_roce_hosts(design: Design, topology: Topology, plan: Allocation) -> di
             link for link in ft.links if link.tier == Tier.NODE_LEAF and topology.devices[link.a].layer == Layer.NODE
         ]
         if ft.role == "inband":
-            for link in node_links:
-                inband[link.a].append(link.a_port)
+            inband.update(inband_interfaces(design, key, node_links))
         if spec.dual_homing(key) != "none":
             continue
         profile = qos_intent(fabric.qos, ft.role, ())
@@ -335,3 +334,74 @@ def build_roce_hosts(design: Design, topology: Topology, plan: Allocation) -> di
         if nics:
             out[node] = RoceHost(node, tuple(nics), tuple(inband.get(node, ())), spec.name)
     return out
+
+
+def inband_interfaces(design: Design, key: str, node_links: list[Link]) -> dict[str, list[str]]:
+    """Each node's interfaces on in-band fabric `key` (NCCL's bootstrap sockets): its ports, or its bond
+    (`dual_homing: bond`), whose address the members share."""
+    out: dict[str, list[str]] = defaultdict(list)
+    bonded = design.spec.dual_homing(key) == "bond"
+    for link in node_links:
+        if not bonded:
+            out[link.a].append(link.a_port)
+        elif not out[link.a]:
+            out[link.a].append(BOND_INTERFACE)
+    return out
+
+
+@dataclass(frozen=True)
+class IbHost:
+    """A GPU node on an InfiniBand compute fabric: NCCL's HCAs in rail order, the non-default partitions it is a
+    full member of, and its in-band interfaces."""
+
+    hostname: str
+    fabric: str
+    hcas: tuple[str, ...]  # RDMA devices (`mlx5_N`) where the catalog names them, else the port names
+    named: bool  # every HCA is an RDMA device name
+    partitions: tuple[tuple[str, int], ...]  # (name, P_Key) of each non-default partition it is a full member of
+    inband: tuple[str, ...]
+    design: str
+
+
+def build_ib_hosts(design: Design, topology: Topology) -> dict[str, IbHost]:
+    """Every node with rail ports on an InfiniBand fabric (its first such fabric: NCCL's HCAs are one fabric's),
+    in topology order."""
+    spec = design.spec
+    inband: dict[str, list[str]] = {}
+    rails: dict[str, tuple[str, list[Link]]] = {}
+    for key, ft in topology.fabrics.items():
+        node_links = [
+            link for link in ft.links if link.tier == Tier.NODE_LEAF and topology.devices[link.a].layer == Layer.NODE
+        ]
+        if ft.technology == "ethernet" and ft.role == "inband":
+            for node, names in inband_interfaces(design, key, node_links).items():
+                inband.setdefault(node, names)
+        elif ft.technology == "infiniband":
+            for link in node_links:
+                if link.rail is not None and rails.setdefault(link.a, (key, []))[0] == key:
+                    rails[link.a][1].append(link)
+    out: dict[str, IbHost] = {}
+    for node, (key, links) in rails.items():
+        device = topology.devices[node]
+        node_type = design.catalog.nodes.get(device.model)
+        hca = {p.name: p.hca for g in node_type.ports.values() for p in (g.ports or ()) if p.hca} if node_type else {}
+        ports = [link.a_port for link in sorted(links, key=lambda link: (link.rail, link.a_port))]
+        settings = spec.fabrics[key].infiniband
+        partitions = tuple(
+            (p.name, p.pkey)
+            for p in (settings.partitions if settings is not None else ())
+            if p.pkey != DEFAULT_PKEY and (p.members == "all" or device.group in p.members)
+        )
+        out[node] = IbHost(
+            node,
+            key,
+            tuple(hca.get(port, port) for port in ports),
+            all(port in hca for port in ports),
+            partitions,
+            tuple(inband.get(node, ())),
+            spec.name,
+        )
+    return out
+
+
+DEFAULT_PKEY = 0x7FFF  # the default partition, every port's

@@ -9,7 +9,9 @@ Sizing rules (each is the smallest design that meets them):
 - Not rail-optimized: leaves in groups as wide as the most ports a node brings, so a
   dual-homed node lands on two leaves; nodes are spread evenly over the leaves.
 - `dual_homing: bond`: the groups are MLAG pairs (leaf 2k-1 and 2k); the last PEER_LINKS down ports of each
-  leaf are the pair's peer link (leaf-leaf cables, port i to port i), so nodes get the others.
+  leaf are the pair's peer link (leaf-leaf cables, port i to port i), so nodes get the others. With a lock, a
+  locked node keeps its ports on its pair and new nodes fill the pairs' free ports, then new pairs (as any
+  group of leaves).
 - 2 tiers: the fewest spines m with m × spine radix ≥ all uplinks and uplinks divisible by m
   (every leaf has uplinks/m links to every spine).
 - 3 tiers: pods of leaves with one link to each of the pod's spines (uplinks spines per pod);
@@ -287,12 +289,7 @@ class ClosGenerator:
     def _holding(self) -> bool:
         """Whether the lock holds node ports of this fabric whose leaves can be named before they are generated (a
         leaf template without the pod, which only a 3-tier sizing decides)."""
-        return (
-            self.held is not None
-            and bool(self.held.ports)
-            and not self.bond  # an MLAG pair's nodes are bonded to both its leaves: spread as without a lock
-            and "{pod" not in (self.fabric.naming.leaf or "")
-        )
+        return self.held is not None and bool(self.held.ports) and "{pod" not in (self.fabric.naming.leaf or "")
 
     def _leaf_name(self, plane: int, su: int | None, rail: int | None, index: int) -> str:
         """The name _name_leaves gives the leaf at `index` (from 1) of a plane."""

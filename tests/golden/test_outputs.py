@@ -186,7 +186,7 @@ def test_cabling_csv_rows_are_complete() -> None:
     rows = _rows("superpod-h100-4su", "cabling.csv")
     assert len(rows) == len(built("superpod-h100-4su").allocation.cables)
     assert len({r["cable_id"] for r in rows}) == len(rows)
-    assert {r["tier"] for r in rows} == {"node-leaf", "leaf-spine"}
+    assert {r["tier"] for r in rows} == {"node-leaf", "leaf-spine", "leaf-leaf"}  # leaf-leaf: in-band MLAG peer links
     for row in rows:
         assert row["a_rack"] and row["b_rack"] and row["a_u"] and row["b_u"]
         assert row["media"] and row["part"] and float(row["length_m"]) >= float(row["route_m"])

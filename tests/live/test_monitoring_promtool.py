@@ -572,7 +572,7 @@ def test_a_32k_gpu_designs_rules_load(tmp_path: Path) -> None:
 def test_the_default_design_names_infiniband_and_ethernet_cables(tmp_path: Path) -> None:
     """The 4-SU design (four fabrics, InfiniBand and Ethernet): a compute cable and an in-band cable down. promtool's
     unit-test engine holds at most a few thousand samples per query (Prometheus itself 50 million), so the test
-    gives it the plan's series of the two leaves concerned and their cables, not of all 3,225 cables."""
+    gives it the plan's series of the two leaves concerned and their cables, not of all 3,233 cables."""
     promtool()
     d = Design.of(built("superpod-h100-4su"), tmp_path / "design")
     ib = d.cable("compute-0001")

@@ -35,14 +35,18 @@ def variant(design: str, change: Callable[[dict[str, Any]], None]) -> Build:
 @cache
 def on_platform(design: str, platform: str, unnumbered: bool = False, bgp_password_env: str | None = None) -> Build:
     """`design` with every switch of its Ethernet fabrics on `platform` (and BGP unnumbered, or with a BGP
-    password from an environment variable, if asked)."""
+    password from an environment variable, if asked). On a platform without MLAG a bonded fabric's nodes get a
+    port per leaf instead (`dual_homing: none`; the SuperPODs' in-band bonds to MLAG pairs)."""
     assert platform in PLATFORMS
+    mlag = "mlag" in PLATFORMS[platform].traits.supports
 
     def change(data: dict[str, Any]) -> None:
         for fabric in data["fabrics"].values():
             if fabric["technology"] != "ethernet":
                 continue
             fabric["platform"] = platform
+            if not mlag and fabric.get("dual_homing") == "bond":
+                del fabric["dual_homing"]
             for layer in ("leaf", "spine", "core"):
                 choice = fabric["switches"].get(layer)
                 if isinstance(choice, dict):

@@ -111,6 +111,13 @@ def bgp_intent(
                 mlag_peer=True,
             )
         )
+        if dual_stack:
+            # numbered dual-stack: the backup's IPv6 session, as every numbered link runs one per family; over the
+            # peer VLAN's IPv6 link-local addresses, by interface (the IPv4 one runs over PEER_NET, which has no
+            # IPv6 counterpart to give every pair): EOS `neighbor interface`, NVUE the interface's one session
+            neighbors_v6.append(
+                Neighbor(svi, svi, index.asn.get(mlag.peer), mlag.peer, svi, None, mlag_peer=True, v6=True)
+            )
         if rank[mlag.peer] > my_rank:
             remote_up.add(index.asn.get(mlag.peer))
     spec = index.design.spec

@@ -1,7 +1,8 @@
 """hosts/<node>/frr.conf and hosts/<node>/netplan.yaml for every node that routes on the host; netplan.yaml
 alone (an 802.3ad bond, one address, the pair's virtual gateway) for every node bonded to an MLAG pair; and for
 every server on a routed RoCE fabric (`dual_homing: none`, a lossless QoS profile) netplan.yaml (its rail NICs,
-one routing table and rule per NIC), sysctl.conf, nic-qos.sh and nccl.env (see `roce_files`).
+one routing table and rule per NIC), sysctl.conf, nic-qos.sh and nccl.env (see `roce_files`); and for every GPU
+node on an InfiniBand compute fabric nccl.env (its HCAs, partitions and in-band interface: `ib_nccl_env`).
 
 frr.conf holds BGP only (one session per port, the loopback advertised); netplan.yaml holds the links and
 addresses. Netplan, because the servers of GPU clusters run Ubuntu (DGX OS among them), whose network
@@ -18,7 +19,7 @@ import yaml
 from fabric.fast import yamltext
 from fabric.fast.addresses import address_text, ip_text, network_text
 from fabric.intent.ethernet.model import PEER_GROUP, V6_GROUP_SUFFIX
-from fabric.intent.hosts import BondedHost, HostIntent, RoceHost
+from fabric.intent.hosts import BondedHost, HostIntent, IbHost, RoceHost
 from fabric.pipeline import Build
 from fabric.render.engine.registry import Output
 from fabric.render.engine.safety import one_line
@@ -134,7 +135,38 @@ def host_files(build: Build) -> dict[str, str]:
     for name, roce in build.roce.items():
         if f"hosts/{name}/netplan.yaml" not in files:  # a node on a host-routed or bonded fabric too keeps that one
             files.update(roce_files(roce))
+    for name, ib in build.ib_hosts.items():
+        files.setdefault(f"hosts/{name}/nccl.env", ib_nccl_env(ib))  # (a RoCE node's own nccl.env first)
     return files
+
+
+def ib_nccl_env(host: IbHost) -> str:
+    """NCCL's settings for a GPU node on an InfiniBand compute fabric: its HCAs (one fabric's, in rail order), the
+    partition it must use when the design puts it in one, and its bootstrap interface (NCCL environment
+    variables, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html)."""
+    lines = [
+        f"# {one_line(host.hostname)}: {GENERATED.format(design=host.design)}",
+        f"# NCCL over the {host.fabric} fabric's InfiniBand HCAs (/etc/nccl.conf, or an environment file). Variables:",
+        "# https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
+    ]
+    if not host.named:
+        lines += [
+            "# The node type's catalog entry names no RDMA devices (`hca:` of its ports): the list holds the port",
+            "# names; replace each by its RDMA device (`ibstat`, or /sys/class/infiniband).",
+        ]
+    lines.append("NCCL_IB_HCA==" + ",".join(host.hcas))
+    for name, pkey in host.partitions:
+        lines += [
+            f"# partition {name} (P_Key {pkey:#06x}): NCCL_IB_PKEY takes its index in the HCA's P_Key table",
+            "# (/sys/class/infiniband/<hca>/ports/1/pkeys/<index>), which the subnet manager assigns [unverified]",
+            f"# NCCL_IB_PKEY=<index of {pkey:#06x}>",
+        ]
+    lines.append("# NCCL_IB_SL: NCCL's default service level 0 (the design sets no application SL)")
+    if host.inband:
+        lines.append("NCCL_SOCKET_IFNAME==" + ",".join(host.inband))
+    else:
+        lines.append("# NCCL_SOCKET_IFNAME: the node's in-band interface (no in-band fabric in the design)")
+    return "\n".join(lines) + "\n"
 
 
 ROCE_NETPLAN_HEADER = (

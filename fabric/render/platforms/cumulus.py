@@ -237,6 +237,11 @@ class Cumulus(Platform):
                     "description": n.description,
                     "address-family": host_families,
                 } | ({} if bgp.unnumbered else {"remote-as": n.remote_as})
+            elif n.mlag_peer and n.v6:
+                # the backup's IPv6 session: NVUE names a session by its interface, so the peer link's one session
+                # carries IPv6 unicast too, with the IPv6 sessions' policy and limit (NVUE reference, BGP IPv6:
+                # `nv set vrf <vrf> router bgp neighbor <id> address-family ipv6-unicast enable|policy|prefix-limits`)
+                neighbors[n.peer]["address-family"] = {"ipv6-unicast": v6_af}
             elif n.mlag_peer and not bgp.unnumbered:  # over the peer link's subinterface, link-local
                 neighbors[n.peer] = {
                     "peer-group": bgp.peer_group,

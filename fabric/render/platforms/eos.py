@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import NamedTuple
 
-from fabric.intent.ethernet.model import BgpIntent, DeviceIntent, PortIntent, QosIntent
+from fabric.intent.ethernet.model import BgpIntent, DeviceIntent, Neighbor, PortIntent, QosIntent
 from fabric.render.engine.templating import render
 from fabric.render.platforms.base import Platform
 from fabric.render.platforms.frrview import FrrHost, address_pairs, host_lists, prefix_lines, v6_groups
@@ -50,6 +50,17 @@ def eos_hosts(bgp: BgpIntent) -> list[FrrHost]:
     unique = tuple(dict.fromkeys(rules)), tuple(dict.fromkeys(rules_v6))
     group = (bgp.host_group,)
     return [FrrHost(HOSTS_IN, prefix_lines(unique[0]), prefix_lines(unique[1]), group, group)]
+
+
+def by_interface(bgp: BgpIntent) -> list[tuple[Neighbor, bool]]:
+    """Each session with whether EOS peers it by interface (`neighbor interface`, IPv6 link-local): every one of
+    an unnumbered fabric, and a numbered fabric's IPv6 session to the MLAG peer over the peer VLAN."""
+    return [(n, bgp.unnumbered or n.peer == n.interface) for n in bgp.neighbors]
+
+
+def peer_vlan_ipv6(bgp: BgpIntent | None) -> bool:
+    """Whether the MLAG peer VLAN's interface runs IPv6 (`ipv6 enable`): a session over it peers by interface."""
+    return bgp is not None and (bgp.unnumbered or any(n.mlag_peer and n.v6 for n in bgp.neighbors))
 
 
 def session_limit(bgp: BgpIntent, per_family: int | None) -> int | None:
@@ -156,7 +167,8 @@ class Eos(Platform):
                 device=intent,
                 ports=ports,
                 bgp=bgp,
-                neighbors=bgp.neighbors if bgp else (),
+                neighbors=by_interface(bgp) if bgp else [],
+                peer_vlan_ipv6=peer_vlan_ipv6(bgp),
                 unnumbered=unnumbered,
                 peer_group=bgp.peer_group if bgp else "",
                 maximum_paths=bgp.maximum_paths if bgp else 1,

@@ -23,10 +23,12 @@ from fabric.render.platforms.eos import (
     TRUNK_GROUP,
     VIRTUAL_MAC,
     Eos,
+    by_interface,
     channels,
     eos_hosts,
     eos_speed,
     eos_v6_groups,
+    peer_vlan_ipv6,
     session_limit,
     watchdog_times,
 )
@@ -218,11 +220,8 @@ def _router_bgp(intent: DeviceIntent, build: Build) -> dict[str, Any]:
     if bgp.multipath_relax:
         # AVD's model has no key for it: a raw statement of the router bgp section
         router["bgp_defaults"] = ["bgp bestpath as-path multipath-relax"]
-    if bgp.unnumbered:
-        router["neighbor_interfaces"] = [
-            {"name": n.interface, "peer_group": bgp.group(n), "remote_as": str(n.remote_as)} for n in bgp.neighbors
-        ]
-    else:
+    sessions = by_interface(bgp)
+    if any(not interface for _, interface in sessions):
         router["neighbors"] = [
             {
                 "ip_address": n.peer,
@@ -230,7 +229,14 @@ def _router_bgp(intent: DeviceIntent, build: Build) -> dict[str, Any]:
                 "remote_as": str(n.remote_as),
                 "description": n.description,
             }
-            for n in bgp.neighbors
+            for n, interface in sessions
+            if not interface
+        ]
+    if any(interface for _, interface in sessions):
+        router["neighbor_interfaces"] = [
+            {"name": n.interface, "peer_group": bgp.group(n), "remote_as": str(n.remote_as)}
+            for n, interface in sessions
+            if interface
         ]
     v4_groups: list[dict[str, Any]] = []
     for name in [g["name"] for g in groups if g["name"] not in v6_only]:
@@ -317,7 +323,7 @@ def structured_config(intent: DeviceIntent, build: Build) -> dict[str, Any]:
             "no_autostate": True,
             "ip_address": mlag.local_address,
         }
-        if intent.bgp is not None and intent.bgp.unnumbered:
+        if peer_vlan_ipv6(intent.bgp):
             peer_svi["ipv6_enable"] = True
         config.setdefault("vlan_interfaces", []).append(peer_svi)
         config["ip_virtual_router_mac_address"] = VIRTUAL_MAC

@@ -23,6 +23,7 @@ from fabric.spec.catalog import Media, port_candidates
 from fabric.topology.media import length_code
 from fabric.topology.racks import U_M, route_m
 from tests.conftest import DESIGNS, built, has_name
+from tests.support.design_variants import variant
 
 LAB = (DESIGNS / "lab.yaml").read_text(encoding="utf-8")
 
@@ -214,7 +215,7 @@ def test_p2p_one_slash31_per_switch_link_upper_end_even(design: str) -> None:
         for ft in build.topology.fabrics.values()
         if ft.technology == "ethernet"
         for link in ft.links
-        if link.tier != "node-leaf"
+        if link.tier not in ("node-leaf", "leaf-leaf")  # an MLAG peer link is layer 2: no /31
     ]
     assert links
     assert len(v4) == len(v6) == 2 * len(links)
@@ -265,9 +266,17 @@ def _leaves(build: Build) -> list[str]:
     ]
 
 
+def _unbonded(design: str) -> Build:
+    """A bundled design with each node port an address in its leaf's subnet (`dual_homing: none`): the
+    SuperPOD's in-band without its bonds (tests/unit/intent/test_mlag.py has the pairs' subnets)."""
+    if design != "superpod-h100-4su":
+        return built(design)
+    return variant(design, lambda data: data["fabrics"]["inband"].pop("dual_homing"))
+
+
 @pytest.mark.parametrize("design", ["lab", "roce-512", "superpod-h100-4su"])
 def test_server_subnet_per_leaf_with_gateway_dot1(design: str) -> None:
-    build = built(design)
+    build = _unbonded(design)
     gateways = rows(build, "server-gateway", version=4)
     oob = {s for ft in build.topology.fabrics.values() if ft.role == "oob" for s in ft.switches}
     assert sorted(r.device for r in gateways) == sorted(set(_leaves(build)) - oob)
@@ -284,7 +293,7 @@ def test_server_subnet_per_leaf_with_gateway_dot1(design: str) -> None:
 
 @pytest.mark.parametrize("design", ["lab", "roce-512", "superpod-h100-4su"])
 def test_server_addresses_from_dot2_in_leaf_port_order(design: str) -> None:
-    build = built(design)
+    build = _unbonded(design)
     devices, catalog = build.topology.devices, build.design.catalog
     gateway = {r.device: ip_interface(r.address) for r in rows(build, "server-gateway", version=4)}
     servers = {(r.device, r.interface): r for r in rows(build, "server", version=4)}

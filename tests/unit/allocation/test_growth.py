@@ -419,20 +419,40 @@ def test_the_bundled_superpod_designs_grow_2_3_4_su_in_place() -> None:
     three = grow(two, REPO / "designs" / "superpod-h100-3su.yaml")
     four = grow(three, REPO / "designs" / "superpod-h100-4su.yaml")
     assert [f.code for f in three.findings if f.code == "lock-move"] == []
-    # a new SU: 32 DGX and 8 compute rail leaves; at 3 SU also 2 storage, 2 in-band and 1 OOB leaf, at 4 SU 2 + 1
+    # a new SU: 32 DGX and 8 compute rail leaves; at 3 SU also 2 storage, 2 in-band (an MLAG pair: 2 peer-link
+    # cables) and 1 OOB leaf, at 4 SU 2 + 1; a DGX's in-band is one bond address (IPv4 and IPv6 rows)
     assert _assert_only_adds(two, three) == {
-        "cabling.csv": 776,
+        "cabling.csv": 778,
         "inventory.csv": 45,
-        "ip-plan.csv": 328,
+        "ip-plan.csv": 264,
         "asn-plan.csv": 3,
     }
     assert _assert_only_adds(three, four) == {
-        "cabling.csv": 718,
+        "cabling.csv": 720,
         "inventory.csv": 43,
-        "ip-plan.csv": 326,
+        "ip-plan.csv": 262,
         "asn-plan.csv": 3,
     }
-    assert _assert_only_adds(two, four)["cabling.csv"] == 776 + 718
+    assert _assert_only_adds(two, four)["cabling.csv"] == 778 + 720
+    # the in-band grown in place: every DGX bonded to the two leaves of one MLAG pair, the pairs' peer links
+    inband = [c.link for c in four.allocation.cables if c.link.fabric == "inband"]
+    pairs = {(int(b[-2:]) + 1) // 2 for b in (link.b for link in inband if link.tier == "node-leaf")}
+    assert pairs == {1, 2, 3, 4} and sum(1 for link in inband if link.tier == "leaf-leaf") == 8
+    dgx: dict[str, set[int]] = {}
+    for link in inband:
+        if link.tier == "node-leaf" and link.a.startswith("dgx"):
+            dgx.setdefault(link.a, set()).add(int(link.b[-2:]))
+    assert len(dgx) == 127 and all(len(v) == 2 and min(v) % 2 == 1 and max(v) == min(v) + 1 for v in dgx.values())
+    assert len(four.bonded) == 127 + 4 + 4 + 16  # every node on the in-band (DGX, UFM, head, storage)
+
+    # negative: spread over the pairs as without the lock (as bonded fabrics were before), 3 SU moves 94 of the
+    # 2-SU in-band node cables onto the new pair
+    def ends(build: Build) -> set[tuple[str, str, str, str]]:
+        links = (c.link for c in build.allocation.cables if c.link.fabric == "inband" and c.link.tier == "node-leaf")
+        return {(link.a, link.a_port, link.b, link.b_port) for link in links}
+
+    assert len(ends(two) - ends(three)) == 0
+    assert len(ends(two) - ends(build_fabric(REPO / "designs" / "superpod-h100-3su.yaml"))) == 94
     compute = [
         Counter(c.link.tier for c in b.allocation.cables if c.link.fabric == "compute") for b in (two, three, four)
     ]

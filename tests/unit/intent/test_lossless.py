@@ -17,7 +17,7 @@ from fabric.intent.ethernet.model import DeviceIntent
 from fabric.intent.hosts import RoceHost
 from fabric.model.findings import Finding
 from fabric.pipeline import Build
-from tests.conftest import built
+from tests.conftest import REPO, built
 from tests.unit.allocation.test_allocation import three_tiers
 
 
@@ -172,3 +172,27 @@ def test_every_difference_of_the_first_hop_is_named_once() -> None:
     assert f"CNP DSCP 48 on the NIC {host.hostname}:{host.nics[0].name}, 46 on {leaf.hostname}" in message
     assert "; host MTU 9300 above" in message
     assert message.count(f"{host.hostname}:{host.nics[0].name} → ") == 1
+
+
+def test_golden_findings(golden) -> None:  # type: ignore[no-untyped-def]
+    """The findings of each way a hop can break, printed as `fabric validate` prints them, against
+    tests/golden/lossless/findings.txt (review its diff under --update-golden)."""
+    build = built("roce-512")
+    host, leaf = _first_nic_and_leaf(build)
+    spine = _spine(build)
+    big = (dataclasses.replace(host.nics[0], mtu=9300), *host.nics[1:])
+    assert leaf.qos is not None
+    cases: dict[str, list[Finding]] = {
+        "leaf lossless priority 4": _findings(build, {leaf.hostname: _qos(leaf, roce_tc=4)}),
+        "spine RoCE DSCP 24, CNP priority 7": _findings(build, {spine.hostname: _qos(spine, roce_dscp=24, cnp_tc=7)}),
+        "leaf port without PFC": _findings(
+            build,
+            {leaf.hostname: _qos(leaf, ports=tuple(p for p in leaf.qos.ports if p != host.nics[0].leaf_port))},
+        ),
+        "spine without a profile": _findings(build, {spine.hostname: dataclasses.replace(spine, qos=None)}),
+        "host MTU 9300": _findings(build, roce={host.hostname: dataclasses.replace(host, nics=big)}),
+        "clean": _findings(build),
+    }
+    text = "".join(f"## {name}\n" + "".join(f.format() + "\n" for f in found) for name, found in cases.items())
+    golden(REPO / "tests" / "golden" / "lossless" / "findings.txt", text)
+    assert [len(found) for found in cases.values()] == [1, 1, 1, 1, 1, 0]

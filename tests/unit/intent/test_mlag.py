@@ -104,11 +104,14 @@ def test_pair_leaves_peer_over_the_peer_vlan_and_spines_multipath() -> None:
     intents = built("lab-mlag").intents
     bgp = intents["leaf1"].bgp
     assert bgp is not None
-    [peer] = [n for n in bgp.neighbors if n.mlag_peer]
+    [peer, peer_v6] = [n for n in bgp.neighbors if n.mlag_peer]
     assert (peer.peer, peer.interface, peer.remote_as, peer.peer_device) == ("169.254.0.1", "Vlan4094", 65102, "leaf2")
-    # 2 spines (an IPv4 and an IPv6 session each) + the peer (IPv4 only); ECMP over the uplinks
-    assert len(bgp.neighbors) == 5 and bgp.maximum_paths == 2
-    assert sum(n.v6 for n in bgp.neighbors) == 2 and not peer.v6
+    # the backup's IPv6 session: over the peer VLAN's link-local addresses, by interface
+    assert (peer_v6.peer, peer_v6.interface, peer_v6.remote_as, peer_v6.v6) == ("Vlan4094", "Vlan4094", 65102, True)
+    assert peer_v6.local_address is None and bgp.group(peer_v6) == "FABRIC-V6" and not peer.v6
+    # 2 spines and the peer, an IPv4 and an IPv6 session each; ECMP over the uplinks
+    assert len(bgp.neighbors) == 6 and bgp.maximum_paths == 2
+    assert sum(n.v6 for n in bgp.neighbors) == 3
     spine = intents["spine1"].bgp
     assert spine is not None and spine.multipath_relax  # a pair's subnet arrives from two leaf ASNs
     assert len(spine.neighbors) == 8 and spine.maximum_paths == 2  # over both leaves of the pair (2 families)
@@ -189,7 +192,8 @@ def test_cumulus_runs_mlag_with_peerlink_backup_and_vrr(unnumbered: bool) -> Non
 
 @pytest.mark.parametrize("platform", ("sonic", "frr"))
 def test_a_platform_without_mlag_is_a_finding(platform: str) -> None:
-    build = on_platform("lab-mlag", platform)
+    # (not on_platform, which turns the bond off on such a platform)
+    build = variant("lab-mlag", lambda data: data["fabrics"]["compute"].update(platform=platform))
     found = [f for f in build.errors if f.code == "platform-capability"]
     assert len(found) == 1 and "run MLAG on a leaf pair" in found[0].message
     assert "cumulus, eos" in found[0].hint
@@ -279,3 +283,53 @@ fabrics:
         load_spec_text(spec, "explicit-bond.yaml")
     [finding] = [f for f in raised.value.findings if f.path == "fabrics.compute.dual_homing"]
     assert finding.code == "spec-invalid" and "fabric `compute` is explicit" in finding.message
+
+
+def _without_ipv6(data: dict[str, Any]) -> None:
+    data["addressing"]["ipv6"] = None  # IPv4 only
+
+
+def test_eos_runs_the_ipv6_backup_session_over_the_peer_vlan() -> None:
+    files = render_all(built("lab-mlag"))
+    config = files["configs/leaf1/startup-config"].decode()
+    assert "interface Vlan4094\n   description MLAG-PEER\n   mtu 9214\n   no autostate\n" in config
+    assert "   ip address 169.254.0.0/31\n   ipv6 enable\n" in config
+    assert "   neighbor interface Vlan4094 peer-group FABRIC-V6 remote-as 65102\n" in config
+    assert "   neighbor 169.254.0.1 peer group FABRIC\n" in config  # the IPv4 one stays
+    data = yaml.safe_load(files["configs/leaf1/structured-config.yaml"])
+    bgp = data["router_bgp"]
+    assert bgp["neighbor_interfaces"] == [{"name": "Vlan4094", "peer_group": "FABRIC-V6", "remote_as": "65102"}]
+    assert "169.254.0.1" in [n["ip_address"] for n in bgp["neighbors"]]
+    assert next(v for v in data["vlan_interfaces"] if v["name"] == "Vlan4094")["ipv6_enable"] is True
+    # negative: a fabric without IPv6 has the IPv4 backup only, and no IPv6 on the peer VLAN
+    plain = render_all(variant("lab-mlag", _without_ipv6))["configs/leaf1/startup-config"].decode()
+    assert "neighbor interface" not in plain and "ipv6 enable" not in plain
+    assert "   neighbor 169.254.0.1 peer group FABRIC\n" in plain
+    # unnumbered: the one interface session carries both families already (no second one)
+    unnumbered = render_all(on_platform("lab-mlag", "eos", True))["configs/leaf1/startup-config"].decode()
+    assert unnumbered.count("neighbor interface Vlan4094") == 1
+
+
+@pytest.mark.parametrize("unnumbered", (False, True))
+def test_cumulus_carries_ipv6_on_the_peer_link_session(unnumbered: bool) -> None:
+    build = on_platform("lab-mlag", "cumulus", unnumbered)
+    [doc] = yaml.safe_load(render_all(build)["configs/leaf1/startup.yaml"])
+    bgp = doc["set"]["vrf"]["default"]["router"]["bgp"]
+    neighbor = bgp["neighbor"]["peerlink.4094"]
+    if unnumbered:  # the peer group carries both families on every session
+        assert "address-family" not in neighbor
+        assert bgp["peer-group"]["FABRIC"]["address-family"]["ipv6-unicast"]["enable"] == "on"
+        return
+    # numbered: the FABRIC group is IPv4 only, so the peer link's session turns IPv6 on for itself
+    assert "ipv6-unicast" not in bgp["peer-group"]["FABRIC"]["address-family"]
+    v6 = neighbor["address-family"]["ipv6-unicast"]
+    assert v6["enable"] == "on" and v6["policy"]["inbound"]["route-map"] == "FABRIC-IN-V6"
+    assert v6["prefix-limits"]["inbound"]["maximum"] == 32
+    # one session, one planned series for frr_exporter (it names the session by the interface)
+    prom = render_all(build)["monitoring/textfile/fabric_plan.prom"].decode()
+    assert prom.count('hostname="leaf1",peer="peerlink.4094"') == 1
+    plain = variant(
+        "lab-mlag", lambda data: (_without_ipv6(data), data["fabrics"]["compute"].update(platform="cumulus"))
+    )
+    [doc] = yaml.safe_load(render_all(plain)["configs/leaf1/startup.yaml"])
+    assert "address-family" not in doc["set"]["vrf"]["default"]["router"]["bgp"]["neighbor"]["peerlink.4094"]

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fabric.allocation.allocate import Cable
+from fabric.intent.ethernet.model import BgpIntent, Neighbor
 from fabric.model.topology import Device
 from fabric.pipeline import Build
 from fabric.render.engine.memo import per_build
@@ -219,6 +220,18 @@ def planned_ports(build: Build) -> Iterator[dict[str, str]]:
                 yield {"hostname": device, "port": key, "cable_id": cable.cable_id}
 
 
+def sessions(bgp: BgpIntent) -> list[Neighbor]:
+    """A switch's BGP sessions as frr_exporter names their peers: one per peer (on NVUE an MLAG pair's IPv4 and
+    IPv6 backup sessions are the peer link's one session, named by its interface)."""
+    seen: set[str] = set()
+    out = []
+    for n in bgp.neighbors:
+        if n.peer not in seen:
+            seen.add(n.peer)
+            out.append(n)
+    return out
+
+
 def bgp_sessions(build: Build) -> Iterator[dict[str, str]]:
     """Every planned BGP session of a switch whose sessions frr_exporter reads, as frr_exporter names the peer."""
     devices = build.topology.devices
@@ -226,7 +239,7 @@ def bgp_sessions(build: Build) -> Iterator[dict[str, str]]:
         if intent.bgp is None or not platforms()[intent.platform].bgp_in_frr:
             continue
         device = devices[name]
-        for n in intent.bgp.neighbors:
+        for n in sessions(intent.bgp):
             labels = {"hostname": name, "peer": n.peer, "interface": n.interface, "fabric": intent.fabric}
             labels["peer_device"] = n.peer_device
             labels["peer_port"] = n.peer_port

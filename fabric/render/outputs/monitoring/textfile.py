@@ -158,7 +158,8 @@ def _session_lines(build: Build) -> list[str] | None:
             continue
         device = devices[name]
         here = (name, intent.fabric, device.rack or "")
-        if not _plain(here, chain.from_iterable(map(peer, bgp.neighbors))):
+        neighbors = plan.sessions(bgp)
+        if not _plain(here, chain.from_iterable(map(peer, neighbors))):
             return None
         head = f'fabric_planned_bgp_session_info{{hostname="{name}",peer="'
         mid = f'",fabric="{intent.fabric}",peer_device="'
@@ -168,7 +169,7 @@ def _session_lines(build: Build) -> list[str] | None:
             f'{head}{n.peer}",interface="{n.interface}{mid}{n.peer_device}",peer_port="{n.peer_port}"'
             + ("" if n.remote_as is None else f',peer_asn="{n.remote_as}"')
             + tail
-            for n in bgp.neighbors
+            for n in neighbors
         ]
     return lines
 
