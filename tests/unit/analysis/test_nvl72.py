@@ -172,7 +172,8 @@ def test_no_inband_fabric_no_imex_files() -> None:
 # The RA's storage and in-band fabric (RA-11338-001, network-fabrics.html: five networks on four physical
 # fabrics, one of them the "Storage and In-band Ethernet Fabric"; abstract.html: Spectrum-4 Ethernet for
 # storage; Mission Control N/S guide, introduction: SN5600 the in-band switch). From a secondary summary of
-# the RA's PDF [unverified]: 4 x 200GbE a tray on its BlueField-3s, node side blocking 5:3.
+# the RA's PDF (its section on the storage and in-band fabric, Figures 4.6-4.9) [unverified]: 4 x 200GbE a tray
+# on its BlueField-3s, node side blocking 5:3, storage side 16 x 800G a SU non-blocking.
 RA_BF3_PORTS_PER_TRAY = 4  # 2 BlueField-3 x 2 ports
 RA_BF3_GBPS = 200
 RA_NODE_SIDE_BLOCKING = (5, 3)
@@ -345,6 +346,19 @@ def test_four_sus_have_the_counts_of_the_ras_rules() -> None:
     # take one more SLG (12 links from its spine): one SU more, 8 racks of 18 trays
     room = headroom(build.design, build.topology, "compute")
     assert room is not None and room.nodes == RA_RACKS_PER_SU * RA_TRAYS_PER_RACK
+
+
+def test_four_sus_converge_storage_and_inband_too() -> None:
+    build = built(MULTI)
+    topo = build.topology
+    assert build.design.spec.fabric_role("converged") == "converged"
+    ft = topo.fabrics["converged"]
+    per_node = Counter(link.a for link in ft.links if str(link.tier) == "node-leaf")
+    trays = [n for n in per_node if topo.devices[n].group == "gpu"]
+    assert len(trays) == 576 and {per_node[n] for n in trays} == {RA_BF3_PORTS_PER_TRAY}
+    assert Counter(topo.devices[n].group for n in per_node) == {"gpu": 576, "storage": 56, "mgmt": 8}
+    assert Counter(topo.devices[s].layer for s in ft.switches) == {"leaf": 16, "spine": 6}  # fabric's [unverified]
+    assert not [f for f in build.findings if f.code == "cage-mixed-mode"]
 
 
 def test_without_spine_downlinks_a_pod_is_not_an_su() -> None:
