@@ -30,7 +30,7 @@ from fabric.spec.schema.types import (
 
 
 class Fabric(StrictModel):
-    """One fabric: compute, storage, in-band or out-of-band; InfiniBand or Ethernet."""
+    """One fabric: compute, storage, in-band, out-of-band or converged (storage and in-band); InfiniBand or Ethernet."""
 
     role: Role | None = Field(
         default=None,
