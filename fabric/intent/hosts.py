@@ -17,7 +17,7 @@ from ipaddress import IPv4Address, IPv6Address, ip_interface
 from fabric.allocation.allocate import BOND_INTERFACE, AddressRow, Allocation, Interface
 from fabric.intent.ethernet.model import BGP_TIMERS, Neighbor, QosIntent
 from fabric.intent.ethernet.qos import qos_intent
-from fabric.model.kinds import Layer, Tier
+from fabric.model.kinds import INBAND_ROLES, Layer, Tier
 from fabric.model.topology import Link, Topology
 from fabric.spec.loader import Design
 
@@ -236,6 +236,7 @@ class RailNic:
     name: str  # the port (netdev) name
     hca: str | None  # the RDMA device (`mlx5_N`) when the node type's catalog entry names it
     fabric: str
+    role: str  # the fabric's role: NCCL's NICs are a compute fabric's (a storage or converged fabric's are not)
     rail: int | None
     leaf: str
     leaf_port: str
@@ -274,7 +275,7 @@ def build_roce_hosts(design: Design, topology: Topology, plan: Allocation) -> di
         node_links = [
             link for link in ft.links if link.tier == Tier.NODE_LEAF and topology.devices[link.a].layer == Layer.NODE
         ]
-        if ft.role == "inband":
+        if ft.role in INBAND_ROLES:
             inband.update(inband_interfaces(design, key, node_links))
         if spec.dual_homing(key) != "none":
             continue
@@ -318,6 +319,7 @@ def build_roce_hosts(design: Design, topology: Topology, plan: Allocation) -> di
                     port,
                     hcas[model].get(port),
                     link.fabric,
+                    topology.fabrics[link.fabric].role,
                     link.rail,
                     link.b,
                     link.b_port,
@@ -373,7 +375,7 @@ def build_ib_hosts(design: Design, topology: Topology) -> dict[str, IbHost]:
         node_links = [
             link for link in ft.links if link.tier == Tier.NODE_LEAF and topology.devices[link.a].layer == Layer.NODE
         ]
-        if ft.technology == "ethernet" and ft.role == "inband":
+        if ft.technology == "ethernet" and ft.role in INBAND_ROLES:
             for node, names in inband_interfaces(design, key, node_links).items():
                 inband.setdefault(node, names)
         elif ft.technology == "infiniband":

@@ -13,7 +13,10 @@ LayerName = Literal["node", "leaf", "spine", "core"]
 TierName = Literal["node-leaf", "leaf-spine", "spine-core", "leaf-leaf"]  # the layers a link joins, lower first
 # (leaf-leaf: an MLAG peer link between the two leaves of a pair, `dual_homing: bond`; not a path up or down)
 SwitchLayer = Literal["leaf", "spine", "core"]
-Role = Literal["compute", "storage", "inband", "oob"]
+Role = Literal["compute", "storage", "inband", "oob", "converged"]
+# converged: storage and in-band on one Ethernet fabric (NVIDIA's "Storage and In-band Ethernet Fabric" of the
+# GB200 SuperPOD RA, the "CPU Converged (North/South)" network of its enterprise RAs)
+INBAND_ROLES: tuple[Role, ...] = ("inband", "converged")  # roles whose node ports are in-band addresses
 Technology = Literal["infiniband", "ethernet"]
 MediaKind = Literal["dac", "acc", "aoc", "mmf", "smf", "copper"]
 

@@ -312,6 +312,14 @@ def _cross_references(spec: _Parts, catalog: Catalog) -> Iterator[Finding]:
                 + ("rail-optimized or has planes" if isinstance(topology, ClosTopology) else "explicit"),
                 "use a spine-leaf topology without rails or planes, or `dual_homing: host_routing`",
             )
+        if fabric.technology == "infiniband" and (fabric.role or key) == "converged":
+            yield error(
+                "spec-invalid",
+                f"{fpath}.role",
+                f"fabric `{key}` is InfiniBand: a converged storage and in-band fabric is Ethernet "
+                "(in-band management runs over IP on Ethernet ports)",
+                "set `technology: ethernet`, or role `storage` for an InfiniBand storage fabric",
+            )
         if fabric.role is None and key not in FABRIC_ROLES:
             yield error(
                 "spec-missing",

@@ -130,6 +130,7 @@ NVL72_GOLDEN = (
     "imex/nvl-a01/nodes_config.cfg",
     "imex/nvl-a01/config.cfg",
     "k8s/kueue-topology.yaml",
+    "k8s/compute-domain.yaml",
     "bom.csv",  # the NVL72 rack as one system line with its parts beneath
     "power.csv",
 )

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from fabric.intent.ethernet.model import QosIntent
 from fabric.spec.schema import QosSettings
 
-ROCE_ROLES = ("compute", "storage")  # fabric roles that carry RoCE, so lossless unless the spec says otherwise
+# fabric roles that carry RoCE (a converged fabric carries storage), so lossless unless the spec says otherwise
+ROCE_ROLES = ("compute", "storage", "converged")
 
 
 def qos_intent(settings: QosSettings | None, role: str, ports: Sequence[str]) -> QosIntent | None:

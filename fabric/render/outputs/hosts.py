@@ -319,8 +319,9 @@ def nic_qos(host: RoceHost) -> str:
 
 def nccl_env(host: RoceHost) -> str:
     """NCCL's settings that must match the fabric (an environment file: /etc/nccl.conf takes the same lines)."""
-    nics = sorted(host.nics, key=lambda n: (n.fabric, n.rail if n.rail is not None else -1, n.name))
-    compute = [n for n in nics if n.fabric == nics[0].fabric]  # NCCL's HCAs: one fabric's, in rail order
+    mine = [n for n in host.nics if n.role == "compute"]
+    nics = sorted(mine, key=lambda n: (n.fabric, n.rail if n.rail is not None else -1, n.name))
+    compute = [n for n in nics if n.fabric == nics[0].fabric]  # NCCL's HCAs: one compute fabric's, in rail order
     named = all(n.hca for n in compute)
     tos = {roce_tos(n.qos.roce_dscp) for n in compute}
     lines = [
@@ -355,8 +356,7 @@ def roce_files(host: RoceHost) -> dict[str, str]:
         f"{base}/netplan.yaml": rail_netplan_text(host),
         f"{base}/sysctl.conf": rdma_sysctl(host),
         f"{base}/nic-qos.sh": nic_qos(host),
-        f"{base}/nccl.env": nccl_env(host),
-    }
+    } | ({f"{base}/nccl.env": nccl_env(host)} if any(n.role == "compute" for n in host.nics) else {})
 
 
 def private_hosts(build: Build) -> set[str]:

@@ -5,14 +5,15 @@ the same list of the domain's nodes, one IP address a line (`IMEX_NODE_CONFIG_FI
 `/etc/nvidia-imex/nodes_config.cfg`; NVIDIA IMEX guide, config.html and deployment.html: all daemons must agree
 on the map, the administrator or job launcher writes it). fabric writes the NVLink-domain-wide model: per domain
 (a rack-scale system's rack, fabric.analysis.locality) the trays' in-band addresses from the IP plan — each
-tray's first port on its in-band fabric, IPv4 when it has one — in node order. `config.cfg` is the service's
-file with NVIDIA's defaults and the nodes file's path. A domain whose trays have no in-band address gets no
-files (the design has no in-band fabric for them).
+tray's first port on its in-band fabric (or its converged storage and in-band fabric), IPv4 when it has one — in
+node order. `config.cfg` is the service's file with NVIDIA's defaults and the nodes file's path. A domain whose
+trays have no in-band address gets no files (the design has no in-band fabric for them).
 """
 
 from __future__ import annotations
 
 from fabric.analysis.locality import NvlinkDomain, locality
+from fabric.model.kinds import INBAND_ROLES
 from fabric.pipeline import Build
 from fabric.render.engine.registry import Output
 from fabric.render.engine.templating import render
@@ -24,7 +25,7 @@ SERVER_PORT = 50000  # IMEX guide, config.html: SERVER_PORT's default
 def inband_addresses(build: Build) -> dict[str, str]:
     """Node → the address IMEX binds to: its first in-band port's (IPv4 before IPv6), from the IP plan."""
     spec = build.design.spec
-    inband = [k for k in spec.fabrics if spec.fabric_role(k) == "inband"]
+    inband = [k for k in spec.fabrics if spec.fabric_role(k) in INBAND_ROLES]
     if not inband:
         return {}
     rank = {k: i for i, k in enumerate(inband)}

@@ -225,6 +225,74 @@ def volcano_yaml(build: Build, loc: Locality, names: _Names) -> str:
     return _dump(docs, header)
 
 
+CLIQUE_LABEL = "nvidia.com/gpu.clique"  # GPU feature discovery: <cluster UUID>.<clique ID> of the node's GPUs
+IMEX_CHANNEL = "imex-channel"
+
+
+def compute_domain_yaml(build: Build, loc: Locality) -> str:
+    """An example for NVIDIA's DRA driver (k8s-dra-driver-gpu, CRD `computedomains.resource.nvidia.com`, v1beta1):
+    a ComputeDomain and an Indexed Job of one pod a tray over a whole NVLink domain. The pods share the domain's
+    IMEX channel through the ResourceClaimTemplate the driver generates (`spec.channel.resourceClaimTemplate`);
+    they land in one NVLink domain by a required pod affinity on the label fabric writes for it (GPU feature
+    discovery's `nvidia.com/gpu.clique` when that label is off), one pod a node by anti-affinity on the hostname.
+    `numNodes: 0` is the driver's advice with its default IMEXDaemonsWithDNSNames mode (the field is deprecated)."""
+    settings = build.design.spec.exports.kubernetes
+    domain = loc.domains[0]
+    name = object_name(f"{build.name}-nvlink-job")
+    template = object_name(f"{name}-channel")
+    topology_key = settings.nvlink_label or CLIQUE_LABEL
+    node_type = build.design.catalog.nodes[build.topology.devices[domain.nodes[0]].model]
+    compute_domain = {
+        "apiVersion": "resource.nvidia.com/v1beta1",
+        "kind": "ComputeDomain",
+        "metadata": {"name": name},
+        "spec": {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": template}}},
+    }
+    pod = {
+        "metadata": {"labels": {"app": name}},
+        "spec": {
+            "restartPolicy": "Never",
+            "affinity": {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": {"app": name}}, "topologyKey": topology_key}
+                    ]
+                },
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": {"app": name}}, "topologyKey": HOSTNAME}
+                    ]
+                },
+            },
+            "containers": [
+                {
+                    "name": "worker",
+                    "image": "REPLACE-WITH-YOUR-IMAGE",
+                    "resources": {"limits": {"nvidia.com/gpu": node_type.gpus}, "claims": [{"name": IMEX_CHANNEL}]},
+                }
+            ],
+            "resourceClaims": [{"name": IMEX_CHANNEL, "resourceClaimTemplateName": template}],
+        },
+    }
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": domain.trays,
+            "parallelism": domain.trays,
+            "template": pod,
+        },
+    }
+    header = (
+        f"# Example for NVIDIA's DRA driver, design {build.name}: a ComputeDomain and a Job of one pod a tray\n"
+        f"# over one NVLink domain ({domain.system}: {domain.trays} trays, {domain.gpus} GPUs), kept in one domain\n"
+        f"# by the `{topology_key}` label; written by fabric. Set the image and namespace before applying.\n"
+    )
+    return _dump([compute_domain, job], header)
+
+
 def k8s_files(build: Build) -> dict[str, str]:
     loc = locality(build.design, build.topology)
     if loc is None or not loc.levels:
@@ -236,7 +304,7 @@ def k8s_files(build: Build) -> dict[str, str]:
         "k8s/label-nodes.sh": label_script(build, loc, labels, names),
         "k8s/kueue-topology.yaml": kueue_yaml(build, loc),
         "k8s/volcano-hypernodes.yaml": volcano_yaml(build, loc, names),
-    }
+    } | ({"k8s/compute-domain.yaml": compute_domain_yaml(build, loc)} if loc.domains else {})
 
 
 OUTPUTS: tuple[Output, ...] = (Output("kubernetes", k8s_files, weight=0.4),)

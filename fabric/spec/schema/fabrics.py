@@ -30,10 +30,13 @@ from fabric.spec.schema.types import (
 
 
 class Fabric(StrictModel):
-    """One fabric: compute, storage, in-band or out-of-band; InfiniBand or Ethernet."""
+    """One fabric: compute, storage, in-band, out-of-band or converged (storage and in-band); InfiniBand or Ethernet."""
 
     role: Role | None = Field(
-        default=None, description="Fabric role. Default: the fabric's key when it is one of the four roles."
+        default=None,
+        description="Fabric role. `converged`: storage and in-band on one Ethernet fabric (the GB200 SuperPOD's "
+        "storage and in-band fabric): lossless like a storage fabric, its nodes' ports in-band addresses (IMEX, "
+        "NCCL's sockets). Default: the fabric's key when it is one of the roles.",
     )
     technology: Literal["infiniband", "ethernet"]
     topology: TopologySpec

@@ -149,7 +149,7 @@ def test_imex_nodes_files_are_the_trays_inband_addresses() -> None:
     assert loc is not None
     plan: dict[str, list[str]] = {}
     for row in build.allocation.addresses:
-        if row.purpose == "server" and row.fabric == "inband" and row.address.version == 4:
+        if row.purpose == "server" and row.fabric == "converged" and row.address.version == 4:
             plan.setdefault(row.device, []).append(str(row.address.ip))
     nodes_files = sorted(k for k in files if k.endswith("/nodes_config.cfg"))
     assert nodes_files == sorted(f"imex/{d.name}/nodes_config.cfg" for d in loc.domains)
@@ -165,8 +165,67 @@ def test_imex_nodes_files_are_the_trays_inband_addresses() -> None:
 
 
 def test_no_inband_fabric_no_imex_files() -> None:
-    build = _variant("  inband:\n    technology: ethernet", "  frontend:\n    role: storage\n    technology: ethernet")
+    build = _variant("  converged:  ", "  frontend:\n    role: storage\n   ")
     assert not any(k.startswith("imex/") for k in render_all(build))
+
+
+# The RA's storage and in-band fabric (RA-11338-001, network-fabrics.html: five networks on four physical
+# fabrics, one of them the "Storage and In-band Ethernet Fabric"; abstract.html: Spectrum-4 Ethernet for
+# storage; Mission Control N/S guide, introduction: SN5600 the in-band switch). From a secondary summary of
+# the RA's PDF (its section on the storage and in-band fabric, Figures 4.6-4.9) [unverified]: 4 x 200GbE a tray
+# on its BlueField-3s, node side blocking 5:3, storage side 16 x 800G a SU non-blocking.
+RA_BF3_PORTS_PER_TRAY = 4  # 2 BlueField-3 x 2 ports
+RA_BF3_GBPS = 200
+RA_NODE_SIDE_BLOCKING = (5, 3)
+
+
+def test_storage_and_inband_share_one_converged_ethernet_fabric() -> None:
+    build = built(DESIGN)
+    spec, topo = build.design.spec, build.topology
+    ethernet = [k for k, f in spec.fabrics.items() if f.technology == "ethernet"]
+    assert ethernet == ["converged"] and spec.fabric_role("converged") == "converged"
+    ft = topo.fabrics["converged"]
+    assert {topo.devices[s].model for s in ft.switches} == {"sn5600"}  # Spectrum-4
+    node_links = [link for link in ft.links if str(link.tier) == "node-leaf"]
+    per_node = Counter(link.a for link in node_links)
+    groups = Counter(topo.devices[n].group for n in per_node)
+    assert groups == {"gpu": 144, "storage": 16, "mgmt": 8}  # trays, storage servers, in-band management
+    trays = [n for n in per_node if topo.devices[n].group == "gpu"]
+    assert {per_node[n] for n in trays} == {RA_BF3_PORTS_PER_TRAY}
+    assert {link.speed_gbps for link in node_links if link.a in trays} == {RA_BF3_GBPS}
+    for tray in ("gb001", "gb144"):  # both ports of both BlueField-3s; a port pair on two different leaves
+        home = {link.a_port: link.b for link in node_links if link.a == tray}
+        assert sorted(home) == ["LBF3-P1", "LBF3-P2", "RBF3-P1", "RBF3-P2"]
+        assert home["LBF3-P1"] != home["RBF3-P1"] and home["LBF3-P2"] != home["RBF3-P2"]
+    leaves = [s for s in ft.switches if topo.devices[s].layer == "leaf"]
+    spines = [s for s in ft.switches if topo.devices[s].layer == "spine"]
+    assert (len(leaves), len(spines)) == (4, 4)  # fabric's counts [unverified: the RA's were not read]
+    for leaf in leaves:  # 5:3 by bandwidth: 160 x 200G down, 96 x 200G up
+        up = sum(link.speed_gbps for link in ft.links if link.a == leaf and str(link.tier) == "leaf-spine")
+        assert up == 96 * RA_BF3_GBPS
+        assert build.topology.devices[leaf].model == "sn5600"
+    down_ports, up_ports = 160, 96
+    assert down_ports * RA_NODE_SIDE_BLOCKING[1] == up_ports * RA_NODE_SIDE_BLOCKING[0]
+    assert Counter(str(link.tier) for link in ft.links) == {"node-leaf": 624, "leaf-spine": 384}
+
+
+def test_the_converged_fabric_is_lossless_and_nccl_stays_on_the_compute_fabric() -> None:
+    """Storage on the converged fabric is RoCE (lossless by default, as on a storage fabric); the trays' NCCL file
+    is the compute fabric's, so a tray whose compute fabric is InfiniBand gets none from the Ethernet fabric."""
+    build = built(DESIGN)
+    files = render_all(build)
+    assert "hosts/gb001/nic-qos.sh" in files and "LBF3-P1" in files["hosts/gb001/nic-qos.sh"].decode()
+    assert not any(k.endswith("/nccl.env") for k in files)
+    dual = render_all(built(DUAL))  # negative: an Ethernet compute fabric's trays keep their nccl.env
+    env = dual["hosts/gb001/nccl.env"].decode()
+    assert "over the compute fabric" in env and "BF3" not in env.split("NCCL_IB_HCA")[1].splitlines()[0]
+
+
+def test_the_converged_fabric_without_its_role_is_no_in_band_fabric() -> None:
+    build = _variant("  converged:  ", "  north-south:\n    role: storage\n   ")
+    files = render_all(build)
+    assert not any(k.startswith("imex/") for k in files)  # a storage fabric's addresses are not IMEX's
+    assert "hosts/gb001/nic-qos.sh" in files  # still RoCE (storage)
 
 
 def test_domains_below_a_larger_switch_group_are_a_level_of_their_own() -> None:
@@ -287,6 +346,19 @@ def test_four_sus_have_the_counts_of_the_ras_rules() -> None:
     # take one more SLG (12 links from its spine): one SU more, 8 racks of 18 trays
     room = headroom(build.design, build.topology, "compute")
     assert room is not None and room.nodes == RA_RACKS_PER_SU * RA_TRAYS_PER_RACK
+
+
+def test_four_sus_converge_storage_and_inband_too() -> None:
+    build = built(MULTI)
+    topo = build.topology
+    assert build.design.spec.fabric_role("converged") == "converged"
+    ft = topo.fabrics["converged"]
+    per_node = Counter(link.a for link in ft.links if str(link.tier) == "node-leaf")
+    trays = [n for n in per_node if topo.devices[n].group == "gpu"]
+    assert len(trays) == 576 and {per_node[n] for n in trays} == {RA_BF3_PORTS_PER_TRAY}
+    assert Counter(topo.devices[n].group for n in per_node) == {"gpu": 576, "storage": 56, "mgmt": 8}
+    assert Counter(topo.devices[s].layer for s in ft.switches) == {"leaf": 16, "spine": 6}  # fabric's [unverified]
+    assert not [f for f in build.findings if f.code == "cage-mixed-mode"]
 
 
 def test_without_spine_downlinks_a_pod_is_not_an_su() -> None:

@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
+from fabric import render_all
 from fabric.analysis.locality import locality
 from fabric.pipeline import Build, build_fabric
 from fabric.render.outputs.kubernetes import k8s_files, label_keys, object_name
@@ -277,3 +278,49 @@ def test_label_values_are_bounded_and_end_alphanumeric() -> None:
     long = label_value("x" * 100)
     assert len(long) <= 63 and LABEL_VALUE.match(long) and long != label_value("x" * 101)
     assert LABEL_VALUE.match(label_value("...")) and DNS_SUBDOMAIN.match(object_name("___"))
+
+
+def _compute_domain(build: Any) -> list[dict[str, Any]]:
+    return list(yaml.safe_load_all(render_all(build)["k8s/compute-domain.yaml"].decode()))
+
+
+def test_compute_domain_example_fits_the_dra_drivers_crd_and_one_nvlink_domain() -> None:
+    """NVIDIA k8s-dra-driver-gpu, CRD computedomains.resource.nvidia.com v1beta1 (namespaced): spec requires
+    `numNodes` (integer, >= 0) and `channel.resourceClaimTemplate.name`; `allocationMode` is Single or All."""
+    build = built("gb200-nvl72-1su")
+    domain, job = _compute_domain(build)
+    assert (domain["apiVersion"], domain["kind"]) == ("resource.nvidia.com/v1beta1", "ComputeDomain")
+    spec = domain["spec"]
+    assert set(spec) <= {"numNodes", "channel"} and isinstance(spec["numNodes"], int) and spec["numNodes"] >= 0
+    assert set(spec["channel"]) <= {"resourceClaimTemplate", "allocationMode"}
+    assert spec["channel"].get("allocationMode", "Single") in ("Single", "All")
+    template = spec["channel"]["resourceClaimTemplate"]["name"]
+    assert isinstance(template, str) and template
+    assert (job["apiVersion"], job["kind"]) == ("batch/v1", "Job")
+    assert job["spec"]["completions"] == job["spec"]["parallelism"] == 18  # a pod a tray of one NVL72
+    pod = job["spec"]["template"]["spec"]
+    (claim,) = pod["resourceClaims"]
+    assert claim["resourceClaimTemplateName"] == template
+    (container,) = pod["containers"]
+    assert container["resources"]["claims"] == [{"name": claim["name"]}]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 4
+    (together,) = pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert together["topologyKey"] == "fabric.topology/nvlink-domain"  # the label fabric writes on every tray
+    labels = yaml.safe_load_all(render_all(build)["k8s/node-labels.yaml"].decode())
+    assert all("fabric.topology/nvlink-domain" in n["metadata"]["labels"] for n in labels if n)
+    (apart,) = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert apart["topologyKey"] == "kubernetes.io/hostname"
+    app = job["spec"]["template"]["metadata"]["labels"]
+    assert together["labelSelector"]["matchLabels"] == apart["labelSelector"]["matchLabels"] == app
+
+
+def test_compute_domain_falls_back_to_the_gpu_clique_label_and_needs_a_domain() -> None:
+    text = (DESIGNS / "gb200-nvl72-1su.yaml").read_text(encoding="utf-8")
+    variant = text.replace("addressing:", "exports: {kubernetes: {nvlink_label: null}}\naddressing:", 1)
+    build = build_fabric(load_spec_text(variant, "variant.yaml", DESIGNS))
+    _, job = _compute_domain(build)
+    (together,) = job["spec"]["template"]["spec"]["affinity"]["podAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert together["topologyKey"] == "nvidia.com/gpu.clique"
+    assert "k8s/compute-domain.yaml" not in render_all(built("superpod-h100-1su"))  # no NVLink domain, no example

@@ -149,7 +149,7 @@ def test_floor_plan_has_no_png_above_the_split(split_build: Build) -> None:
 def test_cabling_md_shows_the_physical_cables_of_each_rack() -> None:
     """The technician's document has cabling-physical.csv's rows too, per a-end rack: lab-ib's leaf-spine twin-port
     DAC is one row for two links (cage 31, ports 1/2, lanes 1-4 5-8 at both ends), a fibre row names the modules in
-    both cages; gb200-nvl72-1su's in-band 1:2 splitter fibre is one row with a leg to each of two trays."""
+    both cages; gb200-nvl72-1su's converged-fabric 1:2 splitter fibre is one row with a leg to each of two trays."""
     from tests.conftest import built
 
     text = cabling_md(built("lab-ib"))["cabling.md"]
@@ -166,7 +166,8 @@ def test_cabling_md_shows_the_physical_cables_of_each_rack() -> None:
     assert len(physical_rows) == 12 + 8  # 12 node links on fibre, 16 leaf-spine links on 8 twin-port DACs
     gb = cabling_md(built("gb200-nvl72-1su"))["cabling.md"]
     assert re.search(
-        r"\| inband-0001 \| inband-0001 inband-0002 \| gb001 U1 cage LBF3-P2 port 1; gb002 U2 cage LBF3-P2 port 1 "
-        r"\| MMA1Z00-NS400 \| inband-leaf01 cage 1 port 1/2 lanes 1-2 3-4 \| B05 U1 \| MMA4Z00-NS \| MFP7E20-N\d+ \|",
+        r"\| converged-0001 \| converged-0001 converged-0002 \| gb001 U1 cage LBF3-P2 port 1; gb002 U2 cage LBF3-P2 "
+        r"port 1 \| MMA1Z00-NS400 \| converged-leaf01 cage 1 port 1/2 lanes 1-2 3-4 \| B06 U1 \| MMA4Z00-NS \| "
+        r"MFP7E20-N\d+ \|",
         gb,
     )

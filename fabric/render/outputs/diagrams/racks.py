@@ -119,13 +119,16 @@ def _system_lines(build: Build, devices: list[Device], missing: int) -> list[str
 
 
 def device_kind(build: Build, device: Device) -> str:
-    """compute (GPU nodes), network (switches), storage (nodes on a storage fabric only), management (the rest)."""
+    """compute (GPU nodes), network (switches), storage (nodes on a storage fabric and on no compute fabric; on a
+    converged storage and in-band fabric, nodes of a type with storage ports), management (the rest)."""
     if device.layer != "node":
         return "network"
-    if build.design.catalog.nodes[device.model].gpus:
+    node_type = build.design.catalog.nodes[device.model]
+    if node_type.gpus:
         return "compute"
     roles = {ft.role for ft in build.topology.fabrics.values() if device.name in adjacency(ft).layers}
-    return "storage" if "storage" in roles and "compute" not in roles else "management"
+    storage = "storage" in roles or ("converged" in roles and "storage" in node_type.ports)
+    return "storage" if storage and "compute" not in roles else "management"
 
 
 def rack_sus(build: Build) -> dict[str, list[int]]:
