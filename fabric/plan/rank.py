@@ -70,6 +70,7 @@ def _signature(o: Outcome) -> tuple[Any, ...] | None:
         # the job table's figures (its spans and failing elements are named after the design's kind: su1, leafgroup1)
         tuple((j.nodes, j.gpus, j.nic_gbps_per_gpu, j.intact_gbps_per_gpu, j.failure_gbps_per_gpu) for j in o.jobs),
         o.growth,
+        o.traffic_pct,
     )
 
 
@@ -145,6 +146,7 @@ def as_data(
     precision: str = "bf16",
     pruned: Sequence[tuple[int, str, float]] = (),
     catalog: Catalog | None = None,
+    delivered: str = "bisection",
 ) -> dict[str, Any]:
     """The plan as JSON-ready data (keys documented in the README). `pruned`: (candidate index, label, bound) of
     the candidates not built because their bound could not rank (metrics.py)."""
@@ -238,5 +240,6 @@ def as_data(
         "candidates": rows,
         "metric": metric,
         "precision": precision,
+        "delivered": delivered,
         "pruned": [{"candidate": i + 1, "label": label, "bound": _round(bound)} for i, label, bound in pruned],
     }

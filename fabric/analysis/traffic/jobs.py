@@ -44,17 +44,14 @@ def job_traffic(
     """Per job size of the table: its figures; none for a one-node job (its GPUs talk over NVLink). `sm`: the
     subnet manager's forwarding tables over a Net (an InfiniBand fabric whose SM routes are modelled), for a
     figure under routing `sm` beside the others."""
-    loc = locality(design, topology)
-    if table is None or loc is None:
+    modelled = table_jobs(design, topology, table)
+    if modelled is None:
         return {}
-    nodes = placement(loc)
-    net, ports = fabric_net(topology.fabrics[loc.fabric], nodes)
+    net, jobs = modelled
     tables = sm(net) if sm is not None else None
     out: dict[int, tuple[TrafficFigure, ...]] = {}
-    for row in table.rows:
-        k = row.nodes
-        job = [ports[n] for n in nodes[:k]]
-        if k < 2 or not all(job) or sum(len(p) for p in job) > TABLE_PORTS:
+    for k, job in jobs.items():
+        if not job:
             out[k] = ()
             continue
         figures = []
@@ -67,6 +64,24 @@ def job_traffic(
                 figures.append(traffic(net, job, pattern, "sm", distance=distance, pxn=pxn, table=tables))
         out[k] = tuple(figures)
     return out
+
+
+def table_jobs(
+    design: Design, topology: Topology, table: JobTable | None
+) -> tuple[Net, dict[int, list[list[int]]]] | None:
+    """The scheduler fabric's Net and, per job size of the table, the NIC ports of its nodes in placement order
+    (empty where the table gives no figures: a one-node job, a node without ports, more than TABLE_PORTS)."""
+    loc = locality(design, topology)
+    if table is None or loc is None:
+        return None
+    nodes = placement(loc)
+    net, ports = fabric_net(topology.fabrics[loc.fabric], nodes)
+    jobs: dict[int, list[list[int]]] = {}
+    for row in table.rows:
+        k = row.nodes
+        job = [ports[n] for n in nodes[:k]]
+        jobs[k] = job if k >= 2 and all(job) and sum(len(p) for p in job) <= TABLE_PORTS else []
+    return net, jobs
 
 
 def fabric_nodes(design: Design, topology: Topology, fabric: str | None) -> tuple[str, list[str]] | None:
