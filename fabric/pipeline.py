@@ -70,7 +70,8 @@ class Build:
     @cached_property
     def traffic(self) -> Mapping[int, tuple[TrafficFigure, ...]]:
         """The traffic figures of the job table's rows by job size (analysis/traffic): made on first read; on an
-        InfiniBand fabric routed by ftree or updn also under the subnet manager's modelled routes (intent/infiniband)."""
+        InfiniBand fabric routed by ftree or updn also under the subnet manager's modelled routes
+        (intent/infiniband)."""
         from fabric.analysis.traffic.jobs import job_traffic
         from fabric.analysis.traffic.sm import NotModelled
         from fabric.intent.infiniband.routes import BUILD_ENTRIES, sm_tables
