@@ -95,19 +95,28 @@ def traffic(
     sm = None
     if "sm" in routings:
         sm = _sm_tables(result, key)
-    figures = run(
-        result.design,
-        result.topology,
-        job,
-        key,
-        patterns=patterns,
-        routings=routings,
-        qps=qps if qps is not None else result.design.spec.traffic.qps,
-        seeds=seeds,
-        distance=distance,
-        pxn=not no_pxn,
-        sm=sm,
-    )
+    try:
+        figures = run(
+            result.design,
+            result.topology,
+            job,
+            key,
+            patterns=patterns,
+            routings=routings,
+            qps=qps if qps is not None else result.design.spec.traffic.qps,
+            seeds=seeds,
+            distance=distance,
+            pxn=not no_pxn,
+            sm=sm,
+        )
+    except MemoryError:  # the machine's memory, not a bug: say which job was too large and what to ask instead
+        typer.echo(
+            f"fabric traffic: the model ran out of memory for {len(job):,} nodes ({ports:,} NIC ports), "
+            f"{', '.join(patterns)} under {', '.join(routings)} with {seeds} seed(s): ask for fewer --nodes, "
+            "fewer --seeds, or one --pattern and --routing at a time",
+            err=True,
+        )
+        raise typer.Exit(2) from None
     data = {"design": result.name, "fabric": key, "nodes": len(job), "traffic": [traffic_row(f) for f in figures]}
     if as_json:
         typer.echo(json.dumps(data, indent=2))
