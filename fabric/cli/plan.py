@@ -106,8 +106,9 @@ def plan(
             "--delivered",
             help="What the fabric delivers, for tco-per-delivered-pflops: bisection (max-flow of the whole-cluster "
             "job), ecmp (the traffic model under static ECMP, 1 QP per connection: the worst of all-reduce, "
-            "all-to-all and shift for the largest job `fabric show` models) or adaptive (the same under packet "
-            "spraying). ecmp and adaptive model each built candidate's traffic: slower.",
+            "all-to-all and shift for the largest job `fabric show` models), adaptive (the same under packet "
+            "spraying) or static (the subnet manager's modelled routes on InfiniBand, ECMP on Ethernet). The "
+            "traffic model runs for each built candidate: slower.",
         ),
     ] = "bisection",
     build_all: Annotated[

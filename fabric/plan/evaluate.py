@@ -70,6 +70,7 @@ class Outcome:
     # `fabric plan --delivered ecmp|adaptive`: the traffic model's worst standard pattern, mean % of the NIC rate
     # per GPU (plan/delivered.py); None: delivered is the bisection figure
     traffic_pct: float | None = None
+    traffic_routing: str | None = None  # the routing traffic_pct was modelled under (ecmp, adaptive, sm)
 
     @property
     def capital_per_gpu_usd(self) -> float:
@@ -187,6 +188,7 @@ def evaluate(candidate: Candidate, gpus: int, grow_to: int | None = None, delive
     jobs = build.jobs  # the job bandwidth table (analysis/jobs.py), kept for the traffic figure
     node_gpus = _catalog().nodes[candidate.node].gpus
     growth = _growth(candidate, build, cost.capital_usd, grow_to) if grow_to and not errors else None
+    modelled = traffic_pct(build, delivered) if delivered != "bisection" and not errors else None
     return Outcome(
         candidate,
         name,
@@ -212,7 +214,8 @@ def evaluate(candidate: Candidate, gpus: int, grow_to: int | None = None, delive
         headroom_beyond=room.beyond if room else "",
         jobs=jobs.rows if jobs else (),
         growth=growth,
-        traffic_pct=traffic_pct(build, delivered) if delivered != "bisection" and not errors else None,
+        traffic_pct=modelled[0] if modelled else None,
+        traffic_routing=modelled[1] if modelled else None,
     )
 
 

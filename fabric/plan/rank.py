@@ -202,6 +202,7 @@ def as_data(
                 "gpu_tflops": tflops_per_gpu(catalog.nodes[c.node], precision),
                 "pflops": _round(pflops(o, catalog, precision), 1),
                 "delivered_fraction": _round(delivered_fraction(o), 4),
+                "delivered_routing": o.traffic_routing,
                 "delivered_pflops": _round(pflops(o, catalog, precision) * delivered_fraction(o), 1),
                 "tco_per_gpu_usd": _round(o.tco_per_gpu_usd),
                 "tco_per_pflops_usd": _round(metric_value(o, "tco-per-pflops", catalog, precision)),

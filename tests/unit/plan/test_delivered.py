@@ -74,7 +74,15 @@ def test_the_figure_is_the_summarys_worst_ecmp_row(outcomes: dict[str, list[Outc
     rows = [f for f in build.traffic[largest] if f.routing == "ecmp" and f.qps == 1]
     assert len(rows) == 3
     assert outcomes["ecmp"][0].traffic_pct == min(f.mean_pct for f in rows)
-    assert traffic_pct(build, "adaptive") == 100.0  # non-blocking: the ideal delivers everything
+    assert traffic_pct(build, "adaptive") == (100.0, "adaptive")  # non-blocking: the ideal delivers everything
+    assert outcomes["ecmp"][0].traffic_routing == "ecmp"
+    # static: an InfiniBand candidate routed by ftree (the plan's default engines) under the SM's modelled tables,
+    # as the summary's `sm` rows; an Ethernet one would take ECMP
+    sm_rows = [f for f in build.traffic[largest] if f.routing == "sm"]
+    assert len(sm_rows) == 3
+    assert traffic_pct(build, "static") == (min(f.mean_pct for f in sm_rows), "sm")
+    static = evaluate(rail, GPUS, delivered="static")
+    assert (static.traffic_pct, static.traffic_routing) == (min(f.mean_pct for f in sm_rows), "sm")
 
 
 def test_cli_ranks_by_the_delivered_asked() -> None:
@@ -85,6 +93,8 @@ def test_cli_ranks_by_the_delivered_asked() -> None:
         assert result.exit_code == 0, result.output
         data = json.loads(result.stdout)
         assert data["delivered"] == (delivered or "bisection")
+        routing = None if delivered in (None, "bisection") else delivered
+        assert {r["delivered_routing"] for r in data["candidates"]} == {routing}
         orders[delivered] = [(r["label"], r["delivered_fraction"]) for r in data["candidates"]]
     assert orders[None] == orders["bisection"]
     assert [label for label, _ in orders["ecmp"]] == [label for label, _ in reversed(orders["bisection"])]
