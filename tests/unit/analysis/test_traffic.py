@@ -254,7 +254,7 @@ def test_fabric_traffic_out_of_memory_is_a_message_not_a_bug(monkeypatch: pytest
     from fabric.cli import app
     from tests.conftest import REPO
 
-    args = ["traffic", str(REPO / "designs" / "lab.yaml"), "--seeds", "2", "--pattern", "shift"]
+    args = ["traffic", str(REPO / "designs" / "lab.yaml"), "--seeds", "2", "--pattern", "shift", "--json"]
     assert CliRunner().invoke(app, args).exit_code == 0
 
     def exhausted(*_: object, **__: object) -> None:
