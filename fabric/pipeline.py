@@ -80,13 +80,14 @@ class Build:
     @cached_property
     def traffic(self) -> Mapping[int, tuple[TrafficFigure, ...]]:
         """The traffic figures of the job table's rows by job size (analysis/traffic): made on first read; on an
-        InfiniBand fabric routed by ftree also under the subnet manager's modelled routes (intent/infiniband)."""
+        InfiniBand fabric routed by ftree or updn also under the subnet manager's modelled routes
+        (intent/infiniband)."""
         from fabric.analysis.traffic.jobs import job_traffic
         from fabric.analysis.traffic.sm import NotModelled
         from fabric.intent.infiniband.routes import BUILD_ENTRIES, sm_tables
 
         sm = None
-        if self.jobs is not None:  # the subnet manager's routes, where the fabric is InfiniBand routed by ftree
+        if self.jobs is not None:  # the subnet manager's routes, where the fabric is InfiniBand routed by ftree or updn
             subnets = [s for s in self.infiniband.subnets if s.fabric == self.jobs.fabric]
             try:
                 sm = sm_tables(subnets, self.topology.fabrics[self.jobs.fabric], BUILD_ENTRIES)

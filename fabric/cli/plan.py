@@ -100,6 +100,17 @@ def plan(
     precision: Annotated[
         str, typer.Option("--precision", help="Compute figure: bf16 or fp8 (dense tensor TFLOPS, catalog).")
     ] = "bf16",
+    delivered: Annotated[
+        str,
+        typer.Option(
+            "--delivered",
+            help="What the fabric delivers, for tco-per-delivered-pflops: bisection (max-flow of the whole-cluster "
+            "job), ecmp (the traffic model under static ECMP, 1 QP per connection: the worst of all-reduce, "
+            "all-to-all and shift for the largest job `fabric show` models), adaptive (the same under packet "
+            "spraying) or static (the subnet manager's modelled routes on InfiniBand, ECMP on Ethernet). The "
+            "traffic model runs for each built candidate: slower.",
+        ),
+    ] = "bisection",
     build_all: Annotated[
         bool,
         typer.Option(
@@ -144,6 +155,7 @@ def plan(
     from fabric.cli.views.console import console
     from fabric.cli.views.plan_table import plan_table, ruled_out
     from fabric.plan.candidates import enumerate_candidates
+    from fabric.plan.delivered import DELIVERED
     from fabric.plan.document import spec_name, spec_yaml
     from fabric.plan.metrics import METRICS, PRECISIONS
     from fabric.plan.rank import as_data, rank
@@ -157,6 +169,9 @@ def plan(
         raise typer.Exit(2)
     if metric not in METRICS or precision not in PRECISIONS:
         print(f"error: --metric: one of {', '.join(METRICS)}; --precision: bf16 or fp8", file=sys.stderr)
+        raise typer.Exit(2)
+    if delivered not in DELIVERED:
+        print(f"error: --delivered {printable(delivered)!r}: one of {', '.join(DELIVERED)}", file=sys.stderr)
         raise typer.Exit(2)
     if platform is not None and platform not in platform_names():
         print(f"error: --platform {printable(platform)!r}: one of {', '.join(platform_names())}", file=sys.stderr)
@@ -175,14 +190,26 @@ def plan(
     pruned: list[tuple[int, str, float]] = []
     try:
         if best_only:
-            outcomes, pruned = pruned_sweep(candidates, gpus, metric, precision, workers=workers, scheduler=scheduler)
+            outcomes, pruned = pruned_sweep(
+                candidates, gpus, metric, precision, workers=workers, scheduler=scheduler, delivered=delivered
+            )
         else:
-            outcomes = sweep(candidates, gpus, grow_to, workers=workers, scheduler=scheduler)
+            outcomes = sweep(candidates, gpus, grow_to, workers=workers, scheduler=scheduler, delivered=delivered)
     except SchedulerError as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         raise typer.Exit(2) from None
     ranked = rank(outcomes, budget, grow_to, metric, precision, catalog)
-    data = as_data(ranked, gpus, grow_to, budget, metric=metric, precision=precision, pruned=pruned, catalog=catalog)
+    data = as_data(
+        ranked,
+        gpus,
+        grow_to,
+        budget,
+        metric=metric,
+        precision=precision,
+        pruned=pruned,
+        catalog=catalog,
+        delivered=delivered,
+    )
     if as_json:
         print(json.dumps(data, indent=2))
     else:  # a wide table: print it whole rather than fold every cell into a narrow terminal

@@ -44,7 +44,7 @@ def traffic(
         typer.Option(
             "--routing",
             help="Routing; repeat for several (default: ecmp, adaptive). sm: the InfiniBand subnet manager's "
-            "routes (ftree).",
+            "routes (ftree, updn).",
         ),
     ] = None,
     qps: Annotated[
@@ -59,8 +59,8 @@ def traffic(
 ) -> None:
     """Delivered bandwidth per GPU, as % of its NIC rate, of ring all-reduce, all-to-all and shift permutations
     under static ECMP (QPs hashed per hop, over seeds: mean, median, 5th percentile), adaptive routing (packet
-    spraying: the ideal) and, on an InfiniBand fabric routed by ftree, the subnet manager's own routes (`--routing
-    sm`: OpenSM's ftree tables, modelled), max-min fair (a fluid model)."""
+    spraying: the ideal) and, on an InfiniBand fabric routed by ftree or updn, the subnet manager's own routes
+    (`--routing sm`: OpenSM's tables, modelled), max-min fair (a fluid model)."""
     from fabric.analysis.traffic.jobs import ALL_TO_ALL_PORTS, fabric_nodes, largest_job, nic_ports, run
     from fabric.cli.views.summary import traffic_table
     from fabric.render.outputs.summary import traffic_row
@@ -95,19 +95,28 @@ def traffic(
     sm = None
     if "sm" in routings:
         sm = _sm_tables(result, key)
-    figures = run(
-        result.design,
-        result.topology,
-        job,
-        key,
-        patterns=patterns,
-        routings=routings,
-        qps=qps if qps is not None else result.design.spec.traffic.qps,
-        seeds=seeds,
-        distance=distance,
-        pxn=not no_pxn,
-        sm=sm,
-    )
+    try:
+        figures = run(
+            result.design,
+            result.topology,
+            job,
+            key,
+            patterns=patterns,
+            routings=routings,
+            qps=qps if qps is not None else result.design.spec.traffic.qps,
+            seeds=seeds,
+            distance=distance,
+            pxn=not no_pxn,
+            sm=sm,
+        )
+    except MemoryError:  # the machine's memory, not a bug: say which job was too large and what to ask instead
+        typer.echo(
+            f"fabric traffic: the model ran out of memory for {len(job):,} nodes ({ports:,} NIC ports), "
+            f"{', '.join(patterns)} under {', '.join(routings)} with {seeds} seed(s): ask for fewer --nodes, "
+            "fewer --seeds, or one --pattern and --routing at a time",
+            err=True,
+        )
+        raise typer.Exit(2) from None
     data = {"design": result.name, "fabric": key, "nodes": len(job), "traffic": [traffic_row(f) for f in figures]}
     if as_json:
         typer.echo(json.dumps(data, indent=2))
@@ -119,7 +128,7 @@ def traffic(
 
 def _sm_tables(result: Any, key: str) -> Callable[[Any], Any]:
     """The modelled forwarding tables of fabric `key`'s subnets, for routing `sm`; exits 2 where there are none
-    (not InfiniBand) or the model does not reproduce the SM's engine (not ftree)."""
+    (not InfiniBand) or the model does not reproduce the SM's engine (not ftree or updn)."""
     from fabric.analysis.traffic.sm import NotModelled
     from fabric.intent.infiniband.routes import sm_tables
 

@@ -12,12 +12,13 @@ from fabric.allocation.allocate import Allocation, _allocate_cables  # the cable
 from fabric.allocation.checks import optics_missing
 from fabric.allocation.optics import optics
 from fabric.analysis.headroom import headroom
-from fabric.analysis.jobs import JobBandwidth, job_bandwidth
+from fabric.analysis.jobs import JobBandwidth
 from fabric.costing import costing
 from fabric.model.findings import FabricError, Finding, Severity, sort_findings
 from fabric.model.kinds import Layer
 from fabric.pipeline import Build, build_fabric
 from fabric.plan.candidates import Candidate
+from fabric.plan.delivered import traffic_pct
 from fabric.plan.document import spec_yaml
 from fabric.spec.catalog import Catalog, builtin_catalog
 from fabric.spec.loader import load_spec_text
@@ -66,6 +67,10 @@ class Outcome:
     headroom_beyond: str = ""
     jobs: tuple[JobBandwidth, ...] = ()
     growth: Growth | None = None
+    # `fabric plan --delivered ecmp|adaptive`: the traffic model's worst standard pattern, mean % of the NIC rate
+    # per GPU (plan/delivered.py); None: delivered is the bisection figure
+    traffic_pct: float | None = None
+    traffic_routing: str | None = None  # the routing traffic_pct was modelled under (ecmp, adaptive, sm)
 
     @property
     def capital_per_gpu_usd(self) -> float:
@@ -170,8 +175,9 @@ def _switch_count(build: Build) -> int:
     return sum(1 for d in build.topology.devices.values() if d.layer != Layer.NODE)
 
 
-def evaluate(candidate: Candidate, gpus: int, grow_to: int | None = None) -> Outcome:
-    """Build a candidate for `gpus` GPUs (and, with `grow_to`, for the target) and take its figures."""
+def evaluate(candidate: Candidate, gpus: int, grow_to: int | None = None, delivered: str = "bisection") -> Outcome:
+    """Build a candidate for `gpus` GPUs (and, with `grow_to`, for the target) and take its figures; `delivered`
+    other than bisection: also the traffic model's figure under that routing (plan/delivered.py)."""
     name, build, ruling, errors = _build(candidate, gpus)
     if build is None:
         return Outcome(candidate, name, False, ruling, errors, 0)
@@ -179,9 +185,10 @@ def evaluate(candidate: Candidate, gpus: int, grow_to: int | None = None) -> Out
     cost = costing(build)
     fig = build.figures.get(FABRIC)
     room = headroom(build.design, build.topology, FABRIC)
-    jobs = job_bandwidth(build.design, build.topology)
+    jobs = build.jobs  # the job bandwidth table (analysis/jobs.py), kept for the traffic figure
     node_gpus = _catalog().nodes[candidate.node].gpus
     growth = _growth(candidate, build, cost.capital_usd, grow_to) if grow_to and not errors else None
+    modelled = traffic_pct(build, delivered) if delivered != "bisection" and not errors else None
     return Outcome(
         candidate,
         name,
@@ -207,6 +214,8 @@ def evaluate(candidate: Candidate, gpus: int, grow_to: int | None = None) -> Out
         headroom_beyond=room.beyond if room else "",
         jobs=jobs.rows if jobs else (),
         growth=growth,
+        traffic_pct=modelled[0] if modelled else None,
+        traffic_routing=modelled[1] if modelled else None,
     )
 
 

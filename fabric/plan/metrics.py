@@ -53,7 +53,10 @@ def tflops_per_gpu(node: NodeType, precision: str) -> float:
 
 
 def delivered_fraction(o: Outcome) -> float:
-    """The whole-cluster job's intact bandwidth over its NIC bandwidth (1 when the build has no job table)."""
+    """The whole-cluster job's intact bandwidth over its NIC bandwidth (1 when the build has no job table); with
+    `fabric plan --delivered ecmp|adaptive`, the traffic model's figure instead (plan/delivered.py)."""
+    if o.traffic_pct is not None:
+        return o.traffic_pct / 100
     if not o.jobs:
         return 1.0
     whole = o.jobs[-1]

@@ -70,6 +70,7 @@ def _signature(o: Outcome) -> tuple[Any, ...] | None:
         # the job table's figures (its spans and failing elements are named after the design's kind: su1, leafgroup1)
         tuple((j.nodes, j.gpus, j.nic_gbps_per_gpu, j.intact_gbps_per_gpu, j.failure_gbps_per_gpu) for j in o.jobs),
         o.growth,
+        o.traffic_pct,
     )
 
 
@@ -145,6 +146,7 @@ def as_data(
     precision: str = "bf16",
     pruned: Sequence[tuple[int, str, float]] = (),
     catalog: Catalog | None = None,
+    delivered: str = "bisection",
 ) -> dict[str, Any]:
     """The plan as JSON-ready data (keys documented in the README). `pruned`: (candidate index, label, bound) of
     the candidates not built because their bound could not rank (metrics.py)."""
@@ -200,6 +202,7 @@ def as_data(
                 "gpu_tflops": tflops_per_gpu(catalog.nodes[c.node], precision),
                 "pflops": _round(pflops(o, catalog, precision), 1),
                 "delivered_fraction": _round(delivered_fraction(o), 4),
+                "delivered_routing": o.traffic_routing,
                 "delivered_pflops": _round(pflops(o, catalog, precision) * delivered_fraction(o), 1),
                 "tco_per_gpu_usd": _round(o.tco_per_gpu_usd),
                 "tco_per_pflops_usd": _round(metric_value(o, "tco-per-pflops", catalog, precision)),
@@ -238,5 +241,6 @@ def as_data(
         "candidates": rows,
         "metric": metric,
         "precision": precision,
+        "delivered": delivered,
         "pruned": [{"candidate": i + 1, "label": label, "bound": _round(bound)} for i, label, bound in pruned],
     }

@@ -39,12 +39,14 @@ def sweep(
     *,
     workers: int | None = None,
     scheduler: str | None = None,
+    delivered: str = "bisection",
 ) -> list[Outcome]:
     """Outcomes of `candidates`, in their order. `scheduler`: a Dask scheduler address (tcp://host:8786, or
-    an in-process cluster's address); else a pool of `workers` processes (1: this process)."""
-    run = partial(evaluate, gpus=gpus, grow_to=grow_to)
+    an in-process cluster's address); else a pool of `workers` processes (1: this process). `delivered`: what
+    delivered bandwidth is (plan/delivered.py)."""
+    run = partial(evaluate, gpus=gpus, grow_to=grow_to, delivered=delivered)
     if scheduler is not None:
-        return _dask(candidates, gpus, grow_to, scheduler)
+        return _dask(candidates, gpus, grow_to, scheduler, delivered)
     workers = workers or default_workers()
     if workers <= 1 or len(candidates) <= 1:
         return [run(c) for c in candidates]
@@ -53,7 +55,7 @@ def sweep(
 
 
 def best_of_node(
-    candidates: Sequence[Candidate], gpus: int, metric: str, precision: str
+    candidates: Sequence[Candidate], gpus: int, metric: str, precision: str, delivered: str = "bisection"
 ) -> tuple[list[Outcome], list[tuple[int, str, float]]]:
     """One node type's candidates, built in bound order until no bound can beat the best built figure:
     (the outcomes built, (index, label, bound) of those pruned)."""
@@ -85,7 +87,7 @@ def best_of_node(
         if cost.ruled is not None:  # an incomplete BOM that could have ranked: ruled out by its finding
             built.append(ruled_outcome(c, cost.ruled))
             continue
-        o = evaluate(c, gpus)
+        o = evaluate(c, gpus, delivered=delivered)
         built.append(o)
         figure = metric_value(o, metric, catalog, precision) if o.ok else None
         if figure is not None and (best is None or (figure, c.index) < best):
@@ -107,15 +109,18 @@ def pruned_sweep(
     *,
     workers: int | None = None,
     scheduler: str | None = None,
+    delivered: str = "bisection",
 ) -> tuple[list[Outcome], list[tuple[int, str, float]]]:
     """The outcomes that can be their node type's best (in candidate order) and the pruned candidates (by index)."""
     groups: dict[str, list[Candidate]] = {}
     for c in candidates:
         groups.setdefault(c.node, []).append(c)
     tasks = sorted(groups.values(), key=len, reverse=True)  # the longest first: the pool ends together
-    run = partial(best_of_node, gpus=gpus, metric=metric, precision=precision)
+    run = partial(best_of_node, gpus=gpus, metric=metric, precision=precision, delivered=delivered)
     if scheduler is not None:
-        results = _dask_map(best_of_node, tasks, scheduler, gpus=gpus, metric=metric, precision=precision)
+        results = _dask_map(
+            best_of_node, tasks, scheduler, gpus=gpus, metric=metric, precision=precision, delivered=delivered
+        )
     else:
         workers = workers or default_workers()
         if workers <= 1 or len(tasks) <= 1:
@@ -128,8 +133,12 @@ def pruned_sweep(
     return outcomes, pruned
 
 
-def _dask(candidates: Sequence[Candidate], gpus: int, grow_to: int | None, address: str) -> list[Outcome]:
-    results: list[Outcome] = _dask_map(evaluate, list(candidates), address, gpus=gpus, grow_to=grow_to)
+def _dask(
+    candidates: Sequence[Candidate], gpus: int, grow_to: int | None, address: str, delivered: str
+) -> list[Outcome]:
+    results: list[Outcome] = _dask_map(
+        evaluate, list(candidates), address, gpus=gpus, grow_to=grow_to, delivered=delivered
+    )
     return results
 
 

@@ -7,20 +7,26 @@ every switch of the plan and every CA port, the output port the model gives equa
 entry for entry, and the traffic model's next-hop table made from OpenSM's tables equals the one made from the
 model's. Negative cases: the model routing each leaf's compute ports in the wrong order (descending) differs from
 the same tables, and OpenSM routing with updn instead of ftree differs from the model.
+
+The same designs routed by OpenSM's updn (`routing_engine updn,no_fallback`, the generated root GUID file): the
+updn model (analysis/traffic/updn.py) equals its tables entry for entry; negative: the model taking the last of
+the least-loaded ports on a tie (OpenSM takes the first) differs.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from fabric.analysis.traffic import sm
+from fabric.analysis.traffic import sm, updn
 from fabric.analysis.traffic.net import fabric_net
-from fabric.intent.infiniband.routes import sm_routes, sm_table
+from fabric.analysis.traffic.updn import updn_routes
+from fabric.intent.infiniband.routes import ib_graph, sm_routes, sm_table
 from fabric.intent.infiniband.subnet import Subnet
 from tests.live.test_ibsim import _build, _other_host, _sm_nodeid, _subnet, install
 from tests.support.ibsim_lab import Lfts, parse_lfts, simulation
@@ -122,3 +128,41 @@ def test_opensm_with_updn_differs_from_the_ftree_model(tmp_path: Path) -> None:
     assert compared == 68 * 384
     assert differ > compared // 2
     print(f"lab-ib-3tier under updn: {differ} of {compared} entries differ from the ftree model")
+
+
+@pytest.mark.parametrize("design", list(DESIGNS))
+def test_the_updn_model_equals_opensms_tables(design: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenSM routing the planned fabric with updn (the generated root file): the updn model's tables, entry for
+    entry. Negative: the model picking the last least-loaded port on a tie (OpenSM: the first) differs."""
+    switches, ca_ports = DESIGNS[design]
+    subnet = _subnet(design)
+    graph = ib_graph(subnet)
+    started = time.process_time()
+    routes = updn_routes(graph)
+    model_s = time.process_time() - started
+    assert sm_routes(replace(subnet, engines=("updn",))) == routes  # what `--routing sm` takes on a updn fabric
+    lfts, log = _opensm_tables(subnet, tmp_path, "updn,no_fallback")
+    assert "updn tables configured on all switches" in log and "ftree tables configured" not in log
+    assert len(lfts.ca_lids) == ca_ports
+    assert set(lfts.ca_lids) == {g for table in routes.values() for g in table}
+    compared, differ = _differences(subnet, routes, lfts)
+    assert compared == switches * ca_ports
+    assert differ == 0
+
+    # negative: ties to the highest port instead of the lowest
+    original = min
+
+    def last_on_tie(*args: Any, **kwargs: Any) -> Any:
+        if "key" in kwargs and len(args) == 1:
+            items = list(args[0])
+            best = original(kwargs["key"](x)[0] for x in items)
+            return max(x for x in items if kwargs["key"](x)[0] == best)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(updn, "min", last_on_tie, raising=False)
+    _, wrong_differ = _differences(subnet, updn_routes(graph), lfts)
+    assert wrong_differ > 0
+    print(
+        f"{design} under updn: {compared} entries equal ({switches} switches x {ca_ports} CA ports), model "
+        f"{model_s:.3f} s CPU; the last port on a tie: {wrong_differ} differ"
+    )

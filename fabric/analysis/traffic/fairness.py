@@ -70,3 +70,89 @@ def max_min(rows: Ints, cols: Ints, weights: Floats, capacity: Floats, demand: F
         base -= np.bincount(cols[entries], weights=weights[entries] * rate[rows[entries]], minlength=links)
         load[full] = 0.0
     return rate
+
+
+def max_min_shared(
+    flow_class: Ints,
+    own_rows: Ints,
+    own_cols: Ints,
+    class_rows: Ints,
+    class_cols: Ints,
+    class_weights: Floats,
+    capacity: Floats,
+    demand: Floats,
+) -> Floats:
+    """`max_min` where many flows cross the same links with the same weights: each flow `f` crosses its own links
+    (`own_rows`, `own_cols`, weight 1: its NIC links) and those of its class `flow_class[f]` (-1: none), given once
+    per class (`class_rows`, `class_cols`, `class_weights`: packet spraying between two leaves). The same
+    progressive filling: a link's load is its own flows' weight plus each class's weight times the class's rising
+    flows, and a full link freezes every rising flow of every class on it. Memory grows with flows plus class
+    entries, not flows times their paths (a sprayed all-to-all over a 3-tier fabric puts every flow on every
+    core)."""
+    flows = len(demand)
+    classes = int(max(class_rows.max(initial=-1), flow_class.max(initial=-1))) + 1
+    used = np.flatnonzero(
+        np.bincount(own_cols, minlength=len(capacity)) + np.bincount(class_cols, minlength=len(capacity))
+    )
+    renumber = np.zeros(len(capacity), dtype=np.int64)
+    renumber[used] = np.arange(len(used))
+    own_cols, class_cols = renumber[own_cols], renumber[class_cols]
+    links = len(used)
+    base = capacity[used].astype(np.float64)
+    own_by_flow = np.argsort(own_rows, kind="stable")
+    own_flow_ptr = np.searchsorted(own_rows[own_by_flow], np.arange(flows + 1))
+    own_by_link = np.argsort(own_cols, kind="stable")
+    own_link_ptr = np.searchsorted(own_cols[own_by_link], np.arange(links + 1))
+    by_class = np.argsort(class_rows, kind="stable")
+    class_ptr = np.searchsorted(class_rows[by_class], np.arange(classes + 1))
+    class_by_link = np.argsort(class_cols, kind="stable")
+    class_link_ptr = np.searchsorted(class_cols[class_by_link], np.arange(links + 1))
+    member_order = np.argsort(flow_class, kind="stable")
+    members_of = member_order[flow_class[member_order] >= 0]
+    member_ptr = np.searchsorted(flow_class[members_of], np.arange(classes + 1))
+    rising = np.bincount(flow_class[flow_class >= 0], minlength=classes).astype(np.float64)  # per class
+    load = np.bincount(own_cols, minlength=links) + np.bincount(
+        class_cols, weights=class_weights * rising[class_rows], minlength=links
+    )
+    rate = np.zeros(flows)
+    alive = np.ones(flows, dtype=bool)
+    first = np.zeros(flows, dtype=np.int64)
+    by_demand = np.argsort(demand, kind="stable")
+    next_demand = 0
+    left = flows
+    level = 0.0
+    while left:
+        while not alive[by_demand[next_demand]]:
+            next_demand += 1
+        loaded = load > EPS
+        fill = np.full(links, np.inf)
+        fill[loaded] = base[loaded] / load[loaded]
+        level = max(level, min(float(fill.min()), float(demand[by_demand[next_demand]])))
+        full = np.nonzero(loaded & (fill <= level * (1 + EPS)))[0]
+        on_full = own_rows[own_by_link[_ranges(own_link_ptr, full)]]
+        hit = np.unique(class_rows[class_by_link[_ranges(class_link_ptr, full)]])
+        hit = hit[rising[hit] > 0]
+        in_hit = members_of[_ranges(member_ptr, hit)]
+        reached = by_demand[next_demand:][demand[by_demand[next_demand:]] <= level * (1 + EPS)]
+        frozen = np.concatenate([on_full, in_hit, reached])
+        frozen = frozen[alive[frozen]]
+        first[frozen] = np.arange(len(frozen))
+        frozen = frozen[first[frozen] == np.arange(len(frozen))]
+        rate[frozen] = np.minimum(level, demand[frozen])
+        alive[frozen] = False
+        left -= len(frozen)
+        entries = own_by_flow[_ranges(own_flow_ptr, frozen)]
+        load -= np.bincount(own_cols[entries], minlength=links)
+        base -= np.bincount(own_cols[entries], weights=rate[own_rows[entries]], minlength=links)
+        k = flow_class[frozen]
+        mine = k >= 0
+        gone = np.bincount(k[mine], minlength=classes).astype(np.float64)
+        taken = np.bincount(k[mine], weights=rate[frozen][mine], minlength=classes)
+        changed = np.flatnonzero(gone)
+        rising -= gone
+        entries = by_class[_ranges(class_ptr, changed)]
+        row = class_rows[entries]
+        load -= np.bincount(class_cols[entries], weights=class_weights[entries] * gone[row], minlength=links)
+        base -= np.bincount(class_cols[entries], weights=class_weights[entries] * taken[row], minlength=links)
+        load[full] = 0.0
+    return rate

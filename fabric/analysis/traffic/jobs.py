@@ -20,10 +20,11 @@ SEEDS = 8  # hash seeds per ECMP figure of the table, at most: a large job's por
 # NIC ports of the largest job the table models: above, the row's list is empty and `fabric traffic --nodes` gives
 # its figures (at 100k GPUs a 1,024-node all-to-all takes half a minute per routing, its spraying several)
 TABLE_PORTS = 2048
-# NIC ports of the largest all-to-all `fabric traffic` models: the model's memory grows with the job (the whole
-# 100k-GPU RoCE cluster's all-to-all went past 24 GB and was killed by the OOM killer; a 1,024-node one, 8,192
-# ports, takes half a minute per routing); above it, `--nodes` asks for a smaller job
-ALL_TO_ALL_PORTS = 8192
+# NIC ports of the largest all-to-all `fabric traffic` models: the model's memory grows with the job. Spraying
+# shares one set of paths per leaf pair and walks a step's links in bounded chunks (routing.py), so the whole
+# 100k-GPU RoCE benchmark cluster's all-to-all (100,000 ports) takes 3.3 GB under adaptive routing and 2.4 GB under
+# ECMP with 16 seeds (it went past 24 GB before); above this, `--nodes` asks for a smaller job
+ALL_TO_ALL_PORTS = 131_072
 SAMPLES = 1024  # port samples (ports × seeds) the table's ECMP figure wants: fewer seeds for a larger job
 QPS = (1, 4)  # NCCL's default of one QP per connection, and four (Meta's setting, see docs)
 
@@ -44,17 +45,14 @@ def job_traffic(
     """Per job size of the table: its figures; none for a one-node job (its GPUs talk over NVLink). `sm`: the
     subnet manager's forwarding tables over a Net (an InfiniBand fabric whose SM routes are modelled), for a
     figure under routing `sm` beside the others."""
-    loc = locality(design, topology)
-    if table is None or loc is None:
+    modelled = table_jobs(design, topology, table)
+    if modelled is None:
         return {}
-    nodes = placement(loc)
-    net, ports = fabric_net(topology.fabrics[loc.fabric], nodes)
+    net, jobs = modelled
     tables = sm(net) if sm is not None else None
     out: dict[int, tuple[TrafficFigure, ...]] = {}
-    for row in table.rows:
-        k = row.nodes
-        job = [ports[n] for n in nodes[:k]]
-        if k < 2 or not all(job) or sum(len(p) for p in job) > TABLE_PORTS:
+    for k, job in jobs.items():
+        if not job:
             out[k] = ()
             continue
         figures = []
@@ -67,6 +65,24 @@ def job_traffic(
                 figures.append(traffic(net, job, pattern, "sm", distance=distance, pxn=pxn, table=tables))
         out[k] = tuple(figures)
     return out
+
+
+def table_jobs(
+    design: Design, topology: Topology, table: JobTable | None
+) -> tuple[Net, dict[int, list[list[int]]]] | None:
+    """The scheduler fabric's Net and, per job size of the table, the NIC ports of its nodes in placement order
+    (empty where the table gives no figures: a one-node job, a node without ports, more than TABLE_PORTS)."""
+    loc = locality(design, topology)
+    if table is None or loc is None:
+        return None
+    nodes = placement(loc)
+    net, ports = fabric_net(topology.fabrics[loc.fabric], nodes)
+    jobs: dict[int, list[list[int]]] = {}
+    for row in table.rows:
+        k = row.nodes
+        job = [ports[n] for n in nodes[:k]]
+        jobs[k] = job if k >= 2 and all(job) and sum(len(p) for p in job) <= TABLE_PORTS else []
+    return net, jobs
 
 
 def fabric_nodes(design: Design, topology: Topology, fabric: str | None) -> tuple[str, list[str]] | None:

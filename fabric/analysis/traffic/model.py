@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fabric.analysis.traffic.fairness import Floats, Ints, max_min
+from fabric.analysis.traffic.fairness import Floats, Ints, max_min, max_min_shared
 from fabric.analysis.traffic.figure import TrafficFigure
 from fabric.analysis.traffic.net import Net
 from fabric.analysis.traffic.patterns import connections
@@ -33,6 +33,8 @@ def port_rates(
     independent hash outcomes of one seeded stream are shared out at once, as one fabric per copy. `table`: the
     forwarding tables routing `sm` follows (routing.tables)."""
     speed = net.port_speed[src]
+    if routing == "adaptive":
+        return _sprayed(net, src, dst, speed * share)[None, :]
     if routing in SINGLE:
         copies = 1
         if routing == "sm":
@@ -60,6 +62,26 @@ def port_rates(
     rate = max_min(rows, cols, weights, np.tile(net.capacity, copies), demand)
     sent = np.bincount(src[owner] + (offset // span) * net.ports, weights=rate, minlength=copies * net.ports)
     return np.asarray(sent, dtype=np.float64).reshape(copies, net.ports)
+
+
+def _sprayed(net: Net, src: Ints, dst: Ints, demand: Floats) -> Floats:
+    """Gb/s each NIC port delivers under packet spraying: the flows between two leaves share one set of sprayed
+    paths (a class), so memory grows with the leaf pairs' paths, not every flow's (max_min_shared)."""
+    n = len(net.names)
+    uniq, flow_class = np.unique(net.port_leaf[src] * n + net.port_leaf[dst], return_inverse=True)
+    classes, links, frac = spray(net, uniq // n, uniq % n)  # a class within one leaf gets no switch link
+    ends = np.arange(len(src))
+    rate = max_min_shared(
+        flow_class.astype(np.int64),
+        np.concatenate([ends, ends]),
+        np.concatenate([net.up(src), net.down(dst)]),
+        classes,
+        links,
+        frac,
+        net.capacity,
+        demand,
+    )
+    return np.bincount(src, weights=rate, minlength=net.ports).astype(np.float64)
 
 
 def traffic(

@@ -9,6 +9,8 @@ hops. The draws come from numpy's PCG64 seeded with the seed number: the same se
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import numpy.typing as npt
 
@@ -66,7 +68,9 @@ def ecmp(net: Net, src_leaf: Ints, dst_leaf: Ints, seed: int) -> tuple[Ints, Int
     cur = src_leaf[live]
     while len(live):
         u = rng.random(len(live))
-        chosen, reachable = _pick(net, cur, row[live], table, u)
+        picked = [_pick(net, cur[lo:hi], row[live[lo:hi]], table, u[lo:hi]) for lo, hi in _chunks(net, cur)]
+        chosen = np.concatenate([c for c, _ in picked])
+        reachable = np.concatenate([r for _, r in picked])
         live = live[reachable]  # an unreachable flow (a fabric in pieces) keeps no path
         qps.append(live)
         links.append(chosen)
@@ -76,6 +80,19 @@ def ecmp(net: Net, src_leaf: Ints, dst_leaf: Ints, seed: int) -> tuple[Ints, Int
     if not qps:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     return np.concatenate(qps), np.concatenate(links)
+
+
+SPRAY_CELLS = 4_000_000  # switch-port cells one step of spraying looks at, at most (its scratch arrays' length)
+
+
+def _chunks(net: Net, cur: Ints) -> list[tuple[int, int]]:
+    """Ranges of the items at switches `cur` whose switches' ports add up to about SPRAY_CELLS each."""
+    if not len(cur):
+        return []
+    cells = np.cumsum(net.ptr[cur + 1] - net.ptr[cur])
+    cuts = np.searchsorted(cells, np.arange(SPRAY_CELLS, int(cells[-1]), SPRAY_CELLS), side="right")
+    bounds = [0, *(int(c) for c in cuts if 0 < c < len(cur)), len(cur)]
+    return [(a, b) for a, b in pairwise(bounds) if b > a]
 
 
 def spray(net: Net, src_leaf: Ints, dst_leaf: Ints) -> tuple[Ints, Ints, Floats]:
@@ -89,13 +106,19 @@ def spray(net: Net, src_leaf: Ints, dst_leaf: Ints) -> tuple[Ints, Ints, Floats]
     cur = src_leaf[live]
     share = np.ones(len(live))
     while len(live):
-        item, edge, count = _next_hops(net, cur, row[live], table)
-        frac = share[item] / count[item]
-        flows.append(live[item])
+        owner_parts, edge_parts, frac_parts = [], [], []
+        for lo, hi in _chunks(net, cur):  # bounded scratch: a core level's links per flow are many
+            item, edge, count = _next_hops(net, cur[lo:hi], row[live[lo:hi]], table)
+            owner_parts.append(live[lo:hi][item])
+            edge_parts.append(edge)
+            frac_parts.append(share[lo:hi][item] / count[item])
+        owner = np.concatenate(owner_parts)
+        edge = np.concatenate(edge_parts)
+        frac = np.concatenate(frac_parts)
+        flows.append(owner)
         links.append(edge)
         parts.append(frac)
         nxt = net.dst[edge]
-        owner = live[item]
         away = nxt != dst_leaf[owner]
         # merge what reaches the same switch for the same flow: the state stays one entry per (flow, switch)
         key = owner[away] * len(net.names) + nxt[away]

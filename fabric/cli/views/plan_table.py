@@ -20,6 +20,8 @@ def plan_table(data: Mapping[str, Any], best_only: bool = False) -> Table:
     title = f"fabric plan: {data['gpus']:,} GPUs" + (f", grown to {grow:,}" if grow else "") + f" ({data['note']})"
     metric = data.get("metric", "tco-per-delivered-pflops")
     title += f"\nranked by {metric} ({data.get('precision', 'bf16').upper()} dense)"
+    if data.get("delivered", "bisection") != "bisection":
+        title += f", delivered = the traffic model under {data['delivered']} routing (worst standard pattern)"
     if best_only:
         title += ", the best candidate of each node type (--node: every candidate of a node type)"
     table = Table(title=title)

@@ -247,7 +247,8 @@ EXIT_CODES = {
     "catalog": "0, 2 no such part or the spec is invalid",
     "schema": "0",
     "traffic": "0, 2 no such fabric, too few GPU nodes, or `--routing sm` where the SM's routes are not modelled "
-    "(not InfiniBand, or an engine other than ftree)",
+    "(not InfiniBand, or an engine other than ftree and updn), only an all-to-all asked beyond 131,072 NIC ports, "
+    "or the model out of memory",
     "lab up": "0 up and converged, 1 design errors, 2 cannot run here (not root, no FRR, too large: at most 40 "
     "switches and 200 switch links)",
     "lab status": "0 converged, 1 not, 2 none running",

@@ -191,7 +191,7 @@ def _routing_label(row: Mapping[str, Any]) -> str:
     if row["routing"] == "ecmp":
         return f"ECMP, {row['qps']} QP" + ("s" if row["qps"] != 1 else "")
     if row["routing"] == "sm":
-        return "SM routes (ftree)"
+        return "SM routes"
     return str(row["routing"])
 
 

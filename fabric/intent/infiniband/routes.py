@@ -11,13 +11,14 @@ from fabric.analysis.traffic.fairness import Ints
 from fabric.analysis.traffic.net import Net
 from fabric.analysis.traffic.routing import DELIVER, NO_ROUTE
 from fabric.analysis.traffic.sm import IbGraph, NotModelled, Routes, ftree_routes
-from fabric.intent.infiniband.subnet import Subnet
+from fabric.analysis.traffic.updn import updn_routes
+from fabric.intent.infiniband.subnet import AR_ENGINES, Subnet
 from fabric.model.topology import FabricTopology, Link
 
 # switch × CA-port entries the build models at most (~7 µs each in Python: 49k take 0.34 s on the 4-SU SuperPOD);
 # `fabric traffic --routing sm` models any size
 BUILD_ENTRIES = 250_000
-MODELLED = ("ftree",)  # routing engines whose routes are modelled (updn's depend on the LIDs OpenSM assigns)
+MODELLED = ("ftree", "updn")  # routing engines whose routes are modelled (analysis/traffic/sm.py, updn.py)
 
 
 def ib_graph(subnet: Subnet) -> IbGraph:
@@ -45,13 +46,20 @@ def sm_routes(subnet: Subnet) -> Routes:
     """Per switch, the output port for each CA port GUID under the subnet's first routing engine (NotModelled:
     an engine or fabric the model does not reproduce)."""
     engine = subnet.engines[0] if subnet.engines else "minhop"
+    if engine in AR_ENGINES:  # NVIDIA's OpenSM (UFM): not upstream code, and with AR on the tables are not the path
+        raise NotModelled(
+            f"{subnet.label} routes with {engine}: adaptive routing, each switch choosing among the ports with the "
+            "fewest hops (NVIDIA's TREE AR groups) — `--routing adaptive` is its model; the static tables it starts "
+            "from are NVIDIA's code, not documented as upstream updn's or ftree's"
+        )
     if engine not in MODELLED:
-        raise NotModelled(f"{subnet.label} routes with {engine}: the SM's routes are modelled for ftree only")
+        raise NotModelled(f"{subnet.label} routes with {engine}: the SM's routes are modelled for ftree and updn only")
     if subnet.settings.lmc:
-        raise NotModelled(f"{subnet.label} has LMC {subnet.settings.lmc}: ftree refuses it")
+        raise NotModelled(f"{subnet.label} has LMC {subnet.settings.lmc}: the model routes one LID per port")
     if not subnet.roots:
-        raise NotModelled(f"{subnet.label} has no root GUID file: ftree would guess the roots")
-    return ftree_routes(ib_graph(subnet))
+        raise NotModelled(f"{subnet.label} has no root GUID file: {engine} would guess the roots")
+    graph = ib_graph(subnet)
+    return updn_routes(graph) if engine == "updn" else ftree_routes(graph)
 
 
 def sm_table(subnets: Sequence[Subnet], ft: FabricTopology, net: Net, routes: Routes) -> Ints:

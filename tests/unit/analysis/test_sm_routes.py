@@ -1,24 +1,28 @@
-"""The SM route model (analysis/traffic/sm.py, OpenSM's ftree re-stated) without the simulator: what ftree is
-documented to do (every CA reached up-then-down, destinations spread evenly over a 1:1 leaf's uplinks, a shift
-permutation congestion-free on a full fat tree) and what the model refuses. Its equality with OpenSM's own tables
-is proven on ibsim in tests/live/test_sm_routes.py."""
+"""The SM route models (analysis/traffic/sm.py and updn.py, OpenSM's ftree and updn re-stated) without the
+simulator: what ftree is documented to do (every CA reached up-then-down, destinations spread evenly over a 1:1
+leaf's uplinks, a shift permutation congestion-free on a full fat tree), updn's least-loaded min-hop choice worked
+by hand, and what the models refuse. Their equality with OpenSM's own tables is proven on ibsim in
+tests/live/test_sm_routes.py."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from fabric.analysis.traffic import sm
 from fabric.analysis.traffic.jobs import fabric_nodes, run
 from fabric.analysis.traffic.sm import IbGraph, NotModelled, ftree_routes, qmap_order
+from fabric.analysis.traffic.updn import updn_routes
 from fabric.cli import app
 from fabric.intent.infiniband.routes import sm_routes, sm_tables
 from tests.conftest import DESIGNS, built
 from tests.live.test_ibsim import uplink_spread, walk_routes
-from tests.support.design_variants import variant
+from tests.support.design_variants import spec_data, variant
 from tests.support.ibsim_lab import Lfts
 
 
@@ -95,13 +99,21 @@ def test_what_the_model_refuses() -> None:
     with pytest.raises(NotModelled, match="no compute nodes"):
         ftree_routes(IbGraph(**{**_fields(graph), "cns": frozenset({1})}))
 
-    def updn(data: dict[str, Any]) -> None:
-        data["fabrics"]["compute"]["infiniband"]["routing_engine"] = ["updn"]
+    def minhop(data: dict[str, Any]) -> None:
+        data["fabrics"]["compute"]["infiniband"]["routing_engine"] = ["minhop"]
 
-    subnet = variant("lab-ib", updn).infiniband.subnet("compute")
+    subnet = variant("lab-ib", minhop).infiniband.subnet("compute")
     assert subnet is not None
-    with pytest.raises(NotModelled, match="updn"):
+    with pytest.raises(NotModelled, match="minhop: the SM's routes are modelled for ftree and updn only"):
         sm_routes(subnet)
+    with pytest.raises(NotModelled, match="no root GUID file"):
+        updn_routes(IbGraph(**{**_fields(graph), "roots": []}))
+    with pytest.raises(NotModelled, match="not reachable from the roots"):
+        updn_routes(IbGraph(**{**_fields(graph), "switches": {**graph.switches, "lone": 0x999}}))
+    ufm = built("superpod-h100-1su").infiniband.subnet("compute")
+    assert ufm is not None and ufm.engines[0] == "ar_updn"
+    with pytest.raises(NotModelled, match="`--routing adaptive` is its model"):
+        sm_routes(ufm)
     ethernet = built("lab")
     with pytest.raises(NotModelled, match="not an InfiniBand fabric"):
         sm_tables([], ethernet.topology.fabrics["compute"])
@@ -163,3 +175,39 @@ def test_the_build_leaves_out_tables_over_its_bound() -> None:
     assert sm_tables(subnets, ft, 68 * 384) is not None  # 68 switches × 384 HCAs: at the bound
     with pytest.raises(NotModelled, match="26,112 entries, over 26,111"):
         sm_tables(subnets, ft, 68 * 384 - 1)
+
+
+def _updn(data: dict[str, Any]) -> None:
+    data["fabrics"]["compute"]["infiniband"]["routing_engine"] = ["updn"]
+
+
+def test_updn_by_hand() -> None:
+    """The CA ports in the unicast manager's order (leaf1's, then leaf2's: equal CA links, GUID order); each leaf's
+    two routes to the other leaf's CAs over its two min-hop uplinks, least loaded first, ties to the lower port."""
+    routes = updn_routes(_tiny())
+    assert routes["leaf1"] == {0x1011: 1, 0x1012: 2, 0x1021: 10, 0x1022: 11}
+    assert routes["leaf2"] == {0x1011: 10, 0x1012: 11, 0x1021: 1, 0x1022: 2}
+    assert routes["spine1"] == routes["spine2"] == {0x1011: 1, 0x1012: 1, 0x1021: 2, 0x1022: 2}
+
+
+@pytest.mark.parametrize("design", ["lab-ib", "lab-ib-3tier"])
+def test_updn_reaches_every_ca_up_then_down(design: str) -> None:
+    subnet = variant(design, _updn).infiniband.subnet("compute")
+    assert subnet is not None and subnet.engines[0] == "updn"
+    routes = sm_routes(subnet)
+    problems, pairs = walk_routes(subnet, _lfts(routes, subnet))
+    cas = len({g for t in routes.values() for g in t})
+    assert pairs == cas * (cas - 1) and problems == []
+
+
+def test_fabric_traffic_routing_sm_on_a_updn_fabric(tmp_path: Path) -> None:
+    build = variant("lab-ib", _updn)
+    assert sum(f.routing == "sm" for figs in build.traffic.values() for f in figs) > 0  # summary.json's rows
+    data = spec_data("lab-ib")
+    _updn(data)
+    spec = tmp_path / "lab-ib.yaml"
+    spec.write_text(yaml.safe_dump(data))
+    result = CliRunner().invoke(app, ["traffic", str(spec), "--routing", "sm", "--pattern", "shift", "--json"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)["traffic"]
+    assert (row["routing"], row["qps"], row["seeds"]) == ("sm", None, 1) and 0 < row["mean_pct"] <= 100

@@ -217,8 +217,8 @@ def test_fabric_traffic_json_carries_the_contract_keys() -> None:
 
 
 def test_fabric_traffic_leaves_out_an_all_to_all_beyond_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An all-to-all above ALL_TO_ALL_PORTS NIC ports is left out with the --nodes that would fit (the whole 100k-GPU
-    RoCE cluster's went past 24 GB and was OOM-killed); the other patterns still run, and asked alone it exits 2.
+    """An all-to-all above ALL_TO_ALL_PORTS NIC ports is left out with the --nodes that would fit (the model's memory
+    grows with it); the other patterns still run, and asked alone it exits 2.
     The negative case: within the bound (the lab's 8 nodes, 8 ports, under the real bound) it runs."""
     import json
 
@@ -243,3 +243,25 @@ def test_fabric_traffic_leaves_out_an_all_to_all_beyond_its_bound(monkeypatch: p
     assert alone.exit_code == 2 and "left out" in alone.stderr
     fits = CliRunner().invoke(app, [*args, "--pattern", "all-to-all", "--nodes", "5"])
     assert fits.exit_code == 0 and json.loads(fits.stdout)["nodes"] == 5
+
+
+def test_fabric_traffic_out_of_memory_is_a_message_not_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A MemoryError inside the model (the machine's limit, not fabric's bug) exits 2 with the job's size and what to
+    ask instead, not the internal-error exit 3; the same command without it runs."""
+    from typer.testing import CliRunner
+
+    import fabric.analysis.traffic.jobs as jobs
+    from fabric.cli import app
+    from tests.conftest import REPO
+
+    args = ["traffic", str(REPO / "designs" / "lab.yaml"), "--seeds", "2", "--pattern", "shift", "--json"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+
+    def exhausted(*_: object, **__: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(jobs, "traffic", exhausted)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert "ran out of memory for 8 nodes (8 NIC ports), shift under ecmp, adaptive with 2 seed(s)" in result.stderr
+    assert "internal error" not in result.output
