@@ -251,6 +251,26 @@ def test_a_dgx_cage_port_is_its_place_in_the_twin_port_cage() -> None:
     )
 
 
+def test_an_ndr200_link_shows_the_two_lanes_it_runs_at_each_end() -> None:
+    """The UFM appliance's NDR200 link (DGX SuperPOD H100 RA, RA-11333-001 table 8: a ConnectX-7 single-port OSFP
+    on a 1:2 splitter fibre into half of a leaf's twin-port cage) runs 2 lanes of 100G-PAM4: lanes 5-6 of the leaf
+    cage's second port (a twin-port module's 400G port "activating only 2-channels", MMS4X00-NS overview) and
+    lanes 1-2 of the ConnectX-7's 4-lane cage; the DGX beside it in the cage runs all four of its half (1-4), and
+    the DGX's own twin-port cage shows its port's half (5-8 for OSFP4P2)."""
+    sheet = _sheet("superpod-h100-4su")
+    ufm = [p for p in sheet if p.a[0].device.startswith("ufm") and p.links[0].link.fabric == "compute"]
+    assert len(ufm) == 4 and {p.links[0].media for p in ufm} == {"mmf-200g-split"}
+    for p in ufm:
+        (a,), (b,) = p.a, p.b
+        assert (a.cage, a.subs, a.lanes) == ("ib0", (1,), ((1, 2),)), p.physical_id
+        assert (b.subs, b.lanes) == ((2,), ((5, 6),)), p.physical_id
+    leaf, cage = ufm[0].b[0].device, ufm[0].b[0].cage
+    beside = [e for p in sheet for e in (*p.a, *p.b) if (e.device, e.cage) == (leaf, cage) and e.subs == (1,)]
+    assert [e.lanes for e in beside] == [((1, 4),)]
+    dgx = sheet[0].a[0]
+    assert (dgx.ports, dgx.lanes) == (("OSFP4P2",), ((5, 8),))
+
+
 def _plugs(design: str) -> dict[tuple[str, str], set[str]]:
     """(device, cage) → what is plugged into it: the transceiver, or the cable's medium kind for DAC/ACC/AOC."""
     out: dict[tuple[str, str], set[str]] = defaultdict(set)
