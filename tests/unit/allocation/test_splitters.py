@@ -4,8 +4,8 @@ Copper: NVIDIA MCP7Y00 (passive, 1-3 m) and its ACC version (4-5 m), twin-port O
 single-port OSFP flat (ConnectX-7): "The single port OSFP use is only with ConnectX-7/OSFP network adapters"
 (https://docs.nvidia.com/networking/display/MCP7Y00NXXX800pub/Use+Cases). Fibre: MFP7E20, one MPO-12/APC to two,
 one 400G port of a twin-port module as two 200G links (the DGX SuperPOD H100 RA's UFM links). And the QSFP112-ended
-MCP7Y10 (2 x 400G) and the 1:4 MCP7Y50 (4 x 200G OSFP) and MCP7Y40 (4 x 200G QSFP112), in a small variant. The BOM counts one
-cable per split end (two legs); the physical sheet has one row per cable with both legs."""
+MCP7Y10 (2 x 400G) and the 1:4 MCP7Y50 (4 x 200G OSFP) and MCP7Y40 (4 x 200G QSFP112), in a small variant. The
+BOM counts one cable per split end (its legs); the physical sheet has one row per cable with all its legs."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ import pytest
 import yaml
 
 from fabric import build_fabric, load_spec_text
-
 from fabric.allocation.optics import cage_plugs, misfits, physical_cables
 from fabric.costing import costing
 from fabric.pipeline import Build
