@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter, defaultdict
 from dataclasses import replace
 from functools import cache
@@ -26,7 +27,7 @@ from fabric.allocation.optics import (
 )
 from fabric.costing import costing
 from fabric.pipeline import Build
-from fabric.render.outputs.tables import PHYSICAL_COLUMNS, cabling_physical_csv
+from fabric.render.outputs.tables import CABLING_COLUMNS, PHYSICAL_COLUMNS, cabling_csv, cabling_physical_csv
 from fabric.spec.catalog import port_candidates
 from tests.conftest import DESIGNS, built
 from tests.support.design_variants import cx8_at_800g
@@ -269,6 +270,33 @@ def test_an_ndr200_link_shows_the_two_lanes_it_runs_at_each_end() -> None:
     assert [e.lanes for e in beside] == [((1, 4),)]
     dgx = sheet[0].a[0]
     assert (dgx.ports, dgx.lanes) == (("OSFP4P2",), ((5, 8),))
+
+
+@pytest.mark.parametrize("design", ["sonic-th5-512", "roce-512", "eos-roce-1024", "lab", "superpod-h100-4su"])
+def test_cabling_csv_gives_every_switch_port_its_faceplate_cage_and_lanes(design: str) -> None:
+    """cabling.csv's added columns: each end's cage, place and lanes, and the physical cable carrying the link. Every
+    switch end of a catalog port has them; SONiC's Ethernet264 is cage 34 port 1 lanes 1-4 (its alias etp34a:
+    SONiC's port_config.ini names cages and halves), and a twin-port cable's second link names its first."""
+    build = built(design)
+    rows = list(csv.DictReader(io.StringIO(cabling_csv(build))))
+    assert tuple(rows[0])[: len(CABLING_COLUMNS)] == CABLING_COLUMNS
+    physical = {p.physical_id for p in _sheet(design)}
+    for side in ("a", "b"):
+        for r in rows:
+            device = build.topology.devices[r[f"{side}_device"]]
+            if device.layer != "node" and r[f"{side}_port"] != build.design.catalog.switches[device.model].mgmt_port:
+                assert r[f"{side}_cage"].isdigit() and r[f"{side}_cage_port"].isdigit(), r["cable_id"]
+                assert re.fullmatch(r"\d+-\d+", r[f"{side}_cage_lanes"]), r["cable_id"]
+    assert {r["physical_id"] for r in rows} <= {p.removesuffix("-F1") for p in physical}
+    if design == "sonic-th5-512":
+        row = next(r for r in rows if r["a_port"] == "Ethernet264" and r["tier"] == "leaf-spine")
+        assert (row["a_cage"], row["a_cage_port"], row["a_cage_lanes"]) == ("34", "1", "1-4")
+        second = next(r for r in rows if r["cable_id"] == "compute-0514")
+        assert (second["a_cage"], second["a_cage_port"], second["a_cage_lanes"]) == ("33", "2", "5-8")
+        assert second["physical_id"] == "compute-0513"  # one twin-port cable carries 0513 and 0514
+    if design == "superpod-h100-4su":
+        ufm = [r for r in rows if r["a_device"].startswith("ufm") and r["fabric"] == "compute"]
+        assert {(r["a_cage_lanes"], r["b_cage_port"], r["b_cage_lanes"]) for r in ufm} == {("1-2", "2", "5-6")}
 
 
 def _plugs(design: str) -> dict[tuple[str, str], set[str]]:
