@@ -447,3 +447,21 @@ def test_several_far_ends_share_a_row_cell_by_cell() -> None:
     cells = _side_cells(ends, {"gpu001": "hgx-8gpu", "gpu002": "hgx-8gpu"})
     assert cells[:4] == ("A01; A01", "1; 9", "gpu001; gpu002", "hgx-8gpu; hgx-8gpu")
     assert _side_cells(ends[:1], {"gpu001": "hgx-8gpu"})[:3] == ("A01", 1, "gpu001")
+
+
+@pytest.mark.parametrize("design", BUNDLED)
+def test_every_cables_medium_is_named_by_the_rate_it_runs(design: str) -> None:
+    """Media names by their real rate: a medium named `-<n>g` (`aoc-100g`, `mmf-400g`, `mmf-200g-split`) or
+    `<k>x<n>g` (a splitter's legs) carries links of n Gb/s. The 100G in-band and lab links take the 100G QSFP28
+    AOC/DAC (MFA1A00-C, MCP1600-C), not the HDR 200G MFS1S00-H / MCP1650-H they were planned on."""
+    for c in built(design).allocation.cables:
+        rate = re.search(r"(?:-|\dx)(\d+)g(?:-|$)", c.media or "")
+        if rate:
+            assert int(rate.group(1)) == c.link.speed_gbps, (design, c.cable_id, c.media, c.link.speed_gbps)
+
+
+def test_a_100g_link_takes_the_100g_parts() -> None:
+    build = built("superpod-h100-2su")
+    inband = Counter((c.media, c.part[:9]) for c in build.allocation.cables if c.link.speed_gbps == 100)
+    assert set(inband) == {("aoc-100g", "MFA1A00-C"), ("dac-100g", "MCP1600-C")}
+    assert not [c for c in build.allocation.cables if c.part.startswith(("MFS1S00-H", "MCP1650-H"))]
