@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fabric.allocation.allocate import Allocation
 from fabric.allocation.cages import CageKind, CageLookup, node_cages, switch_cages
 from fabric.model.cable import Cable
-from fabric.model.topology import Device, Topology
+from fabric.model.topology import Device, Link, Topology
 from fabric.spec.catalog import (
     Catalog,
     MediaEnd,
@@ -25,6 +25,7 @@ from fabric.spec.catalog import (
     SwitchModel,
     SwitchPort,
     Transceiver,
+    lanes_of,
     node_lane_gbps,
     port_candidates,
 )
@@ -296,6 +297,22 @@ def _node_subs(node_type: NodeType) -> dict[str, int]:
     return {name: k for names in by_cage.values() for k, name in enumerate(sorted(names), 1)}
 
 
+def _node_port_lanes(node_type: NodeType) -> dict[str, int]:
+    """A node's port → the electrical lanes of its place in its cage: the connector's lanes shared by the ports of
+    a cage, four for a single-port OSFP adapter cage (as `node_lane_gbps` takes them); none for a single-lane
+    cage (RJ45, SFP), whose lane the sheet does not show."""
+    out: dict[str, int] = {}
+    for group in node_type.ports.values():
+        lanes = lanes_of(group.connector)
+        if lanes <= 1:
+            continue
+        per_cage = group.ports_per_cage or 1
+        per_port = 4 if group.connector.lower().startswith("osfp") and per_cage == 1 else max(1, lanes // per_cage)
+        for port in group.port_list():
+            out[port.name] = per_port
+    return out
+
+
 def _switch_port(model: SwitchModel, platform: str | None, port: str, speed: int) -> SwitchPort | None:
     found = port_candidates(model, platform).get(port)
     if not found:
@@ -346,13 +363,15 @@ def _sheet_rows(
     cables, devices = allocation.cables, topology.devices
     subs: dict[str, dict[str, int]] = {}
     node_cages: dict[str, dict[str, tuple[str, CageKind]]] = {}
-    # (model, platform, ports with speeds, transceiver) → the end's cage, places, lanes, transceiver and part: a few
-    # hundred distinct at 100k GPUs
-    shapes: dict[tuple[str, str | None, tuple[tuple[str, int], ...], str | None], _Shape] = {}
+    # (model, platform, ports with speeds and lanes in use, transceiver) → the end's cage, places, lanes,
+    # transceiver and part: a few hundred distinct at 100k GPUs
+    shapes: dict[tuple[str, str | None, tuple[tuple[str, int, int], ...], str | None], _Shape] = {}
     kinds: dict[str, tuple[str, str | None, bool]] = {}  # device → model, platform, whether a node
+    rates: dict[tuple[str, str | None], dict[str, tuple[str, int]]] = {}  # model → port → (cage, lane rate)
+    rates_of: dict[str, dict[str, tuple[str, int]]] = {}  # per device name
 
     def shape(
-        model: str, platform: str | None, node: bool, ports: tuple[tuple[str, int], ...], optic: str | None
+        model: str, platform: str | None, node: bool, ports: tuple[tuple[str, int, int], ...], optic: str | None
     ) -> _Shape:
         key = (model, platform, ports, optic)
         found = shapes.get(key)
@@ -365,21 +384,30 @@ def _sheet_rows(
             if model not in subs:
                 subs[model] = _node_subs(catalog.nodes[model])
                 node_cages[model] = _node_cages(catalog.nodes[model])
-            for port, _ in ports:
+                node_lanes[model] = _node_port_lanes(catalog.nodes[model])
+            for port, _, used in ports:
                 cage = node_cages[model].get(port, (port, None))[0]
-                places.append(subs[model].get(port, 1))  # a port with no cage of its own is its cage's only one
+                place = subs[model].get(port, 1)  # a port with no cage of its own is its cage's only one
+                places.append(place)
+                per_port = node_lanes[model].get(port, 0)
+                if per_port:
+                    first = (place - 1) * per_port + 1
+                    lanes.append((first, first + min(per_port, used or per_port) - 1))
         else:
-            for port, speed in ports:
+            for port, speed, used in ports:
                 p = _switch_port(catalog.switches[model], platform, port, speed)
                 if p is None:  # the management port
                     cage = port
                     continue
                 cage = str(p.cage)
                 places.append(p.sub)
-                lanes.append(((p.sub - 1) * p.lanes + 1, p.sub * p.lanes))
+                first = (p.sub - 1) * p.lanes + 1
+                lanes.append((first, first + min(p.lanes, used or p.lanes) - 1))
         part = catalog.transceivers[optic].part if optic else ""
-        found = shapes[key] = (cage, tuple(p for p, _ in ports), tuple(places), tuple(lanes), optic or "", part)
+        found = shapes[key] = (cage, tuple(p[0] for p in ports), tuple(places), tuple(lanes), optic or "", part)
         return found
+
+    node_lanes: dict[str, dict[str, int]] = {}
 
     def kind(name: str) -> tuple[str, str | None, bool]:
         found = kinds.get(name)
@@ -389,6 +417,28 @@ def _sheet_rows(
             found = kinds[name] = (d.model, None if node else d.platform, node)
         return found
 
+    def rate(name: str, port: str) -> int:
+        """The native lane rate of a device's port (0: the catalog does not list the port)."""
+        by_port = rates_of.get(name)
+        if by_port is None:
+            d = devices[name]
+            key = (d.model, None if d.layer == "node" else d.platform)
+            by_port = rates.get(key)
+            if by_port is None:
+                by_port = rates[key] = port_lane_rates(catalog, d)
+            rates_of[name] = by_port
+        found = by_port.get(port)
+        return found[1] if found else 0
+
+    def used(link: Link) -> int:
+        """The electrical lanes a link runs on at each end: its speed over its lane rate, the slower of its ends'
+        (a ConnectX-7 at NDR200 runs 2 of its cage's 4 lanes; a twin-port module's 400G port on a 1:2 splitter
+        fibre runs its first two lanes to one leg: 'activating only 2-channels', MMS4X00-NS overview); 0 where a
+        port's rate is unknown (then the port's own lanes)."""
+        a, b = rate(link.a, link.a_port), rate(link.b, link.b_port)
+        slower = a if a < b else b
+        return link.speed_gbps // slower if slower else 0
+
     def side(links: tuple[Cable, ...], b: bool, optic: str | None) -> tuple[_EndRow, ...]:
         if len(links) == 1:  # most cables: one end a side
             c = links[0]
@@ -397,15 +447,15 @@ def _sheet_rows(
                 name, port, rack, u = link.b, link.b_port, c.b_rack, c.b_u
             else:
                 name, port, rack, u = link.a, link.a_port, c.a_rack, c.a_u
-            return ((name, rack, u, shape(*kind(name), ((port, link.speed_gbps),), optic)),)
-        per_device: dict[str, tuple[str, int | None, list[tuple[str, int]]]] = {}
+            return ((name, rack, u, shape(*kind(name), ((port, link.speed_gbps, used(link)),), optic)),)
+        per_device: dict[str, tuple[str, int | None, list[tuple[str, int, int]]]] = {}
         for c in links:
             link = c.link
             name, port = (link.b, link.b_port) if b else (link.a, link.a_port)
             here = per_device.get(name)
             if here is None:
                 here = per_device[name] = (c.b_rack, c.b_u, []) if b else (c.a_rack, c.a_u, [])
-            here[2].append((port, link.speed_gbps))
+            here[2].append((port, link.speed_gbps, used(link)))
         return tuple(
             (name, rack, u, shape(*kind(name), tuple(ports), optic)) for name, (rack, u, ports) in per_device.items()
         )

@@ -27,7 +27,7 @@ from fabric.pipeline import Build
 from fabric.render.engine import iptext
 from fabric.render.engine.registry import Output
 from fabric.render.outputs.tables import formula_safe
-from fabric.spec.catalog import NodeType, SwitchModel, switch_ports
+from fabric.spec.catalog import NodeType, SwitchModel, node_lane_gbps, switch_ports
 from fabric.spec.schema import NodeAttach
 
 SITE_COLUMNS = ("name", "slug", "status", "description")
@@ -74,11 +74,17 @@ CABLE_TYPES: Mapping[str, str] = {
     "smf": "smf-os2",
     "copper": "cat6",
 }
+# NetBox's InfiniBand types name the signalling, per lane ("InfiniBand 1X": `infiniband-ndr` is "NDR (100 Gbps)",
+# `infiniband-hdr` "HDR (50 Gbps)"; netbox/dcim/choices.py InterfaceTypeChoices, NetBox 4.6.8, the version the
+# tests check against): so a port's type is its lane rate's generation, whatever its width. An NDR200 port (a
+# ConnectX-7 at 2 x 100G-PAM4, a QM9700 split port) is NDR, not HDR (HDR's 200G is 4 x 50G-PAM4, and the two do not
+# link: LinkX 100G-PAM4 overview). NetBox's later 2X/4X types (`infiniband-ndr-2x`, `-4x`: netbox-community/netbox
+# pull requests 23016, 23163) would name the width too; the 4.6.8 choice sets do not have them.
 IB_TYPES: Mapping[int, str] = {
-    100: "infiniband-edr",
-    200: "infiniband-hdr",
-    400: "infiniband-ndr",
-    800: "infiniband-xdr",
+    25: "infiniband-edr",
+    50: "infiniband-hdr",
+    100: "infiniband-ndr",
+    200: "infiniband-xdr",
 }
 # (speed Gb/s, connector) → NetBox Ethernet interface type
 ETHERNET_TYPES: Mapping[tuple[int, str], str] = {
@@ -102,10 +108,11 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-") or "x"
 
 
-def interface_type(speed: int, connector: str, technology: str) -> str:
-    """NetBox's type for a port; an Ethernet breakout lane takes its cage's type (NetBox has none per lane)."""
+def interface_type(speed: int, connector: str, technology: str, lanes: int = 4) -> str:
+    """NetBox's type for a port on `lanes` electrical lanes; an InfiniBand port's is its lane rate's generation
+    (IB_TYPES), an Ethernet breakout lane takes its cage's type (NetBox has none per lane)."""
     if technology == "infiniband":
-        return IB_TYPES.get(speed, "other")
+        return IB_TYPES.get(speed // max(1, lanes), "other")
     if (speed, connector) in ETHERNET_TYPES:
         return ETHERNET_TYPES[(speed, connector)]
     cage = [t for (s, c), t in ETHERNET_TYPES.items() if c == connector and s >= speed]
@@ -157,7 +164,8 @@ class _Models:
     def _switch_interfaces(self, switch: SwitchModel) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = [{"name": switch.mgmt_port, "type": "1000base-t", "mgmt_only": True}]
         for port in switch_ports(switch, None):
-            out.append({"name": port.name, "type": interface_type(port.speed_gbps, port.connector, switch.technology)})
+            kind = interface_type(port.speed_gbps, port.connector, switch.technology, port.lanes)
+            out.append({"name": port.name, "type": kind})
         return out
 
     def _node_interfaces(self, model: str, node: NodeType) -> list[dict[str, Any]]:
@@ -166,10 +174,11 @@ class _Models:
             technology: str = group.technology
             if technology == "any":
                 technology = self.attached.get((model, group_name), "ethernet")
+            lanes = max(1, group.speed_gbps // node_lane_gbps(group))  # NDR200 on a ConnectX-7: 2
             for port in group.port_list():
                 row: dict[str, Any] = {
                     "name": port.name,
-                    "type": interface_type(group.speed_gbps, group.connector, technology),
+                    "type": interface_type(group.speed_gbps, group.connector, technology, lanes),
                 }
                 if group_name == "bmc":
                     row["mgmt_only"] = True
@@ -347,8 +356,9 @@ class _InterfaceRows(dict[tuple[str, tuple[int, str], str], tuple[str, str, str]
             return self[key]
         switch = self.catalog.switches.get(model)
         ports = switch_ports(switch, speed) if switch else ()
-        connector = next((p.connector for p in ports if p.name == name), "")  # the first of the name
-        self[key] = (interface_type(speed, connector, technology), str(speed * 1_000_000), "breakout port")
+        port = next((p for p in ports if p.name == name), None)  # the first of the name
+        connector, lanes = (port.connector, port.lanes) if port else ("", 4)
+        self[key] = (interface_type(speed, connector, technology, lanes), str(speed * 1_000_000), "breakout port")
         return self[key]
 
 
@@ -361,8 +371,14 @@ def _cables(build: Build) -> list[tuple[str, ...]]:
     status = CABLE_STATUS[_status(build)]
     interface = "dcim.interface"
     physical: dict[str, tuple[str, str]] = {}  # cable_id → (label, note), where not the cable's own id alone
+    media = build.design.catalog.media
     for p in physical_cables(build.design.catalog, build.topology, build.allocation):
-        if len(p.links) > 1:
+        medium = media.get(p.links[0].media or "")
+        legs = max((e.plugs for e in medium.ends), default=1) if medium and medium.ends else 1
+        if legs > 1:  # a splitter (the UFM's 1:2 fibre uses one leg): one physical cable, a leg per link
+            for k, c in enumerate(p.links, 1):
+                physical[c.cable_id] = (p.physical_id, f", one 1:{legs} splitter cable: leg {k}")
+        elif len(p.links) > 1:
             for k, c in enumerate(p.links, 1):
                 physical[c.cable_id] = (p.physical_id, f", one cable with {len(p.links)} links: link {k}")
         elif p.fibre == 1 and p.fibres > 1:

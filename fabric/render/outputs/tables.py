@@ -11,6 +11,7 @@ from fabric.fast import csvtext
 from fabric.model.cable import end_label
 from fabric.pipeline import Build
 from fabric.render.engine import iptext
+from fabric.render.engine.memo import per_build
 from fabric.render.engine.registry import Output, one_file
 
 CABLING_COLUMNS = (
@@ -42,6 +43,16 @@ CABLING_COLUMNS = (
     "a_hca",
     "a_ib_port",
     "b_ib_port",
+    # each end's faceplate cage, the port's place in it and its electrical lanes (as cabling-physical.csv gives
+    # them: `cage 34 port 1 lanes 1-4` for SONiC's Ethernet264, alias etp34a), and the physical cable carrying the
+    # link (a twin-port cable or splitter carries several; an 800G link on two fibres names the first)
+    "a_cage",
+    "a_cage_port",
+    "a_cage_lanes",
+    "b_cage",
+    "b_cage_port",
+    "b_cage_lanes",
+    "physical_id",
 )
 # cabling-physical.csv: one row per physical cable (a fibre of a link on several fibres; a twin-port cable carrying a
 # cage pair's links); a side with several far ends (a splitter) lists them separated by "; "
@@ -171,11 +182,40 @@ class LengthTexts(dict[float | None, str]):
         return text
 
 
+_NO_CAGE = ("", "", "", "", "", "", "")
+
+
+@per_build
+def link_cages(build: Build) -> dict[str, tuple[str, str, str, str, str, str, str]]:
+    """cable_id → both ends' cage, place in the cage and lanes (texts), and the physical cable's id: from the
+    physical sheet (one pass over it; its ends group a side's ports per device, in link order)."""
+    out: dict[str, tuple[str, str, str, str, str, str, str]] = {}
+
+    def place(ends: tuple[CableEnd, ...], device: str, port: str) -> tuple[str, str, str]:
+        for e in ends:
+            if e.device == device and port in e.ports:
+                k = e.ports.index(port)
+                sub = str(e.subs[k]) if k < len(e.subs) else ""
+                lanes = f"{e.lanes[k][0]}-{e.lanes[k][1]}" if k < len(e.lanes) else ""
+                return e.cage, sub, lanes
+        return "", "", ""
+
+    for p in physical_cables(build.design.catalog, build.topology, build.allocation):
+        if p.fibre > 1:
+            continue  # the link's first fibre names it
+        pid = p.physical_id.removesuffix("-F1") if p.fibres > 1 else p.physical_id
+        for c in p.links:
+            link = c.link
+            out[c.cable_id] = (*place(p.a, link.a, link.a_port), *place(p.b, link.b, link.b_port), pid)
+    return out
+
+
 def cabling_csv(build: Build) -> str:
     models = {name: device.model for name, device in build.topology.devices.items()}
     ib_ends = build.infiniband.ends
     lengths = LengthTexts()
     none = ("", "")
+    cages = link_cages(build)
 
     def rows() -> Iterable[Sequence[object]]:
         # "" for None, as csv writes it: then the rows can be joined as they are (csv_text's `plain`)
@@ -214,6 +254,7 @@ def cabling_csv(build: Build) -> str:
                 "" if a_hca is None else a_hca,
                 a_ib,
                 b_ib,
+                *cages.get(c.cable_id, _NO_CAGE),
             )
 
     return csv_text(CABLING_COLUMNS, rows, plain=True)

@@ -752,10 +752,10 @@ def test_explicit_lengths_pick_media_and_length() -> None:
     build = build_dict(spec)
     got = [(c.media, c.length_m, c.part) for c in build.allocation.cables]
     assert got == [
-        ("dac-200g", 1, "MCP1650-H001"),
-        ("dac-200g", 2.5, "MCP1650-H02A"),
-        ("aoc-200g", 5, "MFS1S00-H005"),
-        ("aoc-200g", 100, "MFS1S00-H100"),
+        ("dac-100g", 1, "MCP1600-C001"),  # 100G links: the 100G QSFP28 parts (media named by their rate)
+        ("dac-100g", 2.5, "MCP1600-C02A"),
+        ("aoc-100g", 5, "MFA1A00-C005"),
+        ("aoc-100g", 100, "MFA1A00-C100"),
         ("smf-fr4", 150, "MFP7E20-N150"),
     ]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter, defaultdict
 from dataclasses import replace
 from functools import cache
@@ -26,7 +27,7 @@ from fabric.allocation.optics import (
 )
 from fabric.costing import costing
 from fabric.pipeline import Build
-from fabric.render.outputs.tables import PHYSICAL_COLUMNS, cabling_physical_csv
+from fabric.render.outputs.tables import CABLING_COLUMNS, PHYSICAL_COLUMNS, cabling_csv, cabling_physical_csv
 from fabric.spec.catalog import port_candidates
 from tests.conftest import DESIGNS, built
 from tests.support.design_variants import cx8_at_800g
@@ -251,6 +252,53 @@ def test_a_dgx_cage_port_is_its_place_in_the_twin_port_cage() -> None:
     )
 
 
+def test_an_ndr200_link_shows_the_two_lanes_it_runs_at_each_end() -> None:
+    """The UFM appliance's NDR200 link (DGX SuperPOD H100 RA, RA-11333-001 table 8: a ConnectX-7 single-port OSFP
+    on a 1:2 splitter fibre into half of a leaf's twin-port cage) runs 2 lanes of 100G-PAM4: lanes 5-6 of the leaf
+    cage's second port (a twin-port module's 400G port "activating only 2-channels", MMS4X00-NS overview) and
+    lanes 1-2 of the ConnectX-7's 4-lane cage; the DGX beside it in the cage runs all four of its half (1-4), and
+    the DGX's own twin-port cage shows its port's half (5-8 for OSFP4P2)."""
+    sheet = _sheet("superpod-h100-4su")
+    ufm = [p for p in sheet if p.a[0].device.startswith("ufm") and p.links[0].link.fabric == "compute"]
+    assert len(ufm) == 4 and {p.links[0].media for p in ufm} == {"mmf-200g-split"}
+    for p in ufm:
+        (a,), (b,) = p.a, p.b
+        assert (a.cage, a.subs, a.lanes) == ("ib0", (1,), ((1, 2),)), p.physical_id
+        assert (b.subs, b.lanes) == ((2,), ((5, 6),)), p.physical_id
+    leaf, cage = ufm[0].b[0].device, ufm[0].b[0].cage
+    beside = [e for p in sheet for e in (*p.a, *p.b) if (e.device, e.cage) == (leaf, cage) and e.subs == (1,)]
+    assert [e.lanes for e in beside] == [((1, 4),)]
+    dgx = sheet[0].a[0]
+    assert (dgx.ports, dgx.lanes) == (("OSFP4P2",), ((5, 8),))
+
+
+@pytest.mark.parametrize("design", ["sonic-th5-512", "roce-512", "eos-roce-1024", "lab", "superpod-h100-4su"])
+def test_cabling_csv_gives_every_switch_port_its_faceplate_cage_and_lanes(design: str) -> None:
+    """cabling.csv's added columns: each end's cage, place and lanes, and the physical cable carrying the link. Every
+    switch end of a catalog port has them; SONiC's Ethernet264 is cage 34 port 1 lanes 1-4 (its alias etp34a:
+    SONiC's port_config.ini names cages and halves), and a twin-port cable's second link names its first."""
+    build = built(design)
+    rows = list(csv.DictReader(io.StringIO(cabling_csv(build))))
+    assert tuple(rows[0])[: len(CABLING_COLUMNS)] == CABLING_COLUMNS
+    physical = {p.physical_id for p in _sheet(design)}
+    for side in ("a", "b"):
+        for r in rows:
+            device = build.topology.devices[r[f"{side}_device"]]
+            if device.layer != "node" and r[f"{side}_port"] != build.design.catalog.switches[device.model].mgmt_port:
+                assert r[f"{side}_cage"].isdigit() and r[f"{side}_cage_port"].isdigit(), r["cable_id"]
+                assert re.fullmatch(r"\d+-\d+", r[f"{side}_cage_lanes"]), r["cable_id"]
+    assert {r["physical_id"] for r in rows} <= {p.removesuffix("-F1") for p in physical}
+    if design == "sonic-th5-512":
+        row = next(r for r in rows if r["a_port"] == "Ethernet264" and r["tier"] == "leaf-spine")
+        assert (row["a_cage"], row["a_cage_port"], row["a_cage_lanes"]) == ("34", "1", "1-4")
+        second = next(r for r in rows if r["cable_id"] == "compute-0514")
+        assert (second["a_cage"], second["a_cage_port"], second["a_cage_lanes"]) == ("33", "2", "5-8")
+        assert second["physical_id"] == "compute-0513"  # one twin-port cable carries 0513 and 0514
+    if design == "superpod-h100-4su":
+        ufm = [r for r in rows if r["a_device"].startswith("ufm") and r["fabric"] == "compute"]
+        assert {(r["a_cage_lanes"], r["b_cage_port"], r["b_cage_lanes"]) for r in ufm} == {("1-2", "2", "5-6")}
+
+
 def _plugs(design: str) -> dict[tuple[str, str], set[str]]:
     """(device, cage) → what is plugged into it: the transceiver, or the cable's medium kind for DAC/ACC/AOC."""
     out: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -399,3 +447,21 @@ def test_several_far_ends_share_a_row_cell_by_cell() -> None:
     cells = _side_cells(ends, {"gpu001": "hgx-8gpu", "gpu002": "hgx-8gpu"})
     assert cells[:4] == ("A01; A01", "1; 9", "gpu001; gpu002", "hgx-8gpu; hgx-8gpu")
     assert _side_cells(ends[:1], {"gpu001": "hgx-8gpu"})[:3] == ("A01", 1, "gpu001")
+
+
+@pytest.mark.parametrize("design", BUNDLED)
+def test_every_cables_medium_is_named_by_the_rate_it_runs(design: str) -> None:
+    """Media names by their real rate: a medium named `-<n>g` (`aoc-100g`, `mmf-400g`, `mmf-200g-split`) or
+    `<k>x<n>g` (a splitter's legs) carries links of n Gb/s. The 100G in-band and lab links take the 100G QSFP28
+    AOC/DAC (MFA1A00-C, MCP1600-C), not the HDR 200G MFS1S00-H / MCP1650-H they were planned on."""
+    for c in built(design).allocation.cables:
+        rate = re.search(r"(?:-|\dx)(\d+)g(?:-|$)", c.media or "")
+        if rate:
+            assert int(rate.group(1)) == c.link.speed_gbps, (design, c.cable_id, c.media, c.link.speed_gbps)
+
+
+def test_a_100g_link_takes_the_100g_parts() -> None:
+    build = built("superpod-h100-2su")
+    inband = Counter((c.media, c.part[:9]) for c in build.allocation.cables if c.link.speed_gbps == 100)
+    assert set(inband) == {("aoc-100g", "MFA1A00-C"), ("dac-100g", "MCP1600-C")}
+    assert not [c for c in build.allocation.cables if c.part.startswith(("MFS1S00-H", "MCP1650-H"))]

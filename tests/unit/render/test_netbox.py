@@ -17,6 +17,7 @@ import yaml
 
 from fabric import render_all
 from fabric.allocation.optics import physical_cables
+from fabric.render.outputs.netbox import interface_type
 from tests.conftest import REPO, built
 
 NETBOX = json.loads((REPO / "tests" / "data" / "netbox" / "netbox-import.json").read_text(encoding="utf-8"))
@@ -192,6 +193,38 @@ def test_qm9700_has_all_64_ports_as_infiniband() -> None:
     types = Counter(i["type"] for i in dgx["interfaces"])
     assert types["infiniband-ndr"] == 10  # 8 compute rails on the IB compute fabric + 2 storage ports on IB storage
     assert types["1000base-t"] == 1
+
+
+@pytest.mark.parametrize(
+    ("speed", "connector", "lanes", "expected"),
+    [
+        (400, "osfp", 4, "infiniband-ndr"),  # NDR: 4 x 100G-PAM4 (QM9700 port, ConnectX-7)
+        (200, "osfp", 2, "infiniband-ndr"),  # NDR200: 2 x 100G-PAM4 (the UFM's ConnectX-7, a QM9700 split port)
+        (200, "qsfp56", 4, "infiniband-hdr"),  # HDR: 4 x 50G-PAM4 (QM8700 port); does not link to NDR200
+        (100, "qsfp56", 2, "infiniband-hdr"),  # HDR100: 2 x 50G-PAM4 (a QM8700 split port)
+        (100, "qsfp28", 4, "infiniband-edr"),  # EDR: 4 x 25G
+        (800, "osfp", 4, "infiniband-xdr"),  # XDR: 4 x 200G-PAM4 (Q3400)
+        (300, "osfp", 4, "other"),  # no generation signals at 75G a lane
+    ],
+)
+def test_an_infiniband_port_is_typed_by_its_lane_rate(speed: int, connector: str, lanes: int, expected: str) -> None:
+    """NetBox's InfiniBand types are per-lane generations ("NDR (100 Gbps)", "HDR (50 Gbps)"; InterfaceTypeChoices,
+    NetBox 4.6.8): a port's type is its lane rate's, so an NDR200 port is NDR, never HDR."""
+    assert expected in NETBOX["choices"]["InterfaceTypeChoices"] or expected == "other"
+    assert interface_type(speed, connector, "infiniband", lanes) == expected
+
+
+def test_the_ufm_ndr200_port_is_ndr_and_its_splitter_one_cable() -> None:
+    """The SuperPOD's UFM appliance runs NDR200 (2 x 100G-PAM4 on a 1:2 splitter fibre, RA-11333-001 table 8): its
+    device type's ib0 is `infiniband-ndr` (was `infiniband-hdr`, typed by its 200G speed), and its cable row is
+    the splitter's, labelled with the physical cable's id."""
+    ufm = _device_types("superpod-h100-4su")["06-device-types/NVIDIA/ufm-appliance.yaml"]
+    assert {i["name"]: i["type"] for i in ufm["interfaces"]}["ib0"] == "infiniband-ndr"
+    _, cables = _rows("superpod-h100-4su", "09-cables.csv")
+    ufm_cables = [c for c in cables if c["side_a_device"].startswith("ufm") and c["side_a_name"] == "ib0"]
+    assert len(ufm_cables) == 4
+    assert all(c["description"].endswith(", one 1:2 splitter cable: leg 1") for c in ufm_cables)
+    assert all(c["type"] == "mmf-om4" and c["description"].startswith("MFP7E20-") for c in ufm_cables)
 
 
 @pytest.mark.parametrize("design", DESIGNS)

@@ -159,15 +159,16 @@ def test_cabling_md_shows_the_physical_cables_of_each_rack() -> None:
         "| spine1 cage 1 port 1/2 lanes 1-4 5-8 | A04 U5 |  | MCP4Y10-N01A | 1.5 |"
     ) in text
     assert (
-        "| compute-0001 |  | node01 U1 cage ib0 port 1 | MMA4Z00-NS400 | leaf1 cage 1 port 1 lanes 1-4 | A04 U1 "
+        "| compute-0001 |  | node01 U1 cage ib0 port 1 lanes 1-4 | MMA4Z00-NS400 | leaf1 cage 1 port 1 lanes 1-4 "
+        "| A04 U1 "
         "| MMA4Z00-NS | MFP7E10-N010 | 10 |"
     ) in text
     physical_rows = [line for line in text.splitlines() if re.match(r"\| compute-\d+ \| (compute-| \| \w+ U)", line)]
     assert len(physical_rows) == 12 + 8  # 12 node links on fibre, 16 leaf-spine links on 8 twin-port DACs
     gb = cabling_md(built("gb200-nvl72-1su"))["cabling.md"]
     assert re.search(
-        r"\| converged-0001 \| converged-0001 converged-0002 \| gb001 U1 cage LBF3-P2 port 1; gb002 U2 cage LBF3-P2 "
-        r"port 1 \| MMA1Z00-NS400 \| converged-leaf01 cage 1 port 1/2 lanes 1-2 3-4 \| B06 U1 \| MMA4Z00-NS \| "
-        r"MFP7E20-N\d+ \|",
+        r"\| converged-0001 \| converged-0001 converged-0002 \| gb001 U1 cage LBF3-P2 port 1 lanes 1-2; "
+        r"gb002 U2 cage LBF3-P2 port 1 lanes 1-2 "
+        r"\| MMA1Z00-NS400 \| converged-leaf01 cage 1 port 1/2 lanes 1-2 3-4 \| B06 U1 \| MMA4Z00-NS \| MFP7E20-N\d+ \|",
         gb,
     )
