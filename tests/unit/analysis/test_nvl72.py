@@ -211,11 +211,16 @@ def test_storage_and_inband_share_one_converged_ethernet_fabric() -> None:
 
 def test_the_converged_fabric_is_lossless_and_nccl_stays_on_the_compute_fabric() -> None:
     """Storage on the converged fabric is RoCE (lossless by default, as on a storage fabric); the trays' NCCL file
-    is the compute fabric's, so a tray whose compute fabric is InfiniBand gets none from the Ethernet fabric."""
+    is the compute fabric's: a tray whose compute fabric is InfiniBand gets its HCAs, and the converged fabric's
+    BlueField-3 ports only as NCCL's bootstrap sockets."""
     build = built(DESIGN)
     files = render_all(build)
     assert "hosts/gb001/nic-qos.sh" in files and "LBF3-P1" in files["hosts/gb001/nic-qos.sh"].decode()
-    assert not any(k.endswith("/nccl.env") for k in files)
+    lines = files["hosts/gb001/nccl.env"].decode().splitlines()
+    assert [line for line in lines if line.startswith("NCCL_IB_HCA")] == ["NCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_4,mlx5_5"]
+    assert [line for line in lines if line.startswith("NCCL_SOCKET_IFNAME")] == [
+        "NCCL_SOCKET_IFNAME==LBF3-P2,LBF3-P1,RBF3-P2,RBF3-P1"
+    ]
     dual = render_all(built(DUAL))  # negative: an Ethernet compute fabric's trays keep their nccl.env
     env = dual["hosts/gb001/nccl.env"].decode()
     assert "over the compute fabric" in env and "BF3" not in env.split("NCCL_IB_HCA")[1].splitlines()[0]

@@ -169,6 +169,7 @@ def test_cabling_md_shows_the_physical_cables_of_each_rack() -> None:
     assert re.search(
         r"\| converged-0001 \| converged-0001 converged-0002 \| gb001 U1 cage LBF3-P2 port 1 lanes 1-2; "
         r"gb002 U2 cage LBF3-P2 port 1 lanes 1-2 "
-        r"\| MMA1Z00-NS400 \| converged-leaf01 cage 1 port 1/2 lanes 1-2 3-4 \| B06 U1 \| MMA4Z00-NS \| MFP7E20-N\d+ \|",
+        r"\| MMA1Z00-NS400 \| converged-leaf01 cage 1 port 1/2 lanes 1-2 3-4 \| B06 U1 \| MMA4Z00-NS \| "
+        r"MFP7E20-N\d+ \|",
         gb,
     )
