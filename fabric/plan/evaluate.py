@@ -17,6 +17,7 @@ from fabric.costing import costing
 from fabric.model.findings import FabricError, Finding, Severity, sort_findings
 from fabric.model.kinds import Layer
 from fabric.pipeline import Build, build_fabric
+from fabric.plan.bounds import cabling_usd_at_least
 from fabric.plan.candidates import Candidate
 from fabric.plan.document import spec_yaml
 from fabric.spec.catalog import Catalog, builtin_catalog
@@ -127,7 +128,8 @@ class Estimate:
 def estimate(candidate: Candidate, gpus: int, enough: Callable[[Estimate], bool] | None = None) -> Estimate | Ruled:
     """The candidate's exact cost without addresses, intents and figures; `Ruled` when its spec, topology or
     cabling has an error or its BOM is incomplete. `enough`: asked with the topology's cost (switches, nodes,
-    racks: no cables or optics yet); when it says so, that lower bound is returned and the cables are not laid."""
+    racks, and each link's cheapest cable and optics at its placed length: bounds.py); when it says so, that lower
+    bound is returned and the cables are not laid."""
     text = spec_yaml(candidate, gpus, _catalog())
     try:
         design = load_spec_text(text, f"candidate-{candidate.index + 1}.yaml")
@@ -139,7 +141,12 @@ def estimate(candidate: Candidate, gpus: int, enough: Callable[[Estimate], bool]
         return _ruled(name, topology.findings)
     if enough is not None:
         bare = costing(Build(design, topology, {}, Allocation((), (), (), ()), ()))
-        partial = Estimate(bare.gpus, bare.capital_usd, bare.tco_usd, exact=False)
+        # and each link's cheapest cable and optics at the length its placed ends need (bounds.py): capital,
+        # and the TCO's support on it
+        cabling = cabling_usd_at_least(design, topology)
+        costs = design.spec.costs
+        support = 1 + (costs.years * costs.support_pct_per_year / 100 if bare.years else 0.0)
+        partial = Estimate(bare.gpus, bare.capital_usd + cabling, bare.tco_usd + cabling * support, exact=False)
         if enough(partial):
             return partial
     cables, found = _allocate_cables(design, topology)
