@@ -75,8 +75,9 @@ def link_usd_at_least(
     """The least a link at `speed` of at least `needed_m` between devices of models `ends` (in cages of kinds
     `cages`, where known) can cost as costing.py counts it: over every medium of the technology that carries the
     speed and reaches that far (any medium the cabling can choose), its shortest orderable length, shared by the
-    links one cable carries; an optical medium pays a fibre per link and each end's `module_share_usd`. 0 when
-    no medium serves: the build then fails (cable-reach), which the bound does not judge."""
+    links one cable carries (a twin-port cable's links, a splitter's legs); an optical medium pays a fibre per
+    link and each end's `module_share_usd`. 0 when no medium serves: the build then fails (cable-reach), which
+    the bound does not judge."""
     return LinkPrices(catalog, technology).least(speed, needed_m, ends, cages)
 
 
@@ -100,7 +101,10 @@ class LinkPrices:
                 if self._technology not in m.technologies or speed not in m.speeds_gbps:
                     continue
                 optical = m.kind in ("mmf", "smf")
-                share = 1 if optical else max(m.links, 1)
+                # a twin-port cable serves `links` links of a cage pair; a 1:2 splitter (copper or fibre) one cable
+                # per split-end cage, its legs to `plugs` far cages (allocation/optics.py counts them so)
+                plugs = max((e.plugs for e in m.ends or ()), default=1)
+                share = max(1 if optical else m.links, plugs, 1)
                 lengths = tuple(m.lengths_m)
                 found.append(
                     (m.reach_m, lengths, m.price_usd / share, m.price_per_m_usd / share, m.kind if optical else None)
