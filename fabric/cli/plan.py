@@ -220,7 +220,8 @@ def plan(
         if pruned:
             wide.print(
                 f"Not built ({len(pruned)} of {len(candidates)}): their lower bound (the nodes, the fewest switches, "
-                f"racks, the cheapest cable and optics per link; else their exact cost from topology and cables) "
+                f"racks, the cheapest cable and optics per link; else the same from their topology's placement, or "
+                f"their exact cost from topology and cables) "
                 f"cannot beat their node type's best; --all or --node builds them."
             )
     passing = [r for r in ranked if r.status == "ok"]

@@ -5,7 +5,7 @@ worker runs it as it is."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from fabric.allocation.allocate import Allocation, _allocate_cables  # the cables: what a BOM needs of one
@@ -16,12 +16,14 @@ from fabric.analysis.jobs import JobBandwidth
 from fabric.costing import costing
 from fabric.model.findings import FabricError, Finding, Severity, sort_findings
 from fabric.model.kinds import Layer
+from fabric.model.topology import Topology
 from fabric.pipeline import Build, build_fabric
+from fabric.plan.bounds import cabling_usd_at_least
 from fabric.plan.candidates import Candidate
 from fabric.plan.delivered import traffic_pct
 from fabric.plan.document import spec_yaml
 from fabric.spec.catalog import Catalog, builtin_catalog
-from fabric.spec.loader import load_spec_text
+from fabric.spec.loader import Design, load_spec_text
 from fabric.topology.build import build_topology
 
 FABRIC = "compute"
@@ -127,24 +129,50 @@ class Estimate:
     tco_usd: float
     exact: bool = True
     ruled: Ruled | None = None  # an incomplete BOM: the cost leaves optics out, and the candidate fails
+    # a lower bound's design and topology, kept where small (KEEP_LINKS) so that the exact cost need not build it again
+    resume: tuple[Design, Topology] | None = field(default=None, compare=False, repr=False)
 
 
-def estimate(candidate: Candidate, gpus: int, enough: Callable[[Estimate], bool] | None = None) -> Estimate | Ruled:
+KEEP_LINKS = 20_000  # links of a topology a lower bound keeps for its exact cost: 4,096 GPUs' take ~10 MB
+
+
+def estimate(
+    candidate: Candidate,
+    gpus: int,
+    enough: Callable[[Estimate], bool] | None = None,
+    resume: tuple[Design, Topology] | None = None,
+) -> Estimate | Ruled:
     """The candidate's exact cost without addresses, intents and figures; `Ruled` when its spec, topology or
     cabling has an error or its BOM is incomplete. `enough`: asked with the topology's cost (switches, nodes,
-    racks: no cables or optics yet); when it says so, that lower bound is returned and the cables are not laid."""
-    text = spec_yaml(candidate, gpus, _catalog())
-    try:
-        design = load_spec_text(text, f"candidate-{candidate.index + 1}.yaml")
-    except FabricError as exc:
-        return _ruled("", exc.findings)
-    topology = build_topology(design)
+    racks, and each link's cheapest cable and optics at its placed length: bounds.py); when it says so, that lower
+    bound is returned and the cables are not laid. `resume`: that bound's design and topology (`Estimate.resume`)."""
+    if resume is not None:
+        design, topology = resume
+    else:
+        text = spec_yaml(candidate, gpus, _catalog())
+        try:
+            design = load_spec_text(text, f"candidate-{candidate.index + 1}.yaml")
+        except FabricError as exc:
+            return _ruled("", exc.findings)
+        topology = build_topology(design)
     name = design.spec.name
     if any(f.severity == Severity.ERROR for f in topology.findings):
         return _ruled(name, topology.findings)
     if enough is not None:
         bare = costing(Build(design, topology, {}, Allocation((), (), (), ()), ()))
-        partial = Estimate(bare.gpus, bare.capital_usd, bare.tco_usd, exact=False)
+        # and each link's cheapest cable and optics at the length its placed ends need (bounds.py): capital,
+        # and the TCO's support on it
+        cabling = cabling_usd_at_least(design, topology)
+        costs = design.spec.costs
+        support = 1 + (costs.years * costs.support_pct_per_year / 100 if bare.years else 0.0)
+        small = sum(len(ft.links) for ft in topology.fabrics.values()) <= KEEP_LINKS
+        partial = Estimate(
+            bare.gpus,
+            bare.capital_usd + cabling,
+            bare.tco_usd + cabling * support,
+            exact=False,
+            resume=(design, topology) if small else None,
+        )
         if enough(partial):
             return partial
     cables, found = _allocate_cables(design, topology)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 
+from fabric.plan.bounds import link_usd_at_least
 from fabric.plan.candidates import Candidate, node_count
 from fabric.plan.document import spec_data
 from fabric.plan.evaluate import Estimate, Outcome
@@ -94,35 +95,10 @@ def _between_racks_m(layout: RackLayout) -> float:
     return _shortest_m(2 * up + min(layout.pitch_m, layout.depth_m + layout.row_gap_m))
 
 
-def link_usd_at_least(catalog: Catalog, technology: str, speed: int, needed_m: float) -> float:
-    """The least a link at `speed` of at least `needed_m` can cost as costing.py counts it: over every medium of
-    the technology that carries the speed and reaches that far (any medium the cabling can choose), its shortest
-    orderable length, shared by the links one cable carries; an optical medium also pays a fibre per link and a
-    transceiver share at each end (the cheapest module of its kind for the speed, over the links it serves).
-    0 when no medium serves: the build then fails (cable-reach), which the bound does not judge."""
-    best = math.inf
-    for medium in catalog.media.values():
-        if technology not in medium.technologies or speed not in medium.speeds_gbps or medium.reach_m < needed_m:
-            continue
-        length = next((x for x in medium.lengths_m if x >= needed_m - 1e-9), None)
-        if length is None:
-            continue
-        usd = (medium.price_usd + medium.price_per_m_usd * length) / max(medium.links, 1)
-        if medium.kind in ("mmf", "smf"):
-            modules = [
-                t.price_usd / t.links
-                for t in catalog.transceivers.values()
-                if medium.kind in t.media_kinds and speed in t.speeds_gbps
-            ]
-            usd = medium.price_usd + medium.price_per_m_usd * length + 2 * min(modules, default=0.0)
-        best = min(best, usd)
-    return 0.0 if best == math.inf else best
-
-
-def _per_gbps_at_least(catalog: Catalog, technology: str, model: SwitchModel, needed_m: float) -> float:
-    """The least a switch-to-switch link of `model` can cost per Gb/s, over the speeds its ports run."""
-    speeds = {m.speed_gbps for g in model.ports for m in g.modes}
-    return min((link_usd_at_least(catalog, technology, s, needed_m) / s for s in speeds), default=0.0)
+def _per_gbps_at_least(catalog: Catalog, technology: str, switch: str, needed_m: float) -> float:
+    """The least a switch-to-switch link of model `switch` can cost per Gb/s, over the speeds its ports run."""
+    speeds = {m.speed_gbps for g in catalog.switches[switch].ports for m in g.modes}
+    return min((link_usd_at_least(catalog, technology, s, needed_m, (switch, switch)) / s for s in speeds), default=0.0)
 
 
 def _links_usd_at_least(
@@ -131,16 +107,16 @@ def _links_usd_at_least(
     """Cables and optics: each node link between racks (a node group and a fabric's switches never share a rack:
     topology/racks.py starts a new rack at each block); the switch tiers' links, which may share a rack, at the
     shortest cable, per Gb/s of the bandwidth the tiers above the leaves carry at least (as `_switches_at_least`)."""
-    model = catalog.switches[candidate.switch]
     links = nodes * len(node.ports["compute"].port_list())
-    usd = links * link_usd_at_least(catalog, candidate.technology, candidate.speed_gbps, _between_racks_m(layout))
+    ends = (candidate.node, candidate.switch)
+    usd = links * link_usd_at_least(catalog, candidate.technology, candidate.speed_gbps, _between_racks_m(layout), ends)
     ratio = candidate.oversubscription
     up_gbps = links * candidate.speed_gbps / ratio
     if candidate.tiers >= 3:
         up_gbps += up_gbps / ratio
     elif _leaves_at_least(candidate, node, nodes, catalog) <= 1:
         up_gbps = 0.0
-    return usd + up_gbps * _per_gbps_at_least(catalog, candidate.technology, model, _shortest_m(0.0))
+    return usd + up_gbps * _per_gbps_at_least(catalog, candidate.technology, candidate.switch, _shortest_m(0.0))
 
 
 def _leaves_at_least(candidate: Candidate, node: NodeType, nodes: int, catalog: Catalog) -> int:

@@ -10,6 +10,7 @@ task, so the pool or the cluster runs node types side by side.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
@@ -57,48 +58,55 @@ def sweep(
 def best_of_node(
     candidates: Sequence[Candidate], gpus: int, metric: str, precision: str, delivered: str = "bisection"
 ) -> tuple[list[Outcome], list[tuple[int, str, float]]]:
-    """One node type's candidates, built in bound order until no bound can beat the best built figure:
-    (the outcomes built, (index, label, bound) of those pruned)."""
+    """One node type's candidates, best first: each step refines the candidate whose bound is the least (the
+    analytic bound, then the bound from its topology and placement, then its exact cost, then its full build),
+    until the least is a built figure: the node type's best. What is left cannot beat it and is pruned:
+    (the outcomes built or ruled out, (index, label, bound) of those pruned)."""
     catalog = _catalog()
-    bounded = sorted(
-        ((lower_bound(c, gpus, metric, catalog, precision), c.index, c) for c in candidates), key=lambda t: t[:2]
-    )
-    best: tuple[float, int] | None = None  # the best figure built, and its candidate's index
-
-    def beaten(bound: float, index: int) -> bool:
-        """Whether a candidate with this bound cannot rank above the best built: its bound is worse, or equal
-        (identical twins: the same cost, the same figures) with a later candidate number."""
-        return best is not None and (bound, index) > best
-
+    # (figure or bound, candidate index, stage, candidate, the topology bound's `resume`): stage 0 the analytic
+    # bound, 1 the topology's, 2 the
+    # exact cost (estimate), 3 the built figure
+    heap: list[tuple[float, int, int, Candidate, Any]] = [
+        (lower_bound(c, gpus, metric, catalog, precision), c.index, 0, c, None) for c in candidates
+    ]
+    heapq.heapify(heap)
     built: list[Outcome] = []
-    pruned: list[tuple[int, str, float]] = []
-    for bound, _, c in bounded:
-        if beaten(bound, c.index):
-            pruned.append((c.index, c.label, bound))
-            continue
-        cost = estimate(c, gpus, partial(_beaten_at, beaten, c, metric, catalog, precision))
-        if isinstance(cost, Ruled):  # an error or an incomplete BOM: ruled out without the full build
-            built.append(ruled_outcome(c, cost))
-            continue
-        bound = max(bound, estimate_bound(cost, c, metric, catalog, precision))
-        if beaten(bound, c.index):
-            pruned.append((c.index, c.label, bound))
-            continue
-        if cost.ruled is not None:  # an incomplete BOM that could have ranked: ruled out by its finding
-            built.append(ruled_outcome(c, cost.ruled))
-            continue
+
+    def waits(bound: float, index: int) -> bool:
+        """Whether a candidate at this bound should wait: another's bound is less (ties: the lower number)."""
+        return bool(heap) and (bound, index) > heap[0][:2]
+
+    while heap:
+        bound, _, stage, c, resume = heapq.heappop(heap)
+        if stage == 3:  # the least figure or bound is a built figure: the node type's best; the rest are pruned
+            break
+        if stage < 2:
+            # the topology's bound (stage 0): kept when another candidate's bound is less by then
+            enough = partial(_waits_at, waits, c, metric, catalog, precision) if stage == 0 else None
+            cost = estimate(c, gpus, enough, resume)
+            if isinstance(cost, Ruled):  # an error or an incomplete BOM: ruled out without the full build
+                built.append(ruled_outcome(c, cost))
+                continue
+            if cost.ruled is not None:  # an incomplete BOM: ruled out by its finding
+                built.append(ruled_outcome(c, cost.ruled))
+                continue
+            bound = max(bound, estimate_bound(cost, c, metric, catalog, precision))
+            if not cost.exact or waits(bound, c.index):  # built when its bound is the least again
+                heapq.heappush(heap, (bound, c.index, 2 if cost.exact else 1, c, cost.resume))
+                continue
         o = evaluate(c, gpus, delivered=delivered)
         built.append(o)
         figure = metric_value(o, metric, catalog, precision) if o.ok else None
-        if figure is not None and (best is None or (figure, c.index) < best):
-            best = (figure, c.index)
+        if figure is not None:
+            heapq.heappush(heap, (max(figure, bound), c.index, 3, c, None))
+    pruned = [(c.index, c.label, bound) for bound, _, stage, c, _ in heap if stage != 3]
     return built, pruned
 
 
-def _beaten_at(
-    beaten: Callable[[float, int], bool], c: Candidate, metric: str, catalog: Catalog, precision: str, e: Estimate
+def _waits_at(
+    waits: Callable[[float, int], bool], c: Candidate, metric: str, catalog: Catalog, precision: str, e: Estimate
 ) -> bool:
-    return beaten(estimate_bound(e, c, metric, catalog, precision), c.index)
+    return waits(estimate_bound(e, c, metric, catalog, precision), c.index)
 
 
 def pruned_sweep(

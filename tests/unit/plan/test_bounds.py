@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from fabric.plan.bounds import link_usd_at_least, module_share_usd
 from fabric.plan.candidates import Request, enumerate_candidates
-from fabric.plan.evaluate import Ruled, estimate, evaluate
+from fabric.plan.evaluate import Estimate, Ruled, estimate, evaluate
 from fabric.plan.metrics import METRICS, estimate_bound, lower_bound, metric_value
 from fabric.plan.rank import rank
 from fabric.plan.sweep import pruned_sweep, sweep
@@ -44,6 +45,51 @@ def test_the_bound_is_never_above_a_candidates_real_cost() -> None:
     assert checked >= 10 and tiers == {2, 3}
     # the negative case: the bound comes within 10 % of some real cost, so a bound 10 % too high fails above
     assert max(ratios) > 0.9 and not all(r * 1.1 <= 1 for r in ratios)
+
+
+def _topology_bound(c: object, gpus: int) -> tuple[Estimate | None, Estimate | Ruled]:
+    """(the bound from the candidate's topology and placement, its exact cost)."""
+    seen: list[Estimate] = []
+    exact = estimate(c, gpus, lambda e: seen.append(e) or False)  # type: ignore[arg-type]
+    return (seen[0] if seen else None), exact
+
+
+# 4 x 400G in one twin-port cage (q3400), twin-port NICs (DGX), single-port cages (B300), splitter copper, 3 tiers
+PLACED = [(1024, ("dgx-h100", "q3400")), (1024, ("dgx-b300", "sn5600")), (512, ("dgx-b200", "qm9700"))]
+
+
+@pytest.mark.slow
+def test_the_topology_bound_is_never_above_the_exact_cost_and_is_tight() -> None:
+    """The rack-distance bound (the topology's switches, nodes and racks, each link's cheapest cable and optics at
+    the length its placed ends need) never exceeds the exact cost; it comes within 0.5 % of some, so a bound
+    0.5 % high would fail."""
+    cases = [(g, c) for g, c in _sample() if c.tiers == 2 or g < 4096]  # type: ignore[attr-defined]
+    for gpus, (node, switch) in PLACED:
+        request = Request(gpus, nodes=(node,), switches=(switch,), oversubscription=(1.0, 2.0))
+        cases += [(gpus, c) for c in enumerate_candidates(CATALOG, request)]
+    ratios = []
+    for gpus, c in cases:
+        bound, exact = _topology_bound(c, gpus)
+        if bound is None or isinstance(exact, Ruled):
+            continue
+        assert bound.capital_usd <= exact.capital_usd * (1 + 1e-9), (c.label, gpus)  # type: ignore[attr-defined]
+        assert bound.tco_usd <= exact.tco_usd * (1 + 1e-9), (c.label, gpus)  # type: ignore[attr-defined]
+        ratios.append(bound.tco_usd / exact.tco_usd)
+    assert len(ratios) > 40 and max(ratios) > 0.995 and not all(r * 1.005 <= 1 for r in ratios)
+
+
+def test_a_cage_of_four_links_shares_its_module_four_ways() -> None:
+    """q3400 runs a twin-port OSFP cage as 4 x 400G: one module per cage, a quarter of it per link end; a DGX
+    H100's twin-port cage carries 2. The bound prices an optical link's ends so (a fibre plus the two shares)."""
+    twin = CATALOG.transceivers["osfp-2x400g-sr8"].price_usd
+    flat = CATALOG.transceivers["osfp-2x400g-sr8-flat"].price_usd
+    fibre = CATALOG.media["mmf-400g"].price_usd
+    assert module_share_usd(CATALOG, "q3400", 400, "mmf") == twin / 4
+    assert module_share_usd(CATALOG, "dgx-h100", 400, "mmf") == flat / 2
+    # 20 m: only fibre reaches
+    assert link_usd_at_least(CATALOG, "infiniband", 400, 20.0, ("dgx-h100", "q3400")) == fibre + flat / 2 + twin / 4
+    # a cage no module fits pays none (optics-missing: the BOM orders none), so the bound stays below
+    assert module_share_usd(CATALOG, "arista-7060dx5-64s", 400, "mmf") == 0.0
 
 
 def test_the_estimate_is_the_full_builds_cost() -> None:

@@ -1,0 +1,174 @@
+"""The least a candidate's cables and optics can cost, from its topology's placement (the rack-distance bound).
+
+`link_usd_at_least` prices one link as costing.py counts it (the cheapest medium that carries its speed and
+reaches its length, shared by the links one cable carries; an optical medium with a fibre per link and a
+transceiver share at each end). `cabling_usd_at_least` sums it over a built topology's links at the length each
+needs from the racks and units the placement gave its two ends (topology/racks.py `route_m`, with the fabric's
+slack and service loop, as the allocation lays cables): no cage, twin-port or optics rule of the allocation can
+make a link cheaper than that, so a topology's switches, nodes and racks plus this is a lower bound of its
+exact cost that skips laying the cables and counting the optics (most of an estimate's time).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections import Counter
+from typing import Any
+
+from fabric.allocation.cages import CageKind, CageLookup
+from fabric.model.topology import Topology
+from fabric.spec.catalog import Catalog
+from fabric.spec.loader import Design
+from fabric.topology.media import CablingRules
+from fabric.topology.racks import route_m
+
+
+def _cage_links(catalog: Catalog, model: str, speed: int) -> dict[CageKind, int]:
+    """The cage kinds (connector, top, ports per cage, as allocation/cages.py gives them) of the model's port
+    groups that run `speed`, each with the most links one such cage carries (a switch: its modes' ports per cage
+    at that speed; a node: its ports that share a cage)."""
+    out: dict[CageKind, int] = {}
+    switch = catalog.switches.get(model)
+    node = catalog.nodes.get(model)
+    if switch is not None:
+        for g in switch.ports:
+            ports = [m.ports for m in g.modes if m.speed_gbps == speed]
+            if ports:
+                kind: CageKind = (g.connector, g.top, g.ports_per_cage)
+                out[kind] = max(out.get(kind, 1), *ports)
+    elif node is not None:
+        for n in node.ports.values():
+            if n.speed_gbps == speed:
+                shared = Counter(p.cage or p.name for p in n.port_list())
+                kind = (n.connector, n.top, n.ports_per_cage)
+                out[kind] = max(out.get(kind, 1), *shared.values())
+    return out
+
+
+def module_share_usd(catalog: Catalog, model: str, speed: int, kind: str, cage: CageKind | None = None) -> float:
+    """The least an optical link end on `model` (in a `cage` of that kind; None: any of its cages that runs the
+    speed) pays for its transceiver as the optics count them (one module per used cage, the first that fits the
+    cage and carries the medium kind at the speed): the cheapest fitting module over the most links such a cage
+    carries. 0 where none fits (optics-missing: the BOM then orders none)."""
+    shares = []
+    for here, links in _cage_links(catalog, model, speed).items():
+        if cage is not None and here != cage:
+            continue
+        fitting = [
+            t.price_usd
+            for t in catalog.transceivers.values()
+            if t.fits(*here) and kind in t.media_kinds and speed in t.speeds_gbps
+        ]
+        shares.append(min(fitting, default=0.0) / links)
+    return min(shares, default=0.0)
+
+
+def link_usd_at_least(
+    catalog: Catalog,
+    technology: str,
+    speed: int,
+    needed_m: float,
+    ends: tuple[str, str],
+    cages: tuple[CageKind | None, CageKind | None] = (None, None),
+) -> float:
+    """The least a link at `speed` of at least `needed_m` between devices of models `ends` (in cages of kinds
+    `cages`, where known) can cost as costing.py counts it: over every medium of the technology that carries the
+    speed and reaches that far (any medium the cabling can choose), its shortest orderable length, shared by the
+    links one cable carries (a twin-port cable's links, a splitter's legs); an optical medium pays a fibre per
+    link and each end's `module_share_usd`. 0 when no medium serves: the build then fails (cable-reach), which
+    the bound does not judge."""
+    return LinkPrices(catalog, technology).least(speed, needed_m, ends, cages)
+
+
+class LinkPrices:
+    """`link_usd_at_least` for many links of one technology: the media per speed and the module shares per end
+    found once."""
+
+    def __init__(self, catalog: Catalog, technology: str) -> None:
+        self._catalog = catalog
+        self._technology = technology
+        self._media: dict[int, list[tuple[float, tuple[float, ...], float, float, str | None]]] = {}
+        self._shares: dict[tuple[str, int, str, CageKind | None], float] = {}
+
+    def _usable(self, speed: int) -> list[tuple[float, tuple[float, ...], float, float, str | None]]:
+        """(reach, lengths, price, price per m, optical kind or None) of each medium that carries the speed; a
+        cable's price and price per m shared by the links it carries."""
+        found = self._media.get(speed)
+        if found is None:
+            found = self._media[speed] = []
+            for m in self._catalog.media.values():
+                if self._technology not in m.technologies or speed not in m.speeds_gbps:
+                    continue
+                optical = m.kind in ("mmf", "smf")
+                # a twin-port cable serves `links` links of a cage pair; a 1:2 splitter (copper or fibre) one cable
+                # per split-end cage, its legs to `plugs` far cages (allocation/optics.py counts them so)
+                plugs = max((e.plugs for e in m.ends or ()), default=1)
+                share = max(1 if optical else m.links, plugs, 1)
+                lengths = tuple(m.lengths_m)
+                found.append(
+                    (m.reach_m, lengths, m.price_usd / share, m.price_per_m_usd / share, m.kind if optical else None)
+                )
+        return found
+
+    def _share(self, model: str, speed: int, kind: str, cage: CageKind | None) -> float:
+        key = (model, speed, kind, cage)
+        found = self._shares.get(key)
+        if found is None:
+            found = self._shares[key] = module_share_usd(self._catalog, model, speed, kind, cage)
+        return found
+
+    def least(
+        self, speed: int, needed_m: float, ends: tuple[str, str], cages: tuple[CageKind | None, CageKind | None]
+    ) -> float:
+        best = math.inf
+        for reach, lengths, price, per_m, optical in self._usable(speed):
+            if reach < needed_m:
+                continue
+            i = bisect_left(lengths, needed_m - 1e-9)
+            if i == len(lengths):
+                continue
+            usd = price + per_m * lengths[i]
+            if optical is not None:
+                usd += self._share(ends[0], speed, optical, cages[0]) + self._share(ends[1], speed, optical, cages[1])
+            best = min(best, usd)
+        return 0.0 if best == math.inf else best
+
+
+def cabling_usd_at_least(design: Design, topology: Topology) -> float:
+    """Every link of the topology at `link_usd_at_least` for the length its placed ends need (an unplaced end: 0,
+    as the allocation then lays no cable). Links are counted by class first (the two ends' racks, units, models
+    and cage kinds, the speed), and each class is priced once."""
+    catalog, layout, racks, devices = design.catalog, design.spec.racks, topology.racks, topology.devices
+    cage_of = CageLookup(catalog, devices)
+    kinds: dict[tuple[str, str], CageKind] = {}  # (model, port) → its cage kind
+    total = 0.0
+    for key, ft in topology.fabrics.items():
+        rules = CablingRules.resolve(design.spec.fabrics[key].cabling, design.spec.cabling)
+        prices = LinkPrices(catalog, ft.technology)
+        classes: Counter[tuple[Any, ...]] = Counter()
+        for link in ft.links:
+            a, b = devices[link.a], devices[link.b]
+            a_kind = kinds.get((a.model, link.a_port))
+            if a_kind is None:
+                a_kind = kinds[(a.model, link.a_port)] = cage_of(link.a, link.a_port)[1]
+            b_kind = kinds.get((b.model, link.b_port))
+            if b_kind is None:
+                b_kind = kinds[(b.model, link.b_port)] = cage_of(link.b, link.b_port)[1]
+            classes[(a.rack, a.u, a.height_u, a.model, a_kind, b.rack, b.u, b.height_u, b.model, b_kind,
+                     link.speed_gbps, link.length_m)] += 1  # fmt: skip
+        priced: dict[tuple[Any, ...], float] = {}
+        for (ra, au, ah, am, ak, rb, bu, bh, bm, bk, speed, length), count in classes.items():
+            if length is not None:
+                needed = length
+            else:
+                a_rack, b_rack = racks.get(ra or ""), racks.get(rb or "")
+                if a_rack is None or b_rack is None or not au or not bu:
+                    continue
+                needed = rules.length_for(route_m(layout, a_rack, au, ah, b_rack, bu, bh, rules.tray_height_m))
+            slot = (round(needed, 9), speed, am, ak, bm, bk)
+            usd = priced.get(slot)
+            if usd is None:
+                usd = priced[slot] = prices.least(speed, needed, (am, bm), (ak, bk))
+            total += usd * count
+    return total
