@@ -39,10 +39,10 @@ class BufferSku:
     profiles: dict[str, dict[str, str]]
     # pg_profile_lookup.ini: (speed Mb/s, cable m) -> (size, xon, xoff, threshold, xon_offset)
     pg_lookup: dict[tuple[int, int], tuple[str, str, str, str, str]]
-    # the profile of a lossy queue and the queues buffered (0 .. queues-1): buffers_config.j2's default
-    # (egress_lossy_profile; queues 0-6 upstream, fabric also 7) or the SKU's generate_queue_buffers
+    # the profile of a lossy queue and the queues buffered (0 .. queues-1, upstream's 0-2, 3-4, 5-6):
+    # buffers_config.j2's default (egress_lossy_profile) or the SKU's generate_queue_buffers (q_lossy_profile)
     lossy_queue_profile: str = "egress_lossy_profile"
-    queues: int = 8
+    queues: int = 7
     # BUFFER_PORT_INGRESS_PROFILE_LIST / BUFFER_PORT_EGRESS_PROFILE_LIST of every buffered port (the SKU's
     # generate_profile_lists); empty: the SKU writes none
     port_profile_lists: tuple[str, str] = ("", "")

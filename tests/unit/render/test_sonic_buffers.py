@@ -252,6 +252,37 @@ def test_spectrum_sku_data_names_its_upstream_directory() -> None:
         assert sku.source.endswith(f"/{hwsku}") and not sku.derived, hwsku
 
 
+def test_rendered_th5_leaf_ports_are_the_templates_but_one_lossless_priority(th5_leaf: dict[str, Any]) -> None:
+    """The SKU's whole buffers.json.j2 rendered as sonic-cfggen does (traditional model): on every port it buffers
+    (those with a DEVICE_NEIGHBOR; fabric buffers every used port, the host-facing ones too) PG 0 and the queues
+    are the template's, but queue 4 lossy (PFC on 3 only in fabric's RoCE profile, on 3 and 4 in the SKU's
+    qos.json.j2). The lossless PGs are not in the template: buffermgrd makes them from pg_profile_lookup.ini, as
+    fabric does above."""
+    db = th5_leaf
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader([DATA / "Dell-Z9864f-O64", DATA / "build_templates"]))
+    upstream = json.loads(env.get_template("buffers.json.j2").render(db))
+    theirs_pg, theirs_q = _per_index(upstream["BUFFER_PG"]), _per_index(upstream["BUFFER_QUEUE"])
+    ours_pg, ours_q = _per_index(db["BUFFER_PG"]), _per_index(db["BUFFER_QUEUE"])
+    assert theirs_pg and set(theirs_pg) == set(theirs_q) <= set(ours_pg) == set(ours_q)
+    for port in sorted(theirs_pg):
+        lossless = {int(p) for p in db["PORT_QOS_MAP"][port]["pfc_enable"].split(",")}
+        assert theirs_pg[port] == {0: "ingress_lossy_profile"} and ours_pg[port][0] == "ingress_lossy_profile"
+        assert set(ours_q[port]) == set(theirs_q[port]), port
+        for i, profile in theirs_q[port].items():
+            expected = "egress_lossless_profile" if i in lossless else "egress_lossy_profile"
+            assert ours_q[port][i] == expected, (port, i, profile)
+
+
+@pytest.mark.parametrize("queues", ["4-7", "4"], ids=["queue-7-buffered", "queues-5-6-unbuffered"])
+def test_a_th5_queue_the_template_does_not_buffer_fails(th5_leaf: dict[str, Any], queues: str) -> None:
+    db = json.loads(json.dumps(th5_leaf))
+    port = next(key.partition("|")[0] for key in db["BUFFER_PG"] if key.startswith("Ethernet256|"))
+    del db["BUFFER_QUEUE"][f"{port}|4-6"]
+    db["BUFFER_QUEUE"][f"{port}|{queues}"] = {"profile": "egress_lossy_profile"}
+    with pytest.raises(AssertionError):
+        test_rendered_th5_leaf_ports_are_the_templates_but_one_lossless_priority(db)
+
+
 @pytest.mark.parametrize(
     ("break_it", "problem"),
     [
