@@ -232,16 +232,22 @@ def _buffers(hwsku: str | None, roce_tc: int, ports: _Ports) -> dict[str, Any]:
     tables["BUFFER_PROFILE"] |= {name: rows[name] for name in sorted(rows) if name not in sku.profiles}
     pg: dict[str, dict[str, str]] = {}
     queue: dict[str, dict[str, str]] = {}
-    lossy_queues = sonic_buffers.ranges([q for q in range(8) if q != roce_tc])
+    lossy = {"profile": sku.lossy_queue_profile}
+    all_lossy = sonic_buffers.ranges(list(range(sku.queues)))[0]
+    lossy_queues = sonic_buffers.ranges([q for q in range(sku.queues) if q != roce_tc])
     for name, profile in ports:
         pg[f"{name}|0"] = {"profile": "ingress_lossy_profile"}
         if profile is None:
-            queue[f"{name}|0-7"] = {"profile": "egress_lossy_profile"}
+            queue[f"{name}|{all_lossy}"] = lossy
             continue
         pg[f"{name}|{roce_tc}"] = {"profile": profile}
         queue[f"{name}|{roce_tc}"] = {"profile": "egress_lossless_profile"}
         for r in lossy_queues:
-            queue[f"{name}|{r}"] = {"profile": "egress_lossy_profile"}
+            queue[f"{name}|{r}"] = lossy
+    ingress, egress = sku.port_profile_lists
+    if ingress:  # the SKU's generate_profile_lists: every buffered port, lossless or not
+        tables["BUFFER_PORT_INGRESS_PROFILE_LIST"] = {name: {"profile_list": ingress} for name, _ in ports}
+        tables["BUFFER_PORT_EGRESS_PROFILE_LIST"] = {name: {"profile_list": egress} for name, _ in ports}
     tables["BUFFER_PG"] = pg
     tables["BUFFER_QUEUE"] = queue
     return tables

@@ -13,8 +13,11 @@ doc/qos/dynamically-headroom-calculation.md). So:
   says that length.
 - Spectrum SKUs keep the dynamic model and get the tables it needs (DEFAULT_LOSSLESS_BUFFER_PARAMETER,
   LOSSLESS_TRAFFIC_PATTERN from sonic-buildimage files/build_templates/buffers_config.j2; the pools and profiles of
-  the SKU's buffers_defaults_objects.j2 in dynamic mode), a lossless PG with profile NULL (headroom computed by
-  buffermgrd) on the lossless priority of every PFC port.
+  the SKU's buffers_defaults_objects.j2 in dynamic mode, each used port's ingress/egress profile lists), a lossless
+  PG with profile NULL (headroom computed by buffermgrd) and an egress_lossless_profile queue on the lossless
+  priority of every PFC port, lossy queues 0-6 with q_lossy_profile. The templates make priorities 3 and 4 lossless
+  (PFC on both in the SKU's qos.json.j2); fabric's RoCE profile has one lossless priority, so only it is.
+  tests/unit/render/test_sonic_buffers.py renders each SKU's vendored buffers_dynamic.json.j2 and compares.
 
 Values: sonic-net/sonic-buildimage at 086b03bd70f9e211aaaf5f6aefe0790b508d2a94 (2026-08-23), Apache-2.0.
 """
@@ -36,6 +39,13 @@ class BufferSku:
     profiles: dict[str, dict[str, str]]
     # pg_profile_lookup.ini: (speed Mb/s, cable m) -> (size, xon, xoff, threshold, xon_offset)
     pg_lookup: dict[tuple[int, int], tuple[str, str, str, str, str]]
+    # the profile of a lossy queue and the queues buffered (0 .. queues-1, upstream's 0-2, 3-4, 5-6):
+    # buffers_config.j2's default (egress_lossy_profile) or the SKU's generate_queue_buffers (q_lossy_profile)
+    lossy_queue_profile: str = "egress_lossy_profile"
+    queues: int = 7
+    # BUFFER_PORT_INGRESS_PROFILE_LIST / BUFFER_PORT_EGRESS_PROFILE_LIST of every buffered port (the SKU's
+    # generate_profile_lists); empty: the SKU writes none
+    port_profile_lists: tuple[str, str] = ("", "")
 
 
 def _ini(text: str) -> dict[tuple[int, int], tuple[str, str, str, str, str]]:
@@ -95,27 +105,41 @@ _TH5_64X800 = BufferSku(
 )
 
 
-def _spectrum(source: str, egress_lossless_pool_size: str) -> BufferSku:
+def _spectrum(source: str, egress_lossless_pool_size: str, ingress_lossy_pool: bool) -> BufferSku:
     """A Spectrum SKU in the dynamic model: buffers_defaults_objects.j2 with `dynamic_mode` set (sizes computed by
-    buffermgrd, but the egress lossless pool's), egress_lossless_pool_size from the SKU's buffers_defaults_t1.j2."""
+    buffermgrd, but the egress lossless pool's), egress_lossless_pool_size from the SKU's buffers_defaults_t1.j2.
+
+    Two variants of buffers_defaults_objects.j2 exist upstream: ACS-MSN2700's has an ingress lossy pool (the
+    lossy PG's profile on it, both ingress profiles in the port's ingress list); Mellanox-SN2700-D48C8's, which
+    the SN4600C and SN5600 SKUs link to, has none (the lossy PG's profile on the ingress lossless pool). Both buffer
+    queues 0-6 (lossy ones with q_lossy_profile) and give every port the ingress and egress profile lists."""
+    lossy_pool = "ingress_lossy_pool" if ingress_lossy_pool else "ingress_lossless_pool"
+    pools = {"ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"}}
+    if ingress_lossy_pool:
+        pools["ingress_lossy_pool"] = {"type": "ingress", "mode": "dynamic"}
     return BufferSku(
         model="dynamic",
         source=source,
         derived="",
         pools={
-            "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
-            "ingress_lossy_pool": {"type": "ingress", "mode": "dynamic"},
+            **pools,
             "egress_lossless_pool": {"size": egress_lossless_pool_size, "type": "egress", "mode": "dynamic"},
             "egress_lossy_pool": {"type": "egress", "mode": "dynamic"},
         },
         profiles={
             "ingress_lossless_profile": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "7"},
-            "ingress_lossy_profile": {"pool": "ingress_lossy_pool", "size": "0", "dynamic_th": "3"},
+            "ingress_lossy_profile": {"pool": lossy_pool, "size": "0", "dynamic_th": "3"},
             "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0", "dynamic_th": "7"},
             "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": "9216", "dynamic_th": "7"},
             "q_lossy_profile": {"pool": "egress_lossy_pool", "size": "0", "dynamic_th": "3"},
         },
         pg_lookup={},
+        lossy_queue_profile="q_lossy_profile",
+        queues=7,
+        port_profile_lists=(
+            "ingress_lossless_profile,ingress_lossy_profile" if ingress_lossy_pool else "ingress_lossless_profile",
+            "egress_lossless_profile,egress_lossy_profile",
+        ),
     )
 
 
@@ -131,18 +155,28 @@ SKUS: dict[str, BufferSku] = {
         }
     ),
     "Dell-Z9864f-O64": _TH5_64X800,
-    "Mellanox-SN5600-V256": _spectrum("device/mellanox/x86_64-nvidia_sn5600-r0/Mellanox-SN5600-V256", "158229504"),
-    "Mellanox-SN4600C-C64": _spectrum("device/mellanox/x86_64-mlnx_msn4600c-r0/Mellanox-SN4600C-C64", "60817392"),
-    # ACS-SN2201's buffers_defaults_t1.j2 links to ACS-MSN2700's (Spectrum-1)
-    "ACS-SN2201": _spectrum("device/mellanox/x86_64-mlnx_msn2700-r0/ACS-MSN2700", "13945824"),
+    # The Spectrum SKUs' own directories upstream (tests/data/sonic_buffers: rendered and compared); some files are
+    # links to Spectrum-1 SN2700 SKUs' (same macros, per-SKU sizes in buffers_defaults_t1.j2):
+    # SN5600-V256 and SN4600C-C64: buffers_defaults_objects.j2 -> Mellanox-SN2700-D48C8's (no ingress lossy pool)
+    "Mellanox-SN5600-V256": _spectrum(
+        "device/mellanox/x86_64-nvidia_sn5600-r0/Mellanox-SN5600-V256", "158229504", ingress_lossy_pool=False
+    ),
+    "Mellanox-SN4600C-C64": _spectrum(
+        "device/mellanox/x86_64-mlnx_msn4600c-r0/Mellanox-SN4600C-C64", "60817392", ingress_lossy_pool=False
+    ),
+    # ACS-SN2201: buffers_defaults_objects.j2 and buffers_defaults_t1.j2 -> ACS-MSN2700's (ingress lossy pool)
+    "ACS-SN2201": _spectrum("device/mellanox/x86_64-nvidia_sn2201-r0/ACS-SN2201", "13945824", ingress_lossy_pool=True),
 }
 
 # A model without a HwSKU or with one this table does not know: the dynamic model as before (the pools' sizes
 # computed), to be replaced by the SKU's entry above; the egress lossless pool's size left to the image.
 GENERIC = BufferSku(
     **{
-        **_spectrum("(none: no HwSKU data)", "").__dict__,
-        "pools": {name: {k: v for k, v in row.items() if k != "size"} for name, row in _spectrum("", "").pools.items()},
+        **_spectrum("(none: no HwSKU data)", "", ingress_lossy_pool=True).__dict__,
+        "pools": {
+            name: {k: v for k, v in row.items() if k != "size"}
+            for name, row in _spectrum("", "", ingress_lossy_pool=True).pools.items()
+        },
         "derived": "no buffer data for the HwSKU",
     }
 )

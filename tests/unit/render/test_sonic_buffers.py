@@ -15,7 +15,7 @@ import pytest
 
 from fabric import render_all
 from fabric.render.platforms import sonic_buffers
-from tests.support.design_variants import on_platform
+from tests.support.design_variants import on_platform, variant
 
 DATA = Path(__file__).parents[2] / "data" / "sonic_buffers"
 SKU_FILES = {"Accton-AS9817-64O": "Dell-Z9864f-O64", "Dell-Z9864f-O64": "Dell-Z9864f-O64"}
@@ -109,16 +109,178 @@ def test_rendered_th5_leaf_is_traditional_with_a_lossless_pg_per_pfc_port(th5_le
     assert sonic_buffers.buffer_problems(db) == []
 
 
-def test_spectrum_keeps_the_dynamic_model_with_its_tables() -> None:
-    files = render_all(on_platform("roce-512", "sonic"))
-    db = json.loads(files["configs/su1-rail0-leaf/config_db.json"])
+# Spectrum: (design, switch) rendered on SONiC with the RoCE profile, per HwSKU (the OOB fabric of a SuperPOD is
+# the one place an SN2201 is a SONiC switch; it gets the RoCE profile here so that its buffers are written)
+SPECTRUM = {
+    "Mellanox-SN5600-V256": ("roce-512", "spine01"),
+    "Mellanox-SN4600C-C64": ("lab", "leaf1"),
+    "ACS-SN2201": ("superpod-h100-4su", "oob-leaf01"),
+}
+# what buffers_config.j2 writes in the dynamic model, every table compared
+DYNAMIC = (
+    "BUFFER_POOL",
+    "BUFFER_PROFILE",
+    "BUFFER_PORT_INGRESS_PROFILE_LIST",
+    "BUFFER_PORT_EGRESS_PROFILE_LIST",
+    "BUFFER_PG",
+    "BUFFER_QUEUE",
+    "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
+    "LOSSLESS_TRAFFIC_PATTERN",
+    "CABLE_LENGTH",
+)
+
+
+def _spectrum_db(hwsku: str) -> dict[str, Any]:
+    design, switch = SPECTRUM[hwsku]
+    if design == "superpod-h100-4su":
+
+        def change(data: dict[str, Any]) -> None:
+            data["fabrics"]["oob"]["platform"] = "sonic"
+            data["fabrics"]["oob"]["qos"] = {"profile": "roce-lossless"}
+
+        build = variant(design, change)
+    else:
+        build = on_platform(design, "sonic")
+    db: dict[str, Any] = json.loads(render_all(build)[f"configs/{switch}/config_db.json"])
+    assert db["DEVICE_METADATA"]["localhost"]["hwsku"] == hwsku
+    return db
+
+
+def _dynamic_template(hwsku: str, db: dict[str, Any]) -> dict[str, Any]:
+    """The SKU's buffers_dynamic.json.j2 rendered as sonic-cfggen renders it (`sonic-cfggen -d -t
+    buffers_dynamic.json.j2`: the config_db as the context, the SKU's directory and files/build_templates on the
+    path). The role is LeafRouter (buffers_defaults_t1.j2): the SKUs have no t2 file for a SpineRouter, and in the
+    dynamic model t0/t1 differ in no value the template writes."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader([DATA / hwsku, DATA / "build_templates"]))
+    context = db | {"DEVICE_METADATA": {"localhost": db["DEVICE_METADATA"]["localhost"] | {"type": "LeafRouter"}}}
+    tables: dict[str, Any] = json.loads(env.get_template("buffers_dynamic.json.j2").render(context))
+    return tables
+
+
+def _per_index(table: dict[str, Any]) -> dict[str, dict[int, str]]:
+    out: dict[str, dict[int, str]] = {}
+    for key, row in table.items():
+        port, _, index = key.partition("|")
+        low, _, high = index.partition("-")
+        for i in range(int(low), int(high or low) + 1):
+            assert i not in out.get(port, {}), key  # no index in two entries
+            out.setdefault(port, {})[i] = row["profile"]
+    return out
+
+
+@pytest.fixture(scope="module", params=sorted(SPECTRUM))
+def spectrum(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    db = _spectrum_db(request.param)
+    return request.param, db, _dynamic_template(request.param, db)
+
+
+def test_spectrum_runs_the_dynamic_model_with_the_templates_tables(
+    spectrum: tuple[str, dict[str, Any], dict[str, Any]],
+) -> None:
+    hwsku, db, upstream = spectrum
     assert db["DEVICE_METADATA"]["localhost"]["buffer_model"] == "dynamic"
-    assert db["DEFAULT_LOSSLESS_BUFFER_PARAMETER"] == {"AZURE": {"default_dynamic_th": "0"}}
-    assert db["LOSSLESS_TRAFFIC_PATTERN"] == {"AZURE": {"mtu": "1024", "small_packet_percentage": "50"}}
-    assert {"ingress_lossless_pool", "egress_lossless_pool"} <= set(db["BUFFER_POOL"])
-    port, row = next(iter(db["PORT_QOS_MAP"].items()))
-    assert db["BUFFER_PG"][f"{port}|{row['pfc_enable']}"] == {"profile": "NULL"}
+    assert sorted(upstream) == sorted(DYNAMIC)
+    for table in ("BUFFER_POOL", "BUFFER_PROFILE", "DEFAULT_LOSSLESS_BUFFER_PARAMETER", "LOSSLESS_TRAFFIC_PATTERN"):
+        assert sorted(db[table]) == sorted(upstream[table]), table
+        for name, row in upstream[table].items():
+            assert db[table][name] == row, (table, name)
+    sku = sonic_buffers.SKUS[hwsku]
+    assert (sku.pools, sku.profiles) == (upstream["BUFFER_POOL"], upstream["BUFFER_PROFILE"])
     assert sonic_buffers.buffer_problems(db) == []
+
+
+def test_spectrum_ports_are_the_templates_but_one_lossless_priority(
+    spectrum: tuple[str, dict[str, Any], dict[str, Any]],
+) -> None:
+    """Per port fabric buffers (every port it uses; the template: every port of PORT), entry by entry: the profile
+    lists and PG 0 as the template; the lossless PG (NULL) and queue on the port's PFC priorities only, where the
+    template makes 3 and 4 lossless (its qos.json.j2 enables PFC on both; fabric's RoCE profile on one); every
+    other queue the template buffers lossy, with its lossy queue profile; CABLE_LENGTH the planned length (the
+    template's is a default per role) on the lossless ports."""
+    _, db, upstream = spectrum
+    pfc = {port: {int(p) for p in row["pfc_enable"].split(",")} for port, row in db["PORT_QOS_MAP"].items()}
+    ours_pg, theirs_pg = _per_index(db["BUFFER_PG"]), _per_index(upstream["BUFFER_PG"])
+    ours_q, theirs_q = _per_index(db["BUFFER_QUEUE"]), _per_index(upstream["BUFFER_QUEUE"])
+    ports = set(db["BUFFER_PORT_INGRESS_PROFILE_LIST"])
+    assert ports and ports == set(ours_pg) == set(ours_q) == set(db["BUFFER_PORT_EGRESS_PROFILE_LIST"])
+    assert ports <= set(db["PORT"]) == set(upstream["CABLE_LENGTH"]["AZURE"])
+    assert set(pfc) <= ports and set(db["CABLE_LENGTH"]["AZURE"]) == set(pfc)
+    lossy = {profile for profile in theirs_q[next(iter(ports))].values() if profile != "egress_lossless_profile"}
+    assert len(lossy) == 1
+    for port in sorted(ports):
+        for table in ("BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST"):
+            assert db[table][port] == upstream[table][port], (table, port)
+        lossless = pfc.get(port, set())
+        assert lossless <= {i for i, p in theirs_pg[port].items() if p == "NULL"}, port
+        assert ours_pg[port] == {0: theirs_pg[port][0]} | {i: "NULL" for i in lossless}, port
+        assert set(ours_q[port]) == set(theirs_q[port]), port
+        for i, profile in theirs_q[port].items():
+            expected = "egress_lossless_profile" if i in lossless else next(iter(lossy))
+            assert ours_q[port][i] == expected, (port, i, profile)
+
+
+def _first_port(db: dict[str, Any]) -> str:
+    return sorted(db["PORT_QOS_MAP"])[0]
+
+
+@pytest.mark.parametrize(
+    "break_it",
+    [
+        lambda db: db["BUFFER_POOL"].__setitem__("ingress_zero_pool", {"type": "ingress", "mode": "static"}),
+        lambda db: db["BUFFER_PROFILE"]["ingress_lossy_profile"].__setitem__("dynamic_th", "7"),
+        lambda db: db["BUFFER_PORT_INGRESS_PROFILE_LIST"].pop(_first_port(db)),
+        lambda db: db["BUFFER_QUEUE"].__setitem__(f"{_first_port(db)}|4-6", {"profile": "egress_lossy_profile"}),
+        lambda db: db["BUFFER_QUEUE"].__setitem__(f"{_first_port(db)}|7", {"profile": "q_lossy_profile"}),
+        lambda db: db["BUFFER_PG"].__setitem__(f"{_first_port(db)}|5", {"profile": "NULL"}),
+    ],
+    ids=["extra-pool", "profile-value", "no-profile-list", "queue-profile", "queue-7", "pg-not-upstream"],
+)
+def test_a_difference_from_the_spectrum_template_fails(
+    spectrum: tuple[str, dict[str, Any], dict[str, Any]], break_it: Any
+) -> None:
+    hwsku, db, upstream = spectrum
+    broken = json.loads(json.dumps(db))
+    break_it(broken)
+    with pytest.raises(AssertionError):
+        test_spectrum_runs_the_dynamic_model_with_the_templates_tables((hwsku, broken, upstream))
+        test_spectrum_ports_are_the_templates_but_one_lossless_priority((hwsku, broken, upstream))
+
+
+def test_spectrum_sku_data_names_its_upstream_directory() -> None:
+    for hwsku in SPECTRUM:
+        sku = sonic_buffers.SKUS[hwsku]
+        assert sku.source.endswith(f"/{hwsku}") and not sku.derived, hwsku
+
+
+def test_rendered_th5_leaf_ports_are_the_templates_but_one_lossless_priority(th5_leaf: dict[str, Any]) -> None:
+    """The SKU's whole buffers.json.j2 rendered as sonic-cfggen does (traditional model): on every port it buffers
+    (those with a DEVICE_NEIGHBOR; fabric buffers every used port, the host-facing ones too) PG 0 and the queues
+    are the template's, but queue 4 lossy (PFC on 3 only in fabric's RoCE profile, on 3 and 4 in the SKU's
+    qos.json.j2). The lossless PGs are not in the template: buffermgrd makes them from pg_profile_lookup.ini, as
+    fabric does above."""
+    db = th5_leaf
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader([DATA / "Dell-Z9864f-O64", DATA / "build_templates"]))
+    upstream = json.loads(env.get_template("buffers.json.j2").render(db))
+    theirs_pg, theirs_q = _per_index(upstream["BUFFER_PG"]), _per_index(upstream["BUFFER_QUEUE"])
+    ours_pg, ours_q = _per_index(db["BUFFER_PG"]), _per_index(db["BUFFER_QUEUE"])
+    assert theirs_pg and set(theirs_pg) == set(theirs_q) <= set(ours_pg) == set(ours_q)
+    for port in sorted(theirs_pg):
+        lossless = {int(p) for p in db["PORT_QOS_MAP"][port]["pfc_enable"].split(",")}
+        assert theirs_pg[port] == {0: "ingress_lossy_profile"} and ours_pg[port][0] == "ingress_lossy_profile"
+        assert set(ours_q[port]) == set(theirs_q[port]), port
+        for i, profile in theirs_q[port].items():
+            expected = "egress_lossless_profile" if i in lossless else "egress_lossy_profile"
+            assert ours_q[port][i] == expected, (port, i, profile)
+
+
+@pytest.mark.parametrize("queues", ["4-7", "4"], ids=["queue-7-buffered", "queues-5-6-unbuffered"])
+def test_a_th5_queue_the_template_does_not_buffer_fails(th5_leaf: dict[str, Any], queues: str) -> None:
+    db = json.loads(json.dumps(th5_leaf))
+    port = next(key.partition("|")[0] for key in db["BUFFER_PG"] if key.startswith("Ethernet256|"))
+    del db["BUFFER_QUEUE"][f"{port}|4-6"]
+    db["BUFFER_QUEUE"][f"{port}|{queues}"] = {"profile": "egress_lossy_profile"}
+    with pytest.raises(AssertionError):
+        test_rendered_th5_leaf_ports_are_the_templates_but_one_lossless_priority(db)
 
 
 @pytest.mark.parametrize(
