@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from fabric.allocation.optics import CableEnd, PhysicalCable, longest_leg, physical_cables
 from fabric.fast import csvtext
-from fabric.model.cable import end_label
+from fabric.model.cable import Cable, end_label
 from fabric.pipeline import Build
 from fabric.render.engine import iptext
 from fabric.render.engine.memo import per_build
@@ -182,7 +182,7 @@ class LengthTexts(dict[float | None, str]):
         return text
 
 
-_NO_CAGE = ("", "", "", "", "", "", "")
+NO_CAGE = ("", "", "", "", "", "", "")
 
 
 @per_build
@@ -208,6 +208,26 @@ def link_cages(build: Build) -> dict[str, tuple[str, str, str, str, str, str, st
             link = c.link
             out[c.cable_id] = (*place(p.a, link.a, link.a_port), *place(p.b, link.b, link.b_port), pid)
     return out
+
+
+def place_text(cage: str, port: str, lanes: str) -> str:
+    """An end's place on the faceplate, as cabling.csv's cage columns give it: `cage 34 port 1 lanes 1-4` (no port
+    or lanes where the cage has one port or the catalog no lane map); "" where the end has no cage."""
+    if not cage:
+        return ""
+    return f"cage {cage}" + (f" port {port}" if port else "") + (f" lanes {lanes}" if lanes else "")
+
+
+def faceplate_labels(c: Cable, cages: tuple[str, str, str, str, str, str, str]) -> tuple[str, str]:
+    """cabling.csv's labels with each end's faceplate place after its port (the `faceplate_label` column of the
+    workbook's labels sheet): `compute-0001 A02-U01 leaf1 Ethernet264 (cage 34 port 1 lanes 1-4) > A01-U01 srv1
+    eth1 (cage eth1 ...)`, so a technician finds the cage where the logical name (SONiC's Ethernet264) is not
+    printed on the switch."""
+    link = c.link
+    a_place, b_place = place_text(*cages[0:3]), place_text(*cages[3:6])
+    a = f"{end_label(c.a_rack, c.a_u)} {link.a} {link.a_port}" + (f" ({a_place})" if a_place else "")
+    b = f"{end_label(c.b_rack, c.b_u)} {link.b} {link.b_port}" + (f" ({b_place})" if b_place else "")
+    return f"{c.cable_id} {a} > {b}", f"{c.cable_id} {b} > {a}"
 
 
 def cabling_csv(build: Build) -> str:
@@ -254,7 +274,7 @@ def cabling_csv(build: Build) -> str:
                 "" if a_hca is None else a_hca,
                 a_ib,
                 b_ib,
-                *cages.get(c.cable_id, _NO_CAGE),
+                *cages.get(c.cable_id, NO_CAGE),
             )
 
     return csv_text(CABLING_COLUMNS, rows, plain=True)

@@ -2,7 +2,8 @@
 
 Sheets: `summary` (cables per fabric, tier and medium), one per fabric (frozen header, filters, widths,
 cables sorted by rack and U) and `labels` (both ends of every cable, TIA-606-style identifiers as in
-cabling.csv), ready for label-printer software, then `physical` (one row per physical cable, as cabling-physical.csv:
+cabling.csv, then this end's faceplate cage, port in the cage and lanes, and the label with both ends' cages),
+ready for label-printer software, then `physical` (one row per physical cable, as cabling-physical.csv:
 cages, ports in the cage, transceivers). Every text cell is written as a string, never a formula.
 The document's dates are fixed so the same spec gives the same bytes.
 
@@ -29,9 +30,16 @@ from fabric.render.engine.documents import split
 from fabric.render.engine.memo import per_build
 from fabric.render.engine.registry import Output
 from fabric.render.outputs.cabling_md import UNPLACED, rack_file
-from fabric.render.outputs.tables import PHYSICAL_COLUMNS, physical_rows
+from fabric.render.outputs.tables import (
+    NO_CAGE,
+    PHYSICAL_COLUMNS,
+    faceplate_labels,
+    link_cages,
+    physical_rows,
+)
 
 FIXED_DATE = datetime(2000, 1, 1)
+Place = tuple[str, str, str, str, str, str, str]  # both ends' cage, port in the cage, lanes; the physical cable
 COLUMNS = (
     ("cable_id", 16),
     ("tier", 11),
@@ -51,13 +59,33 @@ COLUMNS = (
     ("length_m", 8),
     ("a_label", 60),
     ("b_label", 60),
+    # each end's faceplate cage, port in the cage and lanes: cabling.csv's columns of the same names
+    ("a_cage", 8),
+    ("a_cage_port", 6),
+    ("a_cage_lanes", 8),
+    ("b_cage", 8),
+    ("b_cage_port", 6),
+    ("b_cage_lanes", 8),
 )
 # the `physical` sheet: cabling-physical.csv's columns (labels wide, names mid, the rest narrow)
 PHYSICAL_WIDTHS = tuple(
     (c, 60 if c.endswith("label") else 18 if c.endswith(("device", "links", "interfaces", "part")) else 10)
     for c in PHYSICAL_COLUMNS
 )
-LABEL_COLUMNS = (("cable_id", 16), ("end", 5), ("rack", 7), ("u", 5), ("device", 18), ("port", 10), ("label", 64))
+LABEL_COLUMNS = (
+    ("cable_id", 16),
+    ("end", 5),
+    ("rack", 7),
+    ("u", 5),
+    ("device", 18),
+    ("port", 10),
+    ("label", 64),
+    # this end's faceplate place (cabling.csv's cage columns) and the label with both ends' places after their ports
+    ("cage", 8),
+    ("cage_port", 6),
+    ("cage_lanes", 8),
+    ("faceplate_label", 96),
+)
 
 
 def sheet_name(name: str, taken: set[str]) -> str:
@@ -75,7 +103,7 @@ def _order(c: Cable) -> tuple[str, int, str, str]:
     return (c.a_rack or "~", c.a_u or 0, c.link.a, c.link.a_port)
 
 
-def _row(c: Cable) -> Sequence[object]:
+def _row(c: Cable, cages: Place) -> Sequence[object]:
     link = c.link
     a_label, b_label = c.labels()
     return (
@@ -97,6 +125,7 @@ def _row(c: Cable) -> Sequence[object]:
         c.length_m,
         a_label,
         b_label,
+        *cages[:6],
     )
 
 
@@ -150,14 +179,17 @@ def _book(
             _table(book, "racks", (("row", 10), ("rack", 10), ("cables", 10), ("document", 28)), index, bold)
         book.close()
         return out.getvalue()
+    places = link_cages(build)
     for key in build.topology.fabrics:
-        rows = [_row(c) for c in cables if c.link.fabric == key]
+        rows = [_row(c, places.get(c.cable_id, NO_CAGE)) for c in cables if c.link.fabric == key]
         _table(book, sheet_name(key, taken), COLUMNS, rows, bold)
     label_rows: list[Sequence[object]] = []
     for c in cables:
         a_label, b_label = c.labels()
-        label_rows.append((c.cable_id, "A", c.a_rack, c.a_u, c.link.a, c.link.a_port, a_label))
-        label_rows.append((c.cable_id, "B", c.b_rack, c.b_u, c.link.b, c.link.b_port, b_label))
+        place = places.get(c.cable_id, NO_CAGE)
+        a_face, b_face = faceplate_labels(c, place)
+        label_rows.append((c.cable_id, "A", c.a_rack, c.a_u, c.link.a, c.link.a_port, a_label, *place[0:3], a_face))
+        label_rows.append((c.cable_id, "B", c.b_rack, c.b_u, c.link.b, c.link.b_port, b_label, *place[3:6], b_face))
     _table(book, "labels", LABEL_COLUMNS, label_rows, bold)
     if physical is not None:
         _table(book, "physical", PHYSICAL_WIDTHS, physical, bold)

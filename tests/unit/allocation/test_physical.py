@@ -232,6 +232,9 @@ def test_an_800g_link_between_twin_port_modules_is_two_fibre_rows() -> None:
     assert [r["fibre"] for r in first] == ["1/2", "2/2"]
     assert first[0]["b_cage_lanes"] == "1-8" and first[0]["b_cage_ports"] == "1"
     assert first[0]["a_label"].startswith("compute-0001-F1 ") and first[1]["a_label"].startswith("compute-0001-F2 ")
+    # media named by the rate they run: the 800G links' fibres and copper say 800g (the same MFP7E10 / MCP4Y10 parts)
+    assert Counter(r["media_name"] for r in rows) == {"mmf-800g": 1408, "dac-800g": 160, "acc-800g": 160}
+    assert {r["media_name"] for r in first} == {"mmf-800g"} and first[0]["part"].startswith("MFP7E10-N")
     assert len(rows) == 1728  # 704 fibre links x 2 + 160 DAC + 160 ACC, as the BOM (test_optics)
     rows = list(csv.DictReader(io.StringIO(cabling_physical_csv(built("sonic-th5-512")))))
     assert not [r for r in rows if r["fibre"]]  # one fibre per link: no F1/F2 rows
@@ -449,12 +452,12 @@ def test_several_far_ends_share_a_row_cell_by_cell() -> None:
     assert _side_cells(ends[:1], {"gpu001": "hgx-8gpu"})[:3] == ("A01", 1, "gpu001")
 
 
-@pytest.mark.parametrize("design", BUNDLED)
+@pytest.mark.parametrize("design", [*BUNDLED, f"sonic-th5-512{AT_800G}"])
 def test_every_cables_medium_is_named_by_the_rate_it_runs(design: str) -> None:
     """Media names by their real rate: a medium named `-<n>g` (`aoc-100g`, `mmf-400g`, `mmf-200g-split`) or
     `<k>x<n>g` (a splitter's legs) carries links of n Gb/s. The 100G in-band and lab links take the 100G QSFP28
     AOC/DAC (MFA1A00-C, MCP1600-C), not the HDR 200G MFS1S00-H / MCP1650-H they were planned on."""
-    for c in built(design).allocation.cables:
+    for c in _built(design).allocation.cables:
         rate = re.search(r"(?:-|\dx)(\d+)g(?:-|$)", c.media or "")
         if rate:
             assert int(rate.group(1)) == c.link.speed_gbps, (design, c.cable_id, c.media, c.link.speed_gbps)

@@ -351,10 +351,11 @@ def test_cabling_workbook() -> None:
     for key, count in per_fabric.items():
         sheet = book[key]
         assert sheet.freeze_panes == "A2"
-        assert sheet.auto_filter.ref == f"A1:R{count + 1}"
+        assert sheet.auto_filter.ref == f"A1:X{count + 1}"  # 18 columns, then the six cage columns
         assert sheet.max_row == count + 1
         header = [c.value for c in sheet[1]]
-        assert header[:2] == ["cable_id", "tier"] and header[-2:] == ["a_label", "b_label"]
+        assert header[:2] == ["cable_id", "tier"] and header[16:18] == ["a_label", "b_label"]
+        assert header[18:] == ["a_cage", "a_cage_port", "a_cage_lanes", "b_cage", "b_cage_port", "b_cage_lanes"]
         order = [(r[4] or "~", r[5] or 0) for r in sheet.iter_rows(min_row=2, values_only=True)]
         assert order == sorted(order)  # by rack and U
         assert sheet.column_dimensions["Q"].width >= 60

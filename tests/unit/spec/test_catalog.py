@@ -90,6 +90,11 @@ def _chooser(kinds: list[str] | None = None, technology: str = "infiniband") -> 
         (200, 2.6, "dac-200g", 3),
         (200, 30, "aoc-200g", 30),
         (400, 150, "smf-fr4", 150),
+        # an 800G link takes the media named for 800G (the same MCP4Y10 / MFP7E10 parts), never a -400g one
+        (800, 1.2, "dac-800g", 1.5),
+        (800, 4.0, "acc-800g", 4),
+        (800, 12.1, "mmf-800g", 15),
+        (800, 60, "smf-dr4", 70),
     ],
 )
 def test_media_by_distance(speed: int, needed: float, media: str, length: float) -> None:
