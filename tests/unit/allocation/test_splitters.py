@@ -113,7 +113,9 @@ def test_a_splitters_legs_of_two_lengths_take_the_longer() -> None:
         for p in physical_cables(build.design.catalog, build.topology, build.allocation)
         if p.links[0].media == "mmf-200g-split"
     ]
-    assert len(legs) == 144 * 4 + 16 * 2 + 8 * 2 and len(rows) == len(legs) // 2 and all(len(p.links) == 2 for p in rows)
+    assert (
+        len(legs) == 144 * 4 + 16 * 2 + 8 * 2 and len(rows) == len(legs) // 2 and all(len(p.links) == 2 for p in rows)
+    )
     bom = sum(x.count for x in costing(build).lines if x.category == "cable" and x.detail.startswith("mmf-200g-split"))
     assert bom == len(rows)
     mixed = [p for p in rows if len({c.length_m for c in p.links}) > 1]
