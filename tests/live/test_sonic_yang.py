@@ -61,8 +61,8 @@ def test_every_rendered_config_db_validates(models: tuple[Path, str], design: st
             problems[f"table {table} is not modelled, so not checked"].append(switch)
         for error in report.errors:
             problems[str(error)].append(switch)
-    # Every switch is checked; make sure that covered both roles (a build of leaves only would prove less).
-    assert {"LeafRouter", "SpineRouter"} <= roles, roles
+    # Every switch is checked; make sure that covered both roles, leaves (ToRRouter) and spines (LeafRouter).
+    assert {"ToRRouter", "LeafRouter"} <= roles, roles
     assert not problems, f"{design} ({'un' if unnumbered else ''}numbered): SONiC's YANG models reject:\n" + "\n".join(
         f"- {problem}  (on {len(switches)}: {', '.join(switches[:3])}{' ...' if len(switches) > 3 else ''})"
         for problem, switches in problems.items()

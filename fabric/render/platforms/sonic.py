@@ -32,8 +32,18 @@ _SHAPES: dict[tuple[int, ...], tuple[str, str, str, str]] = {}
 _PORT_FIELDS = ("admin_status", "alias", "index", "lanes", "mtu", "speed", "description")
 
 
+# DEVICE_METADATA type, SONiC's tier names (sonic-buildimage files/build_templates/buffers_config.j2 picks
+# buffers_defaults_t0.j2 for a ToRRouter, _t1 for a LeafRouter, _t2 for a SpineRouter): the leaf, which the servers
+# attach to, is the T0 (ToRRouter); the tier above it the T1 (LeafRouter); a 3-tier fabric's core the T2
+# (SpineRouter). None of the HwSKUs fabric knows has a buffers_defaults_t2.j2 upstream (086b03bd70), so on a core
+# `config qos reload` cannot re-render the buffers; fabric's config_db carries them (docs/outputs/configs.md).
+# The type also sets features in init_cfg.json.j2: dhcp_relay enabled on a ToRRouter only, restapi disabled on a
+# LeafRouter, macsec enabled (where the ASIC supports it) and pmon not delayed on a SpineRouter.
+_TYPES = {"leaf": "ToRRouter", "spine": "LeafRouter", "core": "SpineRouter"}
+
+
 def _type(layer: str) -> str:
-    return {"leaf": "LeafRouter", "spine": "SpineRouter", "core": "SpineRouter"}[layer]
+    return _TYPES[layer]
 
 
 class Sonic(Platform):

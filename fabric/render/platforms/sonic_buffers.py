@@ -5,9 +5,10 @@ SONiC's dynamic buffer model (headroom computed by per-vendor Lua plugins) is im
 doc/qos/dynamically-headroom-calculation.md). So:
 
 - Broadcom SKUs get `buffer_model: traditional` and the static tables `config qos reload` would write: the pools and
-  profiles of the SKU's `buffers_defaults_t1.j2`, and for every PFC port a lossless priority group whose profile
-  `pg_lossless_<speed>_<cable>_profile` is the row of the SKU's `pg_profile_lookup.ini` for the port's speed and
-  cable length, with the fields buffermgrd writes for it in the traditional model (sonic-swss
+  profiles of the SKU's `buffers_defaults_t0.j2`/`_t1.j2` (a leaf is a ToRRouter, a spine a LeafRouter; the two
+  files differ only in default_cable, which CABLE_LENGTH replaces), and for every PFC port a lossless priority
+  group whose profile `pg_lossless_<speed>_<cable>_profile` is the row of the SKU's `pg_profile_lookup.ini` for
+  the port's speed and cable length, with the fields buffermgrd writes for it in the traditional model (sonic-swss
   cfgmgr/buffermgr.cpp: pool, xon, xon_offset, xoff, size, dynamic_th). buffermgrd only matches lengths the file
   lists, so the planned length is rounded up to the next listed one (more headroom, never less) and CABLE_LENGTH
   says that length.
@@ -59,7 +60,7 @@ def _ini(text: str) -> dict[tuple[int, int], tuple[str, str, str, str, str]]:
 
 
 # Tomahawk 5, 64 x 800G: device/dell/x86_64-dell_z9864f-r0/Dell-Z9864f-O64/
-# (buffers_defaults_t1.j2, pg_profile_lookup.ini)
+# (buffers_defaults_t0.j2 and _t1.j2, the same pools and profiles; pg_profile_lookup.ini)
 _TH5_64X800 = BufferSku(
     model="traditional",
     source="device/dell/x86_64-dell_z9864f-r0/Dell-Z9864f-O64",
@@ -107,7 +108,8 @@ _TH5_64X800 = BufferSku(
 
 def _spectrum(source: str, egress_lossless_pool_size: str, ingress_lossy_pool: bool) -> BufferSku:
     """A Spectrum SKU in the dynamic model: buffers_defaults_objects.j2 with `dynamic_mode` set (sizes computed by
-    buffermgrd, but the egress lossless pool's), egress_lossless_pool_size from the SKU's buffers_defaults_t1.j2.
+    buffermgrd, but the egress lossless pool's), egress_lossless_pool_size from the SKU's buffers_defaults_t1.j2
+    (the same in its _t0.j2; the two differ only in pool sizes the dynamic model computes).
 
     Two variants of buffers_defaults_objects.j2 exist upstream: ACS-MSN2700's has an ingress lossy pool (the
     lossy PG's profile on it, both ingress profiles in the port's ingress list); Mellanox-SN2700-D48C8's, which

@@ -19,11 +19,18 @@ from tests.support.design_variants import on_platform, variant
 
 DATA = Path(__file__).parents[2] / "data" / "sonic_buffers"
 SKU_FILES = {"Accton-AS9817-64O": "Dell-Z9864f-O64", "Dell-Z9864f-O64": "Dell-Z9864f-O64"}
+# DEVICE_METADATA type -> the buffers_defaults_<postfix>.j2 buffers_config.j2 imports (its "Determine device
+# topology" block); fabric's leaves are ToRRouter (T0), its spines LeafRouter (T1), its cores SpineRouter (T2)
+POSTFIX = {"ToRRouter": "t0", "LeafRouter": "t1", "SpineRouter": "t2"}
 
 
-def _template_tables(directory: str) -> dict[str, Any]:
+def _postfix(db: dict[str, Any]) -> str:
+    return POSTFIX[db["DEVICE_METADATA"]["localhost"]["type"]]
+
+
+def _template_tables(directory: str, postfix: str) -> dict[str, Any]:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(DATA / directory))
-    module = env.get_template("buffers_defaults_t1.j2").module
+    module = env.get_template(f"buffers_defaults_{postfix}.j2").module
     text = "{" + str(module.generate_buffer_pool_and_profiles()).strip().rstrip(",") + "}"  # type: ignore[attr-defined]
     tables = json.loads(text)
     for row in tables["BUFFER_PROFILE"].values():  # the old "[BUFFER_POOL|name]" reference form, as db_migrator
@@ -40,10 +47,13 @@ def _ini(directory: str) -> dict[tuple[int, int], tuple[str, ...]]:
     return rows
 
 
+@pytest.mark.parametrize("postfix", ["t0", "t1"])
 @pytest.mark.parametrize("hwsku", sorted(SKU_FILES))
 @pytest.mark.parametrize("table", ["BUFFER_POOL", "BUFFER_PROFILE"])
-def test_pools_and_profiles_are_the_templates(hwsku: str, table: str) -> None:
-    expected = _template_tables(SKU_FILES[hwsku])[table]
+def test_pools_and_profiles_are_the_templates(hwsku: str, table: str, postfix: str) -> None:
+    """Both role files (a leaf is a ToRRouter, t0; a spine a LeafRouter, t1): for this SKU they differ only in
+    default_cable, which fabric replaces by the planned length in CABLE_LENGTH."""
+    expected = _template_tables(SKU_FILES[hwsku], postfix)[table]
     sku = sonic_buffers.SKUS[hwsku]
     ours = sku.pools if table == "BUFFER_POOL" else sku.profiles
     assert sku.model == "traditional"
@@ -79,15 +89,23 @@ def test_cable_length_rounds_up_to_a_listed_length(speed: int, cable_m: float, b
 
 
 @pytest.fixture(scope="module")
-def th5_leaf() -> dict[str, Any]:
-    files = render_all(on_platform("sonic-th5-512", "sonic"))
-    return json.loads(files["configs/p1-su1-rail0-leaf/config_db.json"])
+def th5_files() -> dict[str, str]:
+    return render_all(on_platform("sonic-th5-512", "sonic"))
 
 
-def test_rendered_th5_leaf_is_traditional_with_a_lossless_pg_per_pfc_port(th5_leaf: dict[str, Any]) -> None:
-    db = th5_leaf
+# a leaf (ToRRouter: buffers_defaults_t0.j2) and a spine (LeafRouter: buffers_defaults_t1.j2) of the TH5 design
+@pytest.fixture(scope="module", params=[("p1-su1-rail0-leaf", "ToRRouter"), ("p1-spine01", "LeafRouter")])
+def th5_switch(th5_files: dict[str, str], request: pytest.FixtureRequest) -> dict[str, Any]:
+    switch, role = request.param
+    db: dict[str, Any] = json.loads(th5_files[f"configs/{switch}/config_db.json"])
+    assert db["DEVICE_METADATA"]["localhost"]["type"] == role
+    return db
+
+
+def test_rendered_th5_switch_is_traditional_with_a_lossless_pg_per_pfc_port(th5_switch: dict[str, Any]) -> None:
+    db = th5_switch
     assert db["DEVICE_METADATA"]["localhost"]["buffer_model"] == "traditional"
-    template = _template_tables("Dell-Z9864f-O64")
+    template = _template_tables("Dell-Z9864f-O64", _postfix(db))
     assert db["BUFFER_POOL"] == template["BUFFER_POOL"]
     rows = _ini("Dell-Z9864f-O64")
     pfc = {port: row["pfc_enable"] for port, row in db["PORT_QOS_MAP"].items()}
@@ -112,7 +130,7 @@ def test_rendered_th5_leaf_is_traditional_with_a_lossless_pg_per_pfc_port(th5_le
 # Spectrum: (design, switch) rendered on SONiC with the RoCE profile, per HwSKU (the OOB fabric of a SuperPOD is
 # the one place an SN2201 is a SONiC switch; it gets the RoCE profile here so that its buffers are written)
 SPECTRUM = {
-    "Mellanox-SN5600-V256": ("roce-512", "spine01"),
+    "Mellanox-SN5600-V256": ("roce-512", "spine01"),  # a LeafRouter (t1); the other two ToRRouters (t0)
     "Mellanox-SN4600C-C64": ("lab", "leaf1"),
     "ACS-SN2201": ("superpod-h100-4su", "oob-leaf01"),
 }
@@ -149,11 +167,9 @@ def _spectrum_db(hwsku: str) -> dict[str, Any]:
 def _dynamic_template(hwsku: str, db: dict[str, Any]) -> dict[str, Any]:
     """The SKU's buffers_dynamic.json.j2 rendered as sonic-cfggen renders it (`sonic-cfggen -d -t
     buffers_dynamic.json.j2`: the config_db as the context, the SKU's directory and files/build_templates on the
-    path). The role is LeafRouter (buffers_defaults_t1.j2): the SKUs have no t2 file for a SpineRouter, and in the
-    dynamic model t0/t1 differ in no value the template writes."""
+    path), with the switch's own type (so its role's buffers_defaults_t0/t1.j2)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader([DATA / hwsku, DATA / "build_templates"]))
-    context = db | {"DEVICE_METADATA": {"localhost": db["DEVICE_METADATA"]["localhost"] | {"type": "LeafRouter"}}}
-    tables: dict[str, Any] = json.loads(env.get_template("buffers_dynamic.json.j2").render(context))
+    tables: dict[str, Any] = json.loads(env.get_template("buffers_dynamic.json.j2").render(db))
     return tables
 
 
@@ -252,13 +268,13 @@ def test_spectrum_sku_data_names_its_upstream_directory() -> None:
         assert sku.source.endswith(f"/{hwsku}") and not sku.derived, hwsku
 
 
-def test_rendered_th5_leaf_ports_are_the_templates_but_one_lossless_priority(th5_leaf: dict[str, Any]) -> None:
+def test_rendered_th5_switch_ports_are_the_templates_but_one_lossless_priority(th5_switch: dict[str, Any]) -> None:
     """The SKU's whole buffers.json.j2 rendered as sonic-cfggen does (traditional model): on every port it buffers
     (those with a DEVICE_NEIGHBOR; fabric buffers every used port, the host-facing ones too) PG 0 and the queues
     are the template's, but queue 4 lossy (PFC on 3 only in fabric's RoCE profile, on 3 and 4 in the SKU's
     qos.json.j2). The lossless PGs are not in the template: buffermgrd makes them from pg_profile_lookup.ini, as
     fabric does above."""
-    db = th5_leaf
+    db = th5_switch
     env = jinja2.Environment(loader=jinja2.FileSystemLoader([DATA / "Dell-Z9864f-O64", DATA / "build_templates"]))
     upstream = json.loads(env.get_template("buffers.json.j2").render(db))
     theirs_pg, theirs_q = _per_index(upstream["BUFFER_PG"]), _per_index(upstream["BUFFER_QUEUE"])
@@ -274,13 +290,13 @@ def test_rendered_th5_leaf_ports_are_the_templates_but_one_lossless_priority(th5
 
 
 @pytest.mark.parametrize("queues", ["4-7", "4"], ids=["queue-7-buffered", "queues-5-6-unbuffered"])
-def test_a_th5_queue_the_template_does_not_buffer_fails(th5_leaf: dict[str, Any], queues: str) -> None:
-    db = json.loads(json.dumps(th5_leaf))
+def test_a_th5_queue_the_template_does_not_buffer_fails(th5_switch: dict[str, Any], queues: str) -> None:
+    db = json.loads(json.dumps(th5_switch))
     port = next(key.partition("|")[0] for key in db["BUFFER_PG"] if key.startswith("Ethernet256|"))
     del db["BUFFER_QUEUE"][f"{port}|4-6"]
     db["BUFFER_QUEUE"][f"{port}|{queues}"] = {"profile": "egress_lossy_profile"}
     with pytest.raises(AssertionError):
-        test_rendered_th5_leaf_ports_are_the_templates_but_one_lossless_priority(db)
+        test_rendered_th5_switch_ports_are_the_templates_but_one_lossless_priority(db)
 
 
 @pytest.mark.parametrize(
@@ -298,9 +314,9 @@ def test_a_th5_queue_the_template_does_not_buffer_fails(th5_leaf: dict[str, Any]
     ids=["no-pg", "no-queue", "lossy-pg", "null-traditional", "no-profile"],
 )
 def test_a_pfc_port_without_lossless_buffers_is_a_problem(
-    th5_leaf: dict[str, Any], break_it: Any, problem: str
+    th5_switch: dict[str, Any], break_it: Any, problem: str
 ) -> None:
-    db = json.loads(json.dumps(th5_leaf))
+    db = json.loads(json.dumps(th5_switch))
     port = next(iter(db["PORT_QOS_MAP"]))
     assert db["PORT_QOS_MAP"][port]["pfc_enable"] == "3"
     break_it(db, port)
@@ -312,3 +328,48 @@ def test_ranges() -> None:
     assert sonic_buffers.ranges([0, 1, 2, 4, 5, 6, 7]) == ["0-2", "4-7"]
     assert sonic_buffers.ranges([1, 3]) == ["1", "3"]
     assert sonic_buffers.ranges([]) == []
+
+
+@pytest.mark.parametrize(
+    ("directory", "template"),
+    [("Dell-Z9864f-O64", "buffers.json.j2"), *((hwsku, "buffers_dynamic.json.j2") for hwsku in sorted(SPECTRUM))],
+)
+def test_no_sku_has_upstream_buffers_for_a_spine_router(
+    th5_files: dict[str, str], directory: str, template: str
+) -> None:
+    """Why a 3-tier core (SpineRouter, T2) is the one switch whose buffers `config qos reload` cannot re-render:
+    none of the SKUs has a buffers_defaults_t2.j2 upstream, so buffers_config.j2's import fails; as a ToRRouter
+    or LeafRouter the same config_db renders (fabric writes the tables itself, docs/outputs/configs.md)."""
+    db: dict[str, Any] = json.loads(th5_files["configs/p1-spine01/config_db.json"])
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader([DATA / directory, DATA / "build_templates"]))
+    assert not (DATA / directory / "buffers_defaults_t2.j2").exists()
+    rendered = []
+    for role in ("ToRRouter", "LeafRouter"):
+        metadata = {"localhost": db["DEVICE_METADATA"]["localhost"] | {"type": role}}
+        rendered.append(json.loads(env.get_template(template).render(db | {"DEVICE_METADATA": metadata})))
+    # the pools and profiles fabric writes fit both tiers: the t0 and t1 files give the same ones
+    for table in ("BUFFER_POOL", "BUFFER_PROFILE"):
+        assert rendered[0][table] and rendered[0][table] == rendered[1][table], table
+    metadata = {"localhost": db["DEVICE_METADATA"]["localhost"] | {"type": "SpineRouter"}}
+    with pytest.raises(jinja2.TemplateNotFound, match=r"buffers_defaults_t2\.j2"):
+        env.get_template(template).render(db | {"DEVICE_METADATA": metadata})
+
+
+def test_each_tier_has_its_sonic_type() -> None:
+    """DEVICE_METADATA type by tier (a 3-tier variant of roce-512 on SONiC): leaves ToRRouter (T0), spines
+    LeafRouter (T1), cores SpineRouter (T2)."""
+
+    def three_tiers(data: dict[str, Any]) -> None:
+        fabric = data["fabrics"]["compute"]
+        fabric["topology"]["tiers"] = 3
+        fabric["switches"]["core"] = fabric["switches"]["spine"]
+        fabric["platform"] = "sonic"
+
+    files = render_all(variant("roce-512", three_tiers))
+    types: dict[str, set[str]] = {}
+    for path, text in files.items():
+        if path.endswith("/config_db.json"):
+            switch = path.split("/")[1]
+            tier = "core" if switch.startswith("core") else "spine" if "spine" in switch else "leaf"
+            types.setdefault(tier, set()).add(json.loads(text)["DEVICE_METADATA"]["localhost"]["type"])
+    assert types == {"leaf": {"ToRRouter"}, "spine": {"LeafRouter"}, "core": {"SpineRouter"}}
