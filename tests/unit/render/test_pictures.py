@@ -566,7 +566,7 @@ def test_nvl72_elevation_in_headless_chromium(tmp_path: Path) -> None:
         )
     finally:
         driver.quit()
-    assert len(boxes) == 6  # racks A01-A06
+    assert len(boxes) == 7  # NVL72 racks A01-A07 (the eighth, the storage and control racks in row B)
     for name, (x, y, w, h), texts in boxes:
         shown = [t[0] for t in texts]
         assert sum(1 for t in shown if t.startswith("nvswitch-tray")) == 9, name
