@@ -623,3 +623,151 @@ def misfits(catalog: Catalog, topology: Topology, allocation: Allocation) -> tup
             found[key] += 1
             example.setdefault(key, f"{name} {port}")
     return tuple(Misfit(*k, n, example[k]) for k, n in sorted(found.items(), key=lambda kv: str(kv[0])))
+
+
+# --------------------------------------------------------------------------------------------- optical signalling
+#
+# An optical link comes up only where both transceivers speak one optical signalling and each speaks its own cage's
+# electrical one. A module's host side runs its cage's lanes (an end's electrical lane rate: a node port's native
+# rate, `node_lane_gbps`; a switch port's, its modes' at the link's speed, speed over lanes, and its native one). A
+# module without a gearbox puts the same rate on the fibre, so the two ends then run one rate, the slower end's when
+# the ports differ, and it must be one both modules run (catalog transceivers `lane_gbps`). A gearbox module (a 100G
+# DR1 QSFP28: 4 x 25G NRZ to the cage, one 100G-PAM4 lambda on the fibre, `host_lane_gbps`) runs its optical rate
+# whatever its cage's: the fibre side is what two modules must share, so `lane_gbps` is the optical side. NVIDIA
+# LinkX: "HDR transceivers based on 50G-PAM4 cannot be directly linked to 100G-PAM4 NDR transceivers as the
+# modulation speeds are different and the 400GbE/NDR transceivers cannot downshift"
+# (https://docs.nvidia.com/networking/display/400g100gpam4ovpub/linkx-100g-pam4-product-line-overview); a QSFP28
+# 100G SR4 (4 x 25G NRZ) no more links to a 2 x 400G SR4 twin-port module (100G-PAM4 only, MMA4Z00-NS overview).
+# Transceivers that declare no `lane_gbps` (a user's part file) are not checked.
+
+
+# a transceiver in a cage: its catalog key, the part, the cage's electrical lane rates, the optical rates it runs
+_Signal = tuple[str, Transceiver, tuple[int, ...], frozenset[int]]
+
+
+@dataclass(frozen=True)
+class SignallingEnd:
+    """One end of an optical link as the signalling check sees it."""
+
+    device: str
+    port: str
+    cage: str
+    transceiver: str  # catalog key
+    part: str
+    electrical: tuple[int, ...]  # the cage's lane rates at the link's speed, Gb/s a lane
+    host: tuple[int, ...]  # the transceiver's electrical lane rates
+    optical: tuple[int, ...]  # its optical lane rates
+    runs: frozenset[int]  # the optical rates it runs in this cage (empty: its host side meets none of the cage's)
+
+
+@dataclass(frozen=True)
+class Unlinkable:
+    """Optical links whose two transceivers share no signalling, per fabric and pair of ends' shapes: how many,
+    the first such link's two ends and why."""
+
+    fabric: str
+    links: int
+    a: SignallingEnd
+    b: SignallingEnd
+    examples: tuple[str, ...]  # "device port - device port", the first few
+
+    @property
+    def why(self) -> str:
+        a, b = self.a, self.b
+        why = [
+            f"{e.part or e.transceiver} runs {_rates(e.host)}G electrical lanes, its cage {_rates(e.electrical)}G"
+            for e in (a, b)
+            if not e.runs
+        ]
+        fibre_a, fibre_b = a.runs or frozenset(a.optical), b.runs or frozenset(b.optical)
+        if not fibre_a & fibre_b:
+            why.append(
+                f"{a.part or a.transceiver} puts {_rates(fibre_a)}G lanes on the fibre, "
+                f"{b.part or b.transceiver} {_rates(fibre_b)}G"
+            )
+        return "; ".join(why)
+
+
+def _rates(rates: Iterable[int]) -> str:
+    return "/".join(str(r) for r in sorted(rates)) or "?"
+
+
+def _electrical(catalog: Catalog, device: Device, port: str, speed: int) -> tuple[int, ...]:
+    """An end's electrical lane rates at a link speed (Gb/s a lane; () where the catalog does not list the port)."""
+    if device.layer == "node":
+        for group in catalog.nodes[device.model].ports.values():
+            if any(p.name == port for p in group.port_list()):
+                return (node_lane_gbps(group),)
+        return ()
+    found = port_candidates(catalog.switches[device.model], device.platform).get(port)
+    if not found:
+        return ()
+    # its modes at the link's speed, and its native rate (the fastest mode's, as `port_lane_rates`): a SerDes of
+    # 100G-PAM4 lanes carries a slower port on fewer lanes (an SN5600 port at 100G: one lane of 100G or two of 50G)
+    rates = {p.speed_gbps // max(1, p.lanes) for p in found if p.speed_gbps == speed}
+    rates.add(max(p.speed_gbps // max(1, p.lanes) for p in found))
+    return tuple(sorted(rates))
+
+
+def signalling_meets(a: Transceiver, a_lanes: Iterable[int], b: Transceiver, b_lanes: Iterable[int]) -> bool:
+    """Whether two transceivers, in cages whose lanes run at `a_lanes` and `b_lanes` (Gb/s a lane), put one lane
+    rate on the fibre between them (each one its host side runs in its cage)."""
+    return bool(a.optical_rates(tuple(a_lanes)) & b.optical_rates(tuple(b_lanes)))
+
+
+def unlinkable(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Unlinkable, ...]:
+    """The optical links whose transceivers (the ones the optics count chooses, per cage) cannot link: a module's
+    host side meets none of its cage's lane rates, or the two put no common lane rate on the fibre."""
+    devices = topology.devices
+    cage_of = CageLookup(catalog, devices)
+    fits: dict[tuple[CageKind, str, int], tuple[str, Transceiver] | None] = {}
+    # per model, port, medium kind and speed (a few hundred at 100k GPUs): the transceiver, the cage's electrical
+    # lane rates and the optical rates the transceiver runs there; None where unchecked (no part, no rates)
+    shapes: dict[tuple[str, str | None, str, str, int], _Signal | None] = {}
+
+    def shape(name: str, port: str, kind: str, speed: int) -> _Signal | None:
+        device = devices[name]
+        key = (device.model, device.platform, port, kind, speed)
+        if key in shapes:
+            return shapes[key]
+        wanted = (cage_of(name, port)[1], kind, speed)
+        if wanted not in fits:
+            fits[wanted] = transceiver_for(catalog, *wanted)
+        chosen = fits[wanted]
+        found: _Signal | None = None
+        if chosen is not None and chosen[1].lane_gbps:
+            electrical = _electrical(catalog, device, port, speed)
+            if electrical:
+                found = (chosen[0], chosen[1], electrical, chosen[1].optical_rates(electrical))
+        shapes[key] = found
+        return found
+
+    def end(name: str, port: str, signal: _Signal) -> SignallingEnd:
+        optic_key, optic, electrical, runs = signal
+        host = tuple(optic.host_lane_gbps or optic.lane_gbps)
+        return SignallingEnd(
+            name, port, cage_of(name, port)[0], optic_key, optic.part, electrical, host, tuple(optic.lane_gbps), runs
+        )
+
+    groups: dict[tuple[str, tuple[object, ...]], list[tuple[SignallingEnd, SignallingEnd]]] = defaultdict(list)
+    for c in allocation.cables:
+        if c.media_kind not in OPTICAL:
+            continue
+        link = c.link
+        a = shape(link.a, link.a_port, c.media_kind, link.speed_gbps)
+        b = shape(link.b, link.b_port, c.media_kind, link.speed_gbps)
+        if a is None or b is None or (a[3] & b[3]):
+            continue
+        models = (devices[link.a].model, devices[link.b].model)
+        key = (link.fabric, (models, a[0], a[2], a[3], b[0], b[2], b[3]))
+        groups[key].append((end(link.a, link.a_port, a), end(link.b, link.b_port, b)))
+    return tuple(
+        Unlinkable(
+            fabric,
+            len(pairs),
+            pairs[0][0],
+            pairs[0][1],
+            tuple(f"{a.device} {a.port} - {b.device} {b.port}" for a, b in pairs[:3]),
+        )
+        for (fabric, _), pairs in groups.items()
+    )
