@@ -182,8 +182,8 @@ def check_optics_signalling(ctx: AllocationContext) -> Iterator[Finding]:
     for bad in unlinkable(ctx.design.catalog, ctx.topology, ctx.allocation):
         a, b = bad.a, bad.b
         ends = " and ".join(
-            f"{e.device} {e.port} (cage {e.cage}, {e.part or e.transceiver}: {_rates(e.optical)}G optical lanes, "
-            f"its cage {_rates(e.electrical)}G)"
+            f"{e.device} {e.port} (cage {e.cage} of {e.native}G lanes, {e.part or e.transceiver}: "
+            f"{_rates(e.optical)}G optical lanes)"
             for e in (a, b)
         )
         more = f" ({bad.links} such links: {_list(list(bad.examples), 3)})" if bad.links > 1 else ""

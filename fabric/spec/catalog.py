@@ -7,7 +7,7 @@ Prices are placeholders for the user to override: the catalog says so in every p
 
 # No `from __future__ import annotations`: pydantic would compile each annotation string (see fabric/spec/schema/).
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import pairwise
@@ -485,16 +485,6 @@ class Transceiver(StrictModel):
         if self.host_lane_gbps and not self.lane_gbps:
             raise ValueError("host_lane_gbps needs lane_gbps (the optical lane rates)")
         return self
-
-    def optical_rates(self, electrical: Iterable[int]) -> frozenset[int]:
-        """The optical lane rates it runs in a cage whose lanes run at one of `electrical` (Gb/s a lane): none
-        where its host side runs none of them; with no declared rates, empty."""
-        host = self.host_lane_gbps or self.lane_gbps
-        if not any(rate in host for rate in electrical):
-            return frozenset()
-        if self.host_lane_gbps:
-            return frozenset(self.lane_gbps)
-        return frozenset(rate for rate in electrical if rate in self.lane_gbps)
 
     def fits(self, connector: str, top: str | None, ports_per_cage: int | None) -> bool:
         """Whether it plugs into a cage of this connector, thermal top and ports per cage (None: not declared)."""
