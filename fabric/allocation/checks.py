@@ -4,12 +4,12 @@ the analysis Context grown by the Allocation; ALLOCATION_CHECKS lists them."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 
 from fabric.allocation.allocate import Allocation, AsnRow
-from fabric.allocation.optics import Unmatched, cage_plugs, misfits, mixed_cages, optics
+from fabric.allocation.optics import Unmatched, cage_plugs, misfits, mixed_cages, optics, unlinkable
 from fabric.analysis.checks import Context
 from fabric.model.findings import Finding, error, warning
 from fabric.model.kinds import Layer
@@ -176,6 +176,31 @@ def check_cage_plugs(ctx: AllocationContext) -> Iterator[Finding]:
         )
 
 
+def check_optics_signalling(ctx: AllocationContext) -> Iterator[Finding]:
+    """Both transceivers of an optical link share one optical signalling, each its cage's electrical one (catalog
+    transceivers `lane_gbps`; fabric/allocation/optics.py, unlinkable)."""
+    for bad in unlinkable(ctx.design.catalog, ctx.topology, ctx.allocation):
+        a, b = bad.a, bad.b
+        ends = " and ".join(
+            f"{e.device} {e.port} (cage {e.cage} of {e.native}G lanes, {e.part or e.transceiver}: "
+            f"{_rates(e.optical)}G optical lanes)"
+            for e in (a, b)
+        )
+        more = f" ({bad.links} such links: {_list(list(bad.examples), 3)})" if bad.links > 1 else ""
+        yield error(
+            "optics-signalling",
+            f"fabrics.{bad.fabric}",
+            f"optical link {bad.examples[0]}{more} cannot come up: {ends}; {bad.why}",
+            "give both ends ports of one signalling (for a 2 x 400G twin-port module, a 100G-PAM4 port: e.g. a 200G "
+            "QSFP112 adapter at 2 x 100G), cable an HDR port to an NDR cage with the twin-port OSFP to 2 x QSFP56 "
+            "splitter (`aoc-osfp-2x200g`), or add a part file's transceiver whose lane rates meet both",
+        )
+
+
+def _rates(rates: Iterable[int]) -> str:
+    return "/".join(str(r) for r in sorted(rates)) or "?"
+
+
 def check_nic_speeds(ctx: AllocationContext) -> Iterator[Finding]:
     """A node port's link runs at a speed its NIC runs on one port for the fabric's technology (catalog
     `ethernet_max_gbps`: ConnectX-8 runs 800G as XDR InfiniBand, Ethernet as 2 x 400GbE)."""
@@ -221,6 +246,7 @@ ALLOCATION_CHECKS: dict[str, AllocationCheck] = {
     "optics": check_optics,
     "cage-modes": check_cage_modes,
     "cage-plugs": check_cage_plugs,
+    "optics-signalling": check_optics_signalling,
     "nic-speeds": check_nic_speeds,
 }
 

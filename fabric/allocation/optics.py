@@ -623,3 +623,155 @@ def misfits(catalog: Catalog, topology: Topology, allocation: Allocation) -> tup
             found[key] += 1
             example.setdefault(key, f"{name} {port}")
     return tuple(Misfit(*k, n, example[k]) for k, n in sorted(found.items(), key=lambda kv: str(kv[0])))
+
+
+# --------------------------------------------------------------------------------------------- optical signalling
+#
+# An optical link comes up only where both transceivers run one lane rate on the fibre (catalog transceivers
+# `lane_gbps`). A transceiver without a gearbox runs that rate on its cage's lanes too, so the rate must not exceed
+# the cage's native one (`port_lane_rates`: a node port's `node_lane_gbps`, a switch port's fastest mode's speed over
+# its lanes): a faster cage goes down to it (an XDR Q3400 cage with an NDR module; the slower end's rate where the
+# modules run both), a slower one cannot go up. A gearbox module (a 100G DR1 QSFP28: 4 x 25G NRZ to the cage,
+# `host_lane_gbps`, one 100G-PAM4 lambda on the fibre, `lane_gbps`) needs its cage's native rate on the host side and
+# runs its optical rate whatever its cage's: `lane_gbps` is the optical side, the one two modules share. The link
+# runs the fastest rate that holds. NVIDIA LinkX: "HDR transceivers based on 50G-PAM4 cannot be directly linked to
+# 100G-PAM4 NDR transceivers as the modulation speeds are different and the 400GbE/NDR transceivers cannot
+# downshift" (https://docs.nvidia.com/networking/display/400g100gpam4ovpub/linkx-100g-pam4-product-line-overview);
+# a QSFP28 100G SR4 (4 x 25G NRZ) no more links to a 2 x 400G SR4 twin-port module (100G-PAM4 only, MMA4Z00-NS
+# overview). Transceivers that declare no `lane_gbps` (a user's part file) are not checked.
+
+
+def _runs(optic: Transceiver, native: int, rates: set[int]) -> set[int]:
+    """Of `rates`, the optical lane rates a transceiver runs in a cage of native lane rate `native`."""
+    if optic.host_lane_gbps:
+        return rates if native in optic.host_lane_gbps else set()
+    return {r for r in rates if r <= native}
+
+
+def link_rate(a: Transceiver, a_native: int, b: Transceiver, b_native: int) -> int:
+    """The lane rate (Gb/s) two transceivers, in cages of native lane rates `a_native` and `b_native`, run on the
+    fibre between them: the fastest both run that neither cage exceeds; 0 where none (the link does not come up)."""
+    rates = _runs(b, b_native, _runs(a, a_native, set(a.lane_gbps) & set(b.lane_gbps)))
+    return max(rates, default=0)
+
+
+def signalling_meets(a: Transceiver, a_native: int, b: Transceiver, b_native: int) -> bool:
+    """Whether two transceivers in cages of these native lane rates link (`link_rate`)."""
+    return link_rate(a, a_native, b, b_native) > 0
+
+
+# a transceiver in a cage: its catalog key, the part, the cage's native lane rate
+_Signal = tuple[str, Transceiver, int]
+
+
+@dataclass(frozen=True)
+class SignallingEnd:
+    """One end of an optical link as the signalling check sees it."""
+
+    device: str
+    port: str
+    cage: str
+    transceiver: str  # catalog key
+    part: str
+    native: int  # the cage's native lane rate, Gb/s a lane
+    host: tuple[int, ...]  # the transceiver's electrical lane rates
+    optical: tuple[int, ...]  # its optical lane rates
+
+
+@dataclass(frozen=True)
+class Unlinkable:
+    """Optical links whose two transceivers run no common lane rate, per fabric and pair of ends' shapes: how many,
+    the first such link's two ends, and the first few links."""
+
+    fabric: str
+    links: int
+    a: SignallingEnd
+    b: SignallingEnd
+    examples: tuple[str, ...]  # "device port - device port", the first few
+
+    @property
+    def why(self) -> str:
+        ends = (self.a, self.b)
+        why = [
+            f"{e.part or e.transceiver} runs {_rates(e.host)}G electrical lanes, its cage {e.native}G"
+            for e in ends
+            if e.host != e.optical and e.native not in e.host
+        ]
+        common = set(self.a.optical) & set(self.b.optical)
+        if not why and not common:
+            why.append(
+                f"{self.a.part or self.a.transceiver} runs {_rates(self.a.optical)}G lanes on the fibre, "
+                f"{self.b.part or self.b.transceiver} {_rates(self.b.optical)}G"
+            )
+        elif not why:
+            why = [
+                f"{e.part or e.transceiver} would run {_rates(common)}G lanes, above its cage's {e.native}G"
+                for e in ends
+                if e.host == e.optical and e.native < min(common)
+            ]
+        return "; ".join(why)
+
+
+def _rates(rates: Iterable[int]) -> str:
+    return "/".join(str(r) for r in sorted(rates)) or "?"
+
+
+def unlinkable(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Unlinkable, ...]:
+    """The optical links whose transceivers (the ones the optics count chooses, per cage) cannot run one lane
+    rate (`signalling_meets`)."""
+    devices = topology.devices
+    cage_of = CageLookup(catalog, devices)
+    fits: dict[tuple[CageKind, str, int], tuple[str, Transceiver] | None] = {}
+    rates: dict[tuple[str, str | None], dict[str, tuple[str, int]]] = {}
+    # per model, port, medium kind and speed (a few hundred at 100k GPUs): the transceiver and the cage's native
+    # lane rate; None where unchecked (no part, no declared rates, a port the catalog does not list)
+    shapes: dict[tuple[str, str | None, str, str, int], _Signal | None] = {}
+
+    def shape(name: str, port: str, kind: str, speed: int) -> _Signal | None:
+        device = devices[name]
+        key = (device.model, device.platform, port, kind, speed)
+        if key in shapes:
+            return shapes[key]
+        wanted = (cage_of(name, port)[1], kind, speed)
+        if wanted not in fits:
+            fits[wanted] = transceiver_for(catalog, *wanted)
+        chosen = fits[wanted]
+        found: _Signal | None = None
+        if chosen is not None and chosen[1].lane_gbps:
+            model = (device.model, None if device.layer == "node" else device.platform)
+            if model not in rates:
+                rates[model] = port_lane_rates(catalog, device)
+            native = rates[model].get(port)
+            if native is not None and native[1]:
+                found = (chosen[0], chosen[1], native[1])
+        shapes[key] = found
+        return found
+
+    def end(name: str, port: str, signal: _Signal) -> SignallingEnd:
+        optic_key, optic, native = signal
+        host = tuple(optic.host_lane_gbps or optic.lane_gbps)
+        cage = cage_of(name, port)[0]
+        return SignallingEnd(name, port, cage, optic_key, optic.part, native, host, tuple(optic.lane_gbps))
+
+    groups: dict[tuple[str, tuple[object, ...]], list[tuple[SignallingEnd, SignallingEnd]]] = defaultdict(list)
+    for c in allocation.cables:
+        if c.media_kind not in OPTICAL:
+            continue
+        link = c.link
+        a = shape(link.a, link.a_port, c.media_kind, link.speed_gbps)
+        b = shape(link.b, link.b_port, c.media_kind, link.speed_gbps)
+        if a is None or b is None or signalling_meets(a[1], a[2], b[1], b[2]):
+            continue
+        models = (devices[link.a].model, devices[link.b].model)
+        key = (link.fabric, (models, a[0], a[2], b[0], b[2]))
+        groups[key].append((end(link.a, link.a_port, a), end(link.b, link.b_port, b)))
+    return tuple(
+        Unlinkable(
+            fabric,
+            len(pairs),
+            pairs[0][0],
+            pairs[0][1],
+            tuple(f"{a.device} {a.port} - {b.device} {b.port}" for a, b in pairs[:3]),
+        )
+        for (fabric, _), pairs in groups.items()
+    )

@@ -205,6 +205,14 @@ CODES: tuple[Code, ...] = (
         "a link of the other signalling does not come up: give that device a cage of its own (2 x 200G splitter)",
     ),
     _c(
+        "optics-signalling",
+        "error",
+        "allocation",
+        "both transceivers of an optical link run its lane rate, the slower end's (catalog transceivers "
+        "`lane_gbps`): no QSFP28 100G 4 x 25G NRZ module to a 2 x 400G 100G-PAM4 one, no HDR to NDR",
+        "the link does not come up: give both ends ports of one signalling, or a transceiver that meets both",
+    ),
+    _c(
         "cage-plugs",
         "warning",
         "allocation",

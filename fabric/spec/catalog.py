@@ -457,6 +457,19 @@ class Transceiver(StrictModel):
         description="Fibres (MPO/LC cables) one link needs at a speed, where not 1: an 800G link between twin-port "
         "2 x SR4/DR4 modules is two 4-lane links, two MPO-12/APC fibres (`[{speed_gbps: 800, fibres: 2}]`).",
     )
+    lane_gbps: tuple[SpeedGbps, ...] = Field(
+        default=(),
+        max_length=8,
+        description="Optical lane rates it runs, Gb/s a lane (what the fibre carries, which the far transceiver must "
+        "share): 100 for NDR/400GbE 100G-PAM4 modules, 50 for HDR/200GbE 50G-PAM4, 25 for 100G 4 x 25G NRZ. Without "
+        "`host_lane_gbps`, its electrical lanes run the same rate (no gearbox). Empty: not declared, not checked.",
+    )
+    host_lane_gbps: tuple[SpeedGbps, ...] = Field(
+        default=(),
+        max_length=8,
+        description="Electrical (host, cage-side) lane rates where they differ from the optical ones (a gearbox: a "
+        "100G DR1 QSFP28 runs 4 x 25G NRZ to the cage and one 100G-PAM4 lambda on the fibre).",
+    )
     part: str = ""
     power_w: Float = Field(default=0, ge=0, le=10_000)
     price_usd: Float = Field(default=0, ge=0, le=1e9, description="Placeholder price: override with your quote.")
@@ -466,6 +479,12 @@ class Transceiver(StrictModel):
     @classmethod
     def _unverified(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return check_unverified(cls, value)
+
+    @model_validator(mode="after")
+    def _gearbox(self) -> Self:
+        if self.host_lane_gbps and not self.lane_gbps:
+            raise ValueError("host_lane_gbps needs lane_gbps (the optical lane rates)")
+        return self
 
     def fits(self, connector: str, top: str | None, ports_per_cage: int | None) -> bool:
         """Whether it plugs into a cage of this connector, thermal top and ports per cage (None: not declared)."""

@@ -104,8 +104,8 @@ def test_beyond_the_splitters_reach_the_links_take_fibre() -> None:
 def test_a_splitters_legs_of_two_lengths_take_the_longer() -> None:
     """Fibre splitter legs from one MPO port (gb200-nvl72-1su's converged storage and in-band fabric at 200G: 4 x
     200G a twin-port cage): one cable per two legs, as long as its longer leg; the BOM counts the sheet's rows.
-    Legs: the trays' 4 BlueField-3 ports (576), the storage servers' 2 ports (32) and the control-plane hosts' 2
-    ports (16)."""
+    Legs: the trays' 4 BlueField-3 ports (576), the storage servers' 2 ports (32) and the 8 control-plane hosts'
+    2 in-band 200G ports (16, catalog mgmt-host-200g since commit 6d5de68)."""
     build = built("gb200-nvl72-1su")
     legs = [c for c in build.allocation.cables if c.media == "mmf-200g-split"]
     rows = [
@@ -113,9 +113,8 @@ def test_a_splitters_legs_of_two_lengths_take_the_longer() -> None:
         for p in physical_cables(build.design.catalog, build.topology, build.allocation)
         if p.links[0].media == "mmf-200g-split"
     ]
-    assert (
-        len(legs) == 144 * 4 + 16 * 2 + 8 * 2 and len(rows) == len(legs) // 2 and all(len(p.links) == 2 for p in rows)
-    )
+    assert len(legs) == 144 * 4 + 16 * 2 + 8 * 2
+    assert len(rows) == len(legs) // 2 and all(len(p.links) == 2 for p in rows)
     bom = sum(x.count for x in costing(build).lines if x.category == "cable" and x.detail.startswith("mmf-200g-split"))
     assert bom == len(rows)
     mixed = [p for p in rows if len({c.length_m for c in p.links}) > 1]

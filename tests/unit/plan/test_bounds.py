@@ -118,7 +118,9 @@ def test_the_pruned_answer_is_the_unpruned_one(gpus: int) -> None:
     request = Request(
         gpus,
         nodes=("dgx-a100", "dgx-h100"),
-        switches=("qm9700", "sn5600", "arista-7060dx5-64s"),
+        # qm8700: the DGX A100's HDR ports link over fibre to HDR optics only (optics-signalling: not to the NDR
+        # twin-port modules of the others)
+        switches=("qm9700", "qm8700", "sn5600", "arista-7060dx5-64s"),
     )
     candidates = enumerate_candidates(CATALOG, request)
     metric = "tco-per-delivered-pflops"

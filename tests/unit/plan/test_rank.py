@@ -102,7 +102,8 @@ def _best_of_each_node(ranked: list[Ranked]) -> dict[str, tuple[int, float | Non
 
 
 def test_pruning_keeps_each_node_types_best_and_bounds_hold() -> None:
-    switches = ("qm9700", "q3400", "sn5600", "edgecore-as9817-64o")
+    # qm8700: the DGX A100's HDR ports link over fibre to HDR optics only (optics-signalling)
+    switches = ("qm9700", "qm8700", "q3400", "sn5600", "edgecore-as9817-64o")
     request = Request(256, nodes=("dgx-a100", "dgx-h100"), switches=switches, tiers=(2, 3))
     candidates = enumerate_candidates(CATALOG, request)
     metric = "tco-per-delivered-pflops"
