@@ -70,7 +70,7 @@ LIVE = Path(__file__).resolve().parent / "live"
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/live/ starts a real tool: marked `real`, so `-m "not real"` leaves them out.
     Real-tool tests run one at a time on one xdist worker (`--dist loadgroup`: namespaces, daemons and their
-    sockets are shared names), unless marked `independent`; those and every other test run on any worker."""
+    sockets are shared names), unless marked `independent`; those run beside them on the other worker."""
     for item in items:
         if item.path.is_relative_to(LIVE):
             item.add_marker(pytest.mark.real)
