@@ -25,12 +25,14 @@ PROPERTY = settings(max_examples=examples(30), deadline=None)
 
 
 def _parts(k: int, twin: bool) -> str:
-    """A switch of radix k at 400G (k/2 twin-port cages, or k single-port cages) and a one-port host."""
+    """A switch of radix k at 400G (k/2 twin-port cages, or k single-port cages) and a one-port host. Every port
+    runs 4 lanes of 100G-PAM4, as the hosts' single-port OSFP cages do (a single-port cage of 8 lanes would run
+    50G lanes, which no module links to the hosts' 100G: `optics-signalling`)."""
     if twin:
         assert k % 2 == 0
-        cages, mode = k // 2, '{ports: 2, speed_gbps: 400, name: "p{cage}s{sub}"}'
+        cages, lanes, mode = k // 2, 8, '{ports: 2, speed_gbps: 400, name: "p{cage}s{sub}"}'
     else:
-        cages, mode = k, '{ports: 1, speed_gbps: 400, name: "p{cage}"}'
+        cages, lanes, mode = k, 4, '{ports: 1, speed_gbps: 400, name: "p{cage}"}'
     return f"""
 switches:
   radix-sw:
@@ -43,6 +45,7 @@ switches:
       - group: main
         cages: {cages}
         connector: osfp
+        lanes: {lanes}
         modes:
           - {mode}
 nodes:
