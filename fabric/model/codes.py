@@ -208,8 +208,9 @@ CODES: tuple[Code, ...] = (
         "optics-signalling",
         "error",
         "allocation",
-        "both transceivers of an optical link run its lane rate, the slower end's (catalog transceivers "
-        "`lane_gbps`): no QSFP28 100G 4 x 25G NRZ module to a 2 x 400G 100G-PAM4 one, no HDR to NDR",
+        "both transceivers of an optical link run one lane rate on the fibre that neither cage's native rate is "
+        "below (catalog transceivers `lane_gbps`): no QSFP28 100G 4 x 25G NRZ module to a 2 x 400G 100G-PAM4 one, "
+        "no HDR to NDR",
         "the link does not come up: give both ends ports of one signalling, or a transceiver that meets both",
     ),
     _c(
