@@ -178,7 +178,8 @@ def test_a_secret_is_one_word_of_printable_text(
         "lab", lambda d: d.setdefault("management", {}).update(snmp_community={"file": str(tmp_path / "snmp")})
     )
     (finding,) = [f for f in data_build.errors if f.code == "secret-invalid"]
-    assert finding.path == "management.snmp_community.file" and "666" not in finding.format()
+    # the file's text stays out of the message (not "666" alone: pytest's temporary path can hold pytest-666)
+    assert finding.path == "management.snmp_community.file" and "router bgp" not in finding.format()
 
 
 def test_a_secret_file_with_a_trailing_newline_is_fine(tmp_path: Path) -> None:
