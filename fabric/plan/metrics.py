@@ -5,28 +5,36 @@ figures) × GPUs; delivered compute is that × the fraction of its NIC bandwidth
 whole-cluster job (the last row of the job bandwidth table, analysis/jobs.py). A GPU without FP8 counts its BF16
 rate at `fp8` (an A100 runs an FP8 model at its BF16 speed).
 
-The bound: a candidate costs at least its nodes and the fewest switches any design of its kind can have —
-leaves enough for the node links at the leaf's down ports, spines enough for the uplinks that carry them at the
-leaf's ratio (3 tiers: spines for those uplinks and their own, cores for the spines') — with the TCO rates of
-the candidate's spec (the schema's defaults: the plan writes no `costs:`), the node racks, and each link's
-cheapest cable and optics (`link_usd_at_least`: a node link spans two racks, a switch link at least the shortest
-cable; on every tier, 3-tier designs' spine-to-core links included), and delivers at most all of its compute.
-Every real build costs as much or more (longer cables, optics, switch racks come on top), so a candidate
-whose bound is worse than a built candidate's figure cannot rank above it and is not built. Those the bound
-keeps get a second, exact one: their cost from the topology and cables alone (evaluate.estimate, a fraction of
-a build), over all of their compute; a candidate whose estimate finds an error or an incomplete BOM is ruled out
-by that finding without a full build. tests/unit/plan/test_bounds.py checks the bound against real costs and
-the pruned answer against building everything.
+The bound: a candidate costs at least its nodes, its switches and racks, and each link's cheapest cable and
+optics at the length the places of its two ends need, with the TCO rates of the candidate's spec (the schema's
+defaults: the plan writes no `costs:`), and delivers at most all of its compute. The switches, the racks and
+where each node and switch stands are known in closed form (plan/sizing.py: the generator's counts and wiring,
+the sequential placement; `_Floor` below), so each link is priced at the route from its node's unit (or its
+switch's) to the rack of the switch it joins, at the highest unit a switch of that tier takes in that rack
+(`_placed_links_usd`): within ~1 % of the exact cost for most candidates. Where the closed form does not apply
+(the generator refuses the candidate), the fewest switches any design of its kind can have and the shortest
+cable per link (`_links_usd_at_least`). Every real build costs as much or more (the allocation's cage rules,
+the far switch's real unit, the node-side optics' power come on top), so a candidate whose bound is worse than
+a built candidate's figure cannot rank above it and is not built. Those the bound keeps get a second, exact
+one: their cost from the topology and cables alone (evaluate.estimate, a fraction of a build), over all of
+their compute; a candidate whose estimate finds an error or an incomplete BOM is ruled out by that finding
+without a full build. tests/unit/plan/test_bounds.py checks the bound against real costs and the pruned answer
+against building everything; tests/unit/plan/test_sizing.py the closed form against built topologies.
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Iterator
 
-from fabric.plan.bounds import link_usd_at_least
+from fabric.plan.bounds import LinkPrices, link_usd_at_least
 from fabric.plan.candidates import Candidate, node_count
 from fabric.plan.document import spec_data
 from fabric.plan.evaluate import Estimate, Outcome
+from fabric.plan.sizing import Racks, Sizes, switch_counts
+from fabric.plan.sizing import racks as racks_of
 from fabric.spec.catalog import Catalog, NodeType, SwitchModel, radix, switch_ports
 from fabric.spec.schema.outputs import Costs
 from fabric.spec.schema.racks import RackLayout
@@ -35,6 +43,7 @@ from fabric.topology.media import DEFAULT_SERVICE_LOOP_M, DEFAULT_SLACK_PCT, DEF
 from fabric.topology.racks import U_M
 
 HOURS_PER_YEAR = 8760
+ROUNDING = 1e-9  # a relative margin below which two sums of the same costs in another order may differ
 # name → what it divides (the TCO or the capital) by (the GPUs, the compute or the delivered compute)
 METRICS = {
     "tco-per-delivered-pflops": ("tco", "delivered"),
@@ -104,9 +113,10 @@ def _per_gbps_at_least(catalog: Catalog, technology: str, switch: str, needed_m:
 def _links_usd_at_least(
     candidate: Candidate, node: NodeType, nodes: int, catalog: Catalog, layout: RackLayout
 ) -> float:
-    """Cables and optics: each node link between racks (a node group and a fabric's switches never share a rack:
-    topology/racks.py starts a new rack at each block); the switch tiers' links, which may share a rack, at the
-    shortest cable, per Gb/s of the bandwidth the tiers above the leaves carry at least (as `_switches_at_least`)."""
+    """Cables and optics where the placement is not known in closed form: each node link between racks (a node
+    group and a fabric's switches never share a rack: topology/racks.py starts a new rack at each block) at the
+    shortest cable between two racks; the switch tiers' links, which may share a rack, at the shortest cable, per
+    Gb/s of the bandwidth the tiers above the leaves carry at least (as `_switches_at_least`)."""
     links = nodes * len(node.ports["compute"].port_list())
     ends = (candidate.node, candidate.switch)
     usd = links * link_usd_at_least(catalog, candidate.technology, candidate.speed_gbps, _between_racks_m(layout), ends)
@@ -117,6 +127,115 @@ def _links_usd_at_least(
     elif _leaves_at_least(candidate, node, nodes, catalog) <= 1:
         up_gbps = 0.0
     return usd + up_gbps * _per_gbps_at_least(catalog, candidate.technology, candidate.switch, _shortest_m(0.0))
+
+
+class _Floor:
+    """The sequential placement's geometry (plan/sizing.py `racks`; topology/racks.py `place` and `route_m`): node
+    i in slot i // n at the (i % n)-th place from the bottom; the switches after the node racks in the order the
+    generator makes them (each plane's leaves, spines, cores), switch i of them in slot node_racks + i // k at the
+    (i % k)-th place; slot s in row s // per_row at position s % per_row."""
+
+    def __init__(self, layout: RackLayout, placed: Racks, switch_u: int) -> None:
+        self.layout, self.placed, self.switch_u = layout, placed, switch_u
+        self.top = layout.rack_units * U_M + DEFAULT_TRAY_HEIGHT_M  # a rack's top and the tray above it
+        self.row_m = layout.depth_m + layout.row_gap_m
+
+    def switch_slot(self, i: int) -> int:
+        return self.placed.node_racks + i // self.placed.switches_per_rack
+
+    def switch_up_m(self, i: int) -> float:
+        """From switch i's middle up to the tray."""
+        return self.top - ((i % self.placed.switches_per_rack) * self.switch_u + self.switch_u / 2) * U_M
+
+    def node_up_m(self, node: NodeType, i: int) -> float:
+        return self.top - ((i % self.placed.nodes_per_rack) * node.u + node.u / 2) * U_M
+
+    def _along_m(self, a: int, b: int) -> float:
+        """Along the rows and aisles between two slots."""
+        w = self.placed.per_row
+        return abs(a % w - b % w) * self.layout.pitch_m + abs(a // w - b // w) * self.row_m
+
+    def routes(self, slot: int, up_m: float, targets: range, switch: int | None = None) -> Iterator[tuple[float, int]]:
+        """(route, switches) from a device in `slot` whose middle is `up_m` below the tray (a switch: block index
+        `switch`) to the switches `targets`, rack by rack: up, along the floor and down to the highest of them in
+        that rack; in the device's own rack, the units between."""
+        k = self.placed.switches_per_rack
+        for t in range(self.switch_slot(targets.start), self.switch_slot(targets.stop - 1) + 1):
+            first = (t - self.placed.node_racks) * k
+            low, high = max(targets.start, first), min(targets.stop - 1, first + k - 1)
+            if t == slot and switch is not None:
+                for j in range(low, high + 1):
+                    yield abs(switch - j) * self.switch_u * U_M, 1
+            else:
+                yield up_m + self._along_m(slot, t) + self.switch_up_m(high), high - low + 1
+
+
+def _placed_links_usd(
+    candidate: Candidate, node: NodeType, nodes: int, catalog: Catalog, layout: RackLayout, placed: Racks, sizes: Sizes
+) -> float:
+    """Every link at the least the places of its two ends need (`_Floor`), wired as topology/clos.py wires them
+    (plan/sizing.py `Plane`): a node's links to its scalable unit's rail leaves (or its group's leaves), a leaf's
+    to every spine (2 tiers) or to its pod's spines, a spine's to its group of cores; the far end counted at the
+    highest place a switch of that tier takes in its rack. Each at the cheapest medium and optics that reach it
+    (`link_usd_at_least`, a step function of the length: priced once per orderable length or reach); what the
+    allocation adds on top (a cage whose links part ways takes fibre) only makes the real cost higher."""
+    floor = _Floor(layout, placed, catalog.switches[candidate.switch].u)
+    technology, switch = candidate.technology, candidate.switch
+    node_links: Counter[float] = Counter()  # route → links
+    switch_links: list[tuple[int, Counter[float]]] = []  # (speed, route → links) of each plane's switch tiers
+    offset = 0
+    for plane in sizes.planes:
+        leaves = offset
+        spines = leaves + plane.leaves
+        cores = spines + plane.spines
+        offset = cores + plane.cores
+        width = plane.rails or plane.node_ports  # leaves a node's links in this plane go to
+        for i in range(nodes):
+            targets = range(leaves + i // plane.su * width, leaves + (i // plane.su + 1) * width)
+            for route, count in floor.routes(i // placed.nodes_per_rack, floor.node_up_m(node, i), targets):
+                node_links[route] += count * plane.per_rail
+        up: Counter[float] = Counter()
+        for i in range(plane.leaves):
+            at, up_m = floor.switch_slot(leaves + i), floor.switch_up_m(leaves + i)
+            if plane.cores:  # its pod's spines, one link to each
+                pod = i // plane.per_pod
+                far, per = range(spines + pod * plane.uplinks, spines + (pod + 1) * plane.uplinks), 1
+            else:  # every spine, uplinks / spines to each
+                far, per = range(spines, cores), plane.uplinks // plane.spines
+            for route, count in floor.routes(at, up_m, far, leaves + i):
+                up[route] += count * per
+        switch_links.append((plane.leaf_up_gbps, up))
+        if plane.cores:
+            top: Counter[float] = Counter()
+            per = plane.spine_uplinks // plane.per_group
+            for j in range(plane.spines):
+                group = j % plane.uplinks
+                far = range(cores + group * plane.per_group, cores + (group + 1) * plane.per_group)
+                at, up_m = floor.switch_slot(spines + j), floor.switch_up_m(spines + j)
+                for route, count in floor.routes(at, up_m, far, spines + j):
+                    top[route] += count * per
+            switch_links.append((plane.spine_up_gbps, top))
+    prices = _StepPrices(catalog, technology, candidate.speed_gbps, (candidate.node, switch))
+    usd = sum(count * prices(_shortest_m(route)) for route, count in node_links.items())
+    for speed, links in switch_links:
+        prices = _StepPrices(catalog, technology, speed, (switch, switch))
+        usd += sum(count * prices(_shortest_m(route)) for route, count in links.items())
+    return usd
+
+
+class _StepPrices:
+    """`link_usd_at_least` of one speed and pair of models as a function of the length: it changes only at a
+    medium's orderable length or reach, so it is priced at each of those once and looked up."""
+
+    def __init__(self, catalog: Catalog, technology: str, speed: int, ends: tuple[str, str]) -> None:
+        marks = sorted({x for m in catalog.media.values() for x in (m.reach_m, *m.lengths_m)})
+        prices = LinkPrices(catalog, technology)
+        self._marks = marks
+        self._usd = [prices.least(speed, x, ends, (None, None)) for x in marks]
+
+    def __call__(self, needed_m: float) -> float:
+        i = bisect_left(self._marks, needed_m - 1e-9)
+        return self._usd[i] if i < len(self._usd) else 0.0
 
 
 def _leaves_at_least(candidate: Candidate, node: NodeType, nodes: int, catalog: Catalog) -> int:
@@ -177,17 +296,28 @@ def lower_bound(candidate: Candidate, gpus: int, metric: str, catalog: Catalog, 
     """The best figure for `metric` any build of `candidate` can have (see the module's docstring)."""
     node = catalog.nodes[candidate.node]
     nodes = node_count(node, gpus)
-    switches = _switches_at_least(candidate, node, nodes, catalog)
     model = catalog.switches[candidate.switch]
     costs = Costs()
-    racks = _racks_at_least(node, nodes, candidate, gpus, catalog)
+    layout = RackLayout(**spec_data(candidate, gpus, catalog)["racks"])
+    found = switch_counts(candidate, node, nodes, catalog)
+    sizes = found if isinstance(found, Sizes) else None  # None: the generator refuses it, or no closed form
+    placed = None if sizes is None else racks_of(node, nodes, sizes.switches, model, layout)
+    switches = _switches_at_least(candidate, node, nodes, catalog) if sizes is None else sizes.switches
+    racks = _racks_at_least(node, nodes, candidate, gpus, catalog) if placed is None else placed.total
     per_rack_usd = (
         catalog.racks[costs.rack].price_usd
         + _pdus_per_rack(candidate, gpus, catalog, costs) * catalog.pdus[costs.pdu].price_usd
     )
-    layout = RackLayout(**spec_data(candidate, gpus, catalog)["racks"])
-    links_usd = _links_usd_at_least(candidate, node, nodes, catalog, layout)
-    capital = nodes * node.list_price_usd + switches * model.list_price_usd + racks * per_rack_usd + links_usd
+    links_usd = (
+        _links_usd_at_least(candidate, node, nodes, catalog, layout)
+        if sizes is None or placed is None
+        else _placed_links_usd(candidate, node, nodes, catalog, layout, placed, sizes)
+    )
+    # less a rounding's worth: where the bound is the exact cost (every link's medium as the allocation picks it),
+    # the sums' order must not put it a hair above the real figure
+    capital = (nodes * node.list_price_usd + switches * model.list_price_usd + racks * per_rack_usd + links_usd) * (
+        1 - ROUNDING
+    )
     cost, per = METRICS[metric]
     usd = capital
     if cost == "tco":

@@ -17,9 +17,11 @@ from functools import partial
 from typing import Any
 
 from fabric.fast.parallel import usable_cores
-from fabric.plan.candidates import Candidate
+from fabric.plan.candidates import Candidate, node_count
+from fabric.plan.document import spec_name
 from fabric.plan.evaluate import Estimate, Outcome, Ruled, _catalog, estimate, evaluate, ruled_outcome
 from fabric.plan.metrics import estimate_bound, lower_bound, metric_value
+from fabric.plan.sizing import Refusal, switch_counts
 from fabric.spec.catalog import Catalog
 
 CONNECT_TIMEOUT_S = 30
@@ -58,19 +60,23 @@ def sweep(
 def best_of_node(
     candidates: Sequence[Candidate], gpus: int, metric: str, precision: str, delivered: str = "bisection"
 ) -> tuple[list[Outcome], list[tuple[int, str, float]]]:
-    """One node type's candidates, best first: each step refines the candidate whose bound is the least (the
-    analytic bound, then the bound from its topology and placement, then its exact cost, then its full build),
-    until the least is a built figure: the node type's best. What is left cannot beat it and is pruned:
+    """One node type's candidates, best first (those the generator refuses, as the closed form of plan/sizing.py
+    tells, ruled out by its finding's code without a build): each step refines the candidate whose bound is the
+    least (the analytic bound, then the bound from its topology and placement, then its exact cost, then its full
+    build), until the least is a built figure: the node type's best. What is left cannot beat it and is pruned:
     (the outcomes built or ruled out, (index, label, bound) of those pruned)."""
     catalog = _catalog()
-    # (figure or bound, candidate index, stage, candidate, the topology bound's `resume`): stage 0 the analytic
-    # bound, 1 the topology's, 2 the
-    # exact cost (estimate), 3 the built figure
-    heap: list[tuple[float, int, int, Candidate, Any]] = [
-        (lower_bound(c, gpus, metric, catalog, precision), c.index, 0, c, None) for c in candidates
-    ]
-    heapq.heapify(heap)
     built: list[Outcome] = []
+    # (figure or bound, candidate index, stage, candidate, the topology bound's `resume`): stage 0 the analytic
+    # bound, 1 the topology's, 2 the exact cost (estimate), 3 the built figure
+    heap: list[tuple[float, int, int, Candidate, Any]] = []
+    for c in candidates:
+        found = switch_counts(c, catalog.nodes[c.node], node_count(catalog.nodes[c.node], gpus), catalog)
+        if isinstance(found, Refusal):  # the generator refuses it (radix, port budget): ruled out unbuilt
+            built.append(ruled_outcome(c, Ruled(spec_name(c, gpus), f"{found.code}: {found.message}", 1)))
+        else:
+            heap.append((lower_bound(c, gpus, metric, catalog, precision), c.index, 0, c, None))
+    heapq.heapify(heap)
 
     def waits(bound: float, index: int) -> bool:
         """Whether a candidate at this bound should wait: another's bound is less (ties: the lower number)."""

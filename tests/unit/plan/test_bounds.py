@@ -43,8 +43,9 @@ def test_the_bound_is_never_above_a_candidates_real_cost() -> None:
         checked += 1
         tiers.add(c.tiers)  # type: ignore[attr-defined]
     assert checked >= 10 and tiers == {2, 3}
-    # the negative case: the bound comes within 10 % of some real cost, so a bound 10 % too high fails above
-    assert max(ratios) > 0.9 and not all(r * 1.1 <= 1 for r in ratios)
+    # the negative case: the bound comes within 1 % of some real cost (the racks' places and the wiring are known in
+    # closed form: plan/sizing.py), so a bound 1 % too high fails above
+    assert max(ratios) > 0.99 and not all(r * 1.01 <= 1 for r in ratios)
 
 
 def _topology_bound(c: object, gpus: int) -> tuple[Estimate | None, Estimate | Ruled]:
