@@ -119,6 +119,16 @@ def plan(
             "whose lower bound cannot beat it left unbuilt.",
         ),
     ] = False,
+    closed: Annotated[
+        bool | None,
+        typer.Option(
+            "--closed-form/--build",
+            help="Rank each candidate from its closed form, none built (switch counts, racks and cable lengths "
+            "computed, costs at least, within ~1 % of a build's; no optics count, failure, ECMP, headroom or job "
+            "figures), or build them. Default: the closed form above 65,536 GPUs, where a build takes 10 s or more.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the ranked candidates as JSON.")] = False,
     write: Annotated[
         Path | None,
@@ -155,11 +165,12 @@ def plan(
     from fabric.cli.views.console import console
     from fabric.cli.views.plan_table import plan_table, ruled_out
     from fabric.plan.candidates import enumerate_candidates
+    from fabric.plan.closed import CLOSED_FORM_ABOVE
     from fabric.plan.delivered import DELIVERED
     from fabric.plan.document import spec_name, spec_yaml
     from fabric.plan.metrics import METRICS, PRECISIONS
     from fabric.plan.rank import as_data, rank
-    from fabric.plan.sweep import SchedulerError, pruned_sweep, sweep
+    from fabric.plan.sweep import SchedulerError, closed_sweep, pruned_sweep, sweep
     from fabric.spec.catalog import builtin_catalog
     from fabric.spec.platforms import platform_names
     from fabric.write.atomic import OutputError, path_error, write_new_files
@@ -176,6 +187,12 @@ def plan(
     if platform is not None and platform not in platform_names():
         print(f"error: --platform {printable(platform)!r}: one of {', '.join(platform_names())}", file=sys.stderr)
         raise typer.Exit(2)
+    needs_builds = grow_to is not None or delivered != "bisection"
+    if closed is None:
+        closed = gpus > CLOSED_FORM_ABOVE and not needs_builds
+    elif closed and needs_builds:
+        print("error: --closed-form builds nothing: --grow-to and --delivered need builds (--build)", file=sys.stderr)
+        raise typer.Exit(2)
     request = _plan_request(
         gpus, node or [], technology, switch or [], oversubscription or [], tiers or [], rail, planes or [], su or []
     )
@@ -189,7 +206,9 @@ def plan(
     best_only = not (node or build_all or budget is not None or grow_to)
     pruned: list[tuple[int, str, float]] = []
     try:
-        if best_only:
+        if closed:
+            outcomes = closed_sweep(candidates, gpus, workers=workers, scheduler=scheduler)
+        elif best_only:
             outcomes, pruned = pruned_sweep(
                 candidates, gpus, metric, precision, workers=workers, scheduler=scheduler, delivered=delivered
             )
@@ -217,6 +236,12 @@ def plan(
         wide.print(plan_table(data, best_only))
         for line in ruled_out(data):
             wide.print(line)
+        if closed:
+            wide.print(
+                f"Closed form: none of the {len(candidates)} candidates built (the default above "
+                f"{CLOSED_FORM_ABOVE:,} GPUs, where a build takes 10 s or more); --build builds them. `fabric "
+                f"validate` checks a spec --write writes."
+            )
         if pruned:
             wide.print(
                 f"Not built ({len(pruned)} of {len(candidates)}): their lower bound (the nodes, the fewest switches, "

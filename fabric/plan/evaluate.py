@@ -73,6 +73,9 @@ class Outcome:
     # per GPU (plan/delivered.py); None: delivered is the bisection figure
     traffic_pct: float | None = None
     traffic_routing: str | None = None  # the routing traffic_pct was modelled under (ecmp, adaptive, sm)
+    # from the candidate's closed form, not built (plan/closed.py): counts, costs at least; no optics count,
+    # failure, ECMP, headroom or job figures
+    closed_form: bool = False
 
     @property
     def capital_per_gpu_usd(self) -> float:

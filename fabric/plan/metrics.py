@@ -28,7 +28,9 @@ import math
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+from fabric.model.kinds import Tier
 from fabric.plan.bounds import LinkPrices, link_usd_at_least
 from fabric.plan.candidates import Candidate, node_count
 from fabric.plan.document import spec_data
@@ -170,19 +172,19 @@ class _Floor:
                 yield up_m + self._along_m(slot, t) + self.switch_up_m(high), high - low + 1
 
 
-def _placed_links_usd(
+Routes = list[tuple[str, int, Counter[float]]]  # (tier, speed, the least route in m → links) of each plane
+
+
+def _placed_routes(
     candidate: Candidate, node: NodeType, nodes: int, catalog: Catalog, layout: RackLayout, placed: Racks, sizes: Sizes
-) -> float:
-    """Every link at the least the places of its two ends need (`_Floor`), wired as topology/clos.py wires them
-    (plan/sizing.py `Plane`): a node's links to its scalable unit's rail leaves (or its group's leaves), a leaf's
-    to every spine (2 tiers) or to its pod's spines, a spine's to its group of cores; the far end counted at the
-    highest place a switch of that tier takes in its rack. Each at the cheapest medium and optics that reach it
-    (`link_usd_at_least`, a step function of the length: priced once per orderable length or reach); what the
-    allocation adds on top (a cage whose links part ways takes fibre) only makes the real cost higher."""
+) -> Routes:
+    """Every link at the least route the places of its two ends need (`_Floor`), wired as topology/clos.py wires
+    them (plan/sizing.py `Plane`): a node's links to its scalable unit's rail leaves (or its group's leaves), a
+    leaf's to every spine (2 tiers) or to its pod's spines, a spine's to its group of cores; the far end counted at
+    the highest place a switch of that tier takes in its rack."""
     floor = _Floor(layout, placed, catalog.switches[candidate.switch].u)
-    technology, switch = candidate.technology, candidate.switch
     node_links: Counter[float] = Counter()  # route → links
-    switch_links: list[tuple[int, Counter[float]]] = []  # (speed, route → links) of each plane's switch tiers
+    out: Routes = [(Tier.NODE_LEAF, candidate.speed_gbps, node_links)]
     offset = 0
     for plane in sizes.planes:
         leaves = offset
@@ -204,7 +206,7 @@ def _placed_links_usd(
                 far, per = range(spines, cores), plane.uplinks // plane.spines
             for route, count in floor.routes(at, up_m, far, leaves + i):
                 up[route] += count * per
-        switch_links.append((plane.leaf_up_gbps, up))
+        out.append((Tier.LEAF_SPINE, plane.leaf_up_gbps, up))
         if plane.cores:
             top: Counter[float] = Counter()
             per = plane.spine_uplinks // plane.per_group
@@ -214,11 +216,18 @@ def _placed_links_usd(
                 at, up_m = floor.switch_slot(spines + j), floor.switch_up_m(spines + j)
                 for route, count in floor.routes(at, up_m, far, spines + j):
                     top[route] += count * per
-            switch_links.append((plane.spine_up_gbps, top))
-    prices = _StepPrices(catalog, technology, candidate.speed_gbps, (candidate.node, switch))
-    usd = sum(count * prices(_shortest_m(route)) for route, count in node_links.items())
-    for speed, links in switch_links:
-        prices = _StepPrices(catalog, technology, speed, (switch, switch))
+            out.append((Tier.SPINE_CORE, plane.spine_up_gbps, top))
+    return out
+
+
+def _routes_usd(candidate: Candidate, catalog: Catalog, routes: Routes) -> float:
+    """Each link at the cheapest medium and optics that reach its route with the default slack and service loop
+    (`link_usd_at_least`, a step function of the length: priced once per orderable length or reach); what the
+    allocation adds on top (a cage whose links part ways takes fibre) only makes the real cost higher."""
+    usd = 0.0
+    for tier, speed, links in routes:
+        ends = (candidate.node if tier == Tier.NODE_LEAF else candidate.switch, candidate.switch)
+        prices = _StepPrices(catalog, candidate.technology, speed, ends)
         usd += sum(count * prices(_shortest_m(route)) for route, count in links.items())
     return usd
 
@@ -292,8 +301,25 @@ def _pdus_per_rack(candidate: Candidate, gpus: int, catalog: Catalog, costs: Cos
     return 2 * math.ceil(spec_data(candidate, gpus, catalog)["racks"]["power_kw"] / catalog.pdus[costs.pdu].kw)
 
 
-def lower_bound(candidate: Candidate, gpus: int, metric: str, catalog: Catalog, precision: str = "bf16") -> float:
-    """The best figure for `metric` any build of `candidate` can have (see the module's docstring)."""
+@dataclass(frozen=True, slots=True)
+class ClosedForm:
+    """What a candidate costs at least, in closed form (see the module's docstring), and what it holds."""
+
+    gpus: int
+    nodes: int
+    switches: tuple[int, int, int]  # leaf, spine, core (the fewest a design of its kind can have, if not `exact`)
+    links: int  # of the compute fabric (0 if not `exact`)
+    racks: int
+    capital_usd: float
+    tco_usd: float
+    power_w: float  # nodes and switches (no optics)
+    exact: bool  # the generator's counts and places (plan/sizing.py); False: the fewest any design can have
+    # each tier's cable lengths (the least each link needs, with the default slack and service loop), if `exact`
+    lengths: tuple[tuple[str, tuple[float, ...]], ...] = ()
+
+
+def closed_form(candidate: Candidate, gpus: int, catalog: Catalog) -> ClosedForm:
+    """The candidate's closed form: its nodes, switches, racks and links, and the least they cost."""
     node = catalog.nodes[candidate.node]
     nodes = node_count(node, gpus)
     model = catalog.switches[candidate.switch]
@@ -308,27 +334,47 @@ def lower_bound(candidate: Candidate, gpus: int, metric: str, catalog: Catalog, 
         catalog.racks[costs.rack].price_usd
         + _pdus_per_rack(candidate, gpus, catalog, costs) * catalog.pdus[costs.pdu].price_usd
     )
-    links_usd = (
-        _links_usd_at_least(candidate, node, nodes, catalog, layout)
+    routes = (
+        []
         if sizes is None or placed is None
-        else _placed_links_usd(candidate, node, nodes, catalog, layout, placed, sizes)
+        else _placed_routes(candidate, node, nodes, catalog, layout, placed, sizes)
+    )
+    links_usd = (
+        _routes_usd(candidate, catalog, routes)
+        if routes
+        else _links_usd_at_least(candidate, node, nodes, catalog, layout)
     )
     # less a rounding's worth: where the bound is the exact cost (every link's medium as the allocation picks it),
     # the sums' order must not put it a hair above the real figure
     capital = (nodes * node.list_price_usd + switches * model.list_price_usd + racks * per_rack_usd + links_usd) * (
         1 - ROUNDING
     )
+    watts = nodes * node.power_w + switches * model.power_w
+    energy = watts / 1000 * costs.load_pct / 100 * costs.pue * HOURS_PER_YEAR * costs.energy_usd_per_kwh
+    space = racks * costs.space_usd_per_rack_month * 12
+    tco = capital + costs.years * (energy + space + capital * costs.support_pct_per_year / 100)
+    counts = (sizes.leaves, sizes.spines, sizes.cores) if sizes is not None else (switches, 0, 0)
+    links = 0
+    if sizes is not None:
+        links = sum(
+            nodes * p.node_ports + p.leaves * p.uplinks + p.spines * p.spine_uplinks * (p.cores > 0)
+            for p in sizes.planes
+        )
+    lengths: dict[str, set[float]] = {}
+    for tier, _, found_routes in routes:
+        lengths.setdefault(tier, set()).update(_shortest_m(route) for route in found_routes)
+    by_tier = tuple((tier, tuple(sorted(m))) for tier, m in lengths.items())
+    return ClosedForm(nodes * node.gpus, nodes, counts, links, racks, capital, tco, watts, sizes is not None, by_tier)
+
+
+def lower_bound(candidate: Candidate, gpus: int, metric: str, catalog: Catalog, precision: str = "bf16") -> float:
+    """The best figure for `metric` any build of `candidate` can have (see the module's docstring)."""
+    form = closed_form(candidate, gpus, catalog)
     cost, per = METRICS[metric]
-    usd = capital
-    if cost == "tco":
-        watts = nodes * node.power_w + switches * model.power_w
-        energy = watts / 1000 * costs.load_pct / 100 * costs.pue * HOURS_PER_YEAR * costs.energy_usd_per_kwh
-        space = racks * costs.space_usd_per_rack_month * 12
-        usd = capital + costs.years * (energy + space + capital * costs.support_pct_per_year / 100)
-    built_gpus = nodes * node.gpus
+    usd = form.tco_usd if cost == "tco" else form.capital_usd
     if per == "gpus":
-        return usd / built_gpus if built_gpus else math.inf
-    compute = built_gpus * tflops_per_gpu(node, precision) / 1000
+        return usd / form.gpus if form.gpus else math.inf
+    compute = form.gpus * tflops_per_gpu(catalog.nodes[candidate.node], precision) / 1000
     return usd / compute if compute > 0 else math.inf
 
 

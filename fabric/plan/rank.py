@@ -180,6 +180,7 @@ def as_data(
             "best_of_node": best,
             "metric_value": _round(r.metric),
         }
+        row["closed_form"] = o.closed_form
         if o.ok:
             leaf, spine, core = o.switches
             row |= {
@@ -231,6 +232,14 @@ def as_data(
                 "later_usd": _round(g.later_usd),
                 "switches_added": g.switches_added,
                 "recabled": g.recabled,
+            }
+        if o.ok and o.closed_form:  # what only a build knows (plan/closed.py)
+            modelled = c.oversubscription == 1.0  # a non-blocking fat tree delivers all of its bandwidth
+            row |= {
+                "optics": None,
+                "bisection_pct": row["bisection_pct"] if modelled else None,
+                "delivered_fraction": row["delivered_fraction"] if modelled else None,
+                "delivered_routing": "closed form",
             }
         rows.append(row)
     return {

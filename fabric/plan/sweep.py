@@ -18,6 +18,7 @@ from typing import Any
 
 from fabric.fast.parallel import usable_cores
 from fabric.plan.candidates import Candidate, node_count
+from fabric.plan.closed import closed_outcome
 from fabric.plan.document import spec_name
 from fabric.plan.evaluate import Estimate, Outcome, Ruled, _catalog, estimate, evaluate, ruled_outcome
 from fabric.plan.metrics import estimate_bound, lower_bound, metric_value
@@ -50,6 +51,21 @@ def sweep(
     run = partial(evaluate, gpus=gpus, grow_to=grow_to, delivered=delivered)
     if scheduler is not None:
         return _dask(candidates, gpus, grow_to, scheduler, delivered)
+    workers = workers or default_workers()
+    if workers <= 1 or len(candidates) <= 1:
+        return [run(c) for c in candidates]
+    with ProcessPoolExecutor(max_workers=min(workers, len(candidates))) as pool:
+        return list(pool.map(run, candidates, chunksize=1))
+
+
+def closed_sweep(
+    candidates: Sequence[Candidate], gpus: int, *, workers: int | None = None, scheduler: str | None = None
+) -> list[Outcome]:
+    """Every candidate's outcome from its closed form (plan/closed.py), in candidate order, none built."""
+    run = partial(closed_outcome, gpus=gpus)
+    if scheduler is not None:
+        results: list[Outcome] = _dask_map(closed_outcome, list(candidates), scheduler, gpus=gpus)
+        return results
     workers = workers or default_workers()
     if workers <= 1 or len(candidates) <= 1:
         return [run(c) for c in candidates]

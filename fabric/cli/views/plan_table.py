@@ -24,6 +24,10 @@ def plan_table(data: Mapping[str, Any], best_only: bool = False) -> Table:
         title += f", delivered = the traffic model under {data['delivered']} routing (worst standard pattern)"
     if best_only:
         title += ", the best candidate of each node type (--node: every candidate of a node type)"
+    if any(row.get("closed_form") for row in data["candidates"]):
+        title += (
+            "\nfrom each candidate's closed form, none built: costs at least (within ~1 % of a build's), cables = links"
+        )
     table = Table(title=title)
     per_pf = metric == "tco-per-pflops"  # its own column; the other metrics have theirs in every table
     columns = ["#", "cand.", "design", "TCO/deliv. PF", *(["TCO/PF"] if per_pf else []), "TCO/GPU", "PFLOPS", "deliv."]
@@ -47,16 +51,16 @@ def plan_table(data: Mapping[str, Any], best_only: bool = False) -> Table:
             *([_thousands(row["tco_per_pflops_usd"])] if per_pf else []),
             f"${row['tco_per_gpu_usd']:,.0f}",
             f"{row['pflops']:,.0f}",
-            f"{row['delivered_fraction'] * 100:.0f}%",
+            f"{row['delivered_fraction'] * 100:.0f}%" if row["delivered_fraction"] is not None else "≤100%",
             f"{row['gpus']:,}",
             "/".join(str(row["switches"][k]) for k in ("leaf", "spine", "core")),
-            f"{row['optics']:,}",
+            f"{row['optics']:,}" if row["optics"] is not None else "-",
             f"{row['cables']:,}",
             f"${row['capital_usd'] / 1e6:,.2f}M",
             f"${row['capital_per_gpu_usd']:,.0f}",
             f"{row['power_kw']:,.0f}",
             f"${row['tco_usd'] / 1e6:,.1f}M",
-            f"{row['bisection_pct']:g}%",
+            f"{row['bisection_pct']:g}%" if row["bisection_pct"] is not None else "-",
             f"{row['worst_single_failure_pct']:g}%" if row["worst_single_failure_pct"] is not None else "-",
             str(row["min_ecmp_width"] if row["min_ecmp_width"] is not None else "-"),
             f"{row['headroom_gpus']:,}" if row["headroom_gpus"] is not None else "-",

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from fabric import render_all
 from fabric.cli import app
+from fabric.cli.views.console import console
 from fabric.cli.views.spec_reference import spec_reference
 from tests.conftest import DESIGNS, REPO, built
 
@@ -118,6 +119,7 @@ def test_default_design_builds_into_output(tmp_path: Path, monkeypatch: pytest.M
 
 def test_show_prints_the_figures(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "220")
+    console.cache_clear()  # the console reads COLUMNS when made: another command of this process may have made it
     result = runner.invoke(app, ["show", str(DESIGNS / "superpod-h100-1su.yaml")])
     assert result.exit_code == 0
     text = result.output
