@@ -192,10 +192,21 @@ def _placed_routes(
         cores = spines + plane.spines
         offset = cores + plane.cores
         width = plane.rails or plane.node_ports  # leaves a node's links in this plane go to
+        ups = [floor.node_up_m(node, j) for j in range(placed.nodes_per_rack)]
+        # (rack, first leaf) → (the route beyond the node's own climb, links) to each rack of those leaves: the
+        # nodes of a rack mostly share their leaves
+        beyond: dict[tuple[int, int], list[tuple[float, int]]] = {}
         for i in range(nodes):
-            targets = range(leaves + i // plane.su * width, leaves + (i // plane.su + 1) * width)
-            for route, count in floor.routes(i // placed.nodes_per_rack, floor.node_up_m(node, i), targets):
-                node_links[route] += count * plane.per_rail
+            slot, first = i // placed.nodes_per_rack, leaves + i // plane.su * width
+            found = beyond.get((slot, first))
+            if found is None:
+                targets = range(first, first + width)
+                found = beyond[(slot, first)] = [
+                    (route, count * plane.per_rail) for route, count in floor.routes(slot, 0.0, targets)
+                ]
+            up = ups[i % placed.nodes_per_rack]
+            for route, links in found:
+                node_links[up + route] += links
         up: Counter[float] = Counter()
         for i in range(plane.leaves):
             at, up_m = floor.switch_slot(leaves + i), floor.switch_up_m(leaves + i)
