@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from fabric.allocation.allocate import Allocation
 from fabric.allocation.cages import CageKind, CageLookup, node_cages, switch_cages
+from fabric.fast.distinct import keys_twice
 from fabric.model.cable import Cable
 from fabric.model.topology import Device, Link, Topology
 from fabric.spec.catalog import (
@@ -35,7 +36,9 @@ OPTICAL = ("mmf", "smf")
 _switch_cages, _node_cages = switch_cages, node_cages
 _Ends = tuple[dict[str, tuple[str, CageKind]], CageKind, bool, str, tuple[str, str | None]]
 _EndKey = tuple[tuple[str, str | None], str, str, int, str]  # model, port, medium kind, speed, fabric
-_End = tuple[str, "Transceiver | None", "str | None", CageKind]  # cage, transceiver, its catalog key, cage kind
+# cage, transceiver, its catalog key, cage kind, the fibres a link at the end's speed takes, and the cages the
+# transceiver fills on the end's fabric and side (device → its cages: no tuple kept per end)
+_End = tuple[str, "Transceiver | None", "str | None", CageKind, int, "dict[str, set[str]] | None"]
 # a physical cable as the counts take it: its links (indices into allocation.cables), its fibre number (0: not one
 # of several fibres of a link) and the link's fibres, and both ends' transceivers (catalog keys; None: none)
 _Physical = tuple[tuple[int, ...], int, int, "str | None", "str | None"]
@@ -66,7 +69,7 @@ class Optics:
     """What the allocation's cables need to order: the cages each transceiver type fills per fabric and side, the
     node-side optics' power per rack, the cables and fibres per medium and length, and the unmatched ends."""
 
-    cages: Mapping[tuple[str, str, str], frozenset[tuple[str, str]]]  # (fabric, side, transceiver) → cages filled
+    cages: Mapping[tuple[str, str, str], int]  # (fabric, side, transceiver) → how many cages it fills
     optics_w: Mapping[str, float]  # rack → node-side transceiver power
     cables: Mapping[tuple[str, str, str, float | None], int]  # (fabric, medium, part, length) → cables/fibres
     unmatched: tuple[Unmatched, ...]
@@ -136,7 +139,7 @@ def _optics(
     """The counts; with `sheet`, also the physical cables, appended to it as the counts take them (so that the
     cabling sheet and the BOM cannot disagree)."""
     devices = topology.devices
-    cages: dict[tuple[str, str, str], set[tuple[str, str]]] = defaultdict(set)
+    cages: dict[tuple[str, str, str], dict[str, set[str]]] = defaultdict(dict)
     optics_w: dict[str, float] = defaultdict(float)
     missing: Counter[tuple[str, str, CageKind, str, int]] = Counter()  # (fabric, model, cage, medium, speed) → ends
     example: dict[tuple[str, str, CageKind, str, int], str] = {}
@@ -165,7 +168,12 @@ def _optics(
                 if wanted not in fits:
                     fits[wanted] = transceiver_for(catalog, *wanted)
                 part = fits[wanted]
-            found = resolved[key] = (cage, part[1] if part else None, part[0] if part else None, cage_kind)
+            if part is None:
+                found = (cage, None, None, cage_kind, 1, None)
+            else:
+                filled = cages[(fabric, "node side" if here[2] else "switch side", part[0])]
+                found = (cage, part[1], part[0], cage_kind, part[1].fibres(speed), filled)
+            resolved[key] = found
         return here, found
 
     for i, c in enumerate(allocation.cables):
@@ -176,7 +184,7 @@ def _optics(
             if medium is not None and medium.ends is not None and max(e.plugs for e in medium.ends) > 1:
                 # splitter copper (MCP7Y00/MCA7J60): one cable per split-end cage, its legs to the far cages
                 for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
-                    cage, _, _, cage_kind = end(name, port, kind, link.speed_gbps, link.fabric)[1]
+                    cage, _, _, cage_kind, _, _ = end(name, port, kind, link.speed_gbps, link.fabric)[1]
                     if _split_end(medium.ends, cage_kind):
                         splits[(link.fabric, c.media, (name, cage))].append((i, None, None))
                         break
@@ -198,21 +206,24 @@ def _optics(
         optics_at: list[str | None] = [None, None]
         split_at: tuple[str, str] | None = None
         for side, (name, port) in enumerate(((link.a, link.a_port), (link.b, link.b_port))):
-            here, (cage, part, optic, cage_kind) = end(name, port, kind, link.speed_gbps, link.fabric)
+            here, (cage, part, optic, cage_kind, takes, filled) = end(name, port, kind, link.speed_gbps, link.fabric)
             optics_at[side] = optic
             if medium is not None and medium.ends is not None and _split_end(medium.ends, cage_kind):
                 split_at = (name, cage)
-            node, rack = here[2], here[3]
-            if part is None or optic is None:
+            if part is None or filled is None:
                 what = (link.fabric, here[4][0], cage_kind, kind, link.speed_gbps)
                 missing[what] += 1
                 example.setdefault(what, f"{name} {port}")
                 continue
-            fibres = max(fibres, part.fibres(link.speed_gbps))
-            used = cages[(link.fabric, "node side" if node else "switch side", optic)]
-            if node and rack and (name, cage) not in used:
-                optics_w[rack] += part.power_w
-            used.add((name, cage))
+            if takes > fibres:
+                fibres = takes
+            used = filled.get(name)
+            if used is None:
+                used = filled[name] = set()
+            if cage not in used:
+                used.add(cage)
+                if here[2] and here[3]:  # a node's transceiver in a rack: its power
+                    optics_w[here[3]] += part.power_w
         if split_at is not None and medium is not None:
             splits[(link.fabric, c.media, split_at)].append((i, optics_at[0], optics_at[1]))
             continue
@@ -233,7 +244,7 @@ def _optics(
         if sheet is not None:
             sheet.extend((tuple(links[k : k + per_cable]), 0, 1, None, None) for k in range(0, len(links), per_cable))
     return Optics(
-        {k: frozenset(v) for k, v in cages.items()},
+        {k: sum(len(filled) for filled in v.values()) for k, v in cages.items()},
         dict(optics_w),
         dict(cables),
         tuple(
@@ -580,25 +591,86 @@ class Misfit:
 
 
 def cage_plugs(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[CagePlugs, ...]:
-    """The cages holding more than one plug on the physical sheet, in sheet order."""
-    plugs: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
+    """The cages holding more than one plug on the physical sheet, in sheet order, with their plugs in the order
+    the sheet plugs them. Two walks of the sheet's ends: which cages have two plugs (`keys_twice`, no key kept per
+    end), then those cages' plugs (a few at most in a sound design)."""
+    twice = keys_twice((name, cage, plug) for name, cage, plug, _ in _end_plugs(catalog, topology, allocation))
+    if not twice:
+        return ()
+    plugs: dict[tuple[str, str], dict[str, None]] = {}
     fabric: dict[tuple[str, str], str] = {}
-    cables = allocation.cables
-    for indices, _, _, a, b in _sheet_rows(catalog, topology, allocation):
-        link = cables[indices[0]]
-        if not link.media:
-            continue  # no medium carries it: cable-reach reports it
-        for name, _, _, shape in (*a, *b):
-            key = (name, shape[0])
-            if shape[4]:
-                plug = shape[4]
-            elif link.media_kind in OPTICAL:
-                plug = f"{link.media} (no transceiver)"  # optics-missing reports it; its fibres share the cage
-            else:
-                plug = f"{link.media or 'none'} {link.cable_id}"
-            plugs[key][plug] = None
-            fabric.setdefault(key, link.link.fabric)
-    return tuple(CagePlugs(fabric[k], *k, tuple(v)) for k, v in plugs.items() if len(v) > 1)
+    for name, cage, plug, fabric_key in _end_plugs(catalog, topology, allocation):
+        cages = twice.get(name)
+        if cages is None or cage not in cages:
+            continue
+        key = (name, cage)
+        plugs.setdefault(key, {})[plug] = None
+        fabric.setdefault(key, fabric_key)
+    return tuple(CagePlugs(fabric[k], *k, tuple(v)) for k, v in plugs.items())
+
+
+def _port_cages(catalog: Catalog, device: Device) -> dict[str, str | None]:
+    """A device's port → the cage the sheet's end of it names (`_sheet_rows`'s shapes; a port it does not list is
+    its own cage; None: the cage depends on the link's speed, the port's mode)."""
+    if device.layer == "node":
+        return {port: cage for port, (cage, _) in _node_cages(catalog.nodes[device.model]).items()}
+    out: dict[str, str | None] = {}
+    for name, found in port_candidates(catalog.switches[device.model], device.platform).items():
+        if found:
+            cages = {str(p.cage) for p in found}
+            out[name] = cages.pop() if len(cages) == 1 else None
+    return out
+
+
+def _end_plugs(catalog: Catalog, topology: Topology, allocation: Allocation) -> Iterator[tuple[str, str, str, str]]:
+    """(device, cage, plug, fabric) of every end of the physical sheet, in sheet order, its cage as the sheet's
+    end names it (`_sheet_rows`: the cage of its device's last port in the cable), each cable once (a link's
+    further fibres plug into the same cages with the same transceivers); no end of a cable no medium carries
+    (cable-reach reports it). The plug is the end's transceiver, else the medium without one, else the cable."""
+    cables, devices = allocation.cables, topology.devices
+    by_model: dict[tuple[str, str | None], dict[str, str | None]] = {}
+    by_name: dict[str, dict[str, str | None]] = {}
+
+    def cage(name: str, port: str, speed: int) -> str:
+        ports = by_name.get(name)
+        if ports is None:
+            d = devices[name]
+            key = (d.model, None if d.layer == "node" else d.platform)
+            ports = by_model.get(key)
+            if ports is None:
+                ports = by_model[key] = _port_cages(catalog, d)
+            by_name[name] = ports
+        found = ports.get(port, port)
+        if found is None:  # the port's modes sit in different cages: the one of this speed
+            d = devices[name]
+            mode = _switch_port(catalog.switches[d.model], d.platform, port, speed)
+            return str(mode.cage) if mode is not None else port
+        return found
+
+    for indices, fibre, _, a_optic, b_optic in _sheet(catalog, topology, allocation):
+        if fibre > 1:
+            continue
+        first = cables[indices[0]]
+        if not first.media:
+            continue
+        bare = ""  # the plug of an end without a transceiver
+        if a_optic is None or b_optic is None:
+            bare = (
+                f"{first.media} (no transceiver)" if first.media_kind in OPTICAL else f"{first.media} {first.cable_id}"
+            )
+        if len(indices) == 1:
+            link = first.link
+            yield link.a, cage(link.a, link.a_port, link.speed_gbps), a_optic or bare, link.fabric
+            yield link.b, cage(link.b, link.b_port, link.speed_gbps), b_optic or bare, link.fabric
+            continue
+        for b, optic in ((False, a_optic), (True, b_optic)):
+            last: dict[str, tuple[str, int]] = {}  # device → its last port in the cable (the shape's cage)
+            for i in indices:
+                link = cables[i].link
+                name, port = (link.b, link.b_port) if b else (link.a, link.a_port)
+                last[name] = (port, link.speed_gbps)
+            for name, (port, speed) in last.items():
+                yield name, cage(name, port, speed), optic or bare, first.link.fabric
 
 
 def misfits(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Misfit, ...]:
@@ -754,13 +826,22 @@ def unlinkable(catalog: Catalog, topology: Topology, allocation: Allocation) -> 
         return SignallingEnd(name, port, cage, optic_key, optic.part, native, host, tuple(optic.lane_gbps))
 
     groups: dict[tuple[str, tuple[object, ...]], list[tuple[SignallingEnd, SignallingEnd]]] = defaultdict(list)
+    # whether two ends' shapes link, by the shapes' identities (each is made once in `shapes`, which keeps it):
+    # a few pairs at 100k GPUs, asked 300,000 times
+    meets: dict[tuple[int, int], bool] = {}
     for c in allocation.cables:
         if c.media_kind not in OPTICAL:
             continue
         link = c.link
         a = shape(link.a, link.a_port, c.media_kind, link.speed_gbps)
         b = shape(link.b, link.b_port, c.media_kind, link.speed_gbps)
-        if a is None or b is None or signalling_meets(a[1], a[2], b[1], b[2]):
+        if a is None or b is None:
+            continue
+        pair = (id(a), id(b))
+        met = meets.get(pair)
+        if met is None:
+            met = meets[pair] = signalling_meets(a[1], a[2], b[1], b[2])
+        if met:
             continue
         models = (devices[link.a].model, devices[link.b].model)
         key = (link.fabric, (models, a[0], a[2], b[0], b[2]))
