@@ -20,10 +20,10 @@ A pool that is too small is a finding that says how much is needed and how much 
 from __future__ import annotations
 
 import math
-from itertools import islice
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
+from itertools import islice
 from typing import Literal
 
 from fabric.allocation.cages import CageKind, CageLookup

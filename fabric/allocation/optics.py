@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from fabric.allocation.allocate import Allocation
 from fabric.allocation.cages import CageKind, CageLookup, node_cages, switch_cages
+from fabric.fast.columns import IndexRows
 from fabric.fast.distinct import keys_twice
 from fabric.model.cable import Cable
 from fabric.model.topology import Device, Link, Topology
@@ -39,9 +40,9 @@ _EndKey = tuple[tuple[str, str | None], str, str, int, str]  # model, port, medi
 # cage, transceiver, its catalog key, cage kind, the fibres a link at the end's speed takes, and the cages the
 # transceiver fills on the end's fabric and side (device → its cages: no tuple kept per end)
 _End = tuple[str, "Transceiver | None", "str | None", CageKind, int, "dict[str, set[str]] | None"]
-# a physical cable as the counts take it: its links (indices into allocation.cables), its fibre number (0: not one
-# of several fibres of a link) and the link's fibres, and both ends' transceivers (catalog keys; None: none)
-_Physical = tuple[tuple[int, ...], int, int, "str | None", "str | None"]
+# a physical cable as the counts take it (a row of fabric/fast/columns.py's IndexRows): its links (indices into
+# allocation.cables), its fibre number (0: not a fibre of a link) and the link's fibres, and both ends' transceivers
+# (catalog keys; None: none)
 _Shape = tuple[str, tuple[str, ...], tuple[int, ...], tuple[tuple[int, int], ...], str, str]
 
 
@@ -101,7 +102,7 @@ def transceiver_for(catalog: Catalog, cage: CageKind, kind: str, speed: int) -> 
     return None
 
 
-_MEMO: dict[int, tuple[Allocation, Optics, list[_Physical]]] = {}
+_MEMO: dict[int, tuple[Allocation, Optics, IndexRows]] = {}
 
 
 def optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Optics:
@@ -109,35 +110,29 @@ def optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Opti
     return _counted(catalog, topology, allocation)[0]
 
 
-def _sheet(catalog: Catalog, topology: Topology, allocation: Allocation) -> list[_Physical]:
+def _sheet(catalog: Catalog, topology: Topology, allocation: Allocation) -> IndexRows:
     """The physical cables as the counts take them, in cabling order (by the first link, then the fibre)."""
     return _counted(catalog, topology, allocation)[1]
 
 
-def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Optics, list[_Physical]]:
+def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Optics, IndexRows]:
     """The counts and the sheet of one pass, kept per allocation object: the optics check, the cage check and
-    the renderers read them (two passes were 2.9 s of a 100k-GPU validate)."""
+    the renderers read them (two passes were 2.9 s of a 100k-GPU validate). The sheet is kept as columns
+    (fabric/fast/columns.py: a cable's rows made as they are read)."""
     hit = _MEMO.get(id(allocation))
     if hit is not None and hit[0] is allocation:
         return hit[1], hit[2]
-    sheet: list[_Physical] = []
+    sheet = IndexRows()
     result = _optics(catalog, topology, allocation, sheet)
-    sheet.sort(key=_sheet_order)
     if len(_MEMO) >= 4:
         _MEMO.clear()
     _MEMO[id(allocation)] = (allocation, result, sheet)
     return result, sheet
 
 
-def _sheet_order(row: _Physical) -> tuple[int, int]:
-    return row[0][0], row[1]
-
-
-def _optics(
-    catalog: Catalog, topology: Topology, allocation: Allocation, sheet: list[_Physical] | None = None
-) -> Optics:
-    """The counts; with `sheet`, also the physical cables, appended to it as the counts take them (so that the
-    cabling sheet and the BOM cannot disagree)."""
+def _optics(catalog: Catalog, topology: Topology, allocation: Allocation, sheet: IndexRows | None = None) -> Optics:
+    """The counts; with `sheet`, also the physical cables, given to it as the counts take them, cable by cable (so
+    that the cabling sheet and the BOM cannot disagree)."""
     devices = topology.devices
     cages: dict[tuple[str, str, str], dict[str, set[str]]] = defaultdict(dict)
     optics_w: dict[str, float] = defaultdict(float)
@@ -187,20 +182,24 @@ def _optics(
                     cage, _, _, cage_kind, _, _ = end(name, port, kind, link.speed_gbps, link.fabric)[1]
                     if _split_end(medium.ends, cage_kind):
                         splits[(link.fabric, c.media, (name, cage))].append((i, None, None))
+                        if sheet is not None:
+                            sheet.spanned()
                         break
                 else:
                     cables[row] += 1
                     if sheet is not None:
-                        sheet.append(((i,), 0, 1, None, None))
+                        sheet.plain()
                 continue
             if medium is not None and medium.links > 1:  # twin-port copper: one cable per cage pair
                 a = end(link.a, link.a_port, kind, link.speed_gbps, link.fabric)[1][0]
                 b = end(link.b, link.b_port, kind, link.speed_gbps, link.fabric)[1][0]
                 pairs[(*row, frozenset(((link.a, a), (link.b, b))))].append(i)
+                if sheet is not None:
+                    sheet.spanned()
             else:
                 cables[row] += 1
                 if sheet is not None:
-                    sheet.append(((i,), 0, 1, None, None))
+                    sheet.plain()
             continue
         fibres = 1
         optics_at: list[str | None] = [None, None]
@@ -226,10 +225,12 @@ def _optics(
                     optics_w[here[3]] += part.power_w
         if split_at is not None and medium is not None:
             splits[(link.fabric, c.media, split_at)].append((i, optics_at[0], optics_at[1]))
+            if sheet is not None:
+                sheet.spanned()
             continue
         cables[row] += fibres
         if sheet is not None:
-            sheet.extend(((i,), fibre, fibres, optics_at[0], optics_at[1]) for fibre in range(1, fibres + 1))
+            sheet.numbered(fibres, optics_at[0], optics_at[1])
     for (fabric, media, _), legs in splits.items():
         per_cable = max(e.plugs for e in catalog.media[media].ends or ())
         for k in range(0, len(legs), per_cable):
@@ -237,12 +238,13 @@ def _optics(
             longest = longest_leg(allocation.cables[i] for i, _, _ in chunk)
             cables[(fabric, media, longest.part, longest.length_m)] += 1
             if sheet is not None:
-                sheet.append((tuple(i for i, _, _ in chunk), 0, 1, chunk[0][1], chunk[0][2]))
+                sheet.span((tuple(i for i, _, _ in chunk), 0, 1, chunk[0][1], chunk[0][2]))
     for (fabric, media, part_no, length, _), links in pairs.items():
         per_cable = catalog.media[media].links
         cables[(fabric, media, part_no, length)] += math.ceil(len(links) / per_cable)
         if sheet is not None:
-            sheet.extend((tuple(links[k : k + per_cable]), 0, 1, None, None) for k in range(0, len(links), per_cable))
+            for k in range(0, len(links), per_cable):
+                sheet.span((tuple(links[k : k + per_cable]), 0, 1, None, None))
     return Optics(
         {k: sum(len(filled) for filled in v.values()) for k, v in cages.items()},
         dict(optics_w),
@@ -594,19 +596,19 @@ def cage_plugs(catalog: Catalog, topology: Topology, allocation: Allocation) -> 
     """The cages holding more than one plug on the physical sheet, in sheet order, with their plugs in the order
     the sheet plugs them. Two walks of the sheet's ends: which cages have two plugs (`keys_twice`, no key kept per
     end), then those cages' plugs (a few at most in a sound design)."""
-    twice = keys_twice((name, cage, plug) for name, cage, plug, _ in _end_plugs(catalog, topology, allocation))
+    twice = keys_twice(_end_plugs(catalog, topology, allocation))
     if not twice:
         return ()
     plugs: dict[tuple[str, str], dict[str, None]] = {}
     fabric: dict[tuple[str, str], str] = {}
-    for name, cage, plug, fabric_key in _end_plugs(catalog, topology, allocation):
+    for name, cage, plug, fabric_key in _end_plugs(catalog, topology, allocation, twice):
         cages = twice.get(name)
         if cages is None or cage not in cages:
             continue
         key = (name, cage)
         plugs.setdefault(key, {})[plug] = None
         fabric.setdefault(key, fabric_key)
-    return tuple(CagePlugs(fabric[k], *k, tuple(v)) for k, v in plugs.items())
+    return tuple(CagePlugs(fabric[k], *k, tuple(v)) for k, v in plugs.items() if len(v) > 1)
 
 
 def _port_cages(catalog: Catalog, device: Device) -> dict[str, str | None]:
@@ -622,11 +624,14 @@ def _port_cages(catalog: Catalog, device: Device) -> dict[str, str | None]:
     return out
 
 
-def _end_plugs(catalog: Catalog, topology: Topology, allocation: Allocation) -> Iterator[tuple[str, str, str, str]]:
+def _end_plugs(
+    catalog: Catalog, topology: Topology, allocation: Allocation, only: Container[str] | None = None
+) -> Iterator[tuple[str, str, str, str]]:
     """(device, cage, plug, fabric) of every end of the physical sheet, in sheet order, its cage as the sheet's
     end names it (`_sheet_rows`: the cage of its device's last port in the cable), each cable once (a link's
     further fibres plug into the same cages with the same transceivers); no end of a cable no medium carries
-    (cable-reach reports it). The plug is the end's transceiver, else the medium without one, else the cable."""
+    (cable-reach reports it). The plug is the end's transceiver, else the medium without one, else the cable.
+    With `only`, a one-link cable whose ends are both on other devices is passed over."""
     cables, devices = allocation.cables, topology.devices
     by_model: dict[tuple[str, str | None], dict[str, str | None]] = {}
     by_name: dict[str, dict[str, str | None]] = {}
@@ -652,6 +657,8 @@ def _end_plugs(catalog: Catalog, topology: Topology, allocation: Allocation) -> 
             continue
         first = cables[indices[0]]
         if not first.media:
+            continue
+        if only is not None and len(indices) == 1 and first.link.a not in only and first.link.b not in only:
             continue
         bare = ""  # the plug of an end without a transceiver
         if a_optic is None or b_optic is None:

@@ -8,14 +8,15 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 
 
-def keys_twice(items: Iterable[tuple[str, Hashable, object]]) -> dict[str, set[Hashable]]:
-    """`outer` → its `inner` keys that come with two different values among `items` (outer, inner, value).
+def keys_twice(items: Iterable[tuple[str, Hashable, object, object]]) -> dict[str, set[Hashable]]:
+    """`outer` → its `inner` keys that come with two different values among `items` (outer, inner, value,
+    payload; the payload, unread here, is what the caller's second walk gathers for those keys).
 
     Kept by `outer` first (a device name: a few hundred thousand small dicts whose keys are shared strings, each
     holding the first value seen), so that no tuple is made or kept per item."""
     seen: dict[str, dict[Hashable, object]] = {}
     twice: dict[str, set[Hashable]] = {}
-    for outer, inner, value in items:
+    for outer, inner, value, _ in items:
         here = seen.get(outer)
         if here is None:
             seen[outer] = {inner: value}

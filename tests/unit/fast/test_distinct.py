@@ -28,4 +28,5 @@ def test_the_keys_with_two_values_are_found_and_repeats_are_not() -> None:
         [("a", "1", "sr8"), ("a", "1", "dr8"), ("b", "1", "sr8"), ("b", "1", "acc compute-0512"), ("c", "1", "x")],
     ]
     expected: list[dict[str, set[Hashable]]] = [{}, {}, {}, {"a": {"1"}}, {}, {"a": {"1"}, "b": {"1"}}]
-    assert [keys_twice(c) for c in cases] == [_plain(c) for c in cases] == expected
+    with_payload = [[(*item, f"payload {i}") for i, item in enumerate(c)] for c in cases]  # unread
+    assert [keys_twice(c) for c in with_payload] == [_plain(c) for c in cases] == expected
