@@ -150,10 +150,16 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation, sheet:
     splits: dict[tuple[str, str, tuple[str, str]], list[tuple[int, str | None, str | None]]] = defaultdict(list)
 
     def end(name: str, port: str, kind: str, speed: int, fabric: str) -> tuple[_Ends, _End]:
-        here = ends.get(name)
-        if here is None:
-            here = ends[name] = _ends(catalog, devices[name], memo)
+        here = ends.get(name) or device_ends(name)
         key = (here[4], port, kind, speed, fabric)
+        return here, resolved.get(key) or resolve(here, key)
+
+    def device_ends(name: str) -> _Ends:
+        here = ends[name] = _ends(catalog, devices[name], memo)
+        return here
+
+    def resolve(here: _Ends, key: _EndKey) -> _End:
+        _, port, kind, speed, fabric = key
         found = resolved.get(key)
         if found is None:
             cage, cage_kind = here[0].get(port) or (port, here[1])
@@ -169,7 +175,7 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation, sheet:
                 filled = cages[(fabric, "node side" if here[2] else "switch side", part[0])]
                 found = (cage, part[1], part[0], cage_kind, part[1].fibres(speed), filled)
             resolved[key] = found
-        return here, found
+        return found
 
     for i, c in enumerate(allocation.cables):
         kind, link = c.media_kind, c.link
@@ -204,10 +210,15 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation, sheet:
         fibres = 1
         optics_at: list[str | None] = [None, None]
         split_at: tuple[str, str] | None = None
-        for side, (name, port) in enumerate(((link.a, link.a_port), (link.b, link.b_port))):
-            here, (cage, part, optic, cage_kind, takes, filled) = end(name, port, kind, link.speed_gbps, link.fabric)
+        split_ends = medium.ends if medium is not None else None
+        speed, fabric = link.speed_gbps, link.fabric
+        for side, name, port in ((0, link.a, link.a_port), (1, link.b, link.b_port)):
+            # (the end's lookups inline: 6,000,000 ends at a million GPUs)
+            here = ends.get(name) or device_ends(name)
+            key = (here[4], port, kind, speed, fabric)
+            cage, part, optic, cage_kind, takes, filled = resolved.get(key) or resolve(here, key)
             optics_at[side] = optic
-            if medium is not None and medium.ends is not None and _split_end(medium.ends, cage_kind):
+            if split_ends is not None and _split_end(split_ends, cage_kind):
                 split_at = (name, cage)
             if part is None or filled is None:
                 what = (link.fabric, here[4][0], cage_kind, kind, link.speed_gbps)
@@ -634,18 +645,19 @@ def _end_plugs(
     With `only`, a one-link cable whose ends are both on other devices is passed over."""
     cables, devices = allocation.cables, topology.devices
     by_model: dict[tuple[str, str | None], dict[str, str | None]] = {}
-    by_name: dict[str, dict[str, str | None]] = {}
+    by_name: dict[str, dict[str, str | None]] = {}  # device → port → cage (None: `cage` says)
+
+    def ports_of(name: str) -> dict[str, str | None]:
+        d = devices[name]
+        key = (d.model, None if d.layer == "node" else d.platform)
+        ports = by_model.get(key)
+        if ports is None:
+            ports = by_model[key] = _port_cages(catalog, d)
+        by_name[name] = ports
+        return ports
 
     def cage(name: str, port: str, speed: int) -> str:
-        ports = by_name.get(name)
-        if ports is None:
-            d = devices[name]
-            key = (d.model, None if d.layer == "node" else d.platform)
-            ports = by_model.get(key)
-            if ports is None:
-                ports = by_model[key] = _port_cages(catalog, d)
-            by_name[name] = ports
-        found = ports.get(port, port)
+        found = (by_name.get(name) or ports_of(name)).get(port, port)
         if found is None:  # the port's modes sit in different cages: the one of this speed
             d = devices[name]
             mode = _switch_port(catalog.switches[d.model], d.platform, port, speed)
@@ -665,16 +677,23 @@ def _end_plugs(
             bare = (
                 f"{first.media} (no transceiver)" if first.media_kind in OPTICAL else f"{first.media} {first.cable_id}"
             )
-        if len(indices) == 1:
+        if len(indices) == 1:  # most cables (the cage looked up here, not called for: 6,000,000 ends at 1M GPUs)
             link = first.link
-            yield link.a, cage(link.a, link.a_port, link.speed_gbps), a_optic or bare, link.fabric
-            yield link.b, cage(link.b, link.b_port, link.speed_gbps), b_optic or bare, link.fabric
+            a, b = link.a, link.b
+            a_cage = (by_name.get(a) or ports_of(a)).get(link.a_port, link.a_port)
+            b_cage = (by_name.get(b) or ports_of(b)).get(link.b_port, link.b_port)
+            if a_cage is None:
+                a_cage = cage(a, link.a_port, link.speed_gbps)
+            if b_cage is None:
+                b_cage = cage(b, link.b_port, link.speed_gbps)
+            yield a, a_cage, a_optic or bare, link.fabric
+            yield b, b_cage, b_optic or bare, link.fabric
             continue
-        for b, optic in ((False, a_optic), (True, b_optic)):
+        for b_side, optic in ((False, a_optic), (True, b_optic)):
             last: dict[str, tuple[str, int]] = {}  # device → its last port in the cable (the shape's cage)
             for i in indices:
                 link = cables[i].link
-                name, port = (link.b, link.b_port) if b else (link.a, link.a_port)
+                name, port = (link.b, link.b_port) if b_side else (link.a, link.a_port)
                 last[name] = (port, link.speed_gbps)
             for name, (port, speed) in last.items():
                 yield name, cage(name, port, speed), optic or bare, first.link.fabric
