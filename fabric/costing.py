@@ -145,11 +145,11 @@ def _costing(build: Build) -> Costing:
     physical = optics(catalog, topo, build.allocation)
     cages, optics_w, cables = physical.cages, physical.optics_w, physical.cables
     unmatched = {u.text for u in physical.unmatched}
-    for (fabric, side, optic), used in sorted(
+    for (fabric, side, optic), filled in sorted(
         cages.items(), key=lambda kv: (list(topo.fabrics).index(kv[0][0]), kv[0][1], kv[0][2])
     ):
         tr = catalog.transceivers[optic]
-        lines.append(BomLine("transceiver", optic, fabric, len(used), tr.price_usd, side, tr.description))
+        lines.append(BomLine("transceiver", optic, fabric, filled, tr.price_usd, side, tr.description))
     for (fabric, media, part_no, length), count in sorted(
         cables.items(), key=lambda kv: (list(topo.fabrics).index(kv[0][0]), kv[0][1], kv[0][3] or 0)
     ):

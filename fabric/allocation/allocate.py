@@ -23,6 +23,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
+from itertools import islice
 from typing import Literal
 
 from fabric.allocation.cages import CageKind, CageLookup
@@ -554,15 +555,31 @@ def _slot(
 # allocation check `cage-plugs` reports a cage it leaves with two plugs.
 OPTICAL_KINDS = ("mmf", "smf")
 _Placed = tuple[tuple[str, str], tuple[str, str], tuple[CageKind, CageKind], float | None]
+# as the cable loop keeps it (one flat tuple a link): a end's cage, b end's cage, their kinds, the needed length
+_Flat = tuple[str, str, CageKind, CageKind, float | None]
+
+
+def _fibre_only(cables: list[Cable], first: int) -> bool:
+    """Whether every cable from `first` on is fibre: then `_one_plug_per_cage` has nothing to move, and it makes
+    no key per cable end (6,000,000 at a million GPUs) to find that out."""
+    optical = OPTICAL_KINDS
+    return all(c.media_kind in optical for c in islice(cables, first, None))
 
 
 def _one_plug_per_cage(
     cables: list[Cable],
     first: int,
-    placed: list[_Placed],
+    flat: list[_Flat],
     chooser: MediaChooser,
     media: Mapping[str, Media],
 ) -> None:
+    if _fibre_only(cables, first):
+        return  # every cage takes transceivers, which the pass leaves alone (a fabric cabled in fibre only)
+    optical = frozenset(OPTICAL_KINDS)
+    placed: list[_Placed] = [
+        ((c.link.a, a), (c.link.b, b), (a_kind, b_kind), needed)
+        for c, (a, b, a_kind, b_kind, needed) in zip(islice(cables, first, None), flat, strict=True)
+    ]
     by_cage: dict[tuple[str, str], list[int]] = {}
     for i, (a, b, _, _) in enumerate(placed):
         by_cage.setdefault(a, []).append(i)
@@ -571,7 +588,6 @@ def _one_plug_per_cage(
     # the length each link's medium is chosen for: it only grows (to the longest link of a cage it shares), so the
     # media only move towards longer reach and the pass ends
     floor = [p[3] or 0.0 for p in placed]
-    optical = frozenset(OPTICAL_KINDS)
     while pending:
         cage = pending.pop()
         idx = by_cage[cage]
@@ -643,7 +659,7 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
         cable_id = key.replace("%", "%%") + f"-%0{width}d"  # `cable_id % n`: the fabric, then n zero-padded
         layout, tray = spec.racks, rules.tray_height_m
         first = len(cables)
-        placed: list[_Placed] = []
+        placed: list[_Flat] = []
         for n, link in enumerate(ft.links, start=1):
             a, b = devices[link.a], devices[link.b]
             ra, rb = racks.get(a.rack or ""), racks.get(b.rack or "")  # the route between the two ends
@@ -663,7 +679,7 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
             if needed is not None and choice is None:
                 too_long.append((needed, link))
             cables.append(_cable(cable_id % n, link, a.rack or "", a.u, b.rack or "", b.u, *fields))
-            placed.append(((link.a, a_cage), (link.b, b_cage), (a_kind, b_kind), needed))
+            placed.append((a_cage, b_cage, a_kind, b_kind, needed))
         _one_plug_per_cage(cables, first, placed, chooser, design.catalog.media)
         if too_long:
             needed, worst = max(too_long, key=lambda t: t[0])

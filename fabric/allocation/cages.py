@@ -39,8 +39,14 @@ class CageLookup:
         self._catalog = catalog
         self._devices = devices
         self._by_model: dict[tuple[str, str | None], tuple[dict[str, tuple[str, CageKind]], CageKind]] = {}
+        # per device name, its model's: one look-up a port (6,000,000 at a million GPUs)
+        self._by_name: dict[str, tuple[dict[str, tuple[str, CageKind]], CageKind]] = {}
 
     def __call__(self, name: str, port: str) -> tuple[str, CageKind]:
+        found = self._by_name.get(name) or self._of(name)
+        return found[0].get(port) or (port, found[1])
+
+    def _of(self, name: str) -> tuple[dict[str, tuple[str, CageKind]], CageKind]:
         device = self._devices[name]
         node = device.layer == "node"
         key = (device.model, None if node else device.platform)
@@ -52,4 +58,5 @@ class CageLookup:
                 switch = switch_cages(self._catalog.switches[device.model], device.platform)
                 found = ({p: (str(c) if c else p, k) for p, (c, k) in switch.items()}, MGMT_CAGE)
             self._by_model[key] = found
-        return found[0].get(port) or (port, found[1])
+        self._by_name[name] = found
+        return found

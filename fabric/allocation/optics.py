@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from fabric.allocation.allocate import Allocation
 from fabric.allocation.cages import CageKind, CageLookup, node_cages, switch_cages
+from fabric.fast.columns import IndexRows
+from fabric.fast.distinct import keys_twice
 from fabric.model.cable import Cable
 from fabric.model.topology import Device, Link, Topology
 from fabric.spec.catalog import (
@@ -35,10 +37,12 @@ OPTICAL = ("mmf", "smf")
 _switch_cages, _node_cages = switch_cages, node_cages
 _Ends = tuple[dict[str, tuple[str, CageKind]], CageKind, bool, str, tuple[str, str | None]]
 _EndKey = tuple[tuple[str, str | None], str, str, int, str]  # model, port, medium kind, speed, fabric
-_End = tuple[str, "Transceiver | None", "str | None", CageKind]  # cage, transceiver, its catalog key, cage kind
-# a physical cable as the counts take it: its links (indices into allocation.cables), its fibre number (0: not one
-# of several fibres of a link) and the link's fibres, and both ends' transceivers (catalog keys; None: none)
-_Physical = tuple[tuple[int, ...], int, int, "str | None", "str | None"]
+# cage, transceiver, its catalog key, cage kind, the fibres a link at the end's speed takes, and the cages the
+# transceiver fills on the end's fabric and side (device → its cages: no tuple kept per end)
+_End = tuple[str, "Transceiver | None", "str | None", CageKind, int, "dict[str, set[str]] | None"]
+# a physical cable as the counts take it (a row of fabric/fast/columns.py's IndexRows): its links (indices into
+# allocation.cables), its fibre number (0: not a fibre of a link) and the link's fibres, and both ends' transceivers
+# (catalog keys; None: none)
 _Shape = tuple[str, tuple[str, ...], tuple[int, ...], tuple[tuple[int, int], ...], str, str]
 
 
@@ -66,7 +70,7 @@ class Optics:
     """What the allocation's cables need to order: the cages each transceiver type fills per fabric and side, the
     node-side optics' power per rack, the cables and fibres per medium and length, and the unmatched ends."""
 
-    cages: Mapping[tuple[str, str, str], frozenset[tuple[str, str]]]  # (fabric, side, transceiver) → cages filled
+    cages: Mapping[tuple[str, str, str], int]  # (fabric, side, transceiver) → how many cages it fills
     optics_w: Mapping[str, float]  # rack → node-side transceiver power
     cables: Mapping[tuple[str, str, str, float | None], int]  # (fabric, medium, part, length) → cables/fibres
     unmatched: tuple[Unmatched, ...]
@@ -98,7 +102,7 @@ def transceiver_for(catalog: Catalog, cage: CageKind, kind: str, speed: int) -> 
     return None
 
 
-_MEMO: dict[int, tuple[Allocation, Optics, list[_Physical]]] = {}
+_MEMO: dict[int, tuple[Allocation, Optics, IndexRows]] = {}
 
 
 def optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Optics:
@@ -106,37 +110,31 @@ def optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Opti
     return _counted(catalog, topology, allocation)[0]
 
 
-def _sheet(catalog: Catalog, topology: Topology, allocation: Allocation) -> list[_Physical]:
+def _sheet(catalog: Catalog, topology: Topology, allocation: Allocation) -> IndexRows:
     """The physical cables as the counts take them, in cabling order (by the first link, then the fibre)."""
     return _counted(catalog, topology, allocation)[1]
 
 
-def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Optics, list[_Physical]]:
+def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Optics, IndexRows]:
     """The counts and the sheet of one pass, kept per allocation object: the optics check, the cage check and
-    the renderers read them (two passes were 2.9 s of a 100k-GPU validate)."""
+    the renderers read them (two passes were 2.9 s of a 100k-GPU validate). The sheet is kept as columns
+    (fabric/fast/columns.py: a cable's rows made as they are read)."""
     hit = _MEMO.get(id(allocation))
     if hit is not None and hit[0] is allocation:
         return hit[1], hit[2]
-    sheet: list[_Physical] = []
+    sheet = IndexRows()
     result = _optics(catalog, topology, allocation, sheet)
-    sheet.sort(key=_sheet_order)
     if len(_MEMO) >= 4:
         _MEMO.clear()
     _MEMO[id(allocation)] = (allocation, result, sheet)
     return result, sheet
 
 
-def _sheet_order(row: _Physical) -> tuple[int, int]:
-    return row[0][0], row[1]
-
-
-def _optics(
-    catalog: Catalog, topology: Topology, allocation: Allocation, sheet: list[_Physical] | None = None
-) -> Optics:
-    """The counts; with `sheet`, also the physical cables, appended to it as the counts take them (so that the
-    cabling sheet and the BOM cannot disagree)."""
+def _optics(catalog: Catalog, topology: Topology, allocation: Allocation, sheet: IndexRows | None = None) -> Optics:
+    """The counts; with `sheet`, also the physical cables, given to it as the counts take them, cable by cable (so
+    that the cabling sheet and the BOM cannot disagree)."""
     devices = topology.devices
-    cages: dict[tuple[str, str, str], set[tuple[str, str]]] = defaultdict(set)
+    cages: dict[tuple[str, str, str], dict[str, set[str]]] = defaultdict(dict)
     optics_w: dict[str, float] = defaultdict(float)
     missing: Counter[tuple[str, str, CageKind, str, int]] = Counter()  # (fabric, model, cage, medium, speed) → ends
     example: dict[tuple[str, str, CageKind, str, int], str] = {}
@@ -152,10 +150,16 @@ def _optics(
     splits: dict[tuple[str, str, tuple[str, str]], list[tuple[int, str | None, str | None]]] = defaultdict(list)
 
     def end(name: str, port: str, kind: str, speed: int, fabric: str) -> tuple[_Ends, _End]:
-        here = ends.get(name)
-        if here is None:
-            here = ends[name] = _ends(catalog, devices[name], memo)
+        here = ends.get(name) or device_ends(name)
         key = (here[4], port, kind, speed, fabric)
+        return here, resolved.get(key) or resolve(here, key)
+
+    def device_ends(name: str) -> _Ends:
+        here = ends[name] = _ends(catalog, devices[name], memo)
+        return here
+
+    def resolve(here: _Ends, key: _EndKey) -> _End:
+        _, port, kind, speed, fabric = key
         found = resolved.get(key)
         if found is None:
             cage, cage_kind = here[0].get(port) or (port, here[1])
@@ -165,8 +169,13 @@ def _optics(
                 if wanted not in fits:
                     fits[wanted] = transceiver_for(catalog, *wanted)
                 part = fits[wanted]
-            found = resolved[key] = (cage, part[1] if part else None, part[0] if part else None, cage_kind)
-        return here, found
+            if part is None:
+                found = (cage, None, None, cage_kind, 1, None)
+            else:
+                filled = cages[(fabric, "node side" if here[2] else "switch side", part[0])]
+                found = (cage, part[1], part[0], cage_kind, part[1].fibres(speed), filled)
+            resolved[key] = found
+        return found
 
     for i, c in enumerate(allocation.cables):
         kind, link = c.media_kind, c.link
@@ -176,49 +185,63 @@ def _optics(
             if medium is not None and medium.ends is not None and max(e.plugs for e in medium.ends) > 1:
                 # splitter copper (MCP7Y00/MCA7J60): one cable per split-end cage, its legs to the far cages
                 for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
-                    cage, _, _, cage_kind = end(name, port, kind, link.speed_gbps, link.fabric)[1]
+                    cage, _, _, cage_kind, _, _ = end(name, port, kind, link.speed_gbps, link.fabric)[1]
                     if _split_end(medium.ends, cage_kind):
                         splits[(link.fabric, c.media, (name, cage))].append((i, None, None))
+                        if sheet is not None:
+                            sheet.spanned()
                         break
                 else:
                     cables[row] += 1
                     if sheet is not None:
-                        sheet.append(((i,), 0, 1, None, None))
+                        sheet.plain()
                 continue
             if medium is not None and medium.links > 1:  # twin-port copper: one cable per cage pair
                 a = end(link.a, link.a_port, kind, link.speed_gbps, link.fabric)[1][0]
                 b = end(link.b, link.b_port, kind, link.speed_gbps, link.fabric)[1][0]
                 pairs[(*row, frozenset(((link.a, a), (link.b, b))))].append(i)
+                if sheet is not None:
+                    sheet.spanned()
             else:
                 cables[row] += 1
                 if sheet is not None:
-                    sheet.append(((i,), 0, 1, None, None))
+                    sheet.plain()
             continue
         fibres = 1
         optics_at: list[str | None] = [None, None]
         split_at: tuple[str, str] | None = None
-        for side, (name, port) in enumerate(((link.a, link.a_port), (link.b, link.b_port))):
-            here, (cage, part, optic, cage_kind) = end(name, port, kind, link.speed_gbps, link.fabric)
+        split_ends = medium.ends if medium is not None else None
+        speed, fabric = link.speed_gbps, link.fabric
+        for side, name, port in ((0, link.a, link.a_port), (1, link.b, link.b_port)):
+            # (the end's lookups inline: 6,000,000 ends at a million GPUs)
+            here = ends.get(name) or device_ends(name)
+            key = (here[4], port, kind, speed, fabric)
+            cage, part, optic, cage_kind, takes, filled = resolved.get(key) or resolve(here, key)
             optics_at[side] = optic
-            if medium is not None and medium.ends is not None and _split_end(medium.ends, cage_kind):
+            if split_ends is not None and _split_end(split_ends, cage_kind):
                 split_at = (name, cage)
-            node, rack = here[2], here[3]
-            if part is None or optic is None:
+            if part is None or filled is None:
                 what = (link.fabric, here[4][0], cage_kind, kind, link.speed_gbps)
                 missing[what] += 1
                 example.setdefault(what, f"{name} {port}")
                 continue
-            fibres = max(fibres, part.fibres(link.speed_gbps))
-            used = cages[(link.fabric, "node side" if node else "switch side", optic)]
-            if node and rack and (name, cage) not in used:
-                optics_w[rack] += part.power_w
-            used.add((name, cage))
+            if takes > fibres:
+                fibres = takes
+            used = filled.get(name)
+            if used is None:
+                used = filled[name] = set()
+            if cage not in used:
+                used.add(cage)
+                if here[2] and here[3]:  # a node's transceiver in a rack: its power
+                    optics_w[here[3]] += part.power_w
         if split_at is not None and medium is not None:
             splits[(link.fabric, c.media, split_at)].append((i, optics_at[0], optics_at[1]))
+            if sheet is not None:
+                sheet.spanned()
             continue
         cables[row] += fibres
         if sheet is not None:
-            sheet.extend(((i,), fibre, fibres, optics_at[0], optics_at[1]) for fibre in range(1, fibres + 1))
+            sheet.numbered(fibres, optics_at[0], optics_at[1])
     for (fabric, media, _), legs in splits.items():
         per_cable = max(e.plugs for e in catalog.media[media].ends or ())
         for k in range(0, len(legs), per_cable):
@@ -226,14 +249,15 @@ def _optics(
             longest = longest_leg(allocation.cables[i] for i, _, _ in chunk)
             cables[(fabric, media, longest.part, longest.length_m)] += 1
             if sheet is not None:
-                sheet.append((tuple(i for i, _, _ in chunk), 0, 1, chunk[0][1], chunk[0][2]))
+                sheet.span((tuple(i for i, _, _ in chunk), 0, 1, chunk[0][1], chunk[0][2]))
     for (fabric, media, part_no, length, _), links in pairs.items():
         per_cable = catalog.media[media].links
         cables[(fabric, media, part_no, length)] += math.ceil(len(links) / per_cable)
         if sheet is not None:
-            sheet.extend((tuple(links[k : k + per_cable]), 0, 1, None, None) for k in range(0, len(links), per_cable))
+            for k in range(0, len(links), per_cable):
+                sheet.span((tuple(links[k : k + per_cable]), 0, 1, None, None))
     return Optics(
-        {k: frozenset(v) for k, v in cages.items()},
+        {k: sum(len(filled) for filled in v.values()) for k, v in cages.items()},
         dict(optics_w),
         dict(cables),
         tuple(
@@ -580,25 +604,99 @@ class Misfit:
 
 
 def cage_plugs(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[CagePlugs, ...]:
-    """The cages holding more than one plug on the physical sheet, in sheet order."""
-    plugs: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
+    """The cages holding more than one plug on the physical sheet, in sheet order, with their plugs in the order
+    the sheet plugs them. Two walks of the sheet's ends: which cages have two plugs (`keys_twice`, no key kept per
+    end), then those cages' plugs (a few at most in a sound design)."""
+    twice = keys_twice(_end_plugs(catalog, topology, allocation))
+    if not twice:
+        return ()
+    plugs: dict[tuple[str, str], dict[str, None]] = {}
     fabric: dict[tuple[str, str], str] = {}
-    cables = allocation.cables
-    for indices, _, _, a, b in _sheet_rows(catalog, topology, allocation):
-        link = cables[indices[0]]
-        if not link.media:
-            continue  # no medium carries it: cable-reach reports it
-        for name, _, _, shape in (*a, *b):
-            key = (name, shape[0])
-            if shape[4]:
-                plug = shape[4]
-            elif link.media_kind in OPTICAL:
-                plug = f"{link.media} (no transceiver)"  # optics-missing reports it; its fibres share the cage
-            else:
-                plug = f"{link.media or 'none'} {link.cable_id}"
-            plugs[key][plug] = None
-            fabric.setdefault(key, link.link.fabric)
+    for name, cage, plug, fabric_key in _end_plugs(catalog, topology, allocation, twice):
+        cages = twice.get(name)
+        if cages is None or cage not in cages:
+            continue
+        key = (name, cage)
+        plugs.setdefault(key, {})[plug] = None
+        fabric.setdefault(key, fabric_key)
     return tuple(CagePlugs(fabric[k], *k, tuple(v)) for k, v in plugs.items() if len(v) > 1)
+
+
+def _port_cages(catalog: Catalog, device: Device) -> dict[str, str | None]:
+    """A device's port → the cage the sheet's end of it names (`_sheet_rows`'s shapes; a port it does not list is
+    its own cage; None: the cage depends on the link's speed, the port's mode)."""
+    if device.layer == "node":
+        return {port: cage for port, (cage, _) in _node_cages(catalog.nodes[device.model]).items()}
+    out: dict[str, str | None] = {}
+    for name, found in port_candidates(catalog.switches[device.model], device.platform).items():
+        if found:
+            cages = {str(p.cage) for p in found}
+            out[name] = cages.pop() if len(cages) == 1 else None
+    return out
+
+
+def _end_plugs(
+    catalog: Catalog, topology: Topology, allocation: Allocation, only: Container[str] | None = None
+) -> Iterator[tuple[str, str, str, str]]:
+    """(device, cage, plug, fabric) of every end of the physical sheet, in sheet order, its cage as the sheet's
+    end names it (`_sheet_rows`: the cage of its device's last port in the cable), each cable once (a link's
+    further fibres plug into the same cages with the same transceivers); no end of a cable no medium carries
+    (cable-reach reports it). The plug is the end's transceiver, else the medium without one, else the cable.
+    With `only`, a one-link cable whose ends are both on other devices is passed over."""
+    cables, devices = allocation.cables, topology.devices
+    by_model: dict[tuple[str, str | None], dict[str, str | None]] = {}
+    by_name: dict[str, dict[str, str | None]] = {}  # device → port → cage (None: `cage` says)
+
+    def ports_of(name: str) -> dict[str, str | None]:
+        d = devices[name]
+        key = (d.model, None if d.layer == "node" else d.platform)
+        ports = by_model.get(key)
+        if ports is None:
+            ports = by_model[key] = _port_cages(catalog, d)
+        by_name[name] = ports
+        return ports
+
+    def cage(name: str, port: str, speed: int) -> str:
+        found = (by_name.get(name) or ports_of(name)).get(port, port)
+        if found is None:  # the port's modes sit in different cages: the one of this speed
+            d = devices[name]
+            mode = _switch_port(catalog.switches[d.model], d.platform, port, speed)
+            return str(mode.cage) if mode is not None else port
+        return found
+
+    for indices, fibre, _, a_optic, b_optic in _sheet(catalog, topology, allocation):
+        if fibre > 1:
+            continue
+        first = cables[indices[0]]
+        if not first.media:
+            continue
+        if only is not None and len(indices) == 1 and first.link.a not in only and first.link.b not in only:
+            continue
+        bare = ""  # the plug of an end without a transceiver
+        if a_optic is None or b_optic is None:
+            bare = (
+                f"{first.media} (no transceiver)" if first.media_kind in OPTICAL else f"{first.media} {first.cable_id}"
+            )
+        if len(indices) == 1:  # most cables (the cage looked up here, not called for: 6,000,000 ends at 1M GPUs)
+            link = first.link
+            a, b = link.a, link.b
+            a_cage = (by_name.get(a) or ports_of(a)).get(link.a_port, link.a_port)
+            b_cage = (by_name.get(b) or ports_of(b)).get(link.b_port, link.b_port)
+            if a_cage is None:
+                a_cage = cage(a, link.a_port, link.speed_gbps)
+            if b_cage is None:
+                b_cage = cage(b, link.b_port, link.speed_gbps)
+            yield a, a_cage, a_optic or bare, link.fabric
+            yield b, b_cage, b_optic or bare, link.fabric
+            continue
+        for b_side, optic in ((False, a_optic), (True, b_optic)):
+            last: dict[str, tuple[str, int]] = {}  # device → its last port in the cable (the shape's cage)
+            for i in indices:
+                link = cables[i].link
+                name, port = (link.b, link.b_port) if b_side else (link.a, link.a_port)
+                last[name] = (port, link.speed_gbps)
+            for name, (port, speed) in last.items():
+                yield name, cage(name, port, speed), optic or bare, first.link.fabric
 
 
 def misfits(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Misfit, ...]:
@@ -754,13 +852,22 @@ def unlinkable(catalog: Catalog, topology: Topology, allocation: Allocation) -> 
         return SignallingEnd(name, port, cage, optic_key, optic.part, native, host, tuple(optic.lane_gbps))
 
     groups: dict[tuple[str, tuple[object, ...]], list[tuple[SignallingEnd, SignallingEnd]]] = defaultdict(list)
+    # whether two ends' shapes link, by the shapes' identities (each is made once in `shapes`, which keeps it):
+    # a few pairs at 100k GPUs, asked 300,000 times
+    meets: dict[tuple[int, int], bool] = {}
     for c in allocation.cables:
         if c.media_kind not in OPTICAL:
             continue
         link = c.link
         a = shape(link.a, link.a_port, c.media_kind, link.speed_gbps)
         b = shape(link.b, link.b_port, c.media_kind, link.speed_gbps)
-        if a is None or b is None or signalling_meets(a[1], a[2], b[1], b[2]):
+        if a is None or b is None:
+            continue
+        pair = (id(a), id(b))
+        met = meets.get(pair)
+        if met is None:
+            met = meets[pair] = signalling_meets(a[1], a[2], b[1], b[2])
+        if met:
             continue
         models = (devices[link.a].model, devices[link.b].model)
         key = (link.fabric, (models, a[0], a[2], b[0], b[2]))

@@ -1,13 +1,14 @@
-"""A mapping made on its first read: per-cable tables that only some outputs read (docs/dev/performance.md, "Per
-cable-end tables made when read")."""
+"""A mapping or a tuple made on its first read: per-cable tables that only some outputs read (docs/dev/performance.md,
+"Per-cable work that validate does not need")."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from typing import TypeVar
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TypeVar, overload
 
 K = TypeVar("K")
 V = TypeVar("V")
+T = TypeVar("T")
 
 
 class LazyMapping(Mapping[K, V]):
@@ -47,3 +48,50 @@ class LazyMapping(Mapping[K, V]):
 
     def __repr__(self) -> str:
         return f"LazyMapping({self._data()!r})"
+
+
+class LazyTuple(Sequence[T]):
+    """The tuple `make()` returns, made when first read and kept (as LazyMapping). Equal to that tuple, and to a
+    LazyTuple of the same items."""
+
+    __slots__ = ("_built", "_make")
+
+    def __init__(self, make: Callable[[], tuple[T, ...]]) -> None:
+        self._make = make
+        self._built: tuple[T, ...] | None = None
+
+    @property
+    def built(self) -> bool:
+        return self._built is not None
+
+    def _data(self) -> tuple[T, ...]:
+        data = self._built
+        if data is None:
+            data = self._built = self._make()
+        return data
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
+        return self._data()[index]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._data())
+
+    def __len__(self) -> int:
+        return len(self._data())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyTuple):
+            other = other._data()
+        return self._data() == other
+
+    def __hash__(self) -> int:
+        return hash(self._data())
+
+    def __repr__(self) -> str:
+        return f"LazyTuple({self._data()!r})"

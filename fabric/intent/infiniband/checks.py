@@ -67,7 +67,8 @@ def _ftree(design: Design, subnet: Subnet) -> Iterator[Finding]:
 def _ranks(subnet: Subnet, path: str, fallback: str, hint: str) -> Iterator[Finding]:
     """OpenSM ranks switches breadth first from the roots; each must land on its planned tier."""
     neighbours: dict[str, set[str]] = {n.key: set() for n in subnet.switches}
-    for _, a, _, _, b, _, _ in subnet.wiring:
+    for c in subnet.cables:  # (a switch's key is its name; a CA's, `<device> <hca>`, is no switch's)
+        a, b = c.link.a, c.link.b
         if a in neighbours and b in neighbours:
             neighbours[a].add(b)
             neighbours[b].add(a)
@@ -179,9 +180,8 @@ def _guids(design: Design, subnet: Subnet) -> Iterator[Finding]:
     owners: dict[int, set[str]] = {}
     for node in subnet.nodes:
         owners.setdefault(node.guid, set()).add(node.key)
-    for _, a, _, a_guid, _, _, _ in subnet.wiring:
-        if not subnet.by_key[a].switch:
-            owners.setdefault(a_guid, set()).add(a)
+    for port in subnet.cabled:  # the CA ends of the cables, in cable order
+        owners.setdefault(port.guid, set()).add(port.node)
     clashes = [f"{format_guid(g)} ({' and '.join(sorted(keys))})" for g, keys in owners.items() if len(keys) > 1]
     if clashes:
         yield error(

@@ -95,6 +95,9 @@ def assign_guids(needs: Iterable[GuidNeed], inventory: Inventory | None) -> tupl
                 ports[number - 1] = row.port_guid
         out[key] = Guids(node, tuple(ports), False, rows[0].line)
         taken.update((node, *ports))
+    if not taken and all(len(need.ports) < 1 << PORT_BITS for _, need in keyed):
+        _placeholders_by_block(keyed, out)  # (no GUID given: the usual case, a million HCAs at 1M GPUs)
+        return out, unused
     for key, need in keyed:
         if key in out:
             continue
@@ -108,6 +111,21 @@ def assign_guids(needs: Iterable[GuidNeed], inventory: Inventory | None) -> tupl
         taken.update(span)
         out[key] = _guids(guid, tuple(span[1:]), True)
     return out, unused
+
+
+def _placeholders_by_block(keyed: list[tuple[str, GuidNeed]], out: dict[str, Guids]) -> None:
+    """Placeholders when no GUID is given, as `assign_guids` makes them: a placeholder's span (its node GUID, then
+    one a port) stays inside its block of 2**PORT_BITS GUIDs (its low byte is zero, its ports fewer), so two spans
+    meet only where their blocks are one; a set of blocks, not of every GUID (docs/dev/performance.md)."""
+    blocks: set[int] = set()
+    for key, need in keyed:
+        attempt = 0
+        guid = placeholder_guid(key)
+        while guid >> PORT_BITS in blocks:
+            attempt += 1
+            guid = placeholder_guid(key, attempt)
+        blocks.add(guid >> PORT_BITS)
+        out[key] = _guids(guid, tuple(range(guid + 1, guid + len(need.ports) + 1)), True)
 
 
 __all__ = [

@@ -16,7 +16,7 @@ from functools import cached_property, partial
 
 from fabric.allocation.allocate import Allocation
 from fabric.fast.frozen import maker
-from fabric.fast.lazy import LazyMapping
+from fabric.fast.lazy import LazyMapping, LazyTuple
 from fabric.intent.infiniband import IbPlan
 from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids
 from fabric.intent.infiniband.ports import (
@@ -159,7 +159,9 @@ class Subnet:
     directory: str  # infiniband/<fabric> or infiniband/<fabric>/plane<p>
     settings: InfinibandSettings
     nodes: tuple[IbNode, ...]  # switches in fabric order, then CAs in cable order
-    wiring: tuple[Wire, ...]  # every cable, in plan order (`links`: the same as IbLinks)
+    # every cable, in plan order (`links`: the same as IbLinks); a LazyTuple, made when an output first reads it
+    # (3,000,000 at a million GPUs: `fabric validate` never does)
+    wiring: Sequence[Wire]
     roots: tuple[IbNode, ...]
     compute: tuple[CaPort, ...]
     io: tuple[CaPort, ...]
@@ -174,6 +176,8 @@ class Subnet:
     m_key: str | None = None
     sm_key: str | None = None
     flavor: str = "upstream"  # which OpenSM the SM hosts run: `ufm` (NVIDIA's, in UFM) or `upstream`
+    cables: Sequence[Cable] = ()  # every cable, in plan order (the wiring's)
+    cabled: tuple[CaPort, ...] = ()  # every cabled CA port, in cable order (a CA is always a cable's a end)
 
     @cached_property
     def links(self) -> tuple[IbLink, ...]:
@@ -507,26 +511,16 @@ def _subnet(
         for number, port in enumerate(ports, start=1):
             ca_end[(device, port)] = (key, number, port_guids[number - 1])
 
-    switch_of = {s: (n.numbers, by_key[s].guid) for s, n in draft.numbering.items()}.get
-    wiring: list[Wire] = []
+    switch_of = {s: (n.numbers, by_key[s].guid) for s, n in draft.numbering.items()}
     cabled: list[CaPort] = []  # every cabled CA port (a CA is always the a end)
-    for c in draft.cables:  # both ends: 600,000 at 100k GPUs
+    for c in draft.cables:  # 300,000 at 100k GPUs
         link = c.link
-        switch = switch_of(link.a)
-        if switch is not None:
-            a_key, a_port, a_guid = link.a, switch[0].get(link.a_port, 0), switch[1]
-        else:
+        if link.a not in switch_of:
             a_key, a_port, a_guid = ca_end[(link.a, link.a_port)]
             node = by_key[a_key]
             cabled.append(
                 _ca_port(a_key, a_port, a_guid, node.device, node.group, link.a_port, link.speed_gbps, node.placeholder)
             )
-        switch = switch_of(link.b)
-        if switch is not None:
-            b_key, b_port, b_guid = link.b, switch[0].get(link.b_port, 0), switch[1]
-        else:
-            b_key, b_port, b_guid = ca_end[(link.b, link.b_port)]
-        wiring.append((c, a_key, a_port, a_guid, b_key, b_port, b_guid))
     top = max((LAYER_RANK[n.layer] for n in nodes if n.switch), default=1)
     roots = tuple(n for n in nodes if n.switch and LAYER_RANK[n.layer] == top) if top > 1 else ()
     order = {name: i for i, name in enumerate(devices)}
@@ -557,7 +551,7 @@ def _subnet(
         directory=directory,
         settings=settings,
         nodes=tuple(nodes),
-        wiring=tuple(wiring),
+        wiring=LazyTuple(partial(_wiring, draft.cables, switch_of, ca_end)),
         roots=roots,
         compute=compute,
         io=io,
@@ -569,7 +563,34 @@ def _subnet(
         tiers=top,
         by_key=by_key,
         flavor=flavor,
+        cables=draft.cables,
+        cabled=tuple(cabled),
     )
+
+
+def _wiring(
+    cables: Sequence[Cable],
+    switch_of: Mapping[str, tuple[Mapping[str, int], int]],
+    ca_end: Mapping[tuple[str, str], tuple[str, int, int]],
+) -> tuple[Wire, ...]:
+    """Each cable's IB ports and port GUIDs at both ends (a switch's port by its numbering, a CA's from `ca_end`:
+    (device, port) → CA key, IB port, port GUID)."""
+    wiring: list[Wire] = []
+    switch_at = switch_of.get
+    for c in cables:  # both ends: 600,000 at 100k GPUs
+        link = c.link
+        switch = switch_at(link.a)
+        if switch is not None:
+            a_key, a_port, a_guid = link.a, switch[0].get(link.a_port, 0), switch[1]
+        else:
+            a_key, a_port, a_guid = ca_end[(link.a, link.a_port)]
+        switch = switch_at(link.b)
+        if switch is not None:
+            b_key, b_port, b_guid = link.b, switch[0].get(link.b_port, 0), switch[1]
+        else:
+            b_key, b_port, b_guid = ca_end[(link.b, link.b_port)]
+        wiring.append((c, a_key, a_port, a_guid, b_key, b_port, b_guid))
+    return tuple(wiring)
 
 
 def _ftree_roles(

@@ -383,10 +383,11 @@ def _plugs_from_objects(build: Build, allocation: Allocation) -> list[tuple[str,
     return [(fabric[k], *k, tuple(v)) for k, v in plugs.items() if len(v) > 1]
 
 
-@pytest.mark.parametrize("design", ["roce-512", "sonic-th5-512", "superpod-h100-1su", "gb300-nvl72-dual-plane"])
+@pytest.mark.parametrize("design", BUNDLED)
 def test_the_cage_check_reads_the_sheets_rows_as_its_objects_give_them(design: str) -> None:
-    """cage_plugs reads the sheet's rows without making its objects (1.2 million at 100k GPUs): the same cages,
-    plugs and order as over the objects, with two plugs in a cage (roce-512 with the forced ACC) and without."""
+    """cage_plugs reads the sheet's rows without making its objects (1.2 million at 100k GPUs), each end's cage
+    from its port (not the end's shape) and no key per end kept (fabric/fast/distinct.py): the same cages, plugs
+    and order as over the objects, with two plugs in a cage (roce-512 with the forced ACC) and without."""
     build = built(design)
     allocations = [build.allocation, *([_forced_acc(build)] if design == "roce-512" else [])]
     for allocation in allocations:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+from collections.abc import Callable
 from ipaddress import IPv4Address, IPv4Interface, IPv6Interface
 
 import pytest
@@ -74,6 +75,8 @@ def test_maker_fills_defaults_and_factories() -> None:
         (0xC0A80001, 24, LazyIPv4Interface, IPv4Interface),
         ((0xFD00 << 112) + 5, 64, LazyIPv6Interface, IPv6Interface),
         ((0xFD00 << 112) + 6, 127, LazyIPv6Interface, IPv6Interface),
+        (5, 128, LazyIPv6Interface, IPv6Interface),  # below ::1:0:0:0: ipaddress's text, not inet_ntop's
+        ((0xFFFF << 32) + 0x0A000001, 127, LazyIPv6Interface, IPv6Interface),  # ::ffff:10.0.0.1
     ],
 )
 def test_lazy_interfaces_are_interfaces(value: int, prefix: int, lazy: type, real: type) -> None:
@@ -89,8 +92,25 @@ def test_lazy_interfaces_are_interfaces(value: int, prefix: int, lazy: type, rea
         b.with_netmask,
     )
     assert ip_text(a) == str(b.ip)
+    assert (repr(a.ip), hash(a.ip), a.ip.compressed, a.ip.exploded) == (
+        repr(b.ip),
+        hash(b.ip),
+        b.ip.compressed,
+        b.ip.exploded,
+    )
+    assert a.ip == b.ip and b.ip == a.ip
+    for step in (1, -1):  # arithmetic past either end raises alike
+        assert _outcome(lambda step=step: a.ip + step) == _outcome(lambda step=step: b.ip + step)
     assert pickle.loads(pickle.dumps(a)) == b and copy.deepcopy(a) == b
     assert pickle.loads(pickle.dumps(a.ip)) == b.ip and type(pickle.loads(pickle.dumps(a.ip))) is type(b.ip)
+
+
+def _outcome(make: Callable[..., object]) -> object:
+    try:
+        value = make()
+    except ValueError as exc:
+        return type(exc)
+    return (value, str(value))
 
 
 def test_lazy_address_arithmetic_is_checked() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabric.fast.lazy import LazyMapping
+from fabric.fast.lazy import LazyMapping, LazyTuple
 from fabric.intent.infiniband import build_infiniband
 from fabric.intent.infiniband.subnet import cable_ends
 from tests.conftest import built
@@ -58,3 +58,60 @@ def test_the_ib_plans_cable_ends_are_made_when_read_and_are_every_links_ends(des
     assert dict(plan.ends) == expected
     assert list(plan.ends) == list(expected)  # in cabling order, as the eager dict was filled
     assert plan.ends.built and plan == build.infiniband
+
+
+def test_a_lazy_tuple_is_made_once_on_first_read_and_reads_as_its_tuple() -> None:
+    calls: list[int] = []
+
+    def make() -> tuple[int, ...]:
+        calls.append(1)
+        return (3, 1, 2)
+
+    lazy = LazyTuple(make)
+    assert calls == [] and not lazy.built
+    assert lazy[0] == 3 and calls == [1] and lazy.built
+    assert list(lazy) == [3, 1, 2] and len(lazy) == 3 and 1 in lazy and 4 not in lazy and lazy[1:] == (1, 2)
+    assert (
+        lazy == (3, 1, 2) and lazy == LazyTuple(lambda: (3, 1, 2)) and lazy != (3, 1) and hash(lazy) == hash((3, 1, 2))
+    )
+    assert calls == [1]  # made once
+    with pytest.raises(IndexError):
+        lazy[3]
+    never = LazyTuple(make)
+    assert not never.built and calls == [1]
+
+
+@pytest.mark.parametrize("design", ["superpod-h100-1su", "lab-ib", "lab-ib-3tier", "broken/ib-inventory"])
+def test_the_subnets_wiring_is_made_when_read_and_validate_reads_none(design: str) -> None:
+    """Subnet.wiring (3,000,000 cables at 1M GPUs) is made when an output first reads it: building the plan and
+    running its checks (`fabric validate`) leaves it unmade, and the checks that read it before (the ftree ranks,
+    the GUID owners) find from the subnet's cables and cabled CA ports what they found from it (the broken
+    inventory's duplicate GUID among them)."""
+    from fabric.intent.checks import run_intent_checks
+    from fabric.intent.context import IntentContext
+    from fabric.intent.infiniband.checks import _guids, _ranks
+    from fabric.pipeline import build_fabric
+    from tests.conftest import DESIGNS
+
+    build = build_fabric(DESIGNS.parent / "tests" / f"{design}.yaml") if "/" in design else built(design)
+    plan = build_infiniband(build.design, build.topology, build.allocation)
+    run_intent_checks(
+        IntentContext(build.design, build.topology, build.figures, build.allocation, build.intents, plan.subnets)
+    )
+    assert plan.subnets and all(isinstance(s.wiring, LazyTuple) and not s.wiring.built for s in plan.subnets)
+    for subnet in plan.subnets:
+        # what the checks read from the wiring: switch-to-switch cables, and each CA end's key and port GUID
+        switches = {n.key for n in subnet.switches}
+        from_wiring = [(a, b) for _, a, _, _, b, _, _ in subnet.wiring if a in switches and b in switches]
+        from_cables = [(c.link.a, c.link.b) for c in subnet.cables if c.link.a in switches and c.link.b in switches]
+        assert from_cables == from_wiring and from_wiring
+        owners = [(a, g) for _, a, _, g, _, _, _ in subnet.wiring if not subnet.by_key[a].switch]
+        assert [(p.node, p.guid) for p in subnet.cabled] == owners and owners
+        assert [c for c, *_ in subnet.wiring] == list(subnet.cables)
+        assert list(_ranks(subnet, "p", "f", "h")) == []
+        clashes = [f.message for f in _guids(build.design, subnet)]
+        assert clashes == (
+            ["1 GUID(s) are used twice in fabric `compute`: 0x946dae0300aa1b21 (node01 mlx5_0 and node02 mlx5_0)"]
+            if design == "broken/ib-inventory"
+            else []
+        )

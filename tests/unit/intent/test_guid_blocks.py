@@ -1,0 +1,70 @@
+"""Placeholder GUIDs without an inventory are found by block (guids.py, `_placeholders_by_block`): the same GUIDs
+as the general search over every GUID taken, collisions included (docs/dev/performance.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+import fabric.intent.infiniband.guids as guids_module
+from fabric.intent.infiniband.guids import PORT_BITS, GuidNeed, Guids, assign_guids, placeholder_guid
+
+
+def _plain(needs: list[GuidNeed]) -> dict[str, Guids]:
+    """assign_guids's general search, over every GUID taken (as it runs with an inventory)."""
+    out: dict[str, Guids] = {}
+    taken: set[int] = set()
+    for need in sorted(needs, key=lambda n: n.key):
+        attempt = 0
+        while True:
+            guid = guids_module.placeholder_guid(need.key, attempt)
+            span = range(guid, guid + len(need.ports) + 1)
+            if taken.isdisjoint(span):
+                break
+            attempt += 1
+        taken.update(span)
+        out[need.key] = Guids(guid, tuple(span[1:]), True)
+    return out
+
+
+def _needs() -> list[GuidNeed]:
+    switches = [GuidNeed(f"leaf{i}", None, ()) for i in range(40)]
+    cas = [
+        GuidNeed(f"gpu{i:03d}", f"mlx5_{k}", tuple(f"p{p}" for p in range(k % 3 + 1)))
+        for i in range(60)
+        for k in (0, 1)
+    ]
+    return [*switches, *cas, GuidNeed("wide", "mlx5_9", tuple(f"p{p}" for p in range((1 << PORT_BITS) - 1)))]
+
+
+def test_the_blocks_give_the_general_searchs_guids() -> None:
+    needs = _needs()
+    found, unused = assign_guids(needs, None)
+    assert found == _plain(needs) and unused == []
+    assert found["gpu007 mlx5_1"].node == placeholder_guid("gpu007 mlx5_1")
+
+
+def test_colliding_placeholders_move_on_as_the_general_search_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Placeholders squeezed into a few blocks (the real hash collides improbably): each key takes the next
+    attempt until its block is free, as the search over every GUID does."""
+    real = guids_module.placeholder_guid
+
+    def squeezed(name: str, attempt: int = 0) -> int:
+        return (real(name, attempt) & ~(((1 << 40) - 1) << PORT_BITS)) | (
+            (real(name, attempt) >> PORT_BITS) % 400
+        ) << PORT_BITS
+
+    monkeypatch.setattr(guids_module, "placeholder_guid", squeezed)
+    needs = _needs()
+    found, _ = assign_guids(needs, None)
+    plain = _plain(needs)
+    assert found == plain
+    assert any(g.node != squeezed(k) for k, g in plain.items())  # collisions happened and moved keys on
+    blocks = [g.node >> PORT_BITS for g in found.values()]
+    assert len(set(blocks)) == len(blocks)
+
+
+def test_a_ca_of_a_whole_block_of_ports_takes_the_general_search() -> None:
+    """A CA with 2**PORT_BITS - 1 ports or more could reach the next block: the general search runs (same result)."""
+    needs = [*_needs(), GuidNeed("huge", "mlx5_0", tuple(f"p{p}" for p in range(1 << PORT_BITS)))]
+    found, _ = assign_guids(needs, None)
+    assert found == _plain(needs)
