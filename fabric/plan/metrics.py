@@ -204,9 +204,9 @@ def _placed_routes(
                 found = beyond[(slot, first)] = [
                     (route, count * plane.per_rail) for route, count in floor.routes(slot, 0.0, targets)
                 ]
-            up = ups[i % placed.nodes_per_rack]
+            climb = ups[i % placed.nodes_per_rack]
             for route, links in found:
-                node_links[up + route] += links
+                node_links[climb + route] += links
         up: Counter[float] = Counter()
         for i in range(plane.leaves):
             at, up_m = floor.switch_slot(leaves + i), floor.switch_up_m(leaves + i)
