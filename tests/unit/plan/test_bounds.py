@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from fabric.plan import sweep as sweep_module
 from fabric.plan.bounds import link_usd_at_least, module_share_usd
 from fabric.plan.candidates import Request, enumerate_candidates
 from fabric.plan.evaluate import Estimate, Ruled, estimate, evaluate
 from fabric.plan.metrics import METRICS, estimate_bound, lower_bound, metric_value
 from fabric.plan.rank import rank
-from fabric.plan.sweep import pruned_sweep, sweep
+from fabric.plan.sweep import Step, _resolve, pruned_sweep, sweep
 from fabric.spec.catalog import builtin_catalog
 
 CATALOG = builtin_catalog()
@@ -134,3 +135,46 @@ def test_the_pruned_answer_is_the_unpruned_one(gpus: int) -> None:
         if not o.ok:
             assert o.ruling.split(":")[0] == full[o.candidate.index].ruling.split(":")[0]
             assert metric_value(o, metric, CATALOG) is not None or not o.gpus
+
+
+@pytest.mark.parametrize(
+    ("nodes", "switches"),
+    [
+        (("dgx-a100", "dgx-h100", "dgx-b200"), ("qm9700", "qm8700", "sn5600")),
+        # hgx-b300's candidates all fail (optics-missing) after their exact cost: the other node type ends first,
+        # and an idle worker runs hgx-b300's steps ahead
+        (("hgx-b300", "dgx-h100"), ("qm9700", "sn5600")),
+    ],
+)
+def test_the_node_types_steps_side_by_side_give_what_one_after_the_other_does(
+    nodes: tuple[str, ...], switches: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pruned_sweep` on two workers (the node types' steps interleaved, steps run ahead by an idle worker, a
+    candidate's topology kept in the worker that built it) gives the same outcomes and pruned candidates, in the
+    same order, as in one process."""
+    candidates = enumerate_candidates(CATALOG, Request(256, nodes=nodes, switches=switches))
+    metric = "tco-per-delivered-pflops"
+    one = pruned_sweep(candidates, 256, metric, "bf16", workers=1)
+    taken = []
+    monkeypatch.setattr(sweep_module, "_resolve", lambda *a: taken.append(a) or _resolve(*a))
+    two = pruned_sweep(candidates, 256, metric, "bf16", workers=2)
+    assert two == one and len(one[0]) >= 3 and one[1]
+    assert taken or nodes[0] != "hgx-b300"  # steps run ahead were taken
+
+
+def test_a_step_run_ahead_gives_the_result_its_turn_would() -> None:
+    """A step computed ahead holds the topology's bound and the exact cost: the step takes the bound only where it
+    would have stopped there (its bound above the least waiting), else the exact cost."""
+    c = enumerate_candidates(CATALOG, Request(256, nodes=("dgx-h100",), switches=("qm9700",)))[0]
+    seen: list[Estimate] = []
+    exact = estimate(c, 256, lambda e: seen.append(e) or False)
+    assert isinstance(exact, Estimate) and exact.exact and not seen[0].exact
+    metric = "tco-per-delivered-pflops"
+    bound = estimate_bound(seen[0], c, metric, CATALOG)
+    found = (seen[0], exact)
+    above, below = (bound - 1, c.index), (bound + 1, c.index)
+    assert _resolve(found, Step(c, enough=True, least=above), metric, CATALOG, "bf16") is seen[0]
+    assert _resolve(found, Step(c, enough=True, least=below), metric, CATALOG, "bf16") is exact
+    assert _resolve(found, Step(c, enough=True, least=None), metric, CATALOG, "bf16") is exact
+    assert _resolve(found, Step(c, least=above), metric, CATALOG, "bf16") is exact  # no stop asked: the exact cost
+    assert _resolve((None, exact), Step(c, enough=True, least=above), metric, CATALOG, "bf16") is exact
