@@ -4,7 +4,7 @@ for an 800G link between twin-port 2 x 4-lane modules), one twin-port copper cab
 optical ends no catalog transceiver fits (a finding: never a silent zero in the BOM).
 
 The costing (fabric/costing.py) and the allocation check `check_optics` read it; it is computed once per
-allocation object.
+allocation's cables object.
 """
 
 from __future__ import annotations
@@ -98,7 +98,9 @@ def transceiver_for(catalog: Catalog, cage: CageKind, kind: str, speed: int) -> 
     return None
 
 
-_MEMO: dict[int, tuple[Allocation, Optics, list[_Physical]]] = {}
+# by the cables object (what the counts read of an allocation), with the catalog and topology they were made for:
+# an allocation made from cables already laid (`allocate`'s `laid`) finds their optics
+_MEMO: dict[int, tuple[tuple[Cable, ...], Catalog, Topology, Optics, list[_Physical]]] = {}
 
 
 def optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Optics:
@@ -114,15 +116,16 @@ def _sheet(catalog: Catalog, topology: Topology, allocation: Allocation) -> list
 def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Optics, list[_Physical]]:
     """The counts and the sheet of one pass, kept per allocation object: the optics check, the cage check and
     the renderers read them (two passes were 2.9 s of a 100k-GPU validate)."""
-    hit = _MEMO.get(id(allocation))
-    if hit is not None and hit[0] is allocation:
-        return hit[1], hit[2]
+    cables = allocation.cables
+    hit = _MEMO.get(id(cables))
+    if hit is not None and hit[0] is cables and hit[1] is catalog and hit[2] is topology:
+        return hit[3], hit[4]
     sheet: list[_Physical] = []
     result = _optics(catalog, topology, allocation, sheet)
     sheet.sort(key=_sheet_order)
     if len(_MEMO) >= 4:
         _MEMO.clear()
-    _MEMO[id(allocation)] = (allocation, result, sheet)
+    _MEMO[id(cables)] = (cables, catalog, topology, result, sheet)
     return result, sheet
 
 
@@ -144,6 +147,7 @@ def _optics(
     ends: dict[str, _Ends] = {}  # per device name: 600,000 link ends at 100k GPUs
     fits: dict[tuple[CageKind, str, int], tuple[str, Transceiver] | None] = {}
     resolved: dict[_EndKey, _End] = {}
+    fibre_counts: dict[tuple[str, int], int] = {}  # (transceiver key, speed) → fibres a link takes
     cables: Counter[tuple[str, str, str, float | None]] = Counter()
     pairs: dict[tuple[str, str, str, float | None, frozenset[tuple[str, str]]], list[int]] = defaultdict(list)
     # 1:2 splitter fibres (a medium with a split end): the links leaving one twin-port cage on one such medium,
@@ -208,7 +212,11 @@ def _optics(
                 missing[what] += 1
                 example.setdefault(what, f"{name} {port}")
                 continue
-            fibres = max(fibres, part.fibres(link.speed_gbps))
+            count = fibre_counts.get((optic, link.speed_gbps))
+            if count is None:
+                count = fibre_counts[(optic, link.speed_gbps)] = part.fibres(link.speed_gbps)
+            if count > fibres:
+                fibres = count
             used = cages[(link.fabric, "node side" if node else "switch side", optic)]
             if node and rack and (name, cage) not in used:
                 optics_w[rack] += part.power_w
