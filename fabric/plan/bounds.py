@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections import Counter
+from operator import attrgetter
 from typing import Any
 
 from fabric.allocation.cages import CageKind, CageLookup
@@ -135,30 +136,71 @@ class LinkPrices:
         return 0.0 if best == math.inf else best
 
 
+# LinkPrices per catalog and technology, kept across calls (the candidates of a sweep share them): (catalog,
+# technology) by identity → the prices, with the links priced so far by (length, speed, ends' models and cages)
+_PRICES: dict[tuple[int, str], tuple[Catalog, LinkPrices, dict[tuple[Any, ...], float]]] = {}
+
+
+def _prices(catalog: Catalog, technology: str) -> tuple[LinkPrices, dict[tuple[Any, ...], float]]:
+    hit = _PRICES.get((id(catalog), technology))
+    if hit is None or hit[0] is not catalog:
+        if len(_PRICES) >= 8:
+            _PRICES.clear()
+        hit = _PRICES[(id(catalog), technology)] = (catalog, LinkPrices(catalog, technology), {})
+    return hit[1], hit[2]
+
+
+_FIELDS = attrgetter("a", "a_port", "b", "b_port", "speed_gbps", "length_m")
+
+
 def cabling_usd_at_least(design: Design, topology: Topology) -> float:
     """Every link of the topology at `link_usd_at_least` for the length its placed ends need (an unplaced end: 0,
     as the allocation then lays no cable). Links are counted by class first (the two ends' racks, units, models
-    and cage kinds, the speed), and each class is priced once."""
+    and cage kinds, the speed), and each class is priced once: a device's place and model are one number, a
+    cage kind another, so that a class is a short tuple of numbers (a link's part of the work is a few lookups)."""
     catalog, layout, racks, devices = design.catalog, design.spec.racks, topology.racks, topology.devices
     cage_of = CageLookup(catalog, devices)
-    kinds: dict[tuple[str, str], CageKind] = {}  # (model, port) → its cage kind
+    places: list[tuple[str | None, int | None, int, str]] = []  # (rack, u, height, model) by number
+    place_ids: dict[tuple[str | None, int | None, int, str], int] = {}
+    kinds: list[CageKind] = []  # by number
+    kind_ids: dict[CageKind, int] = {}
+    by_model: dict[int, tuple[dict[str, int], int]] = {}  # id of a model's port map → port → kind number, default
+    ends: dict[str, tuple[int, dict[str, int], int]] = {}  # device → place number, port → kind number, default
+
+    def kind_id(kind: CageKind) -> int:
+        found = kind_ids.get(kind)
+        if found is None:
+            found = kind_ids[kind] = len(kinds)
+            kinds.append(kind)
+        return found
+
+    def end(name: str) -> tuple[int, dict[str, int], int]:
+        d = devices[name]
+        place = (d.rack, d.u, d.height_u, d.model)
+        number = place_ids.get(place)
+        if number is None:
+            number = place_ids[place] = len(places)
+            places.append(place)
+        port_map, default = cage_of.ports(name)
+        numbered = by_model.get(id(port_map))
+        if numbered is None:
+            numbered = by_model[id(port_map)] = ({p: kind_id(k) for p, (_, k) in port_map.items()}, kind_id(default))
+        found = ends[name] = (number, *numbered)
+        return found
+
     total = 0.0
     for key, ft in topology.fabrics.items():
         rules = CablingRules.resolve(design.spec.fabrics[key].cabling, design.spec.cabling)
-        prices = LinkPrices(catalog, ft.technology)
-        classes: Counter[tuple[Any, ...]] = Counter()
-        for link in ft.links:
-            a, b = devices[link.a], devices[link.b]
-            a_kind = kinds.get((a.model, link.a_port))
-            if a_kind is None:
-                a_kind = kinds[(a.model, link.a_port)] = cage_of(link.a, link.a_port)[1]
-            b_kind = kinds.get((b.model, link.b_port))
-            if b_kind is None:
-                b_kind = kinds[(b.model, link.b_port)] = cage_of(link.b, link.b_port)[1]
-            classes[(a.rack, a.u, a.height_u, a.model, a_kind, b.rack, b.u, b.height_u, b.model, b_kind,
-                     link.speed_gbps, link.length_m)] += 1  # fmt: skip
-        priced: dict[tuple[Any, ...], float] = {}
-        for (ra, au, ah, am, ak, rb, bu, bh, bm, bk, speed, length), count in classes.items():
+        prices, priced = _prices(catalog, ft.technology)
+        classes: Counter[tuple[int, int, int, int, int, float | None]] = Counter()
+        for a, a_port, b, b_port, speed, length in map(_FIELDS, ft.links):
+            ea = ends.get(a) or end(a)
+            eb = ends.get(b) or end(b)
+            classes[(ea[0], ea[1].get(a_port, ea[2]), eb[0], eb[1].get(b_port, eb[2]), speed, length)] += 1
+        for (pa, ka, pb, kb, speed, length), count in classes.items():
+            ra, au, ah, am = places[pa]
+            rb, bu, bh, bm = places[pb]
+            ak, bk = kinds[ka], kinds[kb]
             if length is not None:
                 needed = length
             else:

@@ -78,8 +78,8 @@ def best_of_node(
 @dataclass(frozen=True)
 class Step:
     """One step of a node type's refinement: the estimate of a candidate (`enough`: stop at the topology's bound
-    when its bound is above `least`, the least (bound, index) waiting; `resume`: a bound's design and topology), or
-    its full build (`build`)."""
+    when its bound is above `least`, the least (bound, index) waiting), or its full build (`build`); `resume`: what
+    its estimate kept (evaluate.py `Resume`)."""
 
     candidate: Candidate
     build: bool = False
@@ -130,10 +130,11 @@ def _best_first(
                 built.append(ruled_outcome(c, cost.ruled))
                 continue
             bound = max(bound, estimate_bound(cost, c, metric, catalog, precision))
+            resume = cost.resume
             if not cost.exact or waits(bound, c.index):  # built when its bound is the least again
-                heapq.heappush(heap, (bound, c.index, 2 if cost.exact else 1, c, cost.resume))
+                heapq.heappush(heap, (bound, c.index, 2 if cost.exact else 1, c, resume))
                 continue
-        o = yield Step(c, build=True)
+        o = yield Step(c, build=True, resume=resume)
         assert isinstance(o, Outcome)
         built.append(o)
         figure = metric_value(o, metric, catalog, precision) if o.ok else None
@@ -148,7 +149,7 @@ def _run_step(step: Step, gpus: int, metric: str, precision: str, delivered: str
     `step.enough` and that bound is above `step.least`: what `waits` says of it, as the heap stands while it runs)."""
     c = step.candidate
     if step.build:
-        return evaluate(c, gpus, delivered=delivered)
+        return evaluate(c, gpus, delivered=delivered, resume=step.resume)
     enough = partial(_above, step.least, c, metric, _catalog(), precision) if step.enough else None
     return estimate(c, gpus, enough, step.resume)
 
@@ -199,15 +200,15 @@ def _remote_ahead(
         _KEPT.pop(index, None)
     resume = _KEPT.pop(c.index, None)
     if build:
-        return evaluate(c, gpus, delivered=delivered), False
+        return evaluate(c, gpus, delivered=delivered, resume=resume), False
     seen: list[Estimate] = []
 
     def keep_going(e: Estimate) -> bool:
         seen.append(replace(e, resume=None))
         return False
 
-    exact = estimate(c, gpus, keep_going if bounded else None, resume)
-    return (seen[0] if seen else None, exact), False
+    exact, keeps = _kept(c.index, estimate(c, gpus, keep_going if bounded else None, resume))
+    return (seen[0] if seen else None, exact), keeps
 
 
 def _interleaved(
@@ -318,6 +319,8 @@ def _interleaved(
             worker, (result, keeps) = pool.done()
             k, ran, key = running.pop(worker)
             if key is not None:  # computed ahead
+                if keeps:
+                    holder[key[0]] = worker
                 asked = waiting.pop(key, None)
                 if asked is None:
                     ahead[key] = result

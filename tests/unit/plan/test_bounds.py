@@ -178,3 +178,60 @@ def test_a_step_run_ahead_gives_the_result_its_turn_would() -> None:
     assert _resolve(found, Step(c, enough=True, least=None), metric, CATALOG, "bf16") is exact
     assert _resolve(found, Step(c, least=above), metric, CATALOG, "bf16") is exact  # no stop asked: the exact cost
     assert _resolve((None, exact), Step(c, enough=True, least=above), metric, CATALOG, "bf16") is exact
+
+
+def _plain_cabling(c: object, gpus: int) -> tuple[float, float]:
+    """(cabling_usd_at_least, the same summed link by link with `link_usd_at_least`: the plain way)."""
+    from fabric.allocation.cages import CageLookup
+    from fabric.plan.bounds import cabling_usd_at_least
+    from fabric.plan.document import spec_yaml
+    from fabric.spec.loader import load_spec_text
+    from fabric.topology.build import build_topology
+    from fabric.topology.media import CablingRules
+    from fabric.topology.racks import route_m
+
+    design = load_spec_text(spec_yaml(c, gpus, CATALOG), "c.yaml")  # type: ignore[arg-type]
+    topology = build_topology(design)
+    cage_of, total = CageLookup(CATALOG, topology.devices), 0.0
+    for key, ft in topology.fabrics.items():
+        rules = CablingRules.resolve(design.spec.fabrics[key].cabling, design.spec.cabling)
+        for link in ft.links:
+            a, b = topology.devices[link.a], topology.devices[link.b]
+            ra, rb = topology.racks.get(a.rack or ""), topology.racks.get(b.rack or "")
+            if link.length_m is None and (ra is None or rb is None or not a.u or not b.u):
+                continue
+            tray = rules.tray_height_m
+            needed = link.length_m or rules.length_for(
+                route_m(design.spec.racks, ra, a.u, a.height_u, rb, b.u, b.height_u, tray)
+            )  # type: ignore[arg-type]
+            cages = (cage_of(link.a, link.a_port)[1], cage_of(link.b, link.b_port)[1])
+            total += link_usd_at_least(CATALOG, ft.technology, link.speed_gbps, needed, (a.model, b.model), cages)
+    return cabling_usd_at_least(design, topology), total
+
+
+def test_the_cabling_bound_by_class_is_the_plain_sum_link_by_link() -> None:
+    """The rack-distance bound counts links by class (numbered places and cage kinds) and keeps the prices across
+    calls: the same sum as pricing every link on its own (a twin-port q3400, DGX and GB200 trays, 3 tiers)."""
+    cases = [(1024, ("dgx-h100", "q3400")), (512, ("dgx-gb200-tray", "qm9700")), (1024, ("dgx-b300", "sn5600"))]
+    checked = 0
+    for gpus, (node, switch) in cases:
+        for c in enumerate_candidates(CATALOG, Request(gpus, nodes=(node,), switches=(switch,)))[:3]:
+            fast, plain = _plain_cabling(c, gpus)
+            assert plain > 0 and fast == pytest.approx(plain, rel=1e-12), (c.label, fast, plain)
+            checked += 1
+    assert checked == 9
+
+
+def test_the_full_build_from_the_estimates_topology_and_cables_is_the_full_build() -> None:
+    """`evaluate` with the exact estimate's design, topology and cables (`Estimate.resume`) gives the outcome of
+    building the candidate from its spec."""
+    request = Request(512, nodes=("dgx-h100", "dgx-a100"), switches=("qm9700", "sn5600"), tiers=(2, 3))
+    kept = 0
+    for c in enumerate_candidates(CATALOG, request)[::3]:
+        e = estimate(c, 512)
+        if isinstance(e, Ruled) or e.resume is None:
+            continue
+        assert e.resume.laid is not None
+        assert evaluate(c, 512, resume=e.resume) == evaluate(c, 512), c.label
+        kept += 1
+    assert kept >= 3
