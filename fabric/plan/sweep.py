@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+from fabric.fast.collector import gc_paused
 from fabric.fast.parallel import usable_cores
 from fabric.fast.pinned import Pinned
 from fabric.plan.candidates import Candidate
@@ -64,15 +65,18 @@ def best_of_node(
     candidates: Sequence[Candidate], gpus: int, metric: str, precision: str, delivered: str = "bisection"
 ) -> tuple[list[Outcome], list[tuple[int, str, float]]]:
     """One node type's candidates, best first (`_best_first`), each step run here: (the outcomes built or ruled
-    out, (index, label, bound) of those pruned)."""
-    chain = _best_first(candidates, gpus, metric, precision)
-    step = next(chain)
-    while True:
-        try:
-            step = chain.send(_run_step(step, gpus, metric, precision, delivered))
-        except StopIteration as end:
-            result: tuple[list[Outcome], list[tuple[int, str, float]]] = end.value
-            return result
+    out, (index, label, bound) of those pruned). The cyclic garbage collector is paused meanwhile: a step makes
+    tens of thousands of objects and next to no cyclic garbage, and each collection walks the kept topologies again
+    (a third of the sweep's time)."""
+    with gc_paused():
+        chain = _best_first(candidates, gpus, metric, precision)
+        step = next(chain)
+        while True:
+            try:
+                step = chain.send(_run_step(step, gpus, metric, precision, delivered))
+            except StopIteration as end:
+                result: tuple[list[Outcome], list[tuple[int, str, float]]] = end.value
+                return result
 
 
 @dataclass(frozen=True)
@@ -172,7 +176,10 @@ def _remote_step(
     for index in forget:
         _KEPT.pop(index, None)
     resume = _KEPT.pop(step.candidate.index, None)
-    result = _run_step(replace(step, resume=resume) if resume is not None else step, gpus, metric, precision, delivered)
+    with gc_paused():
+        result = _run_step(
+            replace(step, resume=resume) if resume is not None else step, gpus, metric, precision, delivered
+        )
     return _kept(step.candidate.index, result)
 
 
@@ -207,7 +214,8 @@ def _remote_ahead(
         seen.append(replace(e, resume=None))
         return False
 
-    exact, keeps = _kept(c.index, estimate(c, gpus, keep_going if bounded else None, resume))
+    with gc_paused():
+        exact, keeps = _kept(c.index, estimate(c, gpus, keep_going if bounded else None, resume))
     return (seen[0] if seen else None, exact), keeps
 
 
