@@ -10,6 +10,7 @@ allocation's cables object.
 from __future__ import annotations
 
 import math
+import weakref
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -98,9 +99,10 @@ def transceiver_for(catalog: Catalog, cage: CageKind, kind: str, speed: int) -> 
     return None
 
 
-# by the cables object (what the counts read of an allocation), with the catalog and topology they were made for:
-# an allocation made from cables already laid (`allocate`'s `laid`) finds their optics
-_MEMO: dict[int, tuple[tuple[Cable, ...], Catalog, Topology, Optics, list[_Physical]]] = {}
+# by the cables object (what the counts read of an allocation), with the catalog and topology they were made for
+# (the topology by a weak reference: the memo keeps no topology alive): an allocation made from cables already laid
+# (`allocate`'s `laid`) finds their optics
+_MEMO: dict[int, tuple[tuple[Cable, ...], Catalog, weakref.ref[Topology], Optics, list[_Physical]]] = {}
 
 
 def optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Optics:
@@ -118,14 +120,14 @@ def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tu
     the renderers read them (two passes were 2.9 s of a 100k-GPU validate)."""
     cables = allocation.cables
     hit = _MEMO.get(id(cables))
-    if hit is not None and hit[0] is cables and hit[1] is catalog and hit[2] is topology:
+    if hit is not None and hit[0] is cables and hit[1] is catalog and hit[2]() is topology:
         return hit[3], hit[4]
     sheet: list[_Physical] = []
     result = _optics(catalog, topology, allocation, sheet)
     sheet.sort(key=_sheet_order)
     if len(_MEMO) >= 4:
         _MEMO.clear()
-    _MEMO[id(cables)] = (cables, catalog, topology, result, sheet)
+    _MEMO[id(cables)] = (cables, catalog, weakref.ref(topology), result, sheet)
     return result, sheet
 
 
