@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 import multiprocessing
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
@@ -220,7 +220,13 @@ def _remote_ahead(
 
 
 def _interleaved(
-    tasks: Sequence[Sequence[Candidate]], gpus: int, metric: str, precision: str, delivered: str, workers: int
+    tasks: Sequence[Sequence[Candidate]],
+    gpus: int,
+    metric: str,
+    precision: str,
+    delivered: str,
+    workers: int,
+    pool_of: Callable[[int], Any] = Pinned,
 ) -> list[tuple[list[Outcome], list[tuple[int, str, float]]]]:
     """`best_of_node` of each task, their steps run side by side on `workers` pinned processes: whenever a worker is
     free it takes the next step of some node type (one step of each at a time), so the workers stay busy until the
@@ -228,7 +234,8 @@ def _interleaved(
     to the worker that keeps its topology when that one is free. When no node type has a step waiting (the last
     ones run), a free worker runs ahead: the step of the candidate least in a running node type's heap (its
     likely next), estimated both ways or built; its node type takes the result when it asks for that step, as it
-    would have been computed then (the same functions of the candidate, and the bound the heap then holds)."""
+    would have been computed then (the same functions of the candidate, and the bound the heap then holds).
+    `pool_of`: the pool for a count of workers (`Pinned`; a test gives one that runs calls in order)."""
     catalog = _catalog()
     heaps: list[list[tuple[float, int, int, Candidate, Any]]] = [[] for _ in tasks]
     chains = [_best_first(t, gpus, metric, precision, heaps[k]) for k, t in enumerate(tasks)]
@@ -299,7 +306,7 @@ def _interleaved(
 
     for k in range(len(chains)):
         advance(k, None)
-    with Pinned(min(workers, len(chains))) as pool:
+    with pool_of(min(workers, len(chains))) as pool:
         while ready or running:
             for worker in pool.idle():
                 if ready:

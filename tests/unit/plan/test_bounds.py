@@ -11,7 +11,7 @@ from fabric.plan.candidates import Request, enumerate_candidates
 from fabric.plan.evaluate import Estimate, Ruled, estimate, evaluate
 from fabric.plan.metrics import METRICS, estimate_bound, lower_bound, metric_value
 from fabric.plan.rank import rank
-from fabric.plan.sweep import Step, _resolve, pruned_sweep, sweep
+from fabric.plan.sweep import Step, _resolve, best_of_node, pruned_sweep, sweep
 from fabric.spec.catalog import builtin_catalog
 
 CATALOG = builtin_catalog()
@@ -137,29 +137,54 @@ def test_the_pruned_answer_is_the_unpruned_one(gpus: int) -> None:
             assert metric_value(o, metric, CATALOG) is not None or not o.gpus
 
 
-@pytest.mark.parametrize(
-    ("nodes", "switches"),
-    [
-        (("dgx-a100", "dgx-h100", "dgx-b200"), ("qm9700", "qm8700", "sn5600")),
-        # hgx-b300's candidates all fail (optics-missing) after their exact cost: the other node type ends first,
-        # and an idle worker runs hgx-b300's steps ahead
-        (("hgx-b300", "dgx-h100"), ("qm9700", "sn5600")),
-    ],
-)
-def test_the_node_types_steps_side_by_side_give_what_one_after_the_other_does(
-    nodes: tuple[str, ...], switches: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`pruned_sweep` on two workers (the node types' steps interleaved, steps run ahead by an idle worker, a
-    candidate's topology kept in the worker that built it) gives the same outcomes and pruned candidates, in the
-    same order, as in one process."""
-    candidates = enumerate_candidates(CATALOG, Request(256, nodes=nodes, switches=switches))
+def test_the_node_types_steps_side_by_side_give_what_one_after_the_other_does() -> None:
+    """`pruned_sweep` on two workers (the node types' steps interleaved, a candidate's topology kept in the worker
+    that built it, steps run ahead by an idle worker) gives the same outcomes and pruned candidates, in the same
+    order, as in one process."""
+    request = Request(256, nodes=("dgx-a100", "dgx-h100", "hgx-b300"), switches=("qm9700", "qm8700", "sn5600"))
+    candidates = enumerate_candidates(CATALOG, request)
     metric = "tco-per-delivered-pflops"
     one = pruned_sweep(candidates, 256, metric, "bf16", workers=1)
+    assert pruned_sweep(candidates, 256, metric, "bf16", workers=2) == one and len(one[0]) >= 3 and one[1]
+
+
+class _InOrder:
+    """A pool for `_interleaved` that runs each call when it is submitted and hands back the last submitted first:
+    the step a free worker runs ahead ends before the step its node type is running (one process: the workers'
+    kept topologies are one dict, which changes what is built again, never a result)."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.results = count, {}  # type: ignore[var-annotated]
+
+    def __enter__(self) -> _InOrder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def idle(self) -> list[int]:
+        return [w for w in range(self.count) if w not in self.results]
+
+    def submit(self, worker: int, function, *args):  # type: ignore[no-untyped-def]
+        self.results[worker] = function(*args)
+
+    def done(self):  # type: ignore[no-untyped-def]
+        worker = list(self.results)[-1]
+        return worker, self.results.pop(worker)
+
+
+def test_steps_run_ahead_are_taken_and_give_what_one_process_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """hgx-b300's candidates all fail (optics-missing) after their exact cost, so dgx-h100's search ends first and a
+    free worker runs hgx-b300's likely next steps ahead: they are taken, and the answer is one process's."""
+    request = Request(256, nodes=("hgx-b300", "dgx-h100"), switches=("qm9700", "sn5600"))
+    candidates = enumerate_candidates(CATALOG, request)
+    metric = "tco-per-delivered-pflops"
+    tasks = [[c for c in candidates if c.node == node] for node in ("hgx-b300", "dgx-h100")]
+    one = [best_of_node(t, 256, metric, "bf16") for t in tasks]
     taken = []
     monkeypatch.setattr(sweep_module, "_resolve", lambda *a: taken.append(a) or _resolve(*a))
-    two = pruned_sweep(candidates, 256, metric, "bf16", workers=2)
-    assert two == one and len(one[0]) >= 3 and one[1]
-    assert taken or nodes[0] != "hgx-b300"  # steps run ahead were taken
+    two = sweep_module._interleaved(tasks, 256, metric, "bf16", "bisection", 2, _InOrder)
+    assert two == one and len(taken) >= 3
 
 
 def test_a_step_run_ahead_gives_the_result_its_turn_would() -> None:
