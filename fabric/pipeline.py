@@ -21,7 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fabric.allocation.allocate import Allocation, allocate
+from fabric.allocation.allocate import Allocation, Laid, allocate
 from fabric.allocation.checks import AllocationContext, run_allocation_checks
 from fabric.allocation.lock import keep_locked
 from fabric.analysis.checks import Context, run_checks
@@ -110,14 +110,23 @@ BESIDE_ABOVE = 5_000  # links: below this the analysis takes less time than fork
 BESIDE_SWITCHES = SMALL_SWITCHES
 
 
-def build_fabric(spec: Design | str | Path, *, workers: int | None = 1, jobs: bool = False) -> Build:
+def build_fabric(
+    spec: Design | str | Path,
+    *,
+    workers: int | None = 1,
+    jobs: bool = False,
+    topology: Topology | None = None,
+    laid: Laid | None = None,
+) -> Build:
     """Everything but rendering. Raises FabricError only for an unreadable or invalid spec.
 
     `workers`: processes it may use (None: as cli's --workers; see cores()); with more than one, a large
     design's figures are computed beside allocation and intent, and with `jobs` its job-bandwidth table too
-    (else that is made on first use)."""
+    (else that is made on first use). `topology` and `laid` (its cables and their findings): what
+    `build_topology` and the allocation's cabling give for this design (a Design, not a path), already made
+    (`fabric plan` estimates a candidate's cost from them before it builds it)."""
     with gc_paused():
-        return _build(spec, cores(workers), jobs)
+        return _build(spec, cores(workers), jobs, topology, laid)
 
 
 def beside_pays(topology: Topology) -> bool:
@@ -129,9 +138,11 @@ def beside_pays(topology: Topology) -> bool:
     )
 
 
-def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
+def _build(
+    spec: Design | str | Path, workers: int, jobs: bool, topology: Topology | None = None, laid: Laid | None = None
+) -> Build:
     design = spec if isinstance(spec, Design) else load_spec(spec)
-    topology = build_topology(design)
+    topology = topology if topology is not None and isinstance(spec, Design) else build_topology(design)
     fork = workers > 1 and beside_pays(topology)
     with_jobs = fork and jobs  # in one process the table is made on first read, no sooner than needed
 
@@ -147,7 +158,7 @@ def _build(spec: Design | str | Path, workers: int, jobs: bool) -> Build:
         return figures, found, (job_bandwidth(design, topology),)
 
     with beside(analysis, fork) as analysed:
-        allocation = keep_locked(design, topology, allocate(design, topology))  # a lock's assignments kept
+        allocation = keep_locked(design, topology, allocate(design, topology, laid))  # a lock's assignments kept
         intents = build_intents(design, topology, allocation)
         infiniband = build_infiniband(design, topology, allocation)
         hosts = build_hosts(design, topology, allocation)

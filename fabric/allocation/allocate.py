@@ -698,11 +698,23 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
     return cables, findings
 
 
-def allocate(design: Design, topo: Topology) -> Allocation:
+# a topology's cables and their findings (`lay_cables`), made once where a caller needs them before the allocation
+Laid = tuple[tuple[Cable, ...], tuple[Finding, ...]]
+
+
+def lay_cables(design: Design, topo: Topology) -> Laid:
+    """The topology's cables and the cabling's findings, as the allocation makes them."""
+    cables, findings = _allocate_cables(design, topo)
+    return tuple(cables), tuple(findings)
+
+
+def allocate(design: Design, topo: Topology, laid: Laid | None = None) -> Allocation:
+    """`laid`: `lay_cables` of this design and topology, already made (its cables object is kept, so that what
+    was computed of it, e.g. the optics, is found again)."""
     asn_rows, asn_findings = _allocate_asns(design, topo)
     addresses, addr_findings, loopbacks = _allocate_addresses(design, topo)
     asn_rows = [AsnRow(r.device, r.fabric, r.layer, r.asn, loopbacks.get(r.device, "")) for r in asn_rows]
-    cables, cable_findings = _allocate_cables(design, topo)
+    cables, cable_findings = laid if laid is not None else lay_cables(design, topo)
     return Allocation(
-        tuple(cables), tuple(addresses), tuple(asn_rows), tuple(asn_findings + addr_findings + cable_findings)
+        cables, tuple(addresses), tuple(asn_rows), tuple(asn_findings + addr_findings + [*cable_findings])
     )

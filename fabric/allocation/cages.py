@@ -39,14 +39,18 @@ class CageLookup:
         self._catalog = catalog
         self._devices = devices
         self._by_model: dict[tuple[str, str | None], tuple[dict[str, tuple[str, CageKind]], CageKind]] = {}
-        # per device name, its model's: one look-up a port (6,000,000 at a million GPUs)
-        self._by_name: dict[str, tuple[dict[str, tuple[str, CageKind]], CageKind]] = {}
+        self._by_device: dict[str, tuple[dict[str, tuple[str, CageKind]], CageKind]] = {}
 
     def __call__(self, name: str, port: str) -> tuple[str, CageKind]:
-        found = self._by_name.get(name) or self._of(name)
+        found = self._by_device.get(name) or self.ports(name)
         return found[0].get(port) or (port, found[1])
 
-    def _of(self, name: str) -> tuple[dict[str, tuple[str, CageKind]], CageKind]:
+    def ports(self, name: str) -> tuple[dict[str, tuple[str, CageKind]], CageKind]:
+        """The device's model's port → (cage id, cage kind), and the kind of a port it does not list (the same
+        objects for every device of the model)."""
+        found = self._by_device.get(name)
+        if found is not None:
+            return found
         device = self._devices[name]
         node = device.layer == "node"
         key = (device.model, None if node else device.platform)
@@ -58,5 +62,5 @@ class CageLookup:
                 switch = switch_cages(self._catalog.switches[device.model], device.platform)
                 found = ({p: (str(c) if c else p, k) for p, (c, k) in switch.items()}, MGMT_CAGE)
             self._by_model[key] = found
-        self._by_name[name] = found
+        self._by_device[name] = found
         return found

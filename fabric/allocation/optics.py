@@ -4,12 +4,13 @@ for an 800G link between twin-port 2 x 4-lane modules), one twin-port copper cab
 optical ends no catalog transceiver fits (a finding: never a silent zero in the BOM).
 
 The costing (fabric/costing.py) and the allocation check `check_optics` read it; it is computed once per
-allocation object.
+allocation's cables object.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections import Counter, defaultdict
 from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -102,7 +103,10 @@ def transceiver_for(catalog: Catalog, cage: CageKind, kind: str, speed: int) -> 
     return None
 
 
-_MEMO: dict[int, tuple[Allocation, Optics, IndexRows]] = {}
+# by the cables object (what the counts read of an allocation), with the catalog and topology they were made for
+# (the topology by a weak reference: the memo keeps no topology alive): an allocation made from cables already laid
+# (`allocate`'s `laid`) finds their optics
+_MEMO: dict[int, tuple[tuple[Cable, ...], Catalog, weakref.ref[Topology], Optics, IndexRows]] = {}
 
 
 def optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Optics:
@@ -119,14 +123,15 @@ def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tu
     """The counts and the sheet of one pass, kept per allocation object: the optics check, the cage check and
     the renderers read them (two passes were 2.9 s of a 100k-GPU validate). The sheet is kept as columns
     (fabric/fast/columns.py: a cable's rows made as they are read)."""
-    hit = _MEMO.get(id(allocation))
-    if hit is not None and hit[0] is allocation:
-        return hit[1], hit[2]
+    cables = allocation.cables
+    hit = _MEMO.get(id(cables))
+    if hit is not None and hit[0] is cables and hit[1] is catalog and hit[2]() is topology:
+        return hit[3], hit[4]
     sheet = IndexRows()
     result = _optics(catalog, topology, allocation, sheet)
     if len(_MEMO) >= 4:
         _MEMO.clear()
-    _MEMO[id(allocation)] = (allocation, result, sheet)
+    _MEMO[id(cables)] = (cables, catalog, weakref.ref(topology), result, sheet)
     return result, sheet
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections import Counter
+from operator import attrgetter
 from typing import Any
 
 from fabric.allocation.cages import CageKind, CageLookup
@@ -135,30 +136,109 @@ class LinkPrices:
         return 0.0 if best == math.inf else best
 
 
+# LinkPrices per catalog and technology, kept across calls (the candidates of a sweep share them): (catalog,
+# technology) by identity → the prices, with the links priced so far by (length, speed, ends' models and cages)
+_PRICES: dict[tuple[int, str], tuple[Catalog, LinkPrices, dict[tuple[Any, ...], float]]] = {}
+
+
+def _prices(catalog: Catalog, technology: str) -> tuple[LinkPrices, dict[tuple[Any, ...], float]]:
+    hit = _PRICES.get((id(catalog), technology))
+    if hit is None or hit[0] is not catalog:
+        if len(_PRICES) >= 8:
+            _PRICES.clear()
+        hit = _PRICES[(id(catalog), technology)] = (catalog, LinkPrices(catalog, technology), {})
+    return hit[1], hit[2]
+
+
+_A, _A_PORT, _B, _B_PORT = attrgetter("a"), attrgetter("a_port"), attrgetter("b"), attrgetter("b_port")
+_SPEED, _LENGTH = attrgetter("speed_gbps"), attrgetter("length_m")
+
+
+class _Kinds(dict[str, int]):
+    """A model's port → its cage kind's number; a port the model does not list: the default's."""
+
+    def __init__(self, numbered: dict[str, int], default: int) -> None:
+        super().__init__(numbered)
+        self.default = default
+
+    def __missing__(self, port: str) -> int:
+        return self.default
+
+
+class _PerDevice(dict[str, Any]):
+    """A device's value, made on first ask by `make`."""
+
+    def __init__(self, make: Any) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, name: str) -> Any:
+        found = self[name] = self.make(name)
+        return found
+
+
 def cabling_usd_at_least(design: Design, topology: Topology) -> float:
     """Every link of the topology at `link_usd_at_least` for the length its placed ends need (an unplaced end: 0,
     as the allocation then lays no cable). Links are counted by class first (the two ends' racks, units, models
-    and cage kinds, the speed), and each class is priced once."""
+    and cage kinds, the speed), and each class is priced once: a device's place and model are one number, a cage
+    kind another, so that a class is a short tuple of numbers, made for all links at once column by column (a
+    link's part of the work is a few lookups in C)."""
     catalog, layout, racks, devices = design.catalog, design.spec.racks, topology.racks, topology.devices
     cage_of = CageLookup(catalog, devices)
-    kinds: dict[tuple[str, str], CageKind] = {}  # (model, port) → its cage kind
+    places: list[tuple[str | None, int | None, int, str]] = []  # (rack, u, height, model) by number
+    place_ids: dict[tuple[str | None, int | None, int, str], int] = {}
+    kinds: list[CageKind] = []  # by number
+    kind_ids: dict[CageKind, int] = {}
+    by_model: dict[int, _Kinds] = {}  # id of a model's port map → its ports' kind numbers
+
+    def kind_id(kind: CageKind) -> int:
+        found = kind_ids.get(kind)
+        if found is None:
+            found = kind_ids[kind] = len(kinds)
+            kinds.append(kind)
+        return found
+
+    def place_of(name: str) -> int:
+        d = devices[name]
+        place = (d.rack, d.u, d.height_u, d.model)
+        number = place_ids.get(place)
+        if number is None:
+            number = place_ids[place] = len(places)
+            places.append(place)
+        return number
+
+    def kinds_of(name: str) -> _Kinds:
+        port_map, default = cage_of.ports(name)
+        numbered = by_model.get(id(port_map))
+        if numbered is None:
+            numbered = by_model[id(port_map)] = _Kinds(
+                {p: kind_id(k) for p, (_, k) in port_map.items()}, kind_id(default)
+            )
+        return numbered
+
+    place, kinds_by_device = _PerDevice(place_of), _PerDevice(kinds_of)
+    look_up = dict.__getitem__
     total = 0.0
     for key, ft in topology.fabrics.items():
         rules = CablingRules.resolve(design.spec.fabrics[key].cabling, design.spec.cabling)
-        prices = LinkPrices(catalog, ft.technology)
-        classes: Counter[tuple[Any, ...]] = Counter()
-        for link in ft.links:
-            a, b = devices[link.a], devices[link.b]
-            a_kind = kinds.get((a.model, link.a_port))
-            if a_kind is None:
-                a_kind = kinds[(a.model, link.a_port)] = cage_of(link.a, link.a_port)[1]
-            b_kind = kinds.get((b.model, link.b_port))
-            if b_kind is None:
-                b_kind = kinds[(b.model, link.b_port)] = cage_of(link.b, link.b_port)[1]
-            classes[(a.rack, a.u, a.height_u, a.model, a_kind, b.rack, b.u, b.height_u, b.model, b_kind,
-                     link.speed_gbps, link.length_m)] += 1  # fmt: skip
-        priced: dict[tuple[Any, ...], float] = {}
-        for (ra, au, ah, am, ak, rb, bu, bh, bm, bk, speed, length), count in classes.items():
+        prices, priced = _prices(catalog, ft.technology)
+        links = ft.links
+        a_names, b_names = list(map(_A, links)), list(map(_B, links))
+        classes: Counter[tuple[int, int, int, int, int, float | None]] = Counter(
+            zip(
+                map(place.__getitem__, a_names),
+                map(look_up, map(kinds_by_device.__getitem__, a_names), map(_A_PORT, links)),
+                map(place.__getitem__, b_names),
+                map(look_up, map(kinds_by_device.__getitem__, b_names), map(_B_PORT, links)),
+                map(_SPEED, links),
+                map(_LENGTH, links),
+                strict=True,
+            )
+        )
+        for (pa, ka, pb, kb, speed, length), count in classes.items():
+            ra, au, ah, am = places[pa]
+            rb, bu, bh, bm = places[pb]
+            ak, bk = kinds[ka], kinds[kb]
             if length is not None:
                 needed = length
             else:

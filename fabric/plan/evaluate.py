@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
-from fabric.allocation.allocate import Allocation, _allocate_cables  # the cables: what a BOM needs of one
+from fabric.allocation.allocate import Allocation, Laid, lay_cables  # the cables: what a BOM needs of one
 from fabric.allocation.checks import optics_missing
 from fabric.allocation.optics import optics
 from fabric.analysis.headroom import headroom
@@ -97,8 +97,13 @@ def _ruling(findings: tuple[Finding, ...] | list[Finding]) -> str:
     return f"{errors[0].code}: {errors[0].message}" if errors else ""
 
 
-def _build(candidate: Candidate, gpus: int) -> tuple[str, Build | None, str, int]:
-    """(spec name, build or None, ruling, errors)."""
+def _build(candidate: Candidate, gpus: int, resume: Resume | None = None) -> tuple[str, Build | None, str, int]:
+    """(spec name, build or None, ruling, errors). `resume`: the candidate's design, topology and cables, made by
+    its estimate."""
+    if resume is not None:
+        build = build_fabric(resume.design, topology=resume.topology, laid=resume.laid)
+        failing = [*build.errors, *(f for f in build.findings if f.code in INCOMPLETE_BOM)]
+        return resume.design.spec.name, build, _ruling(failing), len(failing)
     text = spec_yaml(candidate, gpus, _catalog())
     try:
         design = load_spec_text(text, f"candidate-{candidate.index + 1}.yaml")
@@ -122,6 +127,16 @@ class Ruled:
 
 
 @dataclass(frozen=True)
+class Resume:
+    """What an estimate made of a candidate, kept for its next step: its design and topology, and (the exact
+    cost's) its cables and their findings, which its full build then need not make again."""
+
+    design: Design
+    topology: Topology
+    laid: Laid | None = None
+
+
+@dataclass(frozen=True)
 class Estimate:
     """A candidate's bill of materials and TCO from its topology and cables alone: what the full build costs
     (costing reads nothing else), found in a fraction of its time. `exact` False: from the topology alone (no
@@ -132,8 +147,9 @@ class Estimate:
     tco_usd: float
     exact: bool = True
     ruled: Ruled | None = None  # an incomplete BOM: the cost leaves optics out, and the candidate fails
-    # a lower bound's design and topology, kept where small (KEEP_LINKS) so that the exact cost need not build it again
-    resume: tuple[Design, Topology] | None = field(default=None, compare=False, repr=False)
+    # the design and topology (the exact cost's: and cables), kept where small (KEEP_LINKS) so that the exact cost
+    # and the full build need not make them again
+    resume: Resume | None = field(default=None, compare=False, repr=False)
 
 
 KEEP_LINKS = 20_000  # links of a topology a lower bound keeps for its exact cost: 4,096 GPUs' take ~10 MB
@@ -143,14 +159,15 @@ def estimate(
     candidate: Candidate,
     gpus: int,
     enough: Callable[[Estimate], bool] | None = None,
-    resume: tuple[Design, Topology] | None = None,
+    resume: Resume | None = None,
 ) -> Estimate | Ruled:
     """The candidate's exact cost without addresses, intents and figures; `Ruled` when its spec, topology or
     cabling has an error or its BOM is incomplete. `enough`: asked with the topology's cost (switches, nodes,
     racks, and each link's cheapest cable and optics at its placed length: bounds.py); when it says so, that lower
-    bound is returned and the cables are not laid. `resume`: that bound's design and topology (`Estimate.resume`)."""
+    bound is returned and the cables are not laid. `resume`: that bound's design and topology (`Estimate.resume`).
+    The exact cost keeps its design, topology and cables (`Estimate.resume`, where small) for the full build."""
     if resume is not None:
-        design, topology = resume
+        design, topology = resume.design, resume.topology
     else:
         text = spec_yaml(candidate, gpus, _catalog())
         try:
@@ -168,23 +185,30 @@ def estimate(
         cabling = cabling_usd_at_least(design, topology)
         costs = design.spec.costs
         support = 1 + (costs.years * costs.support_pct_per_year / 100 if bare.years else 0.0)
-        small = sum(len(ft.links) for ft in topology.fabrics.values()) <= KEEP_LINKS
         partial = Estimate(
             bare.gpus,
             bare.capital_usd + cabling,
             bare.tco_usd + cabling * support,
             exact=False,
-            resume=(design, topology) if small else None,
+            resume=Resume(design, topology) if _small(topology) else None,
         )
         if enough(partial):
             return partial
-    cables, found = _allocate_cables(design, topology)
+    laid = resume.laid if resume is not None and resume.laid is not None else lay_cables(design, topology)
+    cables, found = laid
     if any(f.severity == Severity.ERROR for f in found):
         return _ruled(name, [*topology.findings, *found])
-    allocation = Allocation(tuple(cables), (), (), ())
+    allocation = Allocation(cables, (), (), ())
     missing = [optics_missing(miss) for miss in optics(design.catalog, topology, allocation).unmatched]
     cost = costing(Build(design, topology, {}, allocation, ()))
-    return Estimate(cost.gpus, cost.capital_usd, cost.tco_usd, ruled=_ruled(name, missing) if missing else None)
+    if missing:  # ruled out: no full build to keep anything for
+        return Estimate(cost.gpus, cost.capital_usd, cost.tco_usd, ruled=_ruled(name, missing))
+    kept = Resume(design, topology, laid) if _small(topology) else None
+    return Estimate(cost.gpus, cost.capital_usd, cost.tco_usd, resume=kept)
+
+
+def _small(topology: Topology) -> bool:
+    return sum(len(ft.links) for ft in topology.fabrics.values()) <= KEEP_LINKS
 
 
 def _ruled(name: str, findings: Sequence[Finding]) -> Ruled:
@@ -206,10 +230,17 @@ def _switch_count(build: Build) -> int:
     return sum(1 for d in build.topology.devices.values() if d.layer != Layer.NODE)
 
 
-def evaluate(candidate: Candidate, gpus: int, grow_to: int | None = None, delivered: str = "bisection") -> Outcome:
+def evaluate(
+    candidate: Candidate,
+    gpus: int,
+    grow_to: int | None = None,
+    delivered: str = "bisection",
+    resume: Resume | None = None,
+) -> Outcome:
     """Build a candidate for `gpus` GPUs (and, with `grow_to`, for the target) and take its figures; `delivered`
-    other than bisection: also the traffic model's figure under that routing (plan/delivered.py)."""
-    name, build, ruling, errors = _build(candidate, gpus)
+    other than bisection: also the traffic model's figure under that routing (plan/delivered.py). `resume`: its
+    exact estimate's design, topology and cables (`Estimate.resume`), which the build takes as they are."""
+    name, build, ruling, errors = _build(candidate, gpus, resume)
     if build is None:
         return Outcome(candidate, name, False, ruling, errors, 0)
     warnings = sum(1 for f in build.findings if f.severity == Severity.WARNING and f.code not in INCOMPLETE_BOM)

@@ -79,6 +79,10 @@ class MediaChooser:
         self._candidates: dict[int, list[tuple[str, Media]]] = {}
         self._made: dict[tuple[str, float], Choice] = {}  # (medium, length) → its one Choice
         self._parts: dict[tuple[str, float], str] = {}
+        # (speed, cages, kinds) → the media `choose` scans: the same few for thousands of links
+        self._options: dict[
+            tuple[int, tuple[CageKind | None, CageKind | None], tuple[str, ...] | None], list[tuple[str, Media]]
+        ] = {}
 
     def candidates(self, speed: int) -> Sequence[tuple[str, Media]]:
         found = self._candidates.get(speed)
@@ -107,9 +111,14 @@ class MediaChooser:
         if forced is not None and forced in self._media:
             options: Sequence[tuple[str, Media]] = [(forced, self._media[forced])]
         else:
-            options = [
-                (key, m) for key, m in self.candidates(speed) if (kinds is None or m.kind in kinds) and m.fits(*cages)
-            ]
+            found = self._options.get((speed, cages, kinds))
+            if found is None:
+                found = self._options[(speed, cages, kinds)] = [
+                    (key, m)
+                    for key, m in self.candidates(speed)
+                    if (kinds is None or m.kind in kinds) and m.fits(*cages)
+                ]
+            options = found
         for key, m in options:
             if needed_m <= m.reach_m:
                 lengths = m.lengths_m  # ascending (the catalog refuses others): the first long enough, by bisection

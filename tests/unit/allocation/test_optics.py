@@ -184,3 +184,25 @@ def test_connectx8_runs_no_800gbe_on_one_port() -> None:
         assert len(found) == 1, design
         assert found[0].message.startswith(f"{ports} hgx-b300 port(s) (e.g. gpu001 cx8-0) are planned at 800G")
     assert not [f for f in built("roce-512").findings if f.code == "nic-port-speed"]
+
+
+def test_the_optics_of_an_allocation_made_from_cables_already_laid_are_found_again() -> None:
+    """The optics are kept per cables object with its catalog and topology: an allocation made from cables already
+    laid (`allocate(..., laid)`) finds them; another topology with the same cables does not."""
+    from dataclasses import replace
+
+    from fabric.allocation.allocate import Allocation, allocate, lay_cables
+    from fabric.plan.document import spec_yaml
+    from fabric.spec.loader import load_spec_text
+    from fabric.topology.build import build_topology
+
+    c = enumerate_candidates(CATALOG, Request(256, nodes=("dgx-h100",), switches=("qm9700",)))[0]
+    design = load_spec_text(spec_yaml(c, 256, CATALOG), "c.yaml")
+    topology = build_topology(design)
+    laid = lay_cables(design, topology)
+    first = optics(CATALOG, topology, Allocation(laid[0], (), (), ()))
+    full = allocate(design, topology, laid)
+    assert full.cables is laid[0] and optics(CATALOG, topology, full) is first
+    assert full == allocate(design, topology)  # the same allocation as laying the cables again
+    other = replace(topology)
+    assert optics(CATALOG, other, full) is not first and optics(CATALOG, other, full) == first

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from fabric.plan import sweep as sweep_module
 from fabric.plan.bounds import link_usd_at_least, module_share_usd
 from fabric.plan.candidates import Request, enumerate_candidates
 from fabric.plan.evaluate import Estimate, Ruled, estimate, evaluate
 from fabric.plan.metrics import METRICS, estimate_bound, lower_bound, metric_value
 from fabric.plan.rank import rank
-from fabric.plan.sweep import pruned_sweep, sweep
+from fabric.plan.sweep import Step, _resolve, best_of_node, pruned_sweep, sweep
 from fabric.spec.catalog import builtin_catalog
 
 CATALOG = builtin_catalog()
@@ -135,3 +136,128 @@ def test_the_pruned_answer_is_the_unpruned_one(gpus: int) -> None:
         if not o.ok:
             assert o.ruling.split(":")[0] == full[o.candidate.index].ruling.split(":")[0]
             assert metric_value(o, metric, CATALOG) is not None or not o.gpus
+
+
+def test_the_node_types_steps_side_by_side_give_what_one_after_the_other_does() -> None:
+    """`pruned_sweep` on two workers (the node types' steps interleaved, a candidate's topology kept in the worker
+    that built it, steps run ahead by an idle worker) gives the same outcomes and pruned candidates, in the same
+    order, as in one process."""
+    request = Request(256, nodes=("dgx-a100", "dgx-h100", "hgx-b300"), switches=("qm9700", "qm8700", "sn5600"))
+    candidates = enumerate_candidates(CATALOG, request)
+    metric = "tco-per-delivered-pflops"
+    one = pruned_sweep(candidates, 256, metric, "bf16", workers=1)
+    assert pruned_sweep(candidates, 256, metric, "bf16", workers=2) == one and len(one[0]) >= 3 and one[1]
+
+
+class _InOrder:
+    """A pool for `_interleaved` that runs each call when it is submitted and hands back the last submitted first:
+    the step a free worker runs ahead ends before the step its node type is running (one process: the workers'
+    kept topologies are one dict, which changes what is built again, never a result)."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.results = count, {}  # type: ignore[var-annotated]
+
+    def __enter__(self) -> _InOrder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def idle(self) -> list[int]:
+        return [w for w in range(self.count) if w not in self.results]
+
+    def submit(self, worker: int, function, *args):  # type: ignore[no-untyped-def]
+        self.results[worker] = function(*args)
+
+    def done(self):  # type: ignore[no-untyped-def]
+        worker = list(self.results)[-1]
+        return worker, self.results.pop(worker)
+
+
+def test_steps_run_ahead_are_taken_and_give_what_one_process_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """hgx-b300's candidates all fail (optics-missing) after their exact cost, so dgx-h100's search ends first and a
+    free worker runs hgx-b300's likely next steps ahead: they are taken, and the answer is one process's."""
+    request = Request(256, nodes=("hgx-b300", "dgx-h100"), switches=("qm9700", "sn5600"))
+    candidates = enumerate_candidates(CATALOG, request)
+    metric = "tco-per-delivered-pflops"
+    tasks = [[c for c in candidates if c.node == node] for node in ("hgx-b300", "dgx-h100")]
+    one = [best_of_node(t, 256, metric, "bf16") for t in tasks]
+    taken = []
+    monkeypatch.setattr(sweep_module, "_resolve", lambda *a: taken.append(a) or _resolve(*a))
+    two = sweep_module._interleaved(tasks, 256, metric, "bf16", "bisection", 2, _InOrder)
+    assert two == one and len(taken) >= 3
+
+
+def test_a_step_run_ahead_gives_the_result_its_turn_would() -> None:
+    """A step computed ahead holds the topology's bound and the exact cost: the step takes the bound only where it
+    would have stopped there (its bound above the least waiting), else the exact cost."""
+    c = enumerate_candidates(CATALOG, Request(256, nodes=("dgx-h100",), switches=("qm9700",)))[0]
+    seen: list[Estimate] = []
+    exact = estimate(c, 256, lambda e: seen.append(e) or False)
+    assert isinstance(exact, Estimate) and exact.exact and not seen[0].exact
+    metric = "tco-per-delivered-pflops"
+    bound = estimate_bound(seen[0], c, metric, CATALOG)
+    found = (seen[0], exact)
+    above, below = (bound - 1, c.index), (bound + 1, c.index)
+    assert _resolve(found, Step(c, enough=True, least=above), metric, CATALOG, "bf16") is seen[0]
+    assert _resolve(found, Step(c, enough=True, least=below), metric, CATALOG, "bf16") is exact
+    assert _resolve(found, Step(c, enough=True, least=None), metric, CATALOG, "bf16") is exact
+    assert _resolve(found, Step(c, least=above), metric, CATALOG, "bf16") is exact  # no stop asked: the exact cost
+    assert _resolve((None, exact), Step(c, enough=True, least=above), metric, CATALOG, "bf16") is exact
+
+
+def _plain_cabling(c: object, gpus: int) -> tuple[float, float]:
+    """(cabling_usd_at_least, the same summed link by link with `link_usd_at_least`: the plain way)."""
+    from fabric.allocation.cages import CageLookup
+    from fabric.plan.bounds import cabling_usd_at_least
+    from fabric.plan.document import spec_yaml
+    from fabric.spec.loader import load_spec_text
+    from fabric.topology.build import build_topology
+    from fabric.topology.media import CablingRules
+    from fabric.topology.racks import route_m
+
+    design = load_spec_text(spec_yaml(c, gpus, CATALOG), "c.yaml")  # type: ignore[arg-type]
+    topology = build_topology(design)
+    cage_of, total = CageLookup(CATALOG, topology.devices), 0.0
+    for key, ft in topology.fabrics.items():
+        rules = CablingRules.resolve(design.spec.fabrics[key].cabling, design.spec.cabling)
+        for link in ft.links:
+            a, b = topology.devices[link.a], topology.devices[link.b]
+            ra, rb = topology.racks.get(a.rack or ""), topology.racks.get(b.rack or "")
+            if link.length_m is None and (ra is None or rb is None or not a.u or not b.u):
+                continue
+            tray = rules.tray_height_m
+            needed = link.length_m or rules.length_for(
+                route_m(design.spec.racks, ra, a.u, a.height_u, rb, b.u, b.height_u, tray)
+            )  # type: ignore[arg-type]
+            cages = (cage_of(link.a, link.a_port)[1], cage_of(link.b, link.b_port)[1])
+            total += link_usd_at_least(CATALOG, ft.technology, link.speed_gbps, needed, (a.model, b.model), cages)
+    return cabling_usd_at_least(design, topology), total
+
+
+def test_the_cabling_bound_by_class_is_the_plain_sum_link_by_link() -> None:
+    """The rack-distance bound counts links by class (numbered places and cage kinds) and keeps the prices across
+    calls: the same sum as pricing every link on its own (a twin-port q3400, DGX and GB200 trays, 3 tiers)."""
+    cases = [(1024, ("dgx-h100", "q3400")), (512, ("dgx-gb200-tray", "qm9700")), (1024, ("dgx-b300", "sn5600"))]
+    checked = 0
+    for gpus, (node, switch) in cases:
+        for c in enumerate_candidates(CATALOG, Request(gpus, nodes=(node,), switches=(switch,)))[:3]:
+            fast, plain = _plain_cabling(c, gpus)
+            assert plain > 0 and fast == pytest.approx(plain, rel=1e-12), (c.label, fast, plain)
+            checked += 1
+    assert checked == 9
+
+
+def test_the_full_build_from_the_estimates_topology_and_cables_is_the_full_build() -> None:
+    """`evaluate` with the exact estimate's design, topology and cables (`Estimate.resume`) gives the outcome of
+    building the candidate from its spec."""
+    request = Request(512, nodes=("dgx-h100", "dgx-a100"), switches=("qm9700", "sn5600"), tiers=(2, 3))
+    kept = 0
+    for c in enumerate_candidates(CATALOG, request)[::3]:
+        e = estimate(c, 512)
+        if isinstance(e, Ruled) or e.resume is None:
+            continue
+        assert e.resume.laid is not None
+        assert evaluate(c, 512, resume=e.resume) == evaluate(c, 512), c.label
+        kept += 1
+    assert kept >= 3

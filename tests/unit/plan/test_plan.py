@@ -146,6 +146,29 @@ def test_the_spec_text_is_the_spec_data() -> None:
     assert text.startswith("# Written by `fabric plan --gpus 512`") and "# Rank 1 of 2." in text
 
 
+def test_the_spec_text_through_libyaml_is_pythons(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The candidates' specs are written with libyaml's emitter: the same text as PyYAML's Python emitter writes,
+    over GPU counts, ratios, planes, the whole cluster and a platform (a candidate's `why` comment too)."""
+    from functools import partial
+
+    from fabric.plan import document
+
+    if document.DUMPER is yaml.SafeDumper:
+        pytest.skip("PyYAML without libyaml: the Python emitter is the only one")
+    cases = [
+        (gpus, c, whole, platform)
+        for gpus in (16, 1024, 100_000)
+        for c in enumerate_candidates(CATALOG, Request(gpus, oversubscription=(1.0, 2.0, 1.5), planes=(1, 2)))[::5]
+        for whole, platform in ((False, None), (True, None), (True, "sonic"))
+    ]
+    why = "why: rank 1\nof 3"
+    fast = [spec_yaml(c, gpus, CATALOG, why, whole, platform) for gpus, c, whole, platform in cases]
+    monkeypatch.setattr(document, "DUMPER", yaml.SafeDumper)
+    monkeypatch.setattr(document, "_dump", partial(document._dump, dumper=yaml.SafeDumper))
+    assert [spec_yaml(c, gpus, CATALOG, why, whole, platform) for gpus, c, whole, platform in cases] == fast
+    assert len(cases) > 100 and len(set(fast)) > 100
+
+
 def test_budget_ranks_what_it_cannot_buy_after() -> None:
     cheap, dear = evaluate(_candidate("qm9700", 2, 32), 512), evaluate(_candidate("q3400", 2, 144), 512)
     assert cheap.capital_usd < dear.capital_usd

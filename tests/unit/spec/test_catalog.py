@@ -254,3 +254,21 @@ def test_the_json_catalog_is_the_yaml_one(golden: Callable[[Path, str], None]) -
     assert repr(json.loads(text)) == repr(data)  # lossless: no number key became a string, no 1 became 1.0
     golden(SPEC_DIR / "catalog.json", text)
     assert len(data["switches"]) == len(CATALOG.switches) > 10
+
+
+def test_a_choosers_kept_options_choose_what_a_fresh_chooser_does() -> None:
+    """`choose` keeps the media it scans per speed, cages and kinds: one chooser asked everything twice (the second
+    time from what it kept) answers each question as a fresh chooser does, cages and kinds included."""
+    twin, flat = ("osfp", "finned", 2), ("osfp", "flat", 1)
+    questions = [
+        (speed, needed, cages, kinds)
+        for speed in (200, 400, 800)
+        for needed in (0.5, 1.2, 2.6, 4.0, 12.1, 60.0)
+        for cages in ((None, None), (twin, twin), (twin, flat), (flat, flat))
+        for kinds in (None, ("mmf", "smf"), ("dac",))
+    ]
+    kept = _chooser()
+    first = [kept.choose(s, n, None, c, k) for s, n, c, k in questions]
+    assert [kept.choose(s, n, None, c, k) for s, n, c, k in questions] == first
+    assert [_chooser().choose(s, n, None, c, k) for s, n, c, k in questions] == first
+    assert len({x.key for x in first if x}) > 5 and None in first  # the questions tell the media apart
