@@ -4,6 +4,7 @@ a 200-candidate sweep built whole on a local process pool and on a local Dask di
     .venv/bin/python benchmarks/plan.py            # 512 GPUs (every GPU node type and switch, 2 tiers, 1:1 and 2:1)
     .venv/bin/python benchmarks/plan.py 4096       # another GPU count (the candidate count changes little)
     .venv/bin/python benchmarks/plan.py 1024 100000 --pruned   # the default sweep only, at each count
+    .venv/bin/python benchmarks/plan.py 100000 1000000 --closed-form   # every candidate from its closed form
 
 The pruned sweep prints wall seconds and the CPU seconds of this process and its workers (on a loaded machine the
 wall clock measures the neighbours; the CPU time, over the cores, is what an idle one would take), the candidates
@@ -24,7 +25,7 @@ import time
 from fabric.plan.candidates import Request, enumerate_candidates
 from fabric.plan.metrics import DEFAULT_METRIC
 from fabric.plan.rank import rank
-from fabric.plan.sweep import default_workers, pruned_sweep, sweep
+from fabric.plan.sweep import closed_sweep, default_workers, pruned_sweep, sweep
 from fabric.spec.catalog import builtin_catalog
 
 
@@ -53,7 +54,31 @@ def pruned(gpus: int) -> None:
             print(f"  {r.outcome.candidate.label}: ${r.metric or 0:,.0f} per delivered PFLOPS")
 
 
+def closed(gpus: int) -> None:
+    """Every candidate from its closed form, none built (`fabric plan --closed-form`, the default above 65,536 GPUs)."""
+    catalog = builtin_catalog()
+    wall, cpu = time.perf_counter(), _cpu()
+    candidates = enumerate_candidates(catalog, Request(gpus))
+    outcomes = closed_sweep(candidates, gpus, workers=default_workers())
+    ranked = [r for r in rank(outcomes, metric=DEFAULT_METRIC, catalog=catalog) if r.status == "ok"]
+    took, used = time.perf_counter() - wall, _cpu() - cpu
+    print(
+        f"{gpus:,} GPUs, closed form: {len(candidates)} candidates, {len(ranked)} rank, "
+        f"{sum(not o.ok for o in outcomes)} ruled out: {took:.1f} s wall, {used:.1f} s CPU on {default_workers()} "
+        "worker(s)"
+    )
+    seen: set[str] = set()
+    for r in ranked:
+        if r.outcome.candidate.node not in seen:
+            seen.add(r.outcome.candidate.node)
+            print(f"  {r.outcome.candidate.label}: at least ${r.metric or 0:,.0f} per delivered PFLOPS")
+
+
 def main(argv: list[str]) -> None:
+    if "--closed-form" in argv:
+        for text in (a for a in argv if a != "--closed-form"):
+            closed(int(text))
+        return
     if "--pruned" in argv:
         for text in (a for a in argv if a != "--pruned"):
             pruned(int(text))
