@@ -135,7 +135,8 @@ def plan(
         typer.Option(
             "--write",
             help="Write the chosen candidate as a whole cluster's spec into this directory: its compute fabric, head "
-            "nodes, storage servers and fabric, in-band and out-of-band fabrics.",
+            "nodes, storage servers and fabric, in-band and out-of-band fabrics; then build it unless ranked by the "
+            "closed form (exit 1 if it fails).",
         ),
     ] = None,
     platform: Annotated[
@@ -276,4 +277,32 @@ def plan(
         except OSError as exc:
             refuse(path_error(write, exc))
         print(f"wrote {written / filename}", file=sys.stderr)
+        if closed:
+            print(f"not built (closed form): `fabric validate {written / filename}` checks it", file=sys.stderr)
+        elif _whole_cluster_fails(text, filename):
+            raise typer.Exit(1)
     raise typer.Exit(0 if passing else 1)
+
+
+def _whole_cluster_fails(text: str, filename: str) -> bool:
+    """Build the whole cluster just written (its compute fabric was built and ranked, the storage, in-band and
+    out-of-band fabrics around it were not) and say on stderr what fails, if anything does. At 32,768 GPUs and
+    more the sequential layout puts the out-of-band and in-band leaves after every node rack, beyond a BMC's 1G
+    copper reach."""
+    from fabric.model.findings import FabricError, Severity
+    from fabric.pipeline import build_fabric
+    from fabric.spec.loader import load_spec_text
+
+    try:
+        errors = build_fabric(load_spec_text(text, filename)).errors
+    except FabricError as exc:
+        errors = [f for f in exc.findings if f.severity == Severity.ERROR]
+    if not errors:
+        return False
+    first = errors[0]
+    print(
+        f"error: the whole cluster written does not build: {len(errors)} error(s), first {first.code} at "
+        f"{first.path}: {printable(first.message)[:300]} (`fabric validate` lists them all)",
+        file=sys.stderr,
+    )
+    return True

@@ -24,6 +24,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+import fabric.plan.document
 from fabric import build_fabric, load_spec, load_spec_text
 from fabric.cli import app
 from fabric.costing import costing
@@ -231,3 +232,19 @@ def test_cli_plan_table_lists_what_is_ruled_out_and_why() -> None:
     assert "│ dgx-h100 / qm9700 / 3T rail SU32 / 1:1 @400G │ " in row and "│ 4,096 │      128/128/64 │" in row
     ruled_out = result.output.split("Ruled out (1):\n", 1)[1]
     assert ruled_out.startswith("  #2 candidate 1 dgx-h100 / qm9700 / 2T rail SU32 / 1:1 @400G: radix: 2 tiers")
+
+
+def test_cli_plan_says_when_the_whole_cluster_it_wrote_does_not_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compute fabric was built and ranked, the rest of the cluster around it was not: `--write` builds the
+    whole cluster it wrote and fails (exit 1, the first error on stderr) when it does not build. Here the out-of-band
+    fabric is given a switch no catalog has (at 32,768 GPUs and more the layout itself breaks it: a BMC's 1G copper
+    reach); the same candidate with the real one builds (the negative case)."""
+    args = ["plan", "--gpus", "128", "--node", "dgx-h100", "--switch", "qm9700", "--tiers", "2", "--rail", "yes"]
+    assert runner.invoke(app, [*args, "--workers", "1", "--write", str(tmp_path / "fine")]).exit_code == 0
+    monkeypatch.setitem(fabric.plan.document.OOB, "leaf", "sn9999")
+    broken = runner.invoke(app, [*args, "--workers", "1", "--write", str(tmp_path / "broken")])
+    assert broken.exit_code == 1, broken.output
+    assert "the whole cluster written does not build: 1 error(s), first unknown-part" in broken.stderr, broken.stderr
+    assert len(list((tmp_path / "broken").iterdir())) == 1  # written all the same: the user asked for it
