@@ -54,24 +54,29 @@ def sweep(
     """Outcomes of `candidates`, in their order. `scheduler`: a Dask scheduler address (tcp://host:8786, or
     an in-process cluster's address); else a pool of `workers` processes (1: this process). `delivered`: what
     delivered bandwidth is (plan/delivered.py)."""
-    run = partial(evaluate, gpus=gpus, grow_to=grow_to, delivered=delivered)
-    if scheduler is not None:
-        return _dask(candidates, gpus, grow_to, scheduler, delivered)
-    workers = workers or default_workers()
-    if workers <= 1 or len(candidates) <= 1:
-        return [run(c) for c in candidates]
-    with ProcessPoolExecutor(max_workers=min(workers, len(candidates))) as pool:
-        return list(pool.map(run, candidates, chunksize=1))
+    return _map(evaluate, candidates, workers, scheduler, gpus=gpus, grow_to=grow_to, delivered=delivered)
 
 
 def closed_sweep(
     candidates: Sequence[Candidate], gpus: int, *, workers: int | None = None, scheduler: str | None = None
 ) -> list[Outcome]:
     """Every candidate's outcome from its closed form (plan/closed.py), in candidate order, none built."""
-    run = partial(closed_outcome, gpus=gpus)
+    return _map(closed_outcome, candidates, workers, scheduler, gpus=gpus)
+
+
+def _map(
+    function: Callable[..., Outcome],
+    candidates: Sequence[Candidate],
+    workers: int | None,
+    scheduler: str | None,
+    **kwargs: Any,
+) -> list[Outcome]:
+    """`function(candidate, **kwargs)` of each candidate, in their order: on the Dask scheduler, else in this
+    process (1 worker) or on a pool of `workers` processes."""
     if scheduler is not None:
-        results: list[Outcome] = _dask_map(closed_outcome, list(candidates), scheduler, gpus=gpus)
+        results: list[Outcome] = _dask_map(function, list(candidates), scheduler, **kwargs)
         return results
+    run = partial(function, **kwargs)
     workers = workers or default_workers()
     if workers <= 1 or len(candidates) <= 1:
         return [run(c) for c in candidates]
@@ -422,15 +427,6 @@ def pruned_sweep(
     outcomes = sorted((o for built, _ in results for o in built), key=lambda o: o.candidate.index)
     pruned = sorted((p for _, dropped in results for p in dropped), key=lambda p: p[0])
     return outcomes, pruned
-
-
-def _dask(
-    candidates: Sequence[Candidate], gpus: int, grow_to: int | None, address: str, delivered: str
-) -> list[Outcome]:
-    results: list[Outcome] = _dask_map(
-        evaluate, list(candidates), address, gpus=gpus, grow_to=grow_to, delivered=delivered
-    )
-    return results
 
 
 def _dask_map(function: Any, items: list[Any], address: str, **kwargs: Any) -> list[Any]:
