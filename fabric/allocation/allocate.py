@@ -559,11 +559,17 @@ _Placed = tuple[tuple[str, str], tuple[str, str], tuple[CageKind, CageKind], flo
 _Flat = tuple[str, str, CageKind, CageKind, float | None]
 
 
-def _fibre_only(cables: list[Cable], first: int) -> bool:
-    """Whether every cable from `first` on is fibre: then `_one_plug_per_cage` has nothing to move, and it makes
-    no key per cable end (6,000,000 at a million GPUs) to find that out."""
-    optical = OPTICAL_KINDS
-    return all(c.media_kind in optical for c in islice(cables, first, None))
+def _one_module(kinds: set[str]) -> bool:
+    """Whether a cage whose links take media of these kinds takes one transceiver as they are: fibre of one kind.
+    Multimode beside single-mode fibre would need two modules in one cage (an SR8 and a DR8): its links all take
+    the fibre the longest needs."""
+    return len(kinds) == 1 and kinds <= set(OPTICAL_KINDS)
+
+
+def _one_fibre(cables: list[Cable], first: int) -> bool:
+    """Whether every cable from `first` on is fibre of one kind: then `_one_plug_per_cage` has nothing to move,
+    and it makes no key per cable end (6,000,000 at a million GPUs) to find that out."""
+    return _one_module({c.media_kind for c in islice(cables, first, None)})
 
 
 def _one_plug_per_cage(
@@ -573,9 +579,8 @@ def _one_plug_per_cage(
     chooser: MediaChooser,
     media: Mapping[str, Media],
 ) -> None:
-    if _fibre_only(cables, first):
-        return  # every cage takes transceivers, which the pass leaves alone (a fabric cabled in fibre only)
-    optical = frozenset(OPTICAL_KINDS)
+    if _one_fibre(cables, first):
+        return  # every cage takes transceivers of one kind (a fabric cabled in one fibre only)
     placed: list[_Placed] = [
         ((c.link.a, a), (c.link.b, b), (a_kind, b_kind), needed)
         for c, (a, b, a_kind, b_kind, needed) in zip(islice(cables, first, None), flat, strict=True)
@@ -592,9 +597,9 @@ def _one_plug_per_cage(
         cage = pending.pop()
         idx = by_cage[cage]
         here = [cables[first + i] for i in idx]
-        if {c.media_kind for c in here} <= optical:
-            # transceivers: the cage's one module is the optics' business (optics-missing, cage-plugs). Asked
-            # first (the next question leaves such a cage alone too): most cages at 100k GPUs
+        if _one_module({c.media_kind for c in here}):
+            # one kind of fibre: the cage's one module is the optics' business (optics-missing, cage-plugs).
+            # Asked first (the next question leaves such a cage alone too): most cages at 100k GPUs
             continue
         if any(c.link.media for c in here) or any(not c.media for c in here):
             continue  # a forced medium, or a link no medium carries: reported, not moved
@@ -603,12 +608,14 @@ def _one_plug_per_cage(
         if len(names) == 1:
             medium = media[next(iter(names))]
             split = max((e.plugs for e in medium.ends or ()), default=1)
-            if split > 1 and len(idx) <= split:
+            if split > 1:
                 # a splitter cable (MCP7Y00: a twin-port OSFP to 2 single-port OSFP): this cage's links are its legs,
-                # one plug here, one in each far cage; one length, the longest leg's
-                if len({c.part for c in here}) == 1:
-                    continue
-                kinds = (medium.kind,)
+                # one plug here, one in each far cage; one length, the longest leg's. A cage of more links than
+                # one splitter has legs (a 4 x 400G cage) takes fibre.
+                if len(idx) <= split:
+                    if len({c.part for c in here}) == 1:
+                        continue
+                    kinds = (medium.kind,)
             elif medium.kind in OPTICAL_KINDS or medium.links <= 1:
                 continue
             far = {placed[i][1] if placed[i][0] == cage else placed[i][0] for i in idx}

@@ -286,9 +286,7 @@ def plan(
 
 def _whole_cluster_fails(text: str, filename: str) -> bool:
     """Build the whole cluster just written (its compute fabric was built and ranked, the storage, in-band and
-    out-of-band fabrics around it were not) and say on stderr what fails, if anything does. At 32,768 GPUs and
-    more the sequential layout puts the out-of-band and in-band leaves after every node rack, beyond a BMC's 1G
-    copper reach."""
+    out-of-band fabrics around it were not) and say on stderr what fails, if anything does."""
     from fabric.model.findings import FabricError, Severity
     from fabric.pipeline import build_fabric
     from fabric.spec.loader import load_spec_text

@@ -67,7 +67,9 @@ def _cluster(
         servers = max(2, math.ceil(count / NODES_PER_STORAGE_SERVER))
         nodes.append({"group": "storage", "type": "storage-server", "count": servers, "name": "stor{index:02d}"})
         groups.append("storage")
-        technology = candidate.technology
+        # the node's storage ports' own technology (a GB200 tray's BlueField-3 are Ethernet beside its InfiniBand
+        # compute ports); `any` (a storage server's card) follows the compute fabric
+        technology = candidate.technology if storage_group.technology == "any" else storage_group.technology
         speed = storage_group.speed_gbps
         switch = _storage_switch(candidate, catalog, technology, speed)
         if switch is not None:
@@ -103,6 +105,9 @@ def _cluster(
         for fabric in fabrics.values():
             if fabric["technology"] == "ethernet":
                 fabric["platform"] = platform
+    # each unit's nodes beside a network rack with the leaves of every fabric that serve them (a BMC's copper
+    # and the in-band cables stay within the unit: sequentially, from 32,768 GPUs they ran past 100 m)
+    data["racks"]["layout"] = "superpod"
     data["asn"] = dict(ASN)
     data["management"] = {"ntp": [MANAGEMENT_SERVICE], "syslog": [MANAGEMENT_SERVICE], "dns": [MANAGEMENT_SERVICE]}
     return data
@@ -217,6 +222,12 @@ def spec_yaml(
     if "management" in data:
         comment = "# Management services (placeholders: your NTP, syslog and DNS servers)."
         sections.append((comment, {"management": data["management"]}))
+    if whole:
+        layout = (
+            "\n# Layout `superpod`: each scalable unit's nodes, then a network rack with the leaves that serve them"
+            "\n# (compute, storage, in-band, out-of-band); spines, cores, storage and head nodes in central racks."
+        )
+        sections[1] = (sections[1][0] + layout, sections[1][1])
     body = [("\n".join(header) + "\n" + _dump(sections[0][1], flow=False))]
     body += [f"{comment}\n{_dump(part)}" for comment, part in sections[1:]]
     return "".join(body)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from fabric.model.draft import FabricDraft
@@ -19,6 +18,7 @@ from fabric.topology.attach import NodeEntry, attachments, expand_nodes, mgmt_de
 from fabric.topology.clos import generate_clos
 from fabric.topology.held import held_choices
 from fabric.topology.racks import Placeable, new_placeable, parse_rack, place
+from fabric.topology.superpod import compute_fabric, superpod_order, unit_order
 
 if TYPE_CHECKING:  # explicit.py loads for an explicit or CSV fabric
     from fabric.topology.explicit import Pin
@@ -70,6 +70,8 @@ def build_topology(design: Design) -> Topology:
     for key in order:
         fabric = spec.fabrics[key]
         attached = attachments(spec, key, catalog, nodes, switch_lists)
+        if spec.racks.layout == "superpod" and drafts:
+            attached = unit_order(attached, drafts, compute_fabric(spec))
         if isinstance(fabric.topology, ClosTopology):
             draft = generate_clos(key, fabric, catalog, attached, held.get(key))
         elif isinstance(fabric.topology, ExplicitTopology):
@@ -263,14 +265,11 @@ def _placeables(
         for n in nodes
     ]
     seen: set[str] = set()
-    switch_su: dict[str, int] = {}
     for key in spec.fabrics:
         for sw in drafts[key].switches:
             if sw.name in seen:
                 continue
             seen.add(sw.name)
-            if sw.su is not None and sw.layer == "leaf":
-                switch_su[sw.name] = sw.su
             model = catalog.switches[sw.model]
             pin = pins.get(sw.name)
             items.append(
@@ -285,7 +284,7 @@ def _placeables(
                 )
             )
     if spec.racks.layout == "superpod":
-        return _superpod_order(items, drafts, switch_su)
+        return superpod_order(items, drafts, compute_fabric(spec))
     return items
 
 
@@ -303,37 +302,9 @@ def _locked_positions(design: Design, items: list[Placeable]) -> list[Placeable]
         at = where.get(item.name) if item.rack is None else None
         if at is not None and at[0] in kept:
             i = item
-            item = new_placeable(i.name, i.height_u, i.power_w, i.block, i.per_rack, at[0], at[1], i.path)
+            item = new_placeable(i.name, i.height_u, i.power_w, i.block, i.per_rack, at[0], at[1], i.path, i.row_group)
         out.append(item)
     return out
-
-
-def _superpod_order(
-    items: list[Placeable], drafts: dict[str, FabricDraft], switch_su: dict[str, int]
-) -> list[Placeable]:
-    """Each SU's nodes, then its leaves in a network rack; the rest (spines, cores, other switches and
-    groups) in central racks between the first and the second half of the SUs."""
-    node_su: dict[str, int] = {}
-    for draft in drafts.values():
-        for link in draft.links:
-            if link.tier == "node-leaf" and link.b in switch_su:
-                node_su.setdefault(link.a, switch_su[link.b])
-    if not node_su:
-        return items
-    per_su: dict[int, list[Placeable]] = {}
-    central: list[Placeable] = []
-    for item in items:
-        su = node_su.get(item.name) if item.name in node_su else switch_su.get(item.name)
-        if su is None:
-            central.append(item)
-            continue
-        kind = "nodes" if item.name in node_su else "network"
-        per_su.setdefault(su, []).append(replace(item, block=f"su{su}:{kind}"))
-    ordered = [per_su[su] for su in sorted(per_su)]
-    for group in ordered:  # nodes first, then the SU's network rack
-        group.sort(key=lambda p: p.block.endswith(":network"))
-    half = (len(ordered) + 1) // 2
-    return [p for g in ordered[:half] for p in g] + central + [p for g in ordered[half:] for p in g]
 
 
 def _fabric_topology(design: Design, key: str, draft: FabricDraft, devices: dict[str, Device]) -> FabricTopology:

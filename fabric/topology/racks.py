@@ -2,7 +2,10 @@
 
 Placement packs devices into racks in the order given, bottom up, starting a new rack at every
 block (a node group, a fabric's switches) and whenever a rack is out of units or power. Racks
-are named `<row><position>` and filled row by row. Devices the spec pins to a rack keep it.
+are named `<row><position>` and filled row by row (`superpod`: every other row back to front); a row
+group's racks (a superpod unit's nodes and network rack) start a new row rather than straddle two,
+where a row holds them. Devices the spec
+pins to a rack keep it.
 
 A cable's route is vertical up to a tray above the racks, Manhattan along the rows and aisles,
 and down again; within one rack it is the vertical distance only.
@@ -35,6 +38,7 @@ class Placeable:
     rack: str | None = None  # pinned by the spec
     u: int | None = None
     path: str = ""  # spec path, for findings about a pinned placement
+    row_group: str | None = None  # racks of one group share a row where a row holds them (a superpod unit)
 
 
 new_placeable = maker(Placeable)  # one per device: as cheaply as a plain dataclass
@@ -120,7 +124,8 @@ def place(items: Iterable[Placeable], layout: RackLayout) -> Placement:
 
     rows = len(layout.rows)
     total = len(bins) + len(racks)
-    per_row = layout.per_row or max(1, math.ceil(total / rows))
+    groups = _group_runs(bins)
+    per_row = layout.per_row or _fewest_per_row(groups, total, rows)
     capacity = per_row * rows
     if layout.per_row is not None and total > capacity:
         findings.append(
@@ -132,23 +137,81 @@ def place(items: Iterable[Placeable], layout: RackLayout) -> Placement:
             )
         )
     taken = set(racks)
+    # superpod: every other row filled back to front, so the last unit of a row stands across the aisle from the
+    # first of the next (a leaf serving both, an in-band or out-of-band one, reaches either)
+    snake = layout.layout == "superpod"
+
+    def at(slot: int) -> tuple[int, int, str]:
+        """The row, the position (from 0) and the name of the rack at a slot of the fill order."""
+        row_index, position = divmod(slot, per_row)
+        if row_index >= rows:  # overflow (reported above): extend the last row
+            row_index, position = rows - 1, slot - (rows - 1) * per_row
+        elif snake and row_index % 2:
+            position = per_row - 1 - position
+        return row_index, position, f"{layout.rows[row_index]}{position + 1:02d}"
+
+    def row_with_room(slot: int, need: int) -> int | None:
+        """The first slot from `slot` on that starts `need` free racks in one row (racks a lock keeps are taken)."""
+        while slot // per_row < rows:
+            end = (slot // per_row + 1) * per_row
+            free = 0
+            for s in range(slot, end):
+                free = 0 if at(s)[2] in taken else free + 1
+                if free == need:
+                    return s - need + 1
+            slot = end
+        return None
+
     slot = 0
-    for content in bins:
-        while True:
-            row_index, position = divmod(slot, per_row)
-            if row_index >= rows:  # overflow (reported above): extend the last row
-                row_index, position = rows - 1, slot - (rows - 1) * per_row
-            name = f"{layout.rows[row_index]}{position + 1:02d}"
-            slot += 1
-            if name not in taken:
-                break
-        x, y = _rack_xy(layout, row_index, position + 1)
-        racks[name] = Rack(name, layout.rows[row_index], position + 1, x, y)
-        taken.add(name)
-        for item, u in content:
-            positions[item.name] = (name, u)
+    for group, run in groups:
+        start = row_with_room(slot, len(run)) if group is not None and len(run) <= per_row else None
+        slot = slot if start is None else start  # a group's racks in one row
+        for content in run:
+            while True:
+                row_index, position, name = at(slot)
+                slot += 1
+                if name not in taken:
+                    break
+            x, y = _rack_xy(layout, row_index, position + 1)
+            racks[name] = Rack(name, layout.rows[row_index], position + 1, x, y)
+            taken.add(name)
+            for item, u in content:
+                positions[item.name] = (name, u)
     ordered = dict(sorted(racks.items(), key=lambda kv: (layout.rows.index(kv[1].row), kv[1].position)))
     return Placement(ordered, positions, tuple(findings))
+
+
+def _group_runs(
+    bins: list[list[tuple[Placeable, int]]],
+) -> list[tuple[str | None, list[list[tuple[Placeable, int]]]]]:
+    """Consecutive racks of one row group, and each rack of no group on its own."""
+    runs: list[tuple[str | None, list[list[tuple[Placeable, int]]]]] = []
+    for content in bins:
+        group = content[0][0].row_group
+        if group is not None and runs and runs[-1][0] == group:
+            runs[-1][1].append(content)
+        else:
+            runs.append((group, [content]))
+    return runs
+
+
+def _fewest_per_row(groups: list[tuple[str | None, list[list[tuple[Placeable, int]]]]], total: int, rows: int) -> int:
+    """The fewest racks a row that hold every rack in `rows` rows and each row group's racks in one row (a group
+    started on a new row leaves the end of the row before it empty; rows may stay empty)."""
+    per_row = max(1, math.ceil(total / rows))
+    if all(group is None for group, _ in groups):
+        return per_row
+    per_row = max(per_row, *(len(run) for group, run in groups if group is not None))
+    while True:
+        row = used = 0
+        for group, run in groups:
+            if group is not None and used + len(run) > per_row >= len(run):
+                row, used = row + 1, 0
+            used += len(run)
+            row, used = row + used // per_row, used % per_row
+        if row + (used > 0) <= rows:
+            return per_row
+        per_row += 1
 
 
 def route_m(

@@ -133,15 +133,22 @@ def test_unpinned_lifts_only_the_spine_pins() -> None:
 
 
 def _spec(
-    gpus: int, storage: int, rail: bool, su: int, fabrics: tuple[bool, bool, bool], spines: dict[str, int] | None = None
+    gpus: int,
+    storage: int,
+    rail: bool,
+    su: int,
+    fabrics: tuple[bool, bool, bool],
+    spines: dict[str, int] | None = None,
+    layout: str = "sequential",
 ) -> str:
     """A DGX H200 cluster: compute (RoCE on SN5600 at 400G), and a storage, in-band and OOB fabric as chosen;
-    `spines`: the spine count of each fabric, else left to fabric."""
+    `spines`: the spine count of each fabric, else left to fabric; `layout`: the racks' (the superpod layout also
+    orders the other fabrics' attachments unit by unit)."""
     with_storage, inband, oob = fabrics
     topology = f"{{kind: spine-leaf, rail_optimized: true, scalable_unit: {su}}}" if rail else "{kind: spine-leaf}"
     text = f"""
 name: grow-prop
-racks: {{rows: [A, B, C, D], rack_units: 48, power_kw: 45}}
+racks: {{rows: [A, B, C, D], rack_units: 48, power_kw: 45, layout: {layout}}}
 nodes:
   - {{group: gpu, type: dgx-h200, count: {gpus}, per_rack: 4, name: "dgx{{index:03d}}"}}
   - {{group: storage, type: storage-server, count: {storage}, name: "stor{{index:02d}}"}}
@@ -211,21 +218,32 @@ asn: {scheme: rfc7938, spine: 65000, leaf_start: 65100}
     su=st.sampled_from([8, 16, 32]),
     fabrics=st.tuples(st.booleans(), st.booleans(), st.booleans()),
     steps=st.lists(st.tuples(st.integers(0, 24), st.integers(0, 4)), min_size=1, max_size=3),
+    layout=st.sampled_from(["sequential", "superpod"]),
 )
 def test_random_designs_grown_step_by_step_never_hold_anything_twice(
-    gpus: int, storage: int, rail: bool, su: int, fabrics: tuple[bool, bool, bool], steps: list[tuple[int, int]]
+    gpus: int,
+    storage: int,
+    rail: bool,
+    su: int,
+    fabrics: tuple[bool, bool, bool],
+    steps: list[tuple[int, int]],
+    layout: str,
 ) -> None:
     counts = [(gpus, storage)]
     for more_gpus, more_storage in steps:
         counts.append((counts[-1][0] + more_gpus, counts[-1][1] + more_storage))
-    designs = [load_spec_text(_spec(g, s, rail, su, fabrics), "grow-prop.yaml", Path(".")) for g, s in counts]
+    designs = [
+        load_spec_text(_spec(g, s, rail, su, fabrics, layout=layout), "grow-prop.yaml", Path(".")) for g, s in counts
+    ]
     check_steps(designs, events=True)
     # the spines of every fabric sized for the final build (as fabric sizes them for it): every step only adds
     final = build_fabric(designs[-1])
     spines = Counter(d.fabric for d in final.topology.devices.values() if d.layer == "spine")
     assume(final.errors == [] and not any(d.layer == "core" for d in final.topology.devices.values()))
     pinned = {k: n for k, n in spines.items() if k != "oob"}
-    sized = [load_spec_text(_spec(g, s, rail, su, fabrics, pinned), "grow-prop.yaml", Path(".")) for g, s in counts]
+    sized = [
+        load_spec_text(_spec(g, s, rail, su, fabrics, pinned, layout), "grow-prop.yaml", Path(".")) for g, s in counts
+    ]
     for step in check_steps(sized)[1:]:
         assert not [f.format() for f in step.findings if f.code == "lock-move"], "spines sized for the final build"
 

@@ -39,10 +39,13 @@ class RackLayout(StrictModel):
     layout: Literal["sequential", "superpod"] = Field(
         default="sequential",
         description="`sequential`: each node group, then each fabric's switches, in racks of their own, one after "
-        "another (a node's leaf can stand far away). `superpod`: as DGX SuperPODs stand, each scalable unit's nodes "
-        "followed by a network rack with that SU's leaf switches (of every fabric with SUs), and the spines, cores, "
-        "other switches and other node groups in central racks between the first and the second half of the SUs; "
-        "cables to the leaves get short.",
+        "another (a node's leaf can stand far away). `superpod`: as DGX SuperPODs stand, each unit's nodes (a scalable "
+        "unit; without SUs, the nodes of one group of compute leaves) beside a network rack with the leaves that "
+        "serve them, of every fabric (in-band and out-of-band leaves too, which then attach their nodes and "
+        "switches unit by unit), a unit's racks in one row, every other row filled back to front; storage servers, "
+        "head nodes, spines and cores in central racks between the first and the second half of the units. "
+        "Cables to the leaves get short: a BMC's copper stays within its unit's racks (the sequential layout runs it "
+        "past 100 m from 32,768 GPUs).",
     )
 
     @field_validator("rows")

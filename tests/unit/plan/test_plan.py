@@ -239,8 +239,7 @@ def test_cli_plan_says_when_the_whole_cluster_it_wrote_does_not_build(
 ) -> None:
     """The compute fabric was built and ranked, the rest of the cluster around it was not: `--write` builds the
     whole cluster it wrote and fails (exit 1, the first error on stderr) when it does not build. Here the out-of-band
-    fabric is given a switch no catalog has (at 32,768 GPUs and more the layout itself breaks it: a BMC's 1G copper
-    reach); the same candidate with the real one builds (the negative case)."""
+    fabric is given a switch no catalog has; the same candidate with the real one builds (the negative case)."""
     args = ["plan", "--gpus", "128", "--node", "dgx-h100", "--switch", "qm9700", "--tiers", "2", "--rail", "yes"]
     assert runner.invoke(app, [*args, "--workers", "1", "--write", str(tmp_path / "fine")]).exit_code == 0
     monkeypatch.setitem(fabric.plan.document.OOB, "leaf", "sn9999")
@@ -248,3 +247,26 @@ def test_cli_plan_says_when_the_whole_cluster_it_wrote_does_not_build(
     assert broken.exit_code == 1, broken.output
     assert "the whole cluster written does not build: 1 error(s), first unknown-part" in broken.stderr, broken.stderr
     assert len(list((tmp_path / "broken").iterdir())) == 1  # written all the same: the user asked for it
+
+
+def test_the_whole_cluster_builds_clean_at_32768_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the sequential layout the out-of-band and in-band leaves stood after every node rack: from 32,768 GPUs a
+    BMC's copper ran past 100 m (`cable-reach`) and the in-band links took fibre their modules cannot signal on
+    (`optics-signalling`). The whole cluster is written in the superpod layout, which stands them in each unit's
+    network rack. The plug-per-cage pass gives each twin-port cage one kind of fibre (here 112 compute cages had an
+    SR8 beside a DR8) and a cage of four links no splitter (one storage cage had two)."""
+    import fabric.allocation.allocate as allocate_module
+
+    text = spec_yaml(_candidate("q3400", 3, 144), 32768, CATALOG, "", whole=True)
+    assert "  layout: superpod\n" in text
+    build = build_fabric(load_spec_text(text))
+    assert not build.errors
+    assert {f.code for f in build.findings} == {"placeholder-guids"}  # as the bundled designs
+    assert len(build.topology.devices) == 5_814  # 4,096 DGX, 4 head nodes, 512 storage servers, 1,202 switches
+    sequential = build_fabric(load_spec_text(text.replace("  layout: superpod\n", "")))
+    assert sorted(f.code for f in sequential.errors) == ["cable-reach", "optics-signalling"]
+    # the pass as it was: a cage's fibres of two kinds left as they were
+    monkeypatch.setattr(allocate_module, "_one_module", lambda kinds: kinds <= set(allocate_module.OPTICAL_KINDS))
+    mixed = build_fabric(load_spec_text(text))
+    (plugs,) = [f for f in mixed.findings if f.code == "cage-plugs"]
+    assert plugs.message.startswith("112 cage(s) would take two plugs: ") and "dr8 + osfp-2x400g-sr8" in plugs.message

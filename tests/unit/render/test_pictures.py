@@ -396,8 +396,8 @@ def test_workbook_writes_formula_like_text_as_text() -> None:
 
 
 def test_superpod_layout_puts_each_sus_leaves_by_its_nodes() -> None:
-    """racks.layout: superpod (opt-in): same fabric, the SU's leaves in a network rack right after its nodes'
-    racks, spines in central racks; node-leaf cables get shorter."""
+    """racks.layout: superpod (opt-in): same fabric, the SU's leaves of every fabric in a network rack right beside
+    its nodes' racks in one row, spines in central racks; node-leaf cables get shorter (in-band and BMC ones too)."""
     from fabric import build_fabric
     from tests.conftest import REPO
 
@@ -408,30 +408,42 @@ def test_superpod_layout_puts_each_sus_leaves_by_its_nodes() -> None:
 
     build = build_fabric(load_spec_text(text, base_dir=REPO / "designs"))
     default = built("superpod-h100-4su")
+    assert not build.errors
     assert build.figures["compute"].links == default.figures["compute"].links
     assert build.figures["compute"].switches == default.figures["compute"].switches
-    devices = build.topology.devices
-    racks = list(build.topology.racks)
+    devices, racks = build.topology.devices, build.topology.racks
+    network: set[str] = set()
     for su in (1, 2, 3, 4):
         leaf_racks = {devices[f"su{su}-rail{r}-leaf"].rack for r in range(8)}
         assert len(leaf_racks) == 1
-        node_racks = {devices[c.link.a].rack for c in build.allocation.cables if c.link.b.startswith(f"su{su}-rail0")}
-        last = max(racks.index(r) for r in node_racks if r)
-        assert racks.index(leaf_racks.pop()) == last + 1  # the network rack follows the SU's node racks
-    spine_rack = racks.index(devices["spine01"].rack or "")
-    assert (
-        racks.index(devices["su2-rail0-leaf"].rack or "")
-        < spine_rack
-        < racks.index(devices["su3-rail0-leaf"].rack or "")
-    )
+        leaf_rack = racks[leaf_racks.pop() or ""]
+        network.add(leaf_rack.name)
+        node_racks = [
+            racks[devices[c.link.a].rack or ""]
+            for c in build.allocation.cables
+            if c.link.b.startswith(f"su{su}-rail0") and c.link.a.startswith("dgx")
+        ]
+        assert {r.row for r in node_racks} == {leaf_rack.row}  # the SU's racks in one row
+        positions = sorted({r.position for r in node_racks})
+        assert positions == list(range(positions[0], positions[-1] + 1))
+        assert leaf_rack.position in (positions[0] - 1, positions[-1] + 1)  # the network rack beside them
+    # the in-band and out-of-band leaves most of whose ports serve DGX stand in the SUs' network racks (one
+    # out-of-band leaf serves mostly the central racks: the head nodes, storage servers and spines)
+    for fabric, count in (("inband", 8), ("oob", 4)):
+        served: dict[str, list[str]] = {}
+        for link in build.topology.fabrics[fabric].links:
+            if link.tier == "node-leaf":
+                served.setdefault(link.b, []).append(link.a)
+        dgx = [leaf for leaf, ends in served.items() if sum(e.startswith("dgx") for e in ends) * 2 > len(ends)]
+        assert len(dgx) == count and {devices[leaf].rack for leaf in dgx} <= network, fabric
+    assert devices["spine01"].rack not in network and devices["spine01"].rack != devices["dgx001"].rack
 
-    def node_leaf(b: object) -> list[float]:
-        return [
-            c.length_m or 0 for c in b.allocation.cables if c.link.fabric == "compute" and c.link.tier == "node-leaf"
-        ]  # type: ignore[attr-defined]
+    def node_leaf(b: object, fabric: str) -> list[float]:
+        return [c.length_m or 0 for c in b.allocation.cables if c.link.fabric == fabric and c.link.tier == "node-leaf"]  # type: ignore[attr-defined]
 
-    assert sum(node_leaf(build)) < sum(node_leaf(default))
-    assert max(node_leaf(build)) < max(node_leaf(default))
+    for fabric in ("compute", "inband", "oob"):
+        assert sum(node_leaf(build, fabric)) < sum(node_leaf(default, fabric)), fabric
+        assert max(node_leaf(build, fabric)) < max(node_leaf(default, fabric)), fabric
 
 
 def test_floor_plan_wraps_long_rows(monkeypatch: pytest.MonkeyPatch) -> None:
