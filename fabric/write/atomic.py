@@ -183,6 +183,7 @@ def _rmtree(path: Path) -> None:
         shutil.rmtree(path, onerror=gone_is_fine)
 
 
+DIRS_OPEN = 64  # staging directory descriptors a writing process keeps open (the most recently used)
 REMOVERS = 8  # threads: ext4 removes the entries of different directories at once, each unlink mostly waiting
 _OPEN_AT_ONCE = 256  # directory descriptors handed to the threads and not yet closed
 
@@ -314,14 +315,23 @@ class Staging:
         self._dirs[()] = self._root
 
     def _directory(self, key: tuple[str, ...]) -> int:
+        """A descriptor of the staging directory `key` (made if need be). The most recently used `DIRS_OPEN` stay
+        open: outputs are written directory by directory, and a million GPUs' host files are 125,000 of them,
+        past a process's descriptor limit (1,024 by default; the build stopped at "Too many open files")."""
         if self._owner != os.getpid():  # a forked worker: its own descriptors (the inherited ones are shared)
             self._dirs, self._owner, self._digest_fd = {(): self._root}, os.getpid(), -1
-        if key not in self._dirs:
+        dirs = self._dirs
+        fd = dirs.pop(key, None)
+        if fd is None:
             parent = self._directory(key[:-1])
             with contextlib.suppress(FileExistsError):  # made by another worker
                 os.mkdir(key[-1], 0o777, dir_fd=parent)
-            self._dirs[key] = os.open(key[-1], _DIR_FLAGS, dir_fd=parent)
-        return self._dirs[key]
+            fd = os.open(key[-1], _DIR_FLAGS, dir_fd=parent)
+            if len(dirs) > DIRS_OPEN:  # the least recently used one (after the root, which stays) closed
+                oldest = next(k for k in dirs if k)
+                os.close(dirs.pop(oldest))
+        dirs[key] = fd  # (a dict keeps insertion order: the last is the most recently used)
+        return fd
 
     def write(self, rel: str, data: bytes | str, private: bool) -> None:
         """Create file `rel` holding `data` (text as UTF-8), mode 0600 if `private`; OutputError if its path could

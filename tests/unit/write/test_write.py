@@ -519,3 +519,36 @@ def test_syncing_flushes_while_the_tree_is_written_and_commit_still_syncs(
     with plain.syncing(every=0.01):  # without syncfs each file is fsynced as written: no thread
         assert not [t for t in threading.enumerate() if t.name == "fabric-sync"]
     plain.abort()
+
+
+@pytest.mark.parametrize("kept_open", [atomic.DIRS_OPEN, 10**6])
+def test_more_directories_than_a_process_may_keep_open_are_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept_open: int
+) -> None:
+    """A million GPUs' host files are 125,000 directories: the writer keeps the most recently used DIRS_OPEN of them
+    open, not all (the build stopped at "Too many open files"). Under a descriptor limit of 256, 600 directories,
+    each written twice (the second time after it was closed), hold every file; the open descriptors stay bounded.
+    Keeping every one open (the negative case) runs out of descriptors."""
+    import resource
+
+    monkeypatch.setattr(atomic, "DIRS_OPEN", kept_open)
+    files = {f"hosts/node{i:03d}/{name}": f"{i} {name}\n" for i in range(600) for name in ("a.env", "b.conf")}
+    order = sorted(files, key=lambda rel: (rel.rsplit("/", 1)[1], rel))  # every directory, then every one again
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+    staging = atomic.Staging(tmp_path / "out", "d")
+    try:
+        most = 0
+        for rel in order:
+            staging.write(rel, files[rel], private=False)
+            most = max(most, len(os.listdir("/proc/self/fd")))
+        out = staging.commit()
+    except OutputError as exc:
+        staging.abort()
+        assert kept_open > 256 and "Too many open files" in str(exc)
+        return
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert kept_open == atomic.DIRS_OPEN == 64
+    assert most < 256 and len(staging._dirs) <= atomic.DIRS_OPEN + 1
+    assert {str(p.relative_to(out)): p.read_text() for p in out.glob("hosts/*/*")} == files
