@@ -17,11 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import ROCE, SIZES, case_spec
+from run import MILLION, ROCE, ROCE_MILLION, SIZES, case_spec
 
 
 def spec_path(target: str, tmp: Path) -> Path:
-    if target in SIZES or target in ROCE:
+    if target in SIZES or target in ROCE or target in MILLION or target in ROCE_MILLION:
         path = tmp / f"{target}.yaml"
         path.write_text(case_spec(target)[1])
         return path
