@@ -480,3 +480,48 @@ def test_without_reserved_slots_the_ufm_appliances_move_when_an_su_is_added() ->
     after = build_fabric(replace(new, lock=LockInput(lock, LOCK_FILE, False)))
     moves = [f for f in after.errors if f.code == "lock-move"]
     assert moves and "ufm001:ib0" in moves[0].message and "su2-rail0-leaf" in moves[0].message
+
+
+def test_a_whole_cluster_fabric_plan_writes_grows_by_25_percent_adding_only() -> None:
+    """The whole cluster `fabric plan --write` writes (racks in the superpod layout: the in-band, out-of-band and
+    storage leaves by the units they serve, those fabrics attached unit by unit), its spines pinned for the final
+    size as the lock-move hint says, grown from 128 to 160 DGX H100 with the first build's lock: only additions,
+    the new SU in racks of its own side by side in one row. Unpinned, the same growth is refused, one error per
+    fabric whose spines it re-spreads (the negative case)."""
+    from fabric.plan.candidates import Request, enumerate_candidates
+    from fabric.plan.document import spec_yaml
+    from fabric.spec.catalog import builtin_catalog
+
+    catalog = builtin_catalog()
+    (candidate,) = [
+        c
+        for c in enumerate_candidates(catalog, Request(0, nodes=("dgx-h100",), technologies=("infiniband",)))
+        if (c.switch, c.tiers, c.rail_optimized, c.planes) == ("qm9700", 2, True, 1)
+    ]
+    text = spec_yaml(candidate, 1024, catalog, "", whole=True)
+    assert "  layout: superpod\n" in text and "count: 128, name" in text
+
+    def spec(nodes: int, pinned: bool) -> str:
+        out = text.replace("count: 128, name", f"count: {nodes}, name")
+        if pinned:
+            out = out.replace("scalable_unit: 32}", "scalable_unit: 32, spines: 32}")
+            out = out.replace("topology: {kind: fat-tree}", "topology: {kind: fat-tree, spines: 7}")
+        return out
+
+    def grown_from(old: Build, new_text: str) -> Build:
+        lock = parse_lock(lock_json(old), LOCK_FILE)
+        return build_fabric(replace(load_spec_text(new_text), lock=LockInput(lock, LOCK_FILE, False)))
+
+    small = build_fabric(load_spec_text(spec(128, True)))
+    large = grown_from(small, spec(160, True))
+    gained = _assert_only_adds(small, large)
+    assert gained["inventory.csv"] == 32 + 8 + 2 + 1  # DGX, the SU's rail leaves, 2 storage leaves, an OOB leaf
+    devices, racks = large.topology.devices, large.topology.racks
+    new_racks = {devices[f"gpu{i:05d}"].rack for i in range(129, 161)} | {devices["su5-rail0-leaf"].rack}
+    assert len(new_racks) == 9 and not new_racks & {d.rack for d in small.topology.devices.values()}
+    assert len({racks[r or ""].row for r in new_racks}) == 1
+    unpinned = grown_from(build_fabric(load_spec_text(spec(128, False))), spec(160, False))
+    assert [(f.code, f.path) for f in unpinned.errors] == [
+        ("lock-move", "fabrics.compute"),
+        ("lock-move", "fabrics.storage"),
+    ]
