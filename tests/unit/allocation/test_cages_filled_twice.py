@@ -1,0 +1,74 @@
+"""The cages with two plugs from the optics' cages filled per transceiver (allocation/optics.py, `_filled_twice`):
+where every cable is fibre with a transceiver at each end, the cage check takes them from the optics' pass instead
+of walking every cable end (6,000,000 at a million GPUs); they are the cages the walk (`keys_twice` over
+`_end_plugs`) finds (docs/dev/performance.md, "Cages two transceivers fill")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabric.allocation import optics as optics_module
+from fabric.fast.distinct import keys_twice
+from fabric.pipeline import Build, build_fabric
+from tests.conftest import DESIGNS
+
+BROKEN = DESIGNS.parent / "tests" / "broken"
+# 128 DGX H100 on one plane, racks 16 rows of 2 (too few: `rack-space`): leaves whose links need multimode and
+# single-mode fibre, so twin-port cages that two transceivers fill (`cage-plugs`)
+SPREAD = """\
+name: spread
+racks: {rows: [R00, R01, R02, R03, R04, R05, R06, R07, R08, R09, R10, R11, R12, R13, R14, R15], rack_units: 48,
+        power_kw: 45, per_row: 2}
+nodes:
+  - {group: gpu, type: dgx-h100, count: 128, per_rack: 4, name: "dgx{index:05d}"}
+fabrics:
+  compute:
+    technology: infiniband
+    topology: {kind: fat-tree, rail_optimized: true, scalable_unit: 32, tiers: auto, planes: 1}
+    switches: {leaf: qm9700, spine: qm9700, core: qm9700}
+    oversubscription: "1:1"
+    cabling: {media: [mmf, smf]}
+    attach:
+      - {group: gpu, ports: compute}
+addressing: {mgmt: 10.128.0.0/14}
+"""
+
+
+def _both(build: Build) -> tuple[dict[str, set[str]] | None, dict[str, set[object]]]:
+    catalog, topology, allocation = build.design.catalog, build.topology, build.allocation
+    optics_module._MEMO.clear()  # the optics' pass made here
+    known = optics_module._counted(catalog, topology, allocation)[2]
+    return known, keys_twice(optics_module._end_plugs(catalog, topology, allocation))
+
+
+@pytest.fixture(scope="module")
+def spread(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    path = tmp_path_factory.mktemp("spread") / "spread.yaml"
+    path.write_text(SPREAD)
+    return build_fabric(path)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*sorted(DESIGNS.glob("*.yaml")), *(BROKEN / f"{n}.yaml" for n in ("cage-plugs", "optics-missing", "names"))],
+    ids=lambda p: p.stem,
+)
+def test_the_cages_two_transceivers_fill_are_the_cages_the_walk_finds(path: Path) -> None:
+    known, walked = _both(build_fabric(path))
+    assert known is None or known == walked
+
+
+def test_a_fibre_only_fabric_gives_its_cages_with_two_plugs_from_the_optics(spread: Build) -> None:
+    known, walked = _both(spread)
+    assert known is not None and walked  # the optics told, and there are such cages
+    assert known == walked
+    assert any(f.code == "cage-plugs" for f in spread.findings)
+
+
+def test_a_fabric_with_copper_is_walked() -> None:
+    """The negative case: a cable without a transceiver at each end (roce-512's forced ACC) leaves it to the walk,
+    which finds its cage with two plugs."""
+    known, walked = _both(build_fabric(BROKEN / "cage-plugs.yaml"))
+    assert known is None and walked
