@@ -107,7 +107,17 @@ def transceiver_for(catalog: Catalog, cage: CageKind, kind: str, speed: int) -> 
 # by the cables object (what the counts read of an allocation), with the catalog and topology they were made for
 # (the topology by a weak reference: the memo keeps no topology alive): an allocation made from cables already laid
 # (`allocate`'s `laid`) finds their optics
-_MEMO: dict[int, tuple[tuple[Cable, ...], Catalog, weakref.ref[Topology], Optics, IndexRows, _Twice | None]] = {}
+_MEMO: dict[int, tuple[tuple[Cable, ...], Catalog, weakref.ref[Topology], Optics, IndexRows, _Found]] = {}
+
+
+@dataclass
+class _Found:
+    """What the optics' pass finds for the checks besides the counts, per class of end rather than per cable end:
+    the cages two transceivers fill (None: it cannot tell, `_filled_twice`) and the transceivers in their cages'
+    native lane rates at every optical end (`_signals`)."""
+
+    twice: _Twice | None = None
+    signals: tuple[_Signal, ...] = ()
 
 
 def optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Optics:
@@ -120,8 +130,8 @@ def _sheet(catalog: Catalog, topology: Topology, allocation: Allocation) -> Inde
     return _counted(catalog, topology, allocation)[1]
 
 
-def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Optics, IndexRows, _Twice | None]:
-    """The counts, the sheet and the cages two transceivers fill (None: the pass cannot tell) of one pass, kept
+def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Optics, IndexRows, _Found]:
+    """The counts, the sheet and what the checks find of it per class of end (`_Found`) of one pass, kept
     per allocation object: the optics check, the cage check and the renderers read them (two passes were 2.9 s of
     a 100k-GPU validate). The sheet is kept as columns (fabric/fast/columns.py: a cable's rows made as they are
     read)."""
@@ -130,12 +140,12 @@ def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tu
     if hit is not None and hit[0] is cables and hit[1] is catalog and hit[2]() is topology:
         return hit[3], hit[4], hit[5]
     sheet = IndexRows()
-    twice: list[_Twice | None] = [None]
-    result = _optics(catalog, topology, allocation, sheet, twice)
+    found = _Found()
+    result = _optics(catalog, topology, allocation, sheet, found)
     if len(_MEMO) >= 4:
         _MEMO.clear()
-    _MEMO[id(cables)] = (cables, catalog, weakref.ref(topology), result, sheet, twice[0])
-    return result, sheet, twice[0]
+    _MEMO[id(cables)] = (cables, catalog, weakref.ref(topology), result, sheet, found)
+    return result, sheet, found
 
 
 def _optics(
@@ -143,11 +153,11 @@ def _optics(
     topology: Topology,
     allocation: Allocation,
     sheet: IndexRows | None = None,
-    twice: list[_Twice | None] | None = None,
+    found: _Found | None = None,
 ) -> Optics:
     """The counts; with `sheet`, also the physical cables, given to it as the counts take them, cable by cable (so
-    that the cabling sheet and the BOM cannot disagree); with `twice`, the cages two transceivers fill
-    (`_filled_twice`) put in it."""
+    that the cabling sheet and the BOM cannot disagree); with `found`, what the checks read of it per class of end
+    put in it."""
     devices = topology.devices
     # every cable is fibre with a transceiver at each end, and none is a splitter: the cage check's plugs are then
     # the transceivers the cages are filled with (`_filled_twice`)
@@ -280,8 +290,9 @@ def _optics(
         if sheet is not None:
             for k in range(0, len(links), per_cable):
                 sheet.span((tuple(links[k : k + per_cable]), 0, 1, None, None))
-    if twice is not None and transceivers_only:
-        twice[0] = _filled_twice(catalog, cages, memo, first_of)
+    if found is not None:
+        found.twice = _filled_twice(catalog, cages, memo, first_of) if transceivers_only else None
+        found.signals = _signals(catalog, resolved, first_of)
     return Optics(
         {k: sum(len(filled) for filled in v.values()) for k, v in cages.items()},
         dict(optics_w),
@@ -291,6 +302,25 @@ def _optics(
             for what, count in sorted(missing.items(), key=lambda kv: (*kv[0][:2], *kv[0][3:], str(kv[0][2])))
         ),
     )
+
+
+def _signals(
+    catalog: Catalog, resolved: Mapping[_EndKey, _End], first_of: Mapping[tuple[str, str | None], Device]
+) -> tuple[_Signal, ...]:
+    """The distinct transceivers, with their cages' native lane rates, of the optical ends the pass resolved (per
+    model, port, medium kind, speed and fabric), as the signalling check takes them (`unlinkable`'s `shape`: none
+    where the part declares no lane rates or the port no native one)."""
+    rates: dict[tuple[str, str | None], dict[str, tuple[str, int]]] = {}
+    out: dict[tuple[str, int], _Signal] = {}
+    for (model, port, kind, _, _), (_, part, optic, _, _, _) in resolved.items():
+        if kind not in OPTICAL or part is None or optic is None or not part.lane_gbps:
+            continue
+        if model not in rates:
+            rates[model] = port_lane_rates(catalog, first_of[model])
+        native = rates[model].get(port)
+        if native is not None and native[1]:
+            out.setdefault((optic, native[1]), (optic, part, native[1]))
+    return tuple(out.values())
 
 
 def _filled_twice(
@@ -665,7 +695,7 @@ def cage_plugs(catalog: Catalog, topology: Topology, allocation: Allocation) -> 
     the sheet plugs them. Which cages have two plugs: from the optics' cages filled per transceiver where every
     cable is fibre with transceivers (`_filled_twice`), else a walk of the sheet's ends (`keys_twice`, no key kept
     per end); then a walk that gathers those cages' plugs (a few at most in a sound design)."""
-    known = _counted(catalog, topology, allocation)[2]  # from the optics' pass, where it tells
+    known = _counted(catalog, topology, allocation)[2].twice  # from the optics' pass, where it tells
     twice: Mapping[str, Container[Hashable]] = (
         known if known is not None else keys_twice(_end_plugs(catalog, topology, allocation))
     )
@@ -877,7 +907,16 @@ def _rates(rates: Iterable[int]) -> str:
 
 def unlinkable(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Unlinkable, ...]:
     """The optical links whose transceivers (the ones the optics count chooses, per cage) cannot run one lane
-    rate (`signalling_meets`)."""
+    rate (`signalling_meets`). None when every two of the transceivers at the optical ends, in their cages, link
+    (`_signals`: a few kinds of end, where the walk asks of every cable)."""
+    signals = _counted(catalog, topology, allocation)[2].signals
+    if all(signalling_meets(a[1], a[2], b[1], b[2]) for a in signals for b in signals):
+        return ()
+    return _unlinkable_links(catalog, topology, allocation)
+
+
+def _unlinkable_links(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Unlinkable, ...]:
+    """`unlinkable`, asked of every optical cable."""
     devices = topology.devices
     cage_of = CageLookup(catalog, devices)
     fits: dict[tuple[CageKind, str, int], tuple[str, Transceiver] | None] = {}

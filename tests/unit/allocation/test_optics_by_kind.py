@@ -1,7 +1,8 @@
-"""The cages with two plugs from the optics' cages filled per transceiver (allocation/optics.py, `_filled_twice`):
-where every cable is fibre with a transceiver at each end, the cage check takes them from the optics' pass instead
-of walking every cable end (6,000,000 at a million GPUs); they are the cages the walk (`keys_twice` over
-`_end_plugs`) finds (docs/dev/performance.md, "Cages two transceivers fill")."""
+"""The cage check and the signalling check per kind of end, from the optics' pass (allocation/optics.py,
+`_filled_twice` and `_signals`; docs/dev/performance.md, "Checks per kind of cable end"): where every cable is
+fibre with a transceiver at each end, the cages with two plugs are those two transceivers fill, the cages the walk
+of every cable end (`keys_twice` over `_end_plugs`) finds; the signalling check asks of the distinct transceivers
+in their cages what the walk of every optical cable finds."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ addressing: {mgmt: 10.128.0.0/14}
 def _both(build: Build) -> tuple[dict[str, set[str]] | None, dict[str, set[object]]]:
     catalog, topology, allocation = build.design.catalog, build.topology, build.allocation
     optics_module._MEMO.clear()  # the optics' pass made here
-    known = optics_module._counted(catalog, topology, allocation)[2]
+    known = optics_module._counted(catalog, topology, allocation)[2].twice
     return known, keys_twice(optics_module._end_plugs(catalog, topology, allocation))
 
 
@@ -72,3 +73,22 @@ def test_a_fabric_with_copper_is_walked() -> None:
     which finds its cage with two plugs."""
     known, walked = _both(build_fabric(BROKEN / "cage-plugs.yaml"))
     assert known is None and walked
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*sorted(DESIGNS.glob("*.yaml")), *(BROKEN / f"{n}.yaml" for n in ("optics-signalling", "optics-missing"))],
+    ids=lambda p: p.stem,
+)
+def test_the_signalling_check_asks_of_the_kinds_of_end_what_the_walk_finds(path: Path) -> None:
+    """`unlinkable` answers none when every two transceivers at the optical ends link in their cages (`_signals`,
+    a few kinds of end), as the walk over every optical cable finds; optics-signalling's links that do not come up
+    are found all the same (the negative case)."""
+    build = build_fabric(path)
+    catalog, topology, allocation = build.design.catalog, build.topology, build.allocation
+    optics_module._MEMO.clear()
+    walked = optics_module._unlinkable_links(catalog, topology, allocation)
+    assert optics_module.unlinkable(catalog, topology, allocation) == walked
+    assert bool(walked) is (path.stem == "optics-signalling")
+    optical = any(c.media_kind in ("mmf", "smf") for c in allocation.cables)
+    assert bool(optics_module._counted(catalog, topology, allocation)[2].signals) is optical  # asked, where any
