@@ -18,7 +18,7 @@ from fabric.allocation.allocate import Allocation
 from fabric.fast.frozen import maker
 from fabric.fast.lazy import LazyMapping, LazyTuple
 from fabric.intent.infiniband import IbPlan
-from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids
+from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_keyed_guids
 from fabric.intent.infiniband.ports import (
     MTU_CODES,
     RATE_CODES,
@@ -378,7 +378,7 @@ def build_subnets(design: Design, topology: Topology, plan: Allocation) -> IbPla
             needs[s] = _need(s, None, ())
         for key, (dev, hca, ports, _) in draft.cas.items():
             needs[key] = _need(dev, hca, ports)
-    guids, unused = assign_guids(needs.values(), _merged(inventories))
+    guids, unused = assign_keyed_guids(needs, _merged(inventories))
     if unused:
         first = unused[0]
         shown = ", ".join(f"{r.device} {r.port}".strip() for r in unused[:4]) + (

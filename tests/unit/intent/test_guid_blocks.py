@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 
 import fabric.intent.infiniband.guids as guids_module
-from fabric.intent.infiniband.guids import PORT_BITS, GuidNeed, Guids, assign_guids, placeholder_guid
+from fabric.intent.infiniband.guids import (
+    PORT_BITS,
+    GuidNeed,
+    Guids,
+    assign_guids,
+    assign_keyed_guids,
+    placeholder_guid,
+)
 
 
 def _plain(needs: list[GuidNeed]) -> dict[str, Guids]:
@@ -61,6 +68,20 @@ def test_colliding_placeholders_move_on_as_the_general_search_does(monkeypatch: 
     assert any(g.node != squeezed(k) for k, g in plain.items())  # collisions happened and moved keys on
     blocks = [g.node >> PORT_BITS for g in found.values()]
     assert len(set(blocks)) == len(blocks)
+
+
+def test_needs_given_by_their_keys_get_the_same_guids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`assign_keyed_guids` (the subnets' needs, keyed as they are made) gives what `assign_guids` does, with the
+    placeholders squeezed into colliding blocks too (the order of the keys decides who moves on)."""
+    needs = _needs()
+    keyed = {n.key: n for n in reversed(needs)}  # in another order than the keys'
+    assert assign_keyed_guids(keyed, None) == assign_guids(needs, None)
+    real = guids_module.placeholder_guid
+    monkeypatch.setattr(guids_module, "placeholder_guid", lambda n, a=0: real(n, a) & ~(((1 << 40) - 1) << 16))
+    squeezed = assign_guids(needs, None)
+    assert assign_keyed_guids(keyed, None) == squeezed
+    # the negative: taken in the mapping's order, not the keys', the collisions move other keys on
+    assert guids_module._assign(list(keyed.items()), None) != squeezed
 
 
 def test_a_ca_of_a_whole_block_of_ports_takes_the_general_search() -> None:
