@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fabric.allocation.allocate import Allocation
 from fabric.allocation.cages import CageKind, CageLookup, node_cages, switch_cages
 from fabric.fast.columns import IndexRows
-from fabric.fast.distinct import keys_twice
+from fabric.fast.distinct import keys_twice, keys_under_two
 from fabric.model.cable import Cable
 from fabric.model.topology import Device, Link, Topology
 from fabric.spec.catalog import (
@@ -337,21 +337,7 @@ def _filled_twice(
     for key, (by_port, *_) in memo.items():
         if {port: cage for port, (cage, _) in by_port.items()} != _port_cages(catalog, first_of[key]):
             return None
-    by_optic: dict[str, list[Mapping[str, set[str]]]] = defaultdict(list)  # transceiver → device → its cages
-    for (_, _, optic), per_device in cages.items():
-        by_optic[optic].append(per_device)
-    found: _Twice = {}
-    groups = list(by_optic.values())
-    for k, ones in enumerate(groups):
-        for others in groups[k + 1 :]:  # two transceivers
-            for one in ones:
-                for other in others:
-                    small, large = (one, other) if len(one) <= len(other) else (other, one)
-                    for device, used in small.items():
-                        also = large.get(device)
-                        if also is not None and not used.isdisjoint(also):
-                            found.setdefault(device, set()).update(used & also)
-    return found
+    return keys_under_two((optic, per_device) for (_, _, optic), per_device in cages.items())
 
 
 def longest_leg(links: Iterable[Cable]) -> Cable:
