@@ -32,7 +32,7 @@ from fabric.fast.frozen import maker
 from fabric.model.cable import Cable
 from fabric.model.findings import Finding, error
 from fabric.model.kinds import Layer, MediaKind, Tier
-from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Topology
+from fabric.model.topology import LAYER_RANK, Device, FabricTopology, Link, Rack, Topology
 from fabric.spec.catalog import Media
 from fabric.spec.loader import Design
 from fabric.spec.platforms import mgmt_port
@@ -483,11 +483,6 @@ def _mgmt(
 ) -> list[AddressRow]:
     """A management address for every switch management port and BMC not given one on an out-of-band leaf,
     from the management pool after the out-of-band leaves' subnets (`.1` of the pool is its gateway)."""
-    peers: dict[tuple[str, str], tuple[str, str, str]] = {}
-    for ft in topo.fabrics.values():
-        for link in ft.links:
-            if link.tier == Tier.NODE_LEAF:
-                peers[(link.a, link.a_port)] = (link.b, link.b_port, ft.name)
     wanted: list[tuple[str, str]] = []
     for name, dev in topo.devices.items():
         if dev.layer == Layer.NODE:
@@ -498,6 +493,14 @@ def _mgmt(
         for name in ft.switches:
             switch = topo.devices[name]
             wanted.append((name, mgmt_port(switch.platform, design.catalog.switches[switch.model].mgmt_port)))
+    # the far end of each such port's link (a handful of port names: the node-leaf links of the data ports, a
+    # million at 1M GPUs, are passed over by name)
+    names = {port for _, port in wanted}
+    peers: dict[tuple[str, str], tuple[str, str, str]] = {}
+    for ft in topo.fabrics.values():
+        for link in ft.links:
+            if link.a_port in names and link.tier == Tier.NODE_LEAF:
+                peers[(link.a, link.a_port)] = (link.b, link.b_port, ft.name)
     wanted = [w for w in wanted if w not in done]
     network = design.spec.addressing.mgmt
     pool = Pool(network, 32, first=max(2, offset))  # .0 network, .1 gateway
@@ -555,8 +558,10 @@ def _slot(
 # allocation check `cage-plugs` reports a cage it leaves with two plugs.
 OPTICAL_KINDS = ("mmf", "smf")
 _Placed = tuple[tuple[str, str], tuple[str, str], tuple[CageKind, CageKind], float | None]
-# as the cable loop keeps it (one flat tuple a link): a end's cage, b end's cage, their kinds, the needed length
-_Flat = tuple[str, str, CageKind, CageKind, float | None]
+# a device as the cable loop reads it: its rack's name and U, the rack (None: no route from it, which has no U),
+# the U as the route takes it, the height, and its ports' cages with the kind of a port they do not list
+# (CageLookup.ports)
+_Seat = tuple[str, int | None, Rack | None, int, int, Mapping[str, tuple[str, CageKind]], CageKind]
 
 
 def _one_module(kinds: set[str]) -> bool:
@@ -575,16 +580,19 @@ def _one_fibre(cables: list[Cable], first: int) -> bool:
 def _one_plug_per_cage(
     cables: list[Cable],
     first: int,
-    flat: list[_Flat],
+    needs: list[float | None],
+    cage_of: CageLookup,
     chooser: MediaChooser,
     media: Mapping[str, Media],
 ) -> None:
+    """`needs`: each cable's needed length (from `first` on); the cages are looked up again here, in a fabric
+    that is not cabled in one fibre only (the cable loop keeps no cage per link)."""
     if _one_fibre(cables, first):
         return  # every cage takes transceivers of one kind (a fabric cabled in one fibre only)
-    placed: list[_Placed] = [
-        ((c.link.a, a), (c.link.b, b), (a_kind, b_kind), needed)
-        for c, (a, b, a_kind, b_kind, needed) in zip(islice(cables, first, None), flat, strict=True)
-    ]
+    placed: list[_Placed] = []
+    for c, needed in zip(islice(cables, first, None), needs, strict=True):
+        (a_cage, a_kind), (b_cage, b_kind) = cage_of(c.link.a, c.link.a_port), cage_of(c.link.b, c.link.b_port)
+        placed.append(((c.link.a, a_cage), (c.link.b, b_cage), (a_kind, b_kind), needed))
     by_cage: dict[tuple[str, str], list[int]] = {}
     for i, (a, b, _, _) in enumerate(placed):
         by_cage.setdefault(a, []).append(i)
@@ -655,6 +663,14 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
     findings: list[Finding] = []
     devices, racks = topo.devices, topo.racks
     cage_of = CageLookup(design.catalog, devices)
+    seats: dict[str, _Seat] = {}  # per device (a million at 1M GPUs, read 6,000,000 times)
+
+    def seat(name: str) -> _Seat:
+        d = devices[name]
+        rack = racks.get(d.rack or "") if d.u else None
+        found = seats[name] = (d.rack or "", d.u, rack, d.u or 0, d.height_u, *cage_of.ports(name))
+        return found
+
     for key, ft in topo.fabrics.items():
         rules = CablingRules.resolve(spec.fabrics[key].cabling, spec.cabling)
         chooser = MediaChooser(design.catalog.media, rules, ft.technology)
@@ -666,16 +682,15 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
         cable_id = key.replace("%", "%%") + f"-%0{width}d"  # `cable_id % n`: the fabric, then n zero-padded
         layout, tray = spec.racks, rules.tray_height_m
         first = len(cables)
-        placed: list[_Flat] = []
+        needs: list[float | None] = []
         for n, link in enumerate(ft.links, start=1):
-            a, b = devices[link.a], devices[link.b]
-            ra, rb = racks.get(a.rack or ""), racks.get(b.rack or "")  # the route between the two ends
-            route = (
-                route_m(layout, ra, a.u, a.height_u, rb, b.u, b.height_u, tray)
-                if ra is not None and rb is not None and a.u and b.u
-                else None
-            )
-            (a_cage, a_kind), (b_cage, b_kind) = cage_of(link.a, link.a_port), cage_of(link.b, link.b_port)
+            a_rack, a_u, ra, a_at, a_h, a_ports, a_other = seats.get(link.a) or seat(link.a)
+            b_rack, b_u, rb, b_at, b_h, b_ports, b_other = seats.get(link.b) or seat(link.b)
+            # the route between the two ends
+            route = route_m(layout, ra, a_at, a_h, rb, b_at, b_h, tray) if ra is not None and rb is not None else None
+            a_cage, b_cage = a_ports.get(link.a_port), b_ports.get(link.b_port)
+            a_kind = a_cage[1] if a_cage else a_other
+            b_kind = b_cage[1] if b_cage else b_other
             slot = (route, link.speed_gbps, link.media, a_kind, b_kind)
             hit = cache.get(slot) if link.length_m is None else None
             if hit is None:
@@ -685,9 +700,9 @@ def _allocate_cables(design: Design, topo: Topology) -> tuple[list[Cable], list[
             needed, choice, fields = hit
             if needed is not None and choice is None:
                 too_long.append((needed, link))
-            cables.append(_cable(cable_id % n, link, a.rack or "", a.u, b.rack or "", b.u, *fields))
-            placed.append((a_cage, b_cage, a_kind, b_kind, needed))
-        _one_plug_per_cage(cables, first, placed, chooser, design.catalog.media)
+            cables.append(_cable(cable_id % n, link, a_rack, a_u, b_rack, b_u, *fields))
+            needs.append(needed)
+        _one_plug_per_cage(cables, first, needs, cage_of, chooser, design.catalog.media)
         if too_long:
             needed, worst = max(too_long, key=lambda t: t[0])
             kinds = ", ".join(rules.kinds) if rules.kinds else "any"

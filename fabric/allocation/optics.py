@@ -12,13 +12,13 @@ from __future__ import annotations
 import math
 import weakref
 from collections import Counter, defaultdict
-from collections.abc import Container, Iterable, Iterator, Mapping
+from collections.abc import Container, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from fabric.allocation.allocate import Allocation
 from fabric.allocation.cages import CageKind, CageLookup, node_cages, switch_cages
 from fabric.fast.columns import IndexRows
-from fabric.fast.distinct import keys_twice
+from fabric.fast.distinct import keys_twice, keys_under_two
 from fabric.model.cable import Cable
 from fabric.model.topology import Device, Link, Topology
 from fabric.spec.catalog import (
@@ -45,6 +45,7 @@ _End = tuple[str, "Transceiver | None", "str | None", CageKind, int, "dict[str, 
 # allocation.cables), its fibre number (0: not a fibre of a link) and the link's fibres, and both ends' transceivers
 # (catalog keys; None: none)
 _Shape = tuple[str, tuple[str, ...], tuple[int, ...], tuple[tuple[int, int], ...], str, str]
+_Twice = dict[str, set[str]]  # device → its cages with two plugs
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,17 @@ def transceiver_for(catalog: Catalog, cage: CageKind, kind: str, speed: int) -> 
 # by the cables object (what the counts read of an allocation), with the catalog and topology they were made for
 # (the topology by a weak reference: the memo keeps no topology alive): an allocation made from cables already laid
 # (`allocate`'s `laid`) finds their optics
-_MEMO: dict[int, tuple[tuple[Cable, ...], Catalog, weakref.ref[Topology], Optics, IndexRows]] = {}
+_MEMO: dict[int, tuple[tuple[Cable, ...], Catalog, weakref.ref[Topology], Optics, IndexRows, _Found]] = {}
+
+
+@dataclass
+class _Found:
+    """What the optics' pass finds for the checks besides the counts, per class of end rather than per cable end:
+    the cages two transceivers fill (None: it cannot tell, `_filled_twice`) and the transceivers in their cages'
+    native lane rates at every optical end (`_signals`)."""
+
+    twice: _Twice | None = None
+    signals: tuple[_Signal, ...] = ()
 
 
 def optics(catalog: Catalog, topology: Topology, allocation: Allocation) -> Optics:
@@ -119,26 +130,39 @@ def _sheet(catalog: Catalog, topology: Topology, allocation: Allocation) -> Inde
     return _counted(catalog, topology, allocation)[1]
 
 
-def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Optics, IndexRows]:
-    """The counts and the sheet of one pass, kept per allocation object: the optics check, the cage check and
-    the renderers read them (two passes were 2.9 s of a 100k-GPU validate). The sheet is kept as columns
-    (fabric/fast/columns.py: a cable's rows made as they are read)."""
+def _counted(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Optics, IndexRows, _Found]:
+    """The counts, the sheet and what the checks find of it per class of end (`_Found`) of one pass, kept
+    per allocation object: the optics check, the cage check and the renderers read them (two passes were 2.9 s of
+    a 100k-GPU validate). The sheet is kept as columns (fabric/fast/columns.py: a cable's rows made as they are
+    read)."""
     cables = allocation.cables
     hit = _MEMO.get(id(cables))
     if hit is not None and hit[0] is cables and hit[1] is catalog and hit[2]() is topology:
-        return hit[3], hit[4]
+        return hit[3], hit[4], hit[5]
     sheet = IndexRows()
-    result = _optics(catalog, topology, allocation, sheet)
+    found = _Found()
+    result = _optics(catalog, topology, allocation, sheet, found)
     if len(_MEMO) >= 4:
         _MEMO.clear()
-    _MEMO[id(cables)] = (cables, catalog, weakref.ref(topology), result, sheet)
-    return result, sheet
+    _MEMO[id(cables)] = (cables, catalog, weakref.ref(topology), result, sheet, found)
+    return result, sheet, found
 
 
-def _optics(catalog: Catalog, topology: Topology, allocation: Allocation, sheet: IndexRows | None = None) -> Optics:
+def _optics(
+    catalog: Catalog,
+    topology: Topology,
+    allocation: Allocation,
+    sheet: IndexRows | None = None,
+    found: _Found | None = None,
+) -> Optics:
     """The counts; with `sheet`, also the physical cables, given to it as the counts take them, cable by cable (so
-    that the cabling sheet and the BOM cannot disagree)."""
+    that the cabling sheet and the BOM cannot disagree); with `found`, what the checks read of it per class of end
+    put in it."""
     devices = topology.devices
+    # every cable is fibre with a transceiver at each end, and none is a splitter: the cage check's plugs are then
+    # the transceivers the cages are filled with (`_filled_twice`)
+    transceivers_only = True
+    first_of: dict[tuple[str, str | None], Device] = {}  # a device of each model (as `memo` keys them)
     cages: dict[tuple[str, str, str], dict[str, set[str]]] = defaultdict(dict)
     optics_w: dict[str, float] = defaultdict(float)
     missing: Counter[tuple[str, str, CageKind, str, int]] = Counter()  # (fabric, model, cage, medium, speed) → ends
@@ -160,7 +184,9 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation, sheet:
         return here, resolved.get(key) or resolve(here, key)
 
     def device_ends(name: str) -> _Ends:
-        here = ends[name] = _ends(catalog, devices[name], memo)
+        device = devices[name]
+        here = ends[name] = _ends(catalog, device, memo)
+        first_of.setdefault(here[4], device)
         return here
 
     def resolve(here: _Ends, key: _EndKey) -> _End:
@@ -187,6 +213,7 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation, sheet:
         medium = catalog.media.get(c.media) if c.media else None
         row = (link.fabric, c.media or "none", c.part, c.length_m)
         if kind not in OPTICAL:
+            transceivers_only = False
             if medium is not None and medium.ends is not None and max(e.plugs for e in medium.ends) > 1:
                 # splitter copper (MCP7Y00/MCA7J60): one cable per split-end cage, its legs to the far cages
                 for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
@@ -226,6 +253,7 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation, sheet:
             if split_ends is not None and _split_end(split_ends, cage_kind):
                 split_at = (name, cage)
             if part is None or filled is None:
+                transceivers_only = False
                 what = (link.fabric, here[4][0], cage_kind, kind, link.speed_gbps)
                 missing[what] += 1
                 example.setdefault(what, f"{name} {port}")
@@ -240,6 +268,7 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation, sheet:
                 if here[2] and here[3]:  # a node's transceiver in a rack: its power
                     optics_w[here[3]] += part.power_w
         if split_at is not None and medium is not None:
+            transceivers_only = False
             splits[(link.fabric, c.media, split_at)].append((i, optics_at[0], optics_at[1]))
             if sheet is not None:
                 sheet.spanned()
@@ -261,6 +290,9 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation, sheet:
         if sheet is not None:
             for k in range(0, len(links), per_cable):
                 sheet.span((tuple(links[k : k + per_cable]), 0, 1, None, None))
+    if found is not None:
+        found.twice = _filled_twice(catalog, cages, memo, first_of) if transceivers_only else None
+        found.signals = _signals(catalog, resolved, first_of)
     return Optics(
         {k: sum(len(filled) for filled in v.values()) for k, v in cages.items()},
         dict(optics_w),
@@ -270,6 +302,42 @@ def _optics(catalog: Catalog, topology: Topology, allocation: Allocation, sheet:
             for what, count in sorted(missing.items(), key=lambda kv: (*kv[0][:2], *kv[0][3:], str(kv[0][2])))
         ),
     )
+
+
+def _signals(
+    catalog: Catalog, resolved: Mapping[_EndKey, _End], first_of: Mapping[tuple[str, str | None], Device]
+) -> tuple[_Signal, ...]:
+    """The distinct transceivers, with their cages' native lane rates, of the optical ends the pass resolved (per
+    model, port, medium kind, speed and fabric), as the signalling check takes them (`unlinkable`'s `shape`: none
+    where the part declares no lane rates or the port no native one)."""
+    rates: dict[tuple[str, str | None], dict[str, tuple[str, int]]] = {}
+    out: dict[tuple[str, int], _Signal] = {}
+    for (model, port, kind, _, _), (_, part, optic, _, _, _) in resolved.items():
+        if kind not in OPTICAL or part is None or optic is None or not part.lane_gbps:
+            continue
+        if model not in rates:
+            rates[model] = port_lane_rates(catalog, first_of[model])
+        native = rates[model].get(port)
+        if native is not None and native[1]:
+            out.setdefault((optic, native[1]), (optic, part, native[1]))
+    return tuple(out.values())
+
+
+def _filled_twice(
+    catalog: Catalog,
+    cages: Mapping[tuple[str, str, str], Mapping[str, set[str]]],
+    memo: Mapping[tuple[str, str | None], _Ends],
+    first_of: Mapping[tuple[str, str | None], Device],
+) -> _Twice | None:
+    """Per device, the cages that two transceivers fill, from the optics' cages filled per (fabric, side,
+    transceiver): the cages with two plugs when every cable is fibre with a transceiver at each end (the cage
+    check's plugs are then the ends' transceivers) and the optics name each port's cage as the sheet's ends do
+    (`_port_cages`; else None: the check walks the ends). A pass over devices, not over the 6,000,000 cable ends of
+    a million GPUs."""
+    for key, (by_port, *_) in memo.items():
+        if {port: cage for port, (cage, _) in by_port.items()} != _port_cages(catalog, first_of[key]):
+            return None
+    return keys_under_two((optic, per_device) for (_, _, optic), per_device in cages.items())
 
 
 def longest_leg(links: Iterable[Cable]) -> Cable:
@@ -610,9 +678,13 @@ class Misfit:
 
 def cage_plugs(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[CagePlugs, ...]:
     """The cages holding more than one plug on the physical sheet, in sheet order, with their plugs in the order
-    the sheet plugs them. Two walks of the sheet's ends: which cages have two plugs (`keys_twice`, no key kept per
-    end), then those cages' plugs (a few at most in a sound design)."""
-    twice = keys_twice(_end_plugs(catalog, topology, allocation))
+    the sheet plugs them. Which cages have two plugs: from the optics' cages filled per transceiver where every
+    cable is fibre with transceivers (`_filled_twice`), else a walk of the sheet's ends (`keys_twice`, no key kept
+    per end); then a walk that gathers those cages' plugs (a few at most in a sound design)."""
+    known = _counted(catalog, topology, allocation)[2].twice  # from the optics' pass, where it tells
+    twice: Mapping[str, Container[Hashable]] = (
+        known if known is not None else keys_twice(_end_plugs(catalog, topology, allocation))
+    )
     if not twice:
         return ()
     plugs: dict[tuple[str, str], dict[str, None]] = {}
@@ -821,7 +893,16 @@ def _rates(rates: Iterable[int]) -> str:
 
 def unlinkable(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Unlinkable, ...]:
     """The optical links whose transceivers (the ones the optics count chooses, per cage) cannot run one lane
-    rate (`signalling_meets`)."""
+    rate (`signalling_meets`). None when every two of the transceivers at the optical ends, in their cages, link
+    (`_signals`: a few kinds of end, where the walk asks of every cable)."""
+    signals = _counted(catalog, topology, allocation)[2].signals
+    if all(signalling_meets(a[1], a[2], b[1], b[2]) for a in signals for b in signals):
+        return ()
+    return _unlinkable_links(catalog, topology, allocation)
+
+
+def _unlinkable_links(catalog: Catalog, topology: Topology, allocation: Allocation) -> tuple[Unlinkable, ...]:
+    """`unlinkable`, asked of every optical cable."""
     devices = topology.devices
     cage_of = CageLookup(catalog, devices)
     fits: dict[tuple[CageKind, str, int], tuple[str, Transceiver] | None] = {}

@@ -10,7 +10,7 @@ The renderers only format it; `fabric verify` compares discovered fabrics with i
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 
@@ -18,7 +18,7 @@ from fabric.allocation.allocate import Allocation
 from fabric.fast.frozen import maker
 from fabric.fast.lazy import LazyMapping, LazyTuple
 from fabric.intent.infiniband import IbPlan
-from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_guids
+from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_keyed_guids
 from fabric.intent.infiniband.ports import (
     MTU_CODES,
     RATE_CODES,
@@ -267,6 +267,8 @@ class _Draft:
     cables: list[Cable]
     numbering: dict[str, SwitchNumbering]
     cas: dict[str, tuple[str, str | None, tuple[str, ...], int]]  # key → device, hca, ports, nports
+    # each cable's CA end (a CA is always the a end), in cable order: CA key, IB port, port name, speed
+    cabled: list[tuple[str, int, str, int]]
 
 
 def _ib_fabrics(topology: Topology) -> list[FabricTopology]:
@@ -276,32 +278,46 @@ def _ib_fabrics(topology: Topology) -> list[FabricTopology]:
 def _drafts(design: Design, topology: Topology, plan: Allocation) -> list[_Draft]:
     devices = topology.devices
     catalog = design.catalog
-    cables_by_fabric: dict[str, list[Cable]] = {}
+    # each fabric's cables by plane, in plan order (one pass over 3,000,000 cables at a million GPUs)
+    by_fabric: dict[str, dict[int | None, list[Cable]]] = {}
     for cable in plan.cables:
-        cables_by_fabric.setdefault(cable.link.fabric, []).append(cable)
+        link = cable.link
+        planes = by_fabric.get(link.fabric)
+        if planes is None:
+            planes = by_fabric[link.fabric] = {}
+        here = planes.get(link.plane)
+        if here is None:
+            here = planes[link.plane] = []
+        here.append(cable)
     types: dict[str, Mapping[str, CaPortRef]] = {}
     numberings = Numberings()
     drafts: list[_Draft] = []
     for ft in _ib_fabrics(topology):
-        cables = cables_by_fabric.get(ft.name, [])
-        by_plane: dict[int | None, list[Cable]] = {None: cables}
-        if ft.planes > 1:  # each numbered plane of its cables or switches (one pass over the cables)
-            grouped: dict[int | None, list[Cable]] = {}
-            for cable in cables:
-                grouped.setdefault(cable.link.plane, []).append(cable)
+        grouped = by_fabric.get(ft.name, {})
+        if ft.planes == 1:  # one subnet of every cable
+            every = (
+                next(iter(grouped.values()))
+                if len(grouped) == 1
+                else [c for c in plan.cables if c.link.fabric == ft.name]
+            )
+            by_plane: dict[int | None, list[Cable]] = {None: every}
+        else:  # each numbered plane of its cables or switches
             numbered = set(grouped) | {devices[s].plane for s in ft.switches}
             by_plane = {p: grouped.get(p, []) for p in sorted(x for x in numbered if x is not None)}
         for plane, mine in by_plane.items():
             switches = [s for s in ft.switches if ft.planes == 1 or devices[s].plane == plane]
             used: dict[str, list[tuple[str, int]]] = {s: [] for s in switches}
             cas: dict[str, tuple[str, str | None, tuple[str, ...], int]] = {}
+            cabled: list[tuple[str, int, str, int]] = []
             for cable in mine:  # (a switch's end, the usual case, is looked up once)
                 link = cable.link
                 ports = used.get(link.a)
                 if ports is not None:
                     ports.append((link.a_port, link.speed_gbps))
                 else:
-                    _add_ca(cas, types, devices, catalog, link.a, link.a_port)
+                    found = _add_ca(cas, types, devices, catalog, link.a, link.a_port)
+                    if found is not None:
+                        cabled.append((*found, link.a_port, link.speed_gbps))
                 ports = used.get(link.b)
                 if ports is not None:
                     ports.append((link.b_port, link.speed_gbps))
@@ -310,7 +326,7 @@ def _drafts(design: Design, topology: Topology, plan: Allocation) -> list[_Draft
             numbering = {
                 s: numberings.of(devices[s].model, catalog.switches[devices[s].model], used[s]) for s in switches
             }
-            drafts.append(_Draft(ft.name, plane if ft.planes > 1 else None, switches, mine, numbering, cas))
+            drafts.append(_Draft(ft.name, plane if ft.planes > 1 else None, switches, mine, numbering, cas, cabled))
     return drafts
 
 
@@ -321,10 +337,11 @@ def _add_ca(
     catalog: Catalog,
     dev: str,
     port: str,
-) -> None:
-    """The CA of a cable's end on a server, into `cas` (key → device, hca, ports, nports) if new."""
+) -> tuple[str, int] | None:
+    """The CA of a cable's end on a server, into `cas` (key → device, hca, ports, nports) if new; its key and the
+    end's IB port on it (None: not a server's end)."""
     if devices[dev].layer != Layer.NODE:
-        return
+        return None
     node_type = devices[dev].model
     if node_type not in types:
         types[node_type] = node_cas(catalog.nodes[node_type])
@@ -333,6 +350,7 @@ def _add_ca(
     key = f"{dev} {hca}"
     if key not in cas:
         cas[key] = (dev, hca, ref.ports if ref else (port,), len(ref.ports) if ref else 1)
+    return key, ref.number if ref else 1
 
 
 def _inventories(design: Design) -> tuple[list[Inventory], list[Finding]]:
@@ -360,7 +378,7 @@ def build_subnets(design: Design, topology: Topology, plan: Allocation) -> IbPla
             needs[s] = _need(s, None, ())
         for key, (dev, hca, ports, _) in draft.cas.items():
             needs[key] = _need(dev, hca, ports)
-    guids, unused = assign_guids(needs.values(), _merged(inventories))
+    guids, unused = assign_keyed_guids(needs, _merged(inventories))
     if unused:
         first = unused[0]
         shown = ", ".join(f"{r.device} {r.port}".strip() for r in unused[:4]) + (
@@ -505,22 +523,12 @@ def _subnet(
             )
         )
     by_key = {n.key: n for n in nodes}
-    ca_end: dict[tuple[str, str], tuple[str, int, int]] = {}  # (device, port) → CA key, IB port, port GUID
-    for key, (device, _hca, ports, _) in draft.cas.items():
-        port_guids = guids[key].ports
-        for number, port in enumerate(ports, start=1):
-            ca_end[(device, port)] = (key, number, port_guids[number - 1])
-
     switch_of = {s: (n.numbers, by_key[s].guid) for s, n in draft.numbering.items()}
-    cabled: list[CaPort] = []  # every cabled CA port (a CA is always the a end)
-    for c in draft.cables:  # 300,000 at 100k GPUs
-        link = c.link
-        if link.a not in switch_of:
-            a_key, a_port, a_guid = ca_end[(link.a, link.a_port)]
-            node = by_key[a_key]
-            cabled.append(
-                _ca_port(a_key, a_port, a_guid, node.device, node.group, link.a_port, link.speed_gbps, node.placeholder)
-            )
+    cabled: list[CaPort] = []  # every cabled CA port (a CA is always the a end), in cable order
+    for key, number, port_name, speed in draft.cabled:  # 200,000 at 100k GPUs
+        node = by_key[key]
+        port_guid = guids[key].ports[number - 1]
+        cabled.append(_ca_port(key, number, port_guid, node.device, node.group, port_name, speed, node.placeholder))
     top = max((LAYER_RANK[n.layer] for n in nodes if n.switch), default=1)
     roots = tuple(n for n in nodes if n.switch and LAYER_RANK[n.layer] == top) if top > 1 else ()
     order = {name: i for i, name in enumerate(devices)}
@@ -551,7 +559,7 @@ def _subnet(
         directory=directory,
         settings=settings,
         nodes=tuple(nodes),
-        wiring=LazyTuple(partial(_wiring, draft.cables, switch_of, ca_end)),
+        wiring=LazyTuple(partial(_wiring, draft.cables, switch_of, partial(_ca_ends, draft.cas, guids))),
         roots=roots,
         compute=compute,
         io=io,
@@ -568,13 +576,26 @@ def _subnet(
     )
 
 
+def _ca_ends(
+    cas: Mapping[str, tuple[str, str | None, tuple[str, ...], int]], guids: Mapping[str, Guids]
+) -> dict[tuple[str, str], tuple[str, int, int]]:
+    """(device, port) → CA key, IB port, port GUID of every port of the subnet's CAs."""
+    ca_end: dict[tuple[str, str], tuple[str, int, int]] = {}
+    for key, (device, _hca, ports, _) in cas.items():
+        port_guids = guids[key].ports
+        for number, port in enumerate(ports, start=1):
+            ca_end[(device, port)] = (key, number, port_guids[number - 1])
+    return ca_end
+
+
 def _wiring(
     cables: Sequence[Cable],
     switch_of: Mapping[str, tuple[Mapping[str, int], int]],
-    ca_end: Mapping[tuple[str, str], tuple[str, int, int]],
+    ends: Callable[[], Mapping[tuple[str, str], tuple[str, int, int]]],
 ) -> tuple[Wire, ...]:
-    """Each cable's IB ports and port GUIDs at both ends (a switch's port by its numbering, a CA's from `ca_end`:
+    """Each cable's IB ports and port GUIDs at both ends (a switch's port by its numbering, a CA's from `ends()`:
     (device, port) → CA key, IB port, port GUID)."""
+    ca_end = ends()
     wiring: list[Wire] = []
     switch_at = switch_of.get
     for c in cables:  # both ends: 600,000 at 100k GPUs
