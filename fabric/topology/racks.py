@@ -4,8 +4,7 @@ Placement packs devices into racks in the order given, bottom up, starting a new
 block (a node group, a fabric's switches) and whenever a rack is out of units or power. Racks
 are named `<row><position>` and filled row by row (`superpod`: every other row back to front); a row
 group's racks (a superpod unit's nodes and network rack) start a new row rather than straddle two,
-where a row holds them. Devices the spec
-pins to a rack keep it.
+where a row holds them. Devices the spec pins to a rack keep it.
 
 A cable's route is vertical up to a tray above the racks, Manhattan along the rows and aisles,
 and down again; within one rack it is the vertical distance only.
