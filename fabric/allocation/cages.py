@@ -14,6 +14,12 @@ CageKind = tuple[str, str | None, int | None]  # connector, thermal top, ports p
 MGMT_CAGE: CageKind = ("rj45", None, None)  # a switch port outside its port groups: the management jack
 
 
+def model_key(device: Device) -> tuple[str, str | None]:
+    """What a device's ports and cages depend on: its model, and a switch's platform (which names its ports; a
+    node's names none). Per-device memos of catalog answers are keyed by it."""
+    return device.model, None if device.layer == "node" else device.platform
+
+
 @cache
 def switch_cages(model: SwitchModel, platform: str | None) -> dict[str, tuple[int, CageKind]]:
     groups = {g.group: g for g in model.ports}
@@ -52,11 +58,10 @@ class CageLookup:
         if found is not None:
             return found
         device = self._devices[name]
-        node = device.layer == "node"
-        key = (device.model, None if node else device.platform)
+        key = model_key(device)
         found = self._by_model.get(key)
         if found is None:
-            if node:
+            if device.layer == "node":
                 found = (node_cages(self._catalog.nodes[device.model]), ("?", None, None))
             else:
                 switch = switch_cages(self._catalog.switches[device.model], device.platform)

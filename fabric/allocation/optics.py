@@ -16,7 +16,7 @@ from collections.abc import Container, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from fabric.allocation.allocate import Allocation
-from fabric.allocation.cages import CageKind, CageLookup, node_cages, switch_cages
+from fabric.allocation.cages import CageKind, CageLookup, model_key, node_cages, switch_cages
 from fabric.fast.columns import IndexRows
 from fabric.fast.distinct import keys_twice, keys_under_two
 from fabric.model.cable import Cable
@@ -519,7 +519,7 @@ def _sheet_rows(
         by_port = rates_of.get(name)
         if by_port is None:
             d = devices[name]
-            key = (d.model, None if d.layer == "node" else d.platform)
+            key = model_key(d)
             by_port = rates.get(key)
             if by_port is None:
                 by_port = rates[key] = port_lane_rates(catalog, d)
@@ -611,7 +611,7 @@ def mixed_cages(catalog: Catalog, topology: Topology) -> tuple[MixedCage, ...]:
 
     def rates_of(name: str) -> dict[str, tuple[str, int]]:
         device = devices[name]
-        key = (device.model, None if device.layer == "node" else device.platform)
+        key = model_key(device)
         rates = memo.get(key)
         if rates is None:
             rates = memo[key] = port_lane_rates(catalog, device)
@@ -726,7 +726,7 @@ def _end_plugs(
 
     def ports_of(name: str) -> dict[str, str | None]:
         d = devices[name]
-        key = (d.model, None if d.layer == "node" else d.platform)
+        key = model_key(d)
         ports = by_model.get(key)
         if ports is None:
             ports = by_model[key] = _port_cages(catalog, d)
@@ -922,7 +922,7 @@ def _unlinkable_links(catalog: Catalog, topology: Topology, allocation: Allocati
         chosen = fits[wanted]
         found: _Signal | None = None
         if chosen is not None and chosen[1].lane_gbps:
-            model = (device.model, None if device.layer == "node" else device.platform)
+            model = model_key(device)
             if model not in rates:
                 rates[model] = port_lane_rates(catalog, device)
             native = rates[model].get(port)

@@ -35,7 +35,7 @@ def _su_leaves(drafts: dict[str, FabricDraft]) -> dict[str, int]:
     }
 
 
-def _node_units(drafts: dict[str, FabricDraft], compute: str | None) -> tuple[dict[str, int], int]:
+def _node_units(drafts: dict[str, FabricDraft], compute: str | None, leaves: set[str]) -> tuple[dict[str, int], int]:
     """Each node's unit, and the first central unit. A node's unit is the SU of its first leaf with one; else (no
     fabric has SUs) the ordinal of its first leaf in the compute fabric, numbered as the leaves first appear (a
     non-rail node's ports go to one group of leaves: its first port's leaf stands for the group). The nodes in
@@ -47,7 +47,6 @@ def _node_units(drafts: dict[str, FabricDraft], compute: str | None) -> tuple[di
         for link in draft.links:
             if link.tier == Tier.NODE_LEAF and link.b in su_of:
                 units.setdefault(link.a, su_of[link.b])
-    leaves = {sw.name for draft in drafts.values() for sw in draft.switches if sw.layer == Layer.LEAF}
     if not units and compute in drafts:
         ordinal: dict[str, int] = {}
         for link in drafts[compute].links:
@@ -81,11 +80,11 @@ def _units(drafts: dict[str, FabricDraft], compute: str | None) -> tuple[dict[st
     what it attaches belongs to (nodes first, then the units' switches: an out-of-band leaf serving only
     management ports). A leaf still of no unit (an out-of-band one serving spines and cores) makes a central
     unit of its own with the switches it serves, so it stands beside them."""
-    node_unit, central = _node_units(drafts, compute)
+    leaves = {sw.name for draft in drafts.values() for sw in draft.switches if sw.layer == Layer.LEAF}
+    node_unit, central = _node_units(drafts, compute, leaves)
     switch_unit: dict[str, int] = {}
     if not node_unit:
         return node_unit, switch_unit, central
-    leaves = {sw.name for draft in drafts.values() for sw in draft.switches if sw.layer == Layer.LEAF}
     switch_unit.update(_su_leaves(drafts))
     links = [link for draft in drafts.values() for link in draft.links]
     for voters in (node_unit, switch_unit):
