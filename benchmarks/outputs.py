@@ -38,6 +38,7 @@ def spec_path(target: str, tmp: Path) -> Path:
 def main(argv: list[str]) -> None:
     from fabric import build_fabric
     from fabric.model.rendered import Rendered
+    from fabric.render.engine.registry import file_bytes
     from fabric.render.outputs import OUTPUTS
     from fabric.write.atomic import write_outputs
 
@@ -49,7 +50,7 @@ def main(argv: list[str]) -> None:
         files: dict[str, bytes] = {}
         for output in OUTPUTS:
             start, cpu = time.perf_counter(), time.process_time()
-            rendered = {k: v if isinstance(v, bytes) else v.encode() for k, v in output.render(build).items()}
+            rendered = {k: file_bytes(v) for k, v in output.render(build).items()}
             took, cpu = time.perf_counter() - start, time.process_time() - cpu
             rows.append((took, cpu, output.name, len(rendered), sum(map(len, rendered.values()))))
             files.update(rendered)

@@ -306,6 +306,7 @@ def run_fabric_set(spec: Path, out: Path) -> dict[str, Any]:
 
     from fabric import build_fabric, write_outputs
     from fabric.model.rendered import Rendered
+    from fabric.render.engine.registry import file_bytes
     from fabric.render.outputs import cabling_md, configs, tables
     from fabric.render.outputs import report as report
     from fabric.render.platforms import eos_structured
@@ -319,7 +320,7 @@ def run_fabric_set(spec: Path, out: Path) -> dict[str, Any]:
     files: dict[str, bytes] = {}
     for output in chosen:
         for path, content in output.render(build).items():
-            files[path] = content.encode() if isinstance(content, str) else content
+            files[path] = file_bytes(content)
         lap(output.name)
     private = {path for output in chosen for path in output.private(build)}
     write_outputs(Rendered(dict(sorted(files.items())), private=private), out, build.name)

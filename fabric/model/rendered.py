@@ -7,8 +7,22 @@ filter can drop the private mark: the writer accepts only this type, and a plain
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class TextPieces:
+    """A text file that a renderer makes piece by piece and the writer writes as each piece comes: the biggest
+    outputs (cabling.csv, cabling-physical.csv, the plan's Prometheus series: 1.1–1.6 GB each at a million GPUs)
+    are never whole in a process's memory, nor the list of their lines. `make` gives the pieces in order (each
+    call afresh); `text()` is the file whole, byte for byte what the pieces write."""
+
+    make: Callable[[], Iterable[str]]
+
+    def text(self) -> str:
+        return "".join(self.make())
 
 
 class Rendered(Mapping[str, bytes]):

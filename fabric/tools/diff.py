@@ -31,6 +31,7 @@ from typing import Any
 from fabric.model.findings import Finding, Severity
 from fabric.model.text import first_refused, printable
 from fabric.pipeline import Build
+from fabric.render.engine.registry import file_bytes
 from fabric.render.outputs import OUTPUTS
 from fabric.render.outputs.lock import lock_data
 from fabric.spec.loader import Design
@@ -186,7 +187,7 @@ def outputs_of(build: Build, name: str) -> Outputs:
     for output in OUTPUTS:
         if output.name in RENDERED:
             for path, value in output.render(build).items():
-                files[path] = value.decode() if isinstance(value, bytes) else value
+                files[path] = file_bytes(value).decode()
     return Outputs.of(name, files)
 
 

@@ -39,7 +39,7 @@ import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
@@ -135,21 +135,23 @@ def _digest() -> Any:
     return hashlib.sha1(usedforsecurity=False)
 
 
-def _write_file(dir_fd: int, name: str, data: bytes | str, mode: int) -> str:
+def _write_file(dir_fd: int, name: str, data: bytes | str | Iterable[str], mode: int) -> str:
     """Create `name` in the directory `dir_fd` (never through a symlink, never over a file) holding `data` (text
-    as UTF-8); fsync it unless the tree is synced at once. Returns the digest of its bytes, hashed as they are
-    written (they are in memory)."""
+    as UTF-8; an iterable of texts: each as it comes, TextPieces' pieces); fsync it unless the tree is synced at
+    once. Returns the digest of its bytes, hashed as they are written (they are in memory). A text that is not
+    UTF-8 (a lone surrogate) raises UnicodeEncodeError, maybe after the file got its first pieces."""
     digest = _digest()
     fd = os.open(name, _FILE_FLAGS, mode, dir_fd=dir_fd)
     try:  # os.write, not a file object: no buffer, no fstat (840 files at 4 x 256 EOS)
-        if isinstance(data, str):
-            for start in range(0, len(data), _SLICE):
-                chunk = data[start : start + _SLICE].encode()  # (a slice never splits a character)
-                _write_all(fd, chunk)
-                digest.update(chunk)
-        else:
+        if isinstance(data, bytes):
             _write_all(fd, data)
             digest.update(data)
+        else:
+            for text in (data,) if isinstance(data, str) else data:
+                for start in range(0, len(text), _SLICE):
+                    chunk = text[start : start + _SLICE].encode()  # (a slice never splits a character)
+                    _write_all(fd, chunk)
+                    digest.update(chunk)
         if _SYNCFS is None:
             os.fsync(fd)
     finally:
@@ -333,9 +335,9 @@ class Staging:
         dirs[key] = fd  # (a dict keeps insertion order: the last is the most recently used)
         return fd
 
-    def write(self, rel: str, data: bytes | str, private: bool) -> None:
-        """Create file `rel` holding `data` (text as UTF-8), mode 0600 if `private`; OutputError if its path could
-        leave the output or something is in the way."""
+    def write(self, rel: str, data: bytes | str | Iterable[str], private: bool) -> None:
+        """Create file `rel` holding `data` (text as UTF-8, texts one after the other), mode 0600 if `private`;
+        OutputError if its path could leave the output or something is in the way."""
         path = output_parts(rel)
         try:
             digest = _write_file(self._directory(path[:-1]), path[-1], data, 0o600 if private else 0o666)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -29,6 +29,7 @@ from typing import Any
 from fabric.fast.collector import after_task, shared_with_children, worker_collects_between_tasks
 from fabric.fast.parallel import cores, env_workers, max_workers
 from fabric.model.findings import FabricError, Finding, error
+from fabric.model.rendered import TextPieces
 from fabric.pipeline import Build
 from fabric.render.engine.registry import Output
 
@@ -58,8 +59,9 @@ class Done:
 
 # (path, content, private): where files go as they are rendered; content is bytes, or text (ASCII: `run` encodes
 # any other itself, to refuse a lone surrogate) that the writer encodes a slice at a time, so that a big file
-# has no second copy in fresh memory
-Sink = Callable[[str, bytes | str, bool], None]
+# has no second copy in fresh memory, or texts (TextPieces' pieces) it writes as they are made (a lone surrogate
+# among them raises UnicodeEncodeError from the sink)
+Sink = Callable[[str, bytes | str | Iterable[str], bool], None]
 
 
 def worker_count(build: Build, workers: int | None) -> int:
@@ -140,6 +142,17 @@ def run(
         for path, content in rendered.items():
             if path in files:
                 raise AssertionError(f"output {name} writes {path} again")
+            if isinstance(content, TextPieces):
+                if sink is None:
+                    content = content.text()
+                else:
+                    try:
+                        sink(path, content.make(), path in private)  # written piece by piece as made
+                    except UnicodeEncodeError as exc:  # a lone surrogate: not text (what was written is discarded)
+                        message = f"{path}: holds {describe(exc.object[exc.start])}, which is not text"
+                        return Done(task.names, {}, (name, message, False))
+                    sunk.append(path)
+                    continue
             if sink is not None and isinstance(content, str) and content.isascii():
                 sink(path, content, path in private)  # encoded as it is written
                 sunk.append(path)

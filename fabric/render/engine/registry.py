@@ -10,12 +10,23 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fabric.model.rendered import TextPieces
+
 if TYPE_CHECKING:
     from fabric.pipeline import Build
 
-Renderer = Callable[["Build"], Mapping[str, str | bytes]]  # text is written as UTF-8, bytes as they are
+# text is written as UTF-8, bytes as they are, TextPieces piece by piece (as made)
+Content = str | bytes | TextPieces
+Renderer = Callable[["Build"], Mapping[str, Content]]
 # shard k of n of an output (k in range(n)): together the shards hold exactly what the whole render holds
-Sharded = Callable[["Build", int, int], Mapping[str, str | bytes]]
+Sharded = Callable[["Build", int, int], Mapping[str, Content]]
+
+
+def file_bytes(content: Content) -> bytes:
+    """A rendered file's bytes, whole (as the writer writes them; for callers that compare or time outputs)."""
+    if isinstance(content, TextPieces):
+        content = content.text()
+    return content.encode() if isinstance(content, str) else content
 
 
 def _no_secrets(build: Build) -> Iterable[str]:
@@ -41,7 +52,7 @@ class Output:
 
 
 def one_file(
-    name: str, path: str, render: Callable[[Build], str | bytes], together: str = "", weight: float = 0.1
+    name: str, path: str, render: Callable[[Build], Content], together: str = "", weight: float = 0.1
 ) -> Output:
     """An output that is a single file."""
     return Output(name, lambda build: {path: render(build)}, together=together, weight=weight)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 
 from fabric.allocation.optics import CableEnd, PhysicalCable, longest_leg, physical_cables
 from fabric.fast import csvtext
 from fabric.model.cable import Cable, end_label
+from fabric.model.rendered import TextPieces
 from fabric.pipeline import Build
 from fabric.render.engine import iptext
 from fabric.render.engine.memo import per_build
@@ -159,6 +161,22 @@ def csv_text(
     )
 
 
+ROWS_PER_PIECE = 20_000  # rows of a CSV file written as pieces (TextPieces): a few MB each
+
+
+def csv_pieces(
+    columns: Sequence[str], rows: Callable[[], Iterable[Sequence[object]]], *, plain: bool = False, per: int = 0
+) -> Iterator[str]:
+    """`csv_text` of the rows `rows()` gives, as pieces of `per` rows (default ROWS_PER_PIECE) after the header:
+    together byte for byte the text `csv_text` makes, since each row is written and made formula-safe on its
+    own (a piece whose text shows a formula character is written again cell by cell, the others as joined)."""
+    head = csvtext.written(columns, ())
+    yield head
+    given = iter(rows())
+    while piece := list(islice(given, per or ROWS_PER_PIECE)):
+        yield csv_text(columns, lambda piece=piece: piece, plain=plain)[len(head) :]  # type: ignore[misc]
+
+
 def formula_safe(text: str) -> str:
     """CSV text (header first, as `csv.writer(out, lineterminator="\\n")` writes it) with every cell made
     formula-safe (`as_text`): the text itself when no cell could need the apostrophe, else read and written again."""
@@ -231,6 +249,11 @@ def faceplate_labels(c: Cable, cages: tuple[str, str, str, str, str, str, str]) 
 
 
 def cabling_csv(build: Build) -> str:
+    return "".join(cabling_pieces(build))
+
+
+def cabling_pieces(build: Build) -> Iterator[str]:
+    """cabling.csv in pieces (TextPieces)."""
     models = {name: device.model for name, device in build.topology.devices.items()}
     ib_ends = build.infiniband.ends
     lengths = LengthTexts()
@@ -277,7 +300,7 @@ def cabling_csv(build: Build) -> str:
                 *cages.get(c.cable_id, NO_CAGE),
             )
 
-    return csv_text(CABLING_COLUMNS, rows, plain=True)
+    return csv_pieces(CABLING_COLUMNS, rows, plain=True)
 
 
 def _cage_text(end: CableEnd) -> str:
@@ -346,7 +369,12 @@ def physical_rows(build: Build) -> Iterable[tuple[object, ...]]:
 
 
 def cabling_physical_csv(build: Build) -> str:
-    return csv_text(PHYSICAL_COLUMNS, lambda: physical_rows(build), plain=True)
+    return "".join(cabling_physical_pieces(build))
+
+
+def cabling_physical_pieces(build: Build) -> Iterator[str]:
+    """cabling-physical.csv in pieces (TextPieces)."""
+    return csv_pieces(PHYSICAL_COLUMNS, lambda: physical_rows(build), plain=True)
 
 
 def csv_columns(header: Sequence[str], columns: Sequence[Sequence[object]]) -> str:
@@ -397,9 +425,14 @@ def inventory_csv(build: Build) -> str:
 
 
 OUTPUTS: tuple[Output, ...] = (
-    one_file("cabling", "cabling.csv", cabling_csv, weight=2.4),
+    one_file("cabling", "cabling.csv", lambda build: TextPieces(lambda: cabling_pieces(build)), weight=2.4),
     # weight: ~50 µs a row on the 4-SU design (its own pass over the optics), scaled to ~400k rows; unmeasured at 100k
-    one_file("cabling-physical", "cabling-physical.csv", cabling_physical_csv, weight=4.0),
+    one_file(
+        "cabling-physical",
+        "cabling-physical.csv",
+        lambda build: TextPieces(lambda: cabling_physical_pieces(build)),
+        weight=4.0,
+    ),
     one_file("ip-plan", "ip-plan.csv", ip_plan_csv, together=iptext.PLAN_ADDRESSES, weight=2.0),
     one_file("asn-plan", "asn-plan.csv", asn_plan_csv),
     one_file("inventory", "inventory.csv", inventory_csv),

@@ -320,7 +320,7 @@ def test_plan_series_fast_path_writes_what_the_general_path_writes(
     b = built(design)
     fast = textfile.fabric_plan(b)
     monkeypatch.setattr(textfile, "_plain", lambda *columns: False)  # every value "needs escaping"
-    assert textfile._cable_lines(b) is None and not textfile._session_lines(b)
+    assert textfile._cable_lines(b.allocation.cables, textfile._Shared()) is None and not textfile._session_lines(b)
     assert textfile.fabric_plan(b) == fast
     assert fast.count("fabric_planned_cable_info{") == len(b.allocation.cables)
 
@@ -333,10 +333,31 @@ def test_plan_series_escape_what_needs_it() -> None:
     b = built("lab")
     cables = (replace(b.allocation.cables[0], cable_id='c"1\\x'), *b.allocation.cables[1:])
     odd = replace(b, allocation=replace(b.allocation, cables=cables))
-    assert textfile._cable_lines(odd) is None
+    assert textfile._cable_lines(odd.allocation.cables, textfile._Shared()) is None
+    assert textfile._cable_lines(b.allocation.cables, textfile._Shared()) is not None
     text = textfile.fabric_plan(odd)
     assert text.count('cable_id="c\\"1\\\\x"') == 2  # its cable series and its switch end's port series
     assert _series(text, "fabric_planned_cable_info")[0]["label"].startswith('c\\"1\\\\x A01-U01 ')
+
+
+@pytest.mark.parametrize("per", [1, 3, 1000])
+def test_plan_series_pieces_are_the_file_in_parts(per: int) -> None:
+    """The file as the writer gets it (TextPieces, `per` cables a piece) is the file whole, also where one piece
+    holds a value to escape and takes the general path while the others take the fast one."""
+    from dataclasses import replace
+
+    from fabric.render.outputs.monitoring import textfile
+
+    b = built("lab-ib")
+    cables = b.allocation.cables
+    odd_cables = (*cables[:4], replace(cables[4], cable_id='c"5'), *cables[5:])
+    for build in (b, replace(b, allocation=replace(b.allocation, cables=odd_cables))):
+        pieces = list(textfile.fabric_plan_pieces(build, per))
+        # one piece of every cable: the odd build's cable series all take the general path
+        assert "".join(pieces) == "".join(textfile.fabric_plan_pieces(build, 10**6))
+        assert len(pieces) == 2 + 2 * -(-len(cables) // per) + 1  # 2 headers, cables and ports per piece, the rest
+    whole = textfile.fabric_plan(replace(b, allocation=replace(b.allocation, cables=odd_cables)))
+    assert whole.count('cable_id="c\\"5"') == 2  # its cable series and its switch end's port series
 
 
 def test_the_job_names_are_the_jobs_of_the_targets() -> None:

@@ -22,7 +22,7 @@ from fabric.pipeline import Build
 from fabric.render.outputs.diagrams import diagrams, draw, listed
 from fabric.render.outputs.diagrams.graph import Diagram
 from fabric.render.outputs.diagrams.topology import topology_diagram
-from fabric.render.outputs.tables import as_text, csv_text
+from fabric.render.outputs.tables import as_text, csv_pieces, csv_text
 from tests.conftest import built, require_tool
 
 DOT_HINT = "Debian: apt-get install graphviz"
@@ -171,6 +171,22 @@ def test_csv_text_joined_is_the_same_text(rows: list[tuple[object, ...]], width:
     columns = ("a", "b", "c")[: width + 1]
     rows = [r[: width + 1] for r in rows]
     assert csv_text(columns, lambda: iter(rows), plain=True) == csv_text(columns, iter(rows))
+
+
+@given(st.lists(st.tuples(CELLS, CELLS, CELLS), max_size=9), st.integers(1, 4), st.booleans())
+def test_csv_pieces_are_the_text_in_parts(rows: list[tuple[object, ...]], per: int, plain: bool) -> None:
+    """A CSV file written as pieces (cabling.csv, cabling-physical.csv) joins to `csv_text`'s text, whichever
+    pieces hold a cell that needs the apostrophe or quotes: the header, then a piece per `per` rows."""
+    columns = ("a", "b", "c")
+    pieces = list(csv_pieces(columns, lambda: iter(rows), plain=plain, per=per))
+    assert "".join(pieces) == csv_text(columns, iter(rows))
+    assert pieces[0] == "a,b,c\n" and len(pieces) == 1 + -(-len(rows) // per)
+
+
+def test_csv_pieces_make_a_formula_safe_only_where_it_is() -> None:
+    rows = [("x", "1"), ("y", "2"), ("-3", "z"), ("w", "4")]
+    pieces = list(csv_pieces(("a", "b"), lambda: iter(rows), plain=True, per=2))
+    assert pieces == ["a,b\n", "x,1\ny,2\n", "'-3,z\nw,4\n"]
 
 
 def test_csv_text_joins_plain_rows() -> None:

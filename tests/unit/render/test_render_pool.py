@@ -199,3 +199,32 @@ def test_a_sink_gets_ascii_text_as_it_is_and_anything_else_as_utf8_bytes() -> No
     bad = Output("bad", lambda build: {"d.txt": "a\ud800b"})
     refused = run(Task(("bad",)), build=built("lab"), by_name={"bad": bad}, sink=lambda *a: got.append(a))
     assert refused.refused is not None and "d.txt" in refused.refused[1] and len(got) == 3
+
+
+def test_text_pieces_go_to_the_writer_piece_by_piece_and_come_back_whole(tmp_path: Path) -> None:
+    """A TextPieces file reaches the sink as its pieces (never whole) and the staging tree holds them joined;
+    without a sink it comes back as the joined bytes; a lone surrogate in a piece refuses the output."""
+    from fabric.model.rendered import TextPieces
+    from fabric.render.engine.pool import run
+    from fabric.render.engine.registry import Output
+    from fabric.write.atomic import Staging
+
+    pieces = ["head\n", "x" * 100_000, "Zürich\n"]
+    made = Output("made", lambda build: {"big.txt": TextPieces(lambda: iter(pieces))})
+    got: list[tuple[str, object, bool]] = []
+    done = run(
+        Task(("made",)), build=built("lab"), by_name={"made": made}, sink=lambda p, c, x: got.append((p, list(c), x))
+    )  # type: ignore[arg-type]
+    assert done.refused is None and done.sunk == ("big.txt",) and got == [("big.txt", pieces, False)]
+    back = run(Task(("made",)), build=built("lab"), by_name={"made": made})
+    assert back.files == {"big.txt": "".join(pieces).encode()}
+    bad = Output("bad", lambda build: {"d.txt": TextPieces(lambda: iter(["fine\n", "a\ud800b"]))})
+    refused = run(
+        Task(("bad",)), build=built("lab"), by_name={"bad": bad}, sink=lambda p, c, x: list(map(str.encode, c))
+    )  # type: ignore[arg-type]
+    assert refused.refused is not None and "d.txt" in refused.refused[1] and "not text" in refused.refused[1]
+    # the writer: each piece encoded as it comes, the file its pieces joined
+    staging = Staging(tmp_path / "out", "d")
+    staging.write("big.txt", iter(pieces), False)
+    staging.commit()
+    assert (tmp_path / "out" / "big.txt").read_bytes() == "".join(pieces).encode()

@@ -10,7 +10,7 @@ Ethernet, the IB port number (infiniband-exporter `local_port`) on InfiniBand.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from fabric.allocation.allocate import Cable
@@ -206,13 +206,14 @@ def cable_info(build: Build, cable: Cable) -> dict[str, str]:
     return labels
 
 
-def planned_ports(build: Build) -> Iterator[dict[str, str]]:
-    """Each switch end of each cable, keyed as the exporters key a port; `cable_id` joins it to its cable."""
+def planned_ports(build: Build, cables: Sequence[Cable] | None = None) -> Iterator[dict[str, str]]:
+    """Each switch end of each cable (of `cables`, default all), keyed as the exporters key a port; `cable_id`
+    joins it to its cable."""
     devices = build.topology.devices
     switches = {name for name, d in devices.items() if is_switch(d)}
     infiniband = {key for key, ft in build.topology.fabrics.items() if ft.technology == "infiniband"}
     ends = build.infiniband.ends
-    for cable in build.allocation.cables:
+    for cable in build.allocation.cables if cables is None else cables:
         link = cable.link
         for device, port in ((link.a, link.a_port), (link.b, link.b_port)):
             if device in switches:  # as the exporters key a port: the IB port number, or the interface name

@@ -8,11 +8,12 @@ series, not 300k rules). The job `fabric-plan` of prometheus.yml scrapes them wi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from operator import attrgetter
 
-from fabric.model.cable import end_label
+from fabric.model.cable import Cable, end_label
+from fabric.model.rendered import TextPieces
 from fabric.pipeline import Build
 from fabric.render.engine.registry import Output
 from fabric.render.outputs.monitoring import planned_series as plan
@@ -58,33 +59,68 @@ def _plain(*columns: Iterable[str]) -> bool:
     return True
 
 
-def _cable_lines(build: Build) -> list[str] | None:
-    """The cable and port series of every cable as plan.cable_info and plan.planned_ports label them, one
-    f-string a line, the parts shared by many cables (a place, a fabric and tier, a part) made once (a dict a series
-    was the slowest part of the output at 100k GPUs). None when a value would need escaping, so the
-    caller takes the general path: the values of each cable are tested once, joined, the shared parts as made."""
+CABLES_PER_PIECE = 20_000  # cables whose series make one piece of the file (TextPieces): a few MB each
+
+
+def _cable_pieces(build: Build, per: int = 0) -> Iterator[str]:
+    """The cable series, then the port series, a piece per `per` cables (default CABLES_PER_PIECE): each piece
+    as `_cable_lines` / `_port_lines` make it, or where a value needs escaping (None) as plan.cable_info and
+    plan.planned_ports label each cable (the same text for values that need none)."""
     cables = build.allocation.cables
+    per = per or CABLES_PER_PIECE
     devices = build.topology.devices
-    link = attrgetter("link")
-    ports = (map(attrgetter(end), map(link, cables)) for end in ("a_port", "b_port"))
-    if not _plain(devices, map(attrgetter("cable_id"), cables), *ports):  # every cable end is a device
-        return None
-    places: dict[tuple[str, int | None], tuple[str, str, str]] = {}
-    kinds: dict[tuple[str, int | None, str], str] = {}
-    goods: dict[tuple[str, str], str] = {}
+    fast = _plain(devices)  # every cable end is a device
     switches = {name for name, d in devices.items() if plan.is_switch(d)}
     infiniband = {key for key, ft in build.topology.fabrics.items() if ft.technology == "infiniband"}
-    ib = build.infiniband.ends
-    lines = [_header("fabric_planned_cable_info")]
-    port_lines = [_header("fabric_planned_port_info")]
+    shared = _Shared()
+    yield _header("fabric_planned_cable_info")
+    for start in range(0, len(cables), per):
+        part = cables[start : start + per]
+        lines = _cable_lines(part, shared) if fast else None
+        if lines is None:
+            lines = [_series("fabric_planned_cable_info", plan.cable_info(build, c)) for c in part]
+        yield "".join(lines)
+    yield _header("fabric_planned_port_info")
+    for start in range(0, len(cables), per):
+        part = cables[start : start + per]
+        lines = _port_lines(build, part, switches, infiniband) if fast else None
+        if lines is None:
+            lines = [_series("fabric_planned_port_info", p) for p in plan.planned_ports(build, part)]
+        yield "".join(lines)
+
+
+class _Shared:
+    """The parts of a cable's series that many cables share, made once (a place, a fabric and tier, a part)."""
+
+    def __init__(self) -> None:
+        self.places: dict[tuple[str, int | None], tuple[str, str, str]] = {}
+        self.kinds: dict[tuple[str, int | None, str], str] = {}
+        self.goods: dict[tuple[str, str], str] = {}
+
+
+def _cable_lines(cables: Sequence[Cable], shared: _Shared) -> list[str] | None:
+    """The cable series of these cables as plan.cable_info labels them, one f-string a line, the shared parts as
+    made (a dict a series was the slowest part of the output at 100k GPUs). None when a value would need
+    escaping, so that the caller takes the general path: each cable's values are tested once, joined, the shared
+    parts as made. (Their ends' devices the caller tested.)"""
+    link = attrgetter("link")
+    ports = (map(attrgetter(end), map(link, cables)) for end in ("a_port", "b_port"))
+    if not _plain(map(attrgetter("cable_id"), cables), *ports):
+        return None
+    places, kinds, goods = shared.places, shared.kinds, shared.goods
+    lines = []
     for c in cables:
         cl = c.link
         i, ad, ap, bd, bp = c.cable_id, cl.a, cl.a_port, cl.b, cl.b_port
         a = places.get((c.a_rack, c.a_u))
         if a is None:
+            if not _plain((c.a_rack,)):
+                return None
             a = places[(c.a_rack, c.a_u)] = _places(c.a_rack, c.a_u)
         b = places.get((c.b_rack, c.b_u))
         if b is None:
+            if not _plain((c.b_rack,)):
+                return None
             b = places[(c.b_rack, c.b_u)] = _places(c.b_rack, c.b_u)
         k = kinds.get((cl.fabric, cl.plane, cl.tier))
         if k is None:
@@ -101,17 +137,29 @@ def _cable_lines(build: Build) -> list[str] | None:
             f'fabric_planned_cable_info{{cable_id="{i}",label="{i} {a[0]} {ad} {ap} > {b[0]} {bd} {bp}",{k}{a[1]},'
             f'a_device="{ad}",a_port="{ap}"{b[2]},b_device="{bd}",b_port="{bp}"{g}}} 1\n'
         )
+    return lines
+
+
+def _port_lines(build: Build, cables: Sequence[Cable], switches: set[str], infiniband: set[str]) -> list[str] | None:
+    """The port series of these cables' switch ends as plan.planned_ports keys them, one f-string a line; None
+    when a value would need escaping."""
+    link = attrgetter("link")
+    ports = (map(attrgetter(end), map(link, cables)) for end in ("a_port", "b_port"))
+    if not _plain(map(attrgetter("cable_id"), cables), *ports):
+        return None
+    ib = build.infiniband.ends
+    lines = []
+    for c in cables:
+        cl = c.link
+        i, ad, ap, bd, bp = c.cable_id, cl.a, cl.a_port, cl.b, cl.b_port
         # as the exporters key a port (plan.planned_ports): the IB port number, or the interface name
         if ad in switches:
             key = ib[ad, ap][1] if cl.fabric in infiniband else ap
-            port_lines.append(f'fabric_planned_port_info{{hostname="{ad}",port="{key}",cable_id="{i}"}} 1\n')
+            lines.append(f'fabric_planned_port_info{{hostname="{ad}",port="{key}",cable_id="{i}"}} 1\n')
         if bd in switches:
             key = ib[bd, bp][1] if cl.fabric in infiniband else bp
-            port_lines.append(f'fabric_planned_port_info{{hostname="{bd}",port="{key}",cable_id="{i}"}} 1\n')
-    if not _plain({rack for rack, _ in places}):  # the racks, once each (the other shared parts as made)
-        return None
-    lines += port_lines
-    return lines  # one list, joined once with the rest: the text is 150-250 MB at 100k GPUs
+            lines.append(f'fabric_planned_port_info{{hostname="{bd}",port="{key}",cable_id="{i}"}} 1\n')
+    return lines
 
 
 def _places(rack: str, u: int | None) -> tuple[str, str, str]:
@@ -183,25 +231,17 @@ def _header(name: str) -> str:
 
 
 def fabric_plan(build: Build) -> str:
+    return "".join(fabric_plan_pieces(build))
+
+
+def fabric_plan_pieces(build: Build, per: int = 0) -> Iterator[str]:
+    """The file in pieces (TextPieces): the cable and port series `per` cables a piece, then the rest."""
+    yield from _cable_pieces(build, per)
     fabrics = plan.node_fabrics(build)
     sus = plan.node_sus(build)
     devices = build.topology.devices.values()
     limits = list(plan.gpu_limits(build))
-    fast = _cable_lines(build)
-    parts: list[Iterable[str]] = (
-        [fast]
-        if fast is not None
-        else [
-            _family(
-                "fabric_planned_cable_info",
-                (_series("fabric_planned_cable_info", plan.cable_info(build, c)) for c in build.allocation.cables),
-            ),
-            _family(
-                "fabric_planned_port_info",
-                (_series("fabric_planned_port_info", p) for p in plan.planned_ports(build)),
-            ),
-        ]
-    )
+    parts: list[Iterable[str]] = []
     device_lines = _device_lines(build, fabrics, sus)
     if device_lines is None:
         labels = (plan.device_labels(build, d, fabrics, sus) for d in devices)
@@ -226,11 +266,11 @@ def fabric_plan(build: Build) -> str:
     temps = [_series("fabric_gpu_temp_limit_celsius", {"hostname": n}, t) for n, _, t in limits if t is not None]
     if temps:
         parts.append(_family("fabric_gpu_temp_limit_celsius", temps))
-    return "".join(chain.from_iterable(parts))
+    yield "".join(chain.from_iterable(parts))
 
 
-def _outputs(build: Build) -> dict[str, str]:
-    return {PATH: fabric_plan(build)} if plan.settings(build).enabled else {}
+def _outputs(build: Build) -> dict[str, TextPieces]:
+    return {PATH: TextPieces(lambda: fabric_plan_pieces(build))} if plan.settings(build).enabled else {}
 
 
 OUTPUTS: tuple[Output, ...] = (Output("monitoring-plan-series", _outputs, weight=2.0),)
