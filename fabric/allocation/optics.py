@@ -19,6 +19,7 @@ from fabric.allocation.allocate import Allocation
 from fabric.allocation.cages import CageKind, CageLookup, model_key, node_cages, switch_cages
 from fabric.fast.columns import IndexRows
 from fabric.fast.distinct import keys_twice, keys_under_two
+from fabric.fast.memo import registered
 from fabric.model.cable import Cable
 from fabric.model.topology import Device, Link, Topology
 from fabric.spec.catalog import (
@@ -107,7 +108,7 @@ def transceiver_for(catalog: Catalog, cage: CageKind, kind: str, speed: int) -> 
 # by the cables object (what the counts read of an allocation), with the catalog and topology they were made for
 # (the topology by a weak reference: the memo keeps no topology alive): an allocation made from cables already laid
 # (`allocate`'s `laid`) finds their optics
-_MEMO: dict[int, tuple[tuple[Cable, ...], Catalog, weakref.ref[Topology], Optics, IndexRows, _Found]] = {}
+_MEMO: dict[int, tuple[tuple[Cable, ...], Catalog, weakref.ref[Topology], Optics, IndexRows, _Found]] = registered({})
 
 
 @dataclass
@@ -417,7 +418,8 @@ def _switch_port(model: SwitchModel, platform: str | None, port: str, speed: int
     return next((p for p in found if p.speed_gbps == speed), found[0])
 
 
-_SHEETS: dict[int, tuple[Allocation, tuple[PhysicalCable, ...]]] = {}
+# kept by a render worker short of memory (fast/memo.py): four outputs read the sheet, 17 s of CPU at a million GPUs
+_SHEETS: dict[int, tuple[Allocation, tuple[PhysicalCable, ...]]] = registered({}, keep=True)
 # an end of a physical cable before it is an object: device, rack, U and its shape (cage, ports, places, lanes,
 # transceiver key, part)
 _EndRow = tuple[str, str, "int | None", _Shape]

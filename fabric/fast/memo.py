@@ -1,18 +1,42 @@
-"""Identity memo for frozen values that several readers derive the same data from (any stage may use it)."""
+"""Identity memos for frozen values that several readers derive the same data from (any stage may use them), and
+their eviction in a render worker whose memory grows large.
+
+Every memo of the process is registered here. A forked render worker keeps what it inherited (the parent's
+entries: pages it shares) and what its tasks add; past FORGET_ABOVE resident bytes after a task it forgets what
+its tasks added, but for memos declared `keep` (the physical sheet: four outputs read it and it takes seconds to
+make at a million GPUs). At a million GPUs the memos a worker's tasks left (the cage columns, the report's
+content, the address columns...) were ~3 GiB, on top of each task's own peak. A forgotten entry is made again
+if a later task asks: the bytes never change, only the time. docs/dev/performance.md ("Memos a render worker
+forgets").
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import wraps
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 K = TypeVar("K")
 
+# resident bytes past which a render worker forgets its tasks' memos after a task: above what any design of
+# 100k GPUs reaches (a worker's peak there is ~1 GiB), so they never pay a memo made twice
+FORGET_ABOVE = 4 * 2**30
 
-def per_object(fn: Callable[[K], T]) -> Callable[[K], T]:
+_MEMOS: list[tuple[dict[Any, Any], bool]] = []  # every memo of this process, and whether it is kept
+_INHERITED: dict[int, frozenset[Any]] = {}  # per memo (by id), the keys it held when this worker was forked
+
+
+def registered(memo: dict[Any, Any], keep: bool = False) -> dict[Any, Any]:
+    """`memo` (a dict a module keeps derived values in) made known for eviction; `keep`: never forgotten."""
+    _MEMOS.append((memo, keep))
+    return memo
+
+
+def per_object(fn: Callable[[K], T], keep: bool = False) -> Callable[[K], T]:
     """Compute once per argument object, by identity (kept for the few most recent ones; they are frozen)."""
-    memo: dict[int, tuple[K, T]] = {}
+    memo: dict[int, tuple[K, T]] = registered({}, keep)
 
     @wraps(fn)
     def wrapper(value: K) -> T:
@@ -26,3 +50,34 @@ def per_object(fn: Callable[[K], T]) -> Callable[[K], T]:
         return result
 
     return wrapper
+
+
+def inherit() -> None:
+    """In a forked worker, before its first task: what the memos hold now is the parent's and stays."""
+    _INHERITED.clear()
+    _INHERITED.update((id(memo), frozenset(memo)) for memo, _ in _MEMOS)
+
+
+def resident_bytes() -> int:
+    """This process's resident set (0 where /proc does not say)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def forget_if_large(above: int | None = None) -> int:
+    """After a worker's task: if the process holds more than `above` bytes (default FORGET_ABOVE), forget every
+    entry its tasks added to a memo not declared `keep`. Returns the entries forgotten."""
+    if resident_bytes() <= (FORGET_ABOVE if above is None else above):
+        return 0
+    forgotten = 0
+    for memo, keep in _MEMOS:
+        if keep:
+            continue
+        old = _INHERITED.get(id(memo), frozenset())
+        for key in [k for k in memo if k not in old]:
+            del memo[key]
+            forgotten += 1
+    return forgotten

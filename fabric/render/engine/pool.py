@@ -26,6 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
+from fabric.fast import memo
 from fabric.fast.collector import after_task, shared_with_children, worker_collects_between_tasks
 from fabric.fast.parallel import cores, env_workers, max_workers
 from fabric.model.findings import FabricError, Finding, error
@@ -113,6 +114,7 @@ def _start_worker() -> None:
     global _WORKER
     _WORKER = True
     worker_collects_between_tasks()
+    memo.inherit()
 
 
 def run(
@@ -171,8 +173,10 @@ def run(
                 sink(path, data, path in private)
                 sunk.append(path)
     if _WORKER:
-        # what the task left, then what survives (the memos later tasks read) out of later collections' way: else
-        # each small task's collection walked the big ones' memos again
+        # a worker grown large forgets its tasks' memos (later tasks make them again if they ask); then what the
+        # task left is collected, and what survives (the memos later tasks read) goes out of later collections'
+        # way: else each small task's collection walked the big ones' memos again
+        memo.forget_if_large()
         after_task()
     return Done(task.names, files, sunk=tuple(sunk))
 

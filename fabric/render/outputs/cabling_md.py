@@ -7,12 +7,14 @@ and becomes an index, and each rack gets `cabling/<rack>.md` with its cables (ca
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from functools import partial
 from operator import attrgetter
 from typing import Any
 
 from fabric.allocation.optics import CableEnd, longest_leg, physical_cables
 from fabric.model.cable import Cable
+from fabric.model.rendered import TextPieces
 from fabric.pipeline import Build
 from fabric.render.engine.documents import split
 from fabric.render.engine.lines import fill
@@ -129,7 +131,7 @@ def rack_file(rack: str) -> str:
     return f"cabling/{rack}.md"
 
 
-def cabling_md(build: Build) -> dict[str, str]:
+def cabling_md(build: Build) -> dict[str, str | TextPieces]:
     per_rack = split(build)
     fabrics: list[dict[str, Any]] = []
     by_fabric: dict[str, list[Cable]] = defaultdict(list)
@@ -160,22 +162,26 @@ def cabling_md(build: Build) -> dict[str, str]:
                 "index": [(rack, len(mine), rack_file(rack)) for rack, mine in sorted(racks.items())],
             }
         )
-    files = {"cabling.md": render("docs/cabling.md.j2", design=build.name, fabrics=fabrics, split=per_rack)}
+    files: dict[str, str | TextPieces] = {
+        "cabling.md": render("docs/cabling.md.j2", design=build.name, fabrics=fabrics, split=per_rack)
+    }
     for rack, parts in sorted(rack_docs.items()):
-        files[rack_file(rack)] = _rack_doc(build.name, rack, parts)
+        # each made as the writer takes it: never all 1.2 GB of them at once (a million GPUs)
+        files[rack_file(rack)] = TextPieces(partial(_rack_doc_pieces, build.name, rack, parts))
     return files
 
 
-def _rack_doc(design: str, rack: str, parts: list[tuple[str, str, list[Row], list[PhysicalRow]]]) -> str:
+def _rack_doc_pieces(
+    design: str, rack: str, parts: list[tuple[str, str, list[Row], list[PhysicalRow]]]
+) -> Iterator[str]:
     """cabling/<rack>.md: the template's header, then per fabric the `rack_fabric` line shape and a `row` per cable,
     and the `physical_fabric` shape and a `physical_row` per physical cable."""
-    out = [render("docs/cabling-rack.md.j2", design=design, rack=rack, index="../cabling.md")]
+    yield render("docs/cabling-rack.md.j2", design=design, rack=rack, index="../cabling.md")
     for name, technology, rows, physical in parts:
-        out.append(fill(LINES, "rack_fabric", [(name, technology, str(len(rows)))]))
-        out.append(fill(LINES, "row", rows))
-        out.append(fill(LINES, "physical_fabric", [(name, str(len(physical)))]))
-        out.append(fill(LINES, "physical_row", physical))
-    return "".join(out)
+        yield fill(LINES, "rack_fabric", [(name, technology, str(len(rows)))])
+        yield fill(LINES, "row", rows)
+        yield fill(LINES, "physical_fabric", [(name, str(len(physical)))])
+        yield fill(LINES, "physical_row", physical)
 
 
 OUTPUTS: tuple[Output, ...] = (Output("cabling-doc", cabling_md, weight=1.0),)

@@ -25,6 +25,33 @@ def test_worker_count_does_not_change_bytes(design: str) -> None:
         assert pooled.private == alone.private
 
 
+def test_a_worker_that_forgets_its_memos_after_every_task_writes_the_same_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A million GPUs' workers forget their tasks' memos (past FORGET_ABOVE resident): made again by a later task
+    that reads them, they give the same bytes. Here this process renders as a worker does, every task forgetting
+    (the limit at 0); the same with the limit out of reach forgets nothing."""
+    from fabric.fast import memo
+    from fabric.render.engine import pool
+
+    from fabric import build_fabric
+
+    alone = render_all(built("lab-ib"), workers=1)
+    build = build_fabric(REPO / "designs" / "lab-ib.yaml")  # a build no memo holds yet
+    memo.inherit()
+    forgot: list[int] = []
+    real = memo.forget_if_large
+    monkeypatch.setattr(memo, "forget_if_large", lambda: forgot.append(real()) or forgot[-1])
+    monkeypatch.setattr(pool, "_WORKER", True)
+    for limit in (2**62, 0):
+        forgot.clear()
+        monkeypatch.setattr(memo, "FORGET_ABOVE", limit)
+        again = render_all(build, workers=1)
+        assert dict(again) == dict(alone)
+        assert len(forgot) == len(tasks(OUTPUTS, 1))  # after every task
+        assert (sum(forgot) > 0) == (limit == 0), limit  # the report's content, the cage columns, ...
+
+
 def test_tasks_shard_per_switch_outputs_and_keep_shared_work_together() -> None:
     every = OUTPUTS
     todo = tasks(every, 2)
