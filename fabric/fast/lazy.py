@@ -1,10 +1,13 @@
 """A mapping or a tuple made on its first read: per-cable tables that only some outputs read (docs/dev/performance.md,
-"Per-cable work that validate does not need")."""
+"Per-cable work that validate does not need"). What is made is a memo too: a render worker short of memory
+forgets it (fast/memo.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar, overload
+
+from fabric.fast import memo
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -15,7 +18,7 @@ class LazyMapping(Mapping[K, V]):
     """The dict `make()` returns, made when first read and kept. `make` must be pure (the stages' values are
     frozen), so reading early or late gives the same mapping."""
 
-    __slots__ = ("_built", "_make")
+    __slots__ = ("__weakref__", "_built", "_make")
 
     def __init__(self, make: Callable[[], dict[K, V]]) -> None:
         self._make = make
@@ -29,7 +32,12 @@ class LazyMapping(Mapping[K, V]):
         data = self._built
         if data is None:
             data = self._built = self._make()
+            memo.made_lazily(self)
         return data
+
+    def forget(self) -> None:
+        """Drop what was made (a render worker short of memory, fast/memo.py): made again if read again."""
+        self._built = None
 
     def __getitem__(self, key: K) -> V:
         return self._data()[key]
@@ -54,7 +62,7 @@ class LazyTuple(Sequence[T]):
     """The tuple `make()` returns, made when first read and kept (as LazyMapping). Equal to that tuple, and to a
     LazyTuple of the same items."""
 
-    __slots__ = ("_built", "_make")
+    __slots__ = ("__weakref__", "_built", "_make")
 
     def __init__(self, make: Callable[[], tuple[T, ...]]) -> None:
         self._make = make
@@ -68,7 +76,12 @@ class LazyTuple(Sequence[T]):
         data = self._built
         if data is None:
             data = self._built = self._make()
+            memo.made_lazily(self)
         return data
+
+    def forget(self) -> None:
+        """Drop what was made (a render worker short of memory, fast/memo.py): made again if read again."""
+        self._built = None
 
     @overload
     def __getitem__(self, index: int) -> T: ...

@@ -4,15 +4,19 @@ their eviction in a render worker whose memory grows large.
 Every memo of the process is registered here. A forked render worker keeps what it inherited (the parent's
 entries: pages it shares) and what its tasks add; past FORGET_ABOVE resident bytes after a task it forgets what
 its tasks added, but for memos declared `keep` (the physical sheet: four outputs read it and it takes seconds to
-make at a million GPUs). At a million GPUs the memos a worker's tasks left (the cage columns, the report's
-content, the address columns...) were ~3 GiB, on top of each task's own peak. A forgotten entry is made again
-if a later task asks: the bytes never change, only the time. docs/dev/performance.md ("Memos a render worker
-forgets").
+make at a million GPUs). What fast/lazy.py made counts as a memo. At a million GPUs the memos a worker's tasks left
+(the cage columns, the report's content, the address columns, the InfiniBand ends...) were ~3 GiB, on top of each
+task's own peak; after forgetting, the worker hands the heap's free pages back (`give_back`). A forgotten entry
+is made again if a later task asks: the bytes never change, only the time. docs/dev/performance.md ("Memos a
+render worker forgets").
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
+import weakref
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
@@ -26,6 +30,21 @@ FORGET_ABOVE = 4 * 2**30
 
 _MEMOS: list[tuple[dict[Any, Any], bool]] = []  # every memo of this process, and whether it is kept
 _INHERITED: dict[int, frozenset[Any]] = {}  # per memo (by id), the keys it held when this worker was forked
+# the values of fast/lazy.py made so far (the InfiniBand ends and wiring: ~1 GiB each at a million GPUs), and
+# those made before this worker was forked
+_LAZY: dict[int, weakref.ReferenceType[Any]] = {}  # by id (a LazyMapping is not hashable)
+_LAZY_INHERITED: set[int] = set()
+
+
+def made_lazily(value: Any) -> None:
+    """A LazyMapping or LazyTuple (fast/lazy.py) just made its value: a memo like the others."""
+    key = id(value)
+
+    def gone(ref: weakref.ReferenceType[Any]) -> None:
+        if _LAZY.get(key) is ref:
+            del _LAZY[key]
+
+    _LAZY[key] = weakref.ref(value, gone)
 
 
 def registered(memo: dict[Any, Any], keep: bool = False) -> dict[Any, Any]:
@@ -56,6 +75,8 @@ def inherit() -> None:
     """In a forked worker, before its first task: what the memos hold now is the parent's and stays."""
     _INHERITED.clear()
     _INHERITED.update((id(memo), frozenset(memo)) for memo, _ in _MEMOS)
+    _LAZY_INHERITED.clear()
+    _LAZY_INHERITED.update(_LAZY)
 
 
 def resident_bytes() -> int:
@@ -80,4 +101,24 @@ def forget_if_large(above: int | None = None) -> int:
         for key in [k for k in memo if k not in old]:
             del memo[key]
             forgotten += 1
+    for key in [k for k in _LAZY if k not in _LAZY_INHERITED]:
+        lazy = _LAZY.pop(key)()
+        if lazy is not None:
+            lazy.forget()
+            forgotten += 1
     return forgotten
+
+
+def _libc_malloc_trim() -> Callable[[int], int] | None:
+    name = ctypes.util.find_library("c")
+    return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+
+
+_MALLOC_TRIM = _libc_malloc_trim()  # glibc's; None elsewhere
+
+
+def give_back() -> None:
+    """Hand the heap's free pages back to the system (glibc's malloc_trim): after a worker forgot its memos and
+    collected, its resident set is what it still holds (~0.5 GiB less at a million GPUs), not its high mark."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)

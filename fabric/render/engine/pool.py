@@ -176,8 +176,10 @@ def run(
         # a worker grown large forgets its tasks' memos (later tasks make them again if they ask); then what the
         # task left is collected, and what survives (the memos later tasks read) goes out of later collections'
         # way: else each small task's collection walked the big ones' memos again
-        memo.forget_if_large()
+        forgot = memo.forget_if_large()
         after_task()
+        if forgot:
+            memo.give_back()
     return Done(task.names, files, sunk=tuple(sunk))
 
 

@@ -12,7 +12,7 @@ from functools import partial
 from operator import attrgetter
 from typing import Any
 
-from fabric.allocation.optics import CableEnd, longest_leg, physical_cables
+from fabric.allocation.optics import CableEnd, PhysicalCable, longest_leg, physical_cables
 from fabric.model.cable import Cable
 from fabric.model.rendered import TextPieces
 from fabric.pipeline import Build
@@ -85,11 +85,20 @@ def _end_text(end: CableEnd, with_rack: bool) -> str:
     return f"{end.device}{where} cage {end.cage}{ports}{lanes}"
 
 
-def _physical_rows(build: Build) -> dict[str, dict[str, list[PhysicalRow]]]:
-    """fabric → the a end's rack → its physical cables' rows (cabling-physical.csv's cables, in its order)."""
-    lengths = LengthTexts()
-    out: dict[str, dict[str, list[PhysicalRow]]] = defaultdict(lambda: defaultdict(list))
+def _physical_by_rack(build: Build) -> dict[str, dict[str, list[PhysicalCable]]]:
+    """fabric → the a end's rack → its physical cables (cabling-physical.csv's cables, in its order)."""
+    out: dict[str, dict[str, list[PhysicalCable]]] = defaultdict(lambda: defaultdict(list))
     for p in physical_cables(build.design.catalog, build.topology, build.allocation):
+        first = p.links[0]
+        out[first.link.fabric][first.a_rack or UNPLACED].append(p)
+    return out
+
+
+def _physical_rows(cables: Sequence[PhysicalCable]) -> list[PhysicalRow]:
+    """The physical cables' rows."""
+    lengths = LengthTexts()
+    out: list[PhysicalRow] = []
+    for p in cables:
         first = p.links[0]
         longest = first if len(p.links) == 1 else longest_leg(p.links)
         links = (
@@ -98,18 +107,19 @@ def _physical_rows(build: Build) -> dict[str, dict[str, list[PhysicalRow]]]:
             else (f"{p.fibre}/{p.fibres}" if p.fibres > 1 else "")
         )
         b_pos = "; ".join(dict.fromkeys(f"{e.rack} U{e.u}" if e.u else e.rack for e in p.b))
-        row = (
-            p.physical_id,
-            links,
-            "; ".join(_end_text(e, False) for e in p.a),
-            "; ".join(dict.fromkeys(e.transceiver_part for e in p.a)),
-            "; ".join(_end_text(e, True) for e in p.b),
-            b_pos,
-            "; ".join(dict.fromkeys(e.transceiver_part for e in p.b)),
-            longest.part,
-            lengths[longest.length_m],
+        out.append(
+            (
+                p.physical_id,
+                links,
+                "; ".join(_end_text(e, False) for e in p.a),
+                "; ".join(dict.fromkeys(e.transceiver_part for e in p.a)),
+                "; ".join(_end_text(e, True) for e in p.b),
+                b_pos,
+                "; ".join(dict.fromkeys(e.transceiver_part for e in p.b)),
+                longest.part,
+                lengths[longest.length_m],
+            )
         )
-        out[first.link.fabric][first.a_rack or UNPLACED].append(row)
     return out
 
 
@@ -137,13 +147,15 @@ def cabling_md(build: Build) -> dict[str, str | TextPieces]:
     by_fabric: dict[str, list[Cable]] = defaultdict(list)
     for cable in build.allocation.cables:
         by_fabric[cable.link.fabric].append(cable)
-    rack_docs: dict[str, list[tuple[str, str, list[Row], list[PhysicalRow]]]] = defaultdict(list)  # rack → fabrics
-    physical = _physical_rows(build)
+    # rack → its fabrics' cables and physical cables: their rows are made with the rack's file, as the writer takes
+    # it (a million GPUs' rows of every rack at once were ~2 GiB of a render worker)
+    rack_docs: dict[str, list[tuple[str, str, list[Cable], list[PhysicalCable]]]] = defaultdict(list)
+    physical = _physical_by_rack(build)
     for key in build.topology.fabrics:
         cables = by_fabric.get(key, [])
-        racks: dict[str, list[Row]] = defaultdict(list)
-        for c, row in zip(cables, _rows(cables), strict=True):
-            racks[c.a_rack or UNPLACED].append(row)
+        racks: dict[str, list[Cable]] = defaultdict(list)
+        for c in cables:
+            racks[c.a_rack or UNPLACED].append(c)
         lengths = _lengths(cables)
         tiers = Counter(map(_TIER, cables))
         technology = build.topology.fabrics[key].technology
@@ -157,8 +169,8 @@ def cabling_md(build: Build) -> dict[str, str | TextPieces]:
                 "total": len(cables),
                 "tiers": sorted(tiers.items()),
                 "lengths": sorted(lengths.items(), key=lambda kv: (kv[0][0], float(kv[0][1] or 0))),
-                "racks": [] if per_rack else sorted(racks.items()),
-                "physical": {} if per_rack else physical[key],
+                "racks": [] if per_rack else [(rack, _rows(mine)) for rack, mine in sorted(racks.items())],
+                "physical": {} if per_rack else {rack: _physical_rows(p) for rack, p in physical[key].items()},
                 "index": [(rack, len(mine), rack_file(rack)) for rack, mine in sorted(racks.items())],
             }
         )
@@ -172,16 +184,16 @@ def cabling_md(build: Build) -> dict[str, str | TextPieces]:
 
 
 def _rack_doc_pieces(
-    design: str, rack: str, parts: list[tuple[str, str, list[Row], list[PhysicalRow]]]
+    design: str, rack: str, parts: list[tuple[str, str, list[Cable], list[PhysicalCable]]]
 ) -> Iterator[str]:
     """cabling/<rack>.md: the template's header, then per fabric the `rack_fabric` line shape and a `row` per cable,
     and the `physical_fabric` shape and a `physical_row` per physical cable."""
     yield render("docs/cabling-rack.md.j2", design=design, rack=rack, index="../cabling.md")
-    for name, technology, rows, physical in parts:
-        yield fill(LINES, "rack_fabric", [(name, technology, str(len(rows)))])
-        yield fill(LINES, "row", rows)
+    for name, technology, cables, physical in parts:
+        yield fill(LINES, "rack_fabric", [(name, technology, str(len(cables)))])
+        yield fill(LINES, "row", _rows(cables))
         yield fill(LINES, "physical_fabric", [(name, str(len(physical)))])
-        yield fill(LINES, "physical_row", physical)
+        yield fill(LINES, "physical_row", _physical_rows(physical))
 
 
 OUTPUTS: tuple[Output, ...] = (Output("cabling-doc", cabling_md, weight=1.0),)

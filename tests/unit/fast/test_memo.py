@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from fabric.fast import memo
+from fabric.fast.lazy import LazyMapping, LazyTuple
 
 
 @pytest.fixture
@@ -14,6 +15,8 @@ def memos(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """This test's memos only (the process's others are left as they are)."""
     monkeypatch.setattr(memo, "_MEMOS", [])
     monkeypatch.setattr(memo, "_INHERITED", {})
+    monkeypatch.setattr(memo, "_LAZY", {})
+    monkeypatch.setattr(memo, "_LAZY_INHERITED", set())
     yield
 
 
@@ -51,6 +54,27 @@ def test_a_large_worker_forgets_what_its_tasks_added_but_kept_memos_and_inherite
     assert made == []  # the parent's entry and the kept memo's stay
     derived(task)
     assert made == ["derived"]  # the forgotten one is made again when asked
+
+
+def test_what_a_lazy_value_made_after_the_fork_is_forgotten_and_made_again(memos: None) -> None:
+    made: list[str] = []
+    parent = LazyMapping(lambda: made.append("parent") or {"a": 1})
+    ends = LazyMapping(lambda: made.append("ends") or {"b": 2})
+    wiring = LazyTuple(lambda: made.append("wiring") or (1, 2))
+    assert parent["a"] == 1
+    memo.inherit()
+    assert ends["b"] == 2 and wiring == (1, 2)
+    assert memo.forget_if_large(above=0) == 2
+    assert ends.built is False and wiring.built is False and parent.built is True
+    assert dict(ends) == {"b": 2} and tuple(wiring) == (1, 2)  # made again, equal
+    assert made == ["parent", "ends", "wiring", "ends", "wiring"]
+    del ends
+    assert len(memo._LAZY) == 2  # a lazy value that is gone leaves the list
+
+
+def test_the_heap_is_given_back() -> None:
+    memo.give_back()  # glibc's malloc_trim here; nothing where there is none
+    assert memo._MALLOC_TRIM is not None
 
 
 def test_the_resident_set_is_read() -> None:
