@@ -13,13 +13,11 @@ render worker forgets").
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import weakref
 from collections.abc import Callable
-from functools import wraps
-from typing import Any, TypeVar
+from functools import cache, wraps
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -109,16 +107,18 @@ def forget_if_large(above: int | None = None) -> int:
     return forgotten
 
 
-def _libc_malloc_trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
-    return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, from the symbols the process has loaded (None elsewhere): looked up at the first use,
+    not when a stage imports this module."""
+    import ctypes
 
-
-_MALLOC_TRIM = _libc_malloc_trim()  # glibc's; None elsewhere
+    return cast("Callable[[int], int] | None", getattr(ctypes.CDLL(None), "malloc_trim", None))
 
 
 def give_back() -> None:
     """Hand the heap's free pages back to the system (glibc's malloc_trim): after a worker forgot its memos and
     collected, its resident set is what it still holds (~0.5 GiB less at a million GPUs), not its high mark."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)

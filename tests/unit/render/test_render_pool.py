@@ -31,10 +31,9 @@ def test_a_worker_that_forgets_its_memos_after_every_task_writes_the_same_bytes(
     """A million GPUs' workers forget their tasks' memos (past FORGET_ABOVE resident): made again by a later task
     that reads them, they give the same bytes. Here this process renders as a worker does, every task forgetting
     (the limit at 0); the same with the limit out of reach forgets nothing."""
+    from fabric import build_fabric
     from fabric.fast import memo
     from fabric.render.engine import pool
-
-    from fabric import build_fabric
 
     alone = render_all(built("lab-ib"), workers=1)
     build = build_fabric(REPO / "designs" / "lab-ib.yaml")  # a build no memo holds yet
