@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -28,6 +28,7 @@ from fabric.allocation.lock import keep_locked
 from fabric.analysis.checks import Context, run_checks
 from fabric.analysis.figures import SMALL_SWITCHES, FabricFigures, fabric_figures
 from fabric.fast.collector import gc_paused
+from fabric.fast.lazy import LazyMapping
 from fabric.fast.parallel import beside, cores
 from fabric.intent.checks import run_intent_checks
 from fabric.intent.context import IntentContext
@@ -203,7 +204,10 @@ def _build(
             hosts = build_hosts(design, topology, allocation)
             bonded = build_bonded(design, topology, allocation)
             roce = build_roce_hosts(design, topology, allocation)
-            ib_hosts = build_ib_hosts(design, topology)
+            # each GPU node's HCAs for the renderers (125,000 at 1M GPUs): made when first read where nothing renders
+            ib_hosts = (
+                build_ib_hosts(design, topology) if rendered else LazyMapping(partial(build_ib_hosts, design, topology))
+            )
             figures, graph_findings, table = analysed.result()
             allocation_findings = checked.result() if checks_beside else allocation_checks(figures)
     design = unlocked

@@ -13,6 +13,7 @@ import fabric.pipeline as pipeline
 from fabric import build_fabric
 from fabric.allocation.checks import ALLOCATION_CHECKS, AllocationContext
 from fabric.analysis.jobs import job_bandwidth
+from fabric.fast.lazy import LazyMapping
 from fabric.fast.parallel import beside
 from tests.conftest import DESIGNS, REPO
 
@@ -185,3 +186,15 @@ def test_a_yielding_child_runs_at_a_lower_priority() -> None:
     with beside(_niceness, fork=False, yielding=True) as inline:  # not forked: this process keeps its priority
         assert inline.result() == here
     assert _niceness() == here
+
+
+@pytest.mark.parametrize("design", ["superpod-h100-2su", "lab-ib", "lab"])
+def test_a_build_nothing_renders_makes_its_ib_hosts_when_read(design: str) -> None:
+    """`fabric validate` reads no node's HCAs (ib_hosts, for the renderers): made on first read, the same mapping."""
+    rendered = build_fabric(DESIGNS / f"{design}.yaml")
+    assert not isinstance(rendered.ib_hosts, LazyMapping)
+    checked = build_fabric(DESIGNS / f"{design}.yaml", rendered=False)
+    assert isinstance(checked.ib_hosts, LazyMapping) and not checked.ib_hosts.built
+    assert checked.findings == rendered.findings
+    assert dict(checked.ib_hosts) == dict(rendered.ib_hosts) and checked.ib_hosts.built
+    assert len(rendered.ib_hosts) > 0 or design != "superpod-h100-2su"  # a design that has them, compared
