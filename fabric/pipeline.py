@@ -9,17 +9,18 @@ reports every problem; `build` refuses to write outputs while errors remain.
 
 On a large design with spare cores, the fabric's figures with the graph checks (and, if asked, its job-bandwidth
 table) are computed beside allocation and intent, in a forked child that shares the topology (nothing of it is
-pickled; only the small results come back); the later checks that read the figures run once they are back. The
-values are the same either way.
+pickled; only the small results come back); the later checks that read the figures run once they are back. When
+nothing will render the build (`fabric validate`), the allocation checks run likewise beside the intents, in a
+second child forked once the allocation is made. The values are the same either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from fabric.allocation.allocate import Allocation, Laid, allocate
 from fabric.allocation.checks import AllocationContext, run_allocation_checks
@@ -27,6 +28,7 @@ from fabric.allocation.lock import keep_locked
 from fabric.analysis.checks import Context, run_checks
 from fabric.analysis.figures import SMALL_SWITCHES, FabricFigures, fabric_figures
 from fabric.fast.collector import gc_paused
+from fabric.fast.lazy import LazyMapping
 from fabric.fast.parallel import beside, cores
 from fabric.intent.checks import run_intent_checks
 from fabric.intent.context import IntentContext
@@ -104,6 +106,26 @@ class Build:
         return [f for f in self.findings if f.severity == Severity.ERROR]
 
 
+class FiguresNotBack(Mapping[str, FabricFigures]):
+    """The figures in the context of the allocation checks run beside the analysis, before its figures are back:
+    no allocation check reads them (tests/unit/pipeline/test_beside.py runs them all against this)."""
+
+    def _not_back(self) -> NoReturn:
+        raise RuntimeError(
+            "the allocation checks run before the figures are back: a check that reads them is an "
+            "intent check (fabric/intent/checks.py)"
+        )
+
+    def __getitem__(self, fabric: str) -> FabricFigures:
+        self._not_back()
+
+    def __iter__(self) -> Iterator[str]:
+        self._not_back()
+
+    def __len__(self) -> int:
+        self._not_back()
+
+
 BESIDE_ABOVE = 5_000  # links: below this the analysis takes less time than forking for it
 # switches of the largest fabric: up to SMALL_SWITCHES the figures and job table take the lists engine, faster than
 # the fork and its results cost; above, the child also loads numpy and scipy while allocation and intent run
@@ -117,6 +139,7 @@ def build_fabric(
     jobs: bool = False,
     topology: Topology | None = None,
     laid: Laid | None = None,
+    rendered: bool = True,
 ) -> Build:
     """Everything but rendering. Raises FabricError only for an unreadable or invalid spec.
 
@@ -124,9 +147,11 @@ def build_fabric(
     design's figures are computed beside allocation and intent, and with `jobs` its job-bandwidth table too
     (else that is made on first use). `topology` and `laid` (its cables and their findings): what
     `build_topology` and the allocation's cabling give for this design (a Design, not a path), already made
-    (`fabric plan` estimates a candidate's cost from them before it builds it)."""
+    (`fabric plan` estimates a candidate's cost from them before it builds it). `rendered`: False when nothing
+    will render the build (`fabric validate`): a large design's allocation checks may then run beside the intents
+    too, in a child of their own, whose memos (the optics' pass the BOM and the cabling tables read) stay there."""
     with gc_paused():
-        return _build(spec, cores(workers), jobs, topology, laid)
+        return _build(spec, cores(workers), jobs, topology, laid, rendered)
 
 
 def beside_pays(topology: Topology) -> bool:
@@ -139,7 +164,12 @@ def beside_pays(topology: Topology) -> bool:
 
 
 def _build(
-    spec: Design | str | Path, workers: int, jobs: bool, topology: Topology | None = None, laid: Laid | None = None
+    spec: Design | str | Path,
+    workers: int,
+    jobs: bool,
+    topology: Topology | None = None,
+    laid: Laid | None = None,
+    rendered: bool = True,
 ) -> Build:
     design = spec if isinstance(spec, Design) else load_spec(spec)
     topology = topology if topology is not None and isinstance(spec, Design) else build_topology(design)
@@ -157,18 +187,30 @@ def _build(
 
         return figures, found, (job_bandwidth(design, topology),)
 
+    checks_beside = fork and not rendered  # the allocation checks in a child of their own too
+
     with beside(analysis, fork) as analysed:
         allocation = keep_locked(design, topology, allocate(design, topology, laid))  # a lock's assignments kept
-        intents = build_intents(design, topology, allocation)
-        infiniband = build_infiniband(design, topology, allocation)
-        hosts = build_hosts(design, topology, allocation)
-        bonded = build_bonded(design, topology, allocation)
-        roce = build_roce_hosts(design, topology, allocation)
-        ib_hosts = build_ib_hosts(design, topology)
-        figures, graph_findings, table = analysed.result()
-    if design.lock is not None:  # kept: the build needs it no more (a lock of 100k GPUs is large while rendering)
-        design = replace(design, lock=None)
-    allocation_findings = run_allocation_checks(AllocationContext(design, topology, figures, allocation))
+        # the lock is kept: the build needs it no more (a lock of 100k GPUs is large while rendering)
+        unlocked = design if design.lock is None else replace(design, lock=None)
+
+        def allocation_checks(figures: Mapping[str, FabricFigures]) -> list[Finding]:
+            return run_allocation_checks(AllocationContext(unlocked, topology, figures, allocation))
+
+        # (at a lower priority: ~5 s of checks beside ~11 s of intents, while the analysis may still run)
+        with beside(lambda: allocation_checks(FiguresNotBack()), checks_beside, yielding=True) as checked:
+            intents = build_intents(design, topology, allocation)
+            infiniband = build_infiniband(design, topology, allocation)
+            hosts = build_hosts(design, topology, allocation)
+            bonded = build_bonded(design, topology, allocation)
+            roce = build_roce_hosts(design, topology, allocation)
+            # each GPU node's HCAs for the renderers (125,000 at 1M GPUs): made when first read where nothing renders
+            ib_hosts = (
+                build_ib_hosts(design, topology) if rendered else LazyMapping(partial(build_ib_hosts, design, topology))
+            )
+            figures, graph_findings, table = analysed.result()
+            allocation_findings = checked.result() if checks_beside else allocation_checks(figures)
+    design = unlocked
     intent_findings = run_intent_checks(
         IntentContext(design, topology, figures, allocation, intents.devices, infiniband.subnets, roce)
     )

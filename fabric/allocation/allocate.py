@@ -590,25 +590,31 @@ def _one_plug_per_cage(
     if _one_fibre(cables, first):
         return  # every cage takes transceivers of one kind (a fabric cabled in one fibre only)
     placed: list[_Placed] = []
-    for c, needed in zip(islice(cables, first, None), needs, strict=True):
-        (a_cage, a_kind), (b_cage, b_kind) = cage_of(c.link.a, c.link.a_port), cage_of(c.link.b, c.link.b_port)
-        placed.append(((c.link.a, a_cage), (c.link.b, b_cage), (a_kind, b_kind), needed))
     by_cage: dict[tuple[str, str], list[int]] = {}
-    for i, (a, b, _, _) in enumerate(placed):
+    seats: dict[str, tuple[Mapping[str, tuple[str, CageKind]], CageKind]] = {}  # per device: its ports' cages
+    for i, (c, needed) in enumerate(zip(islice(cables, first, None), needs, strict=True)):  # 6,000,000 ends at 1M
+        link = c.link
+        a_ports, a_other = seats.get(link.a) or seats.setdefault(link.a, cage_of.ports(link.a))
+        b_ports, b_other = seats.get(link.b) or seats.setdefault(link.b, cage_of.ports(link.b))
+        a_cage, a_kind = a_ports.get(link.a_port) or (link.a_port, a_other)  # (as cage_of gives them)
+        b_cage, b_kind = b_ports.get(link.b_port) or (link.b_port, b_other)
+        a, b = (link.a, a_cage), (link.b, b_cage)
+        placed.append((a, b, (a_kind, b_kind), needed))
         by_cage.setdefault(a, []).append(i)
         by_cage.setdefault(b, []).append(i)
     pending = [k for k, v in by_cage.items() if len(v) > 1]
     # the length each link's medium is chosen for: it only grows (to the longest link of a cage it shares), so the
     # media only move towards longer reach and the pass ends
     floor = [p[3] or 0.0 for p in placed]
+    kind = [c.media_kind for c in islice(cables, first, None)]  # each cable's, kept as the pass moves it
     while pending:
         cage = pending.pop()
         idx = by_cage[cage]
-        here = [cables[first + i] for i in idx]
-        if _one_module({c.media_kind for c in here}):
+        if _one_module({kind[i] for i in idx}):
             # one kind of fibre: the cage's one module is the optics' business (optics-missing, cage-plugs).
             # Asked first (the next question leaves such a cage alone too): most cages at 100k GPUs
             continue
+        here = [cables[first + i] for i in idx]
         if any(c.link.media for c in here) or any(not c.media for c in here):
             continue  # a forced medium, or a link no medium carries: reported, not moved
         names = {c.media for c in here}
@@ -652,6 +658,7 @@ def _one_plug_per_cage(
             cables[first + i] = replace(
                 c, media_kind=choice.media.kind, media=choice.key, part=chooser.part(choice), length_m=choice.length_m
             )
+            kind[i] = choice.media.kind
             other = placed[i][1] if placed[i][0] == cage else placed[i][0]
             if len(by_cage[other]) > 1:
                 pending.append(other)

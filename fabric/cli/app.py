@@ -108,8 +108,9 @@ StrictOpt = Annotated[bool, typer.Option("--strict", help="Treat warnings as err
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")]
 
 # Commands whose process ends at once when they are done (fabric.fast.process.exit_now, which says why). Nothing
-# is left to clean up by then: the outputs are in place (written atomically), the render workers have been joined.
-EXIT_AT_ONCE = frozenset({"build"})
+# is left to clean up by then: `build`'s outputs are in place (written atomically), the render workers have been
+# joined; `validate` has printed its findings and its forked children are gone (fast/parallel.py's `beside`).
+EXIT_AT_ONCE = frozenset({"build", "validate"})
 
 
 def _exit_code(done: SystemExit) -> int:

@@ -26,9 +26,10 @@ def load_build(
     lock: LockChoice | None = None,
     workers: int | None = None,
     jobs: bool = False,
+    rendered: bool = True,
 ) -> Build:
-    """Build, or print why not and exit 2. Strict mode escalates warnings. `workers`, `jobs`: as build_fabric's
-    (by default a large design's analysis runs beside the other stages on the spare cores)."""
+    """Build, or print why not and exit 2. Strict mode escalates warnings. `workers`, `jobs`, `rendered`: as
+    build_fabric's (by default a large design's analysis runs beside the other stages on the spare cores)."""
     from fabric.fast.collector import gc_paused
 
     with gc_paused():  # importing the pipeline makes ~30,000 long-lived objects (see fabric/__init__.py)
@@ -40,7 +41,7 @@ def load_build(
         design = load_spec(path)
         if lock is not None:
             design = with_lock(design, lock)
-        build = build_fabric(design, workers=workers, jobs=jobs)
+        build = build_fabric(design, workers=workers, jobs=jobs, rendered=rendered)
     except FabricError as exc:
         if as_json:
             print(

@@ -29,7 +29,9 @@ def validate(
     ] = None,
 ) -> None:
     """Load, validate, expand and check a spec; print findings grouped by severity."""
-    build = load_build(spec, strict, as_json, lock=LockChoice(lock, False, False, None) if lock else None)
+    build = load_build(
+        spec, strict, as_json, lock=LockChoice(lock, False, False, None) if lock else None, rendered=False
+    )
     if as_json:
         print(
             json.dumps(

@@ -20,6 +20,7 @@ from tests.conftest import DESIGNS, REPO
 
 runner = CliRunner()
 LAB = str(DESIGNS / "lab.yaml")
+RADIX = str(REPO / "tests" / "broken" / "radix.yaml")
 
 
 def _raise(exc: BaseException) -> Any:
@@ -105,3 +106,21 @@ def test_the_installed_build_exits_at_once_with_its_code_and_output(tmp_path: Pa
         [sys.executable, "-m", "fabric", "build", "--no-such"], cwd=REPO, capture_output=True, text=True, check=False
     )
     assert usage.returncode == 2 and "No such option" in usage.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code"), [(["validate", LAB], 0), (["validate", LAB, "--json"], 0), (["validate", RADIX], 1)]
+)
+def test_the_installed_validate_exits_at_once_with_its_code_and_output(args: list[str], code: int) -> None:
+    """`fabric validate` ends with os._exit too (a million GPUs' objects are not freed one by one): it prints what
+    it printed in process, flushed, with its exit code, and the interpreter's teardown (atexit) does not run."""
+    script = "import atexit, fabric.cli as c\natexit.register(print, 'TEARDOWN')\nc.main()\n"
+    done = subprocess.run([sys.executable, "-c", script, *args], cwd=REPO, capture_output=True, text=True, check=False)
+    in_process = runner.invoke(app, args)
+    assert (done.returncode, done.stdout) == (code, in_process.stdout) == (in_process.exit_code, in_process.stdout)
+    assert "TEARDOWN" not in done.stdout
+    # the negative case: a command that is not in EXIT_AT_ONCE runs the teardown
+    shown = subprocess.run(
+        [sys.executable, "-c", script, "--help"], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert shown.stdout.rstrip().endswith("TEARDOWN")

@@ -4,14 +4,20 @@ child gives the same build as one process, its errors reach the caller, and noth
 from __future__ import annotations
 
 import multiprocessing
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 import fabric.pipeline as pipeline
 from fabric import build_fabric
+from fabric.allocation.checks import ALLOCATION_CHECKS, AllocationContext
 from fabric.analysis.jobs import job_bandwidth
+from fabric.fast.lazy import LazyMapping
 from fabric.fast.parallel import beside
-from tests.conftest import DESIGNS
+from tests.conftest import DESIGNS, REPO
+
+BROKEN = REPO / "tests" / "broken"
 
 
 @pytest.mark.parametrize("design", ["superpod-h100-2su", "lab-dual"])
@@ -105,3 +111,90 @@ def test_the_analysis_forks_only_where_it_pays(monkeypatch: pytest.MonkeyPatch) 
     assert pipeline.beside_pays(build.topology)
     monkeypatch.setattr(pipeline, "BESIDE_ABOVE", sum(len(ft.links) for ft in build.topology.fabrics.values()) + 1)
     assert not pipeline.beside_pays(build.topology)  # too few links
+
+
+ALLOCATION_FINDINGS = ["addressing", "cage-mixed-mode", "cage-plugs", "optics-missing", "optics-signalling", "speeds"]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        *(DESIGNS / f"{d}.yaml" for d in ("superpod-h100-2su", "lab-dual", "lab")),
+        *(BROKEN / f"{b}.yaml" for b in ALLOCATION_FINDINGS),
+    ],
+    ids=lambda p: p.stem,
+)
+def test_validate_runs_the_allocation_checks_beside_with_the_same_findings(
+    spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`fabric validate` (nothing renders the build): the allocation checks run in a second child, forked once the
+    allocation is made, before the figures are back; the findings are one process's."""
+    alone = build_fabric(spec)
+    monkeypatch.setattr(pipeline, "BESIDE_ABOVE", 0)
+    monkeypatch.setattr(pipeline, "BESIDE_SWITCHES", 0)
+    forks: list[str] = []
+    real = pipeline.beside
+
+    def counting(compute: Callable[[], object], fork: bool = True, yielding: bool = False) -> object:
+        forks.append("fork" if fork else "here")
+        return real(compute, fork, yielding)
+
+    monkeypatch.setattr(pipeline, "beside", counting)
+    forked = build_fabric(spec, workers=2, rendered=False)
+    assert forks == ["fork", "fork"]
+    assert forked.findings == alone.findings
+    assert multiprocessing.active_children() == []
+    rendered = build_fabric(spec, workers=2)  # a build that renders keeps the checks' memos here: no second child
+    assert forks[2:] == ["fork", "here"]
+    assert rendered.findings == alone.findings
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [*sorted(DESIGNS.glob("*.yaml")), *(BROKEN / f"{b}.yaml" for b in ALLOCATION_FINDINGS)],
+    ids=lambda p: p.stem,
+)
+def test_no_allocation_check_reads_the_figures(spec: Path) -> None:
+    """The allocation checks beside run before the figures are back: every check gives the same findings with
+    figures that cannot be read, and reading them is an error that says where such a check belongs."""
+    build = build_fabric(spec)
+    for name, check in ALLOCATION_CHECKS.items():
+        ctx = AllocationContext(build.design, build.topology, pipeline.FiguresNotBack(), build.allocation)
+        assert list(check(ctx)) == list(
+            check(AllocationContext(build.design, build.topology, build.figures, build.allocation))
+        ), name
+    with pytest.raises(RuntimeError, match="intent check"):
+        pipeline.FiguresNotBack()["compute"]
+    with pytest.raises(RuntimeError, match="intent check"):
+        list(pipeline.FiguresNotBack().values())
+
+
+def _niceness() -> int:
+    import os
+
+    return os.nice(0)
+
+
+def test_a_yielding_child_runs_at_a_lower_priority() -> None:
+    from fabric.fast.parallel import YIELDING_NICE
+
+    here = _niceness()
+    with beside(_niceness, yielding=True) as lower:
+        assert lower.result() == min(here + YIELDING_NICE, 19)
+    with beside(_niceness) as same:
+        assert same.result() == here
+    with beside(_niceness, fork=False, yielding=True) as inline:  # not forked: this process keeps its priority
+        assert inline.result() == here
+    assert _niceness() == here
+
+
+@pytest.mark.parametrize("design", ["superpod-h100-2su", "lab-ib", "lab"])
+def test_a_build_nothing_renders_makes_its_ib_hosts_when_read(design: str) -> None:
+    """`fabric validate` reads no node's HCAs (ib_hosts, for the renderers): made on first read, the same mapping."""
+    rendered = build_fabric(DESIGNS / f"{design}.yaml")
+    assert not isinstance(rendered.ib_hosts, LazyMapping)
+    checked = build_fabric(DESIGNS / f"{design}.yaml", rendered=False)
+    assert isinstance(checked.ib_hosts, LazyMapping) and not checked.ib_hosts.built
+    assert checked.findings == rendered.findings
+    assert dict(checked.ib_hosts) == dict(rendered.ib_hosts) and checked.ib_hosts.built
+    assert len(rendered.ib_hosts) > 0 or design != "superpod-h100-2su"  # a design that has them, compared
