@@ -64,9 +64,6 @@ def cores(workers: int | None) -> int:
 
 
 _COMPUTE: Callable[[], Any] | None = None  # what the forked child computes (inherited through the fork)
-# how much a child whose work has slack lowers its priority (os.nice): the caller and the other children, whose work
-# the caller waits for sooner, get the cores first; the child takes what they leave
-YIELDING_NICE = 10
 
 
 def _in_child() -> Any:
@@ -95,25 +92,17 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
 
 
-def _yielding(compute: Callable[[], T]) -> T:
-    os.nice(YIELDING_NICE)
-    return compute()
-
-
 @contextmanager
-def beside(compute: Callable[[], T], fork: bool = True, yielding: bool = False) -> Iterator[Beside[T]]:
+def beside(compute: Callable[[], T], fork: bool = True) -> Iterator[Beside[T]]:
     """Start `compute` in a forked child (when `fork` and this process can), to be collected with `result()` inside
-    the block; the child is gone when the block ends, also on an error. Else `compute` runs at `result()`.
-    `yielding`: the child runs at a lower priority (YIELDING_NICE), for work the caller needs later than its own
-    and than other children's."""
+    the block; the child is gone when the block ends, also on an error. Else `compute` runs at `result()`."""
     global _COMPUTE
     if not (fork and can_fork()):
         yield Beside(compute)
         return
     import multiprocessing
-    from functools import partial
 
-    _COMPUTE = partial(_yielding, compute) if yielding else compute
+    _COMPUTE = compute
     pool = multiprocessing.get_context("fork").Pool(1)
     try:
         pending = pool.apply_async(_in_child)

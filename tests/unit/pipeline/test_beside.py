@@ -135,9 +135,9 @@ def test_validate_runs_the_allocation_checks_beside_with_the_same_findings(
     forks: list[str] = []
     real = pipeline.beside
 
-    def counting(compute: Callable[[], object], fork: bool = True, yielding: bool = False) -> object:
+    def counting(compute: Callable[[], object], fork: bool = True) -> object:
         forks.append("fork" if fork else "here")
-        return real(compute, fork, yielding)
+        return real(compute, fork)
 
     monkeypatch.setattr(pipeline, "beside", counting)
     forked = build_fabric(spec, workers=2, rendered=False)
@@ -167,25 +167,6 @@ def test_no_allocation_check_reads_the_figures(spec: Path) -> None:
         pipeline.FiguresNotBack()["compute"]
     with pytest.raises(RuntimeError, match="intent check"):
         list(pipeline.FiguresNotBack().values())
-
-
-def _niceness() -> int:
-    import os
-
-    return os.nice(0)
-
-
-def test_a_yielding_child_runs_at_a_lower_priority() -> None:
-    from fabric.fast.parallel import YIELDING_NICE
-
-    here = _niceness()
-    with beside(_niceness, yielding=True) as lower:
-        assert lower.result() == min(here + YIELDING_NICE, 19)
-    with beside(_niceness) as same:
-        assert same.result() == here
-    with beside(_niceness, fork=False, yielding=True) as inline:  # not forked: this process keeps its priority
-        assert inline.result() == here
-    assert _niceness() == here
 
 
 @pytest.mark.parametrize("design", ["superpod-h100-2su", "lab-ib", "lab"])
