@@ -178,7 +178,7 @@ def cabling_md(build: Build) -> dict[str, str | TextPieces]:
         "cabling.md": render("docs/cabling.md.j2", design=build.name, fabrics=fabrics, split=per_rack)
     }
     for rack, parts in sorted(rack_docs.items()):
-        # each made as the writer takes it: never all 1.2 GB of them at once (a million GPUs)
+        # each made as the writer takes it: never all 0.9 GB of them at once (a million GPUs)
         files[rack_file(rack)] = TextPieces(partial(_rack_doc_pieces, build.name, rack, parts))
     return files
 
