@@ -320,7 +320,8 @@ def test_plan_series_fast_path_writes_what_the_general_path_writes(
     b = built(design)
     fast = textfile.fabric_plan(b)
     monkeypatch.setattr(textfile, "_plain", lambda *columns: False)  # every value "needs escaping"
-    assert textfile._cable_lines(b.allocation.cables, textfile._Shared()) is None and not textfile._session_lines(b)
+    assert not textfile._ends_plain(b.allocation.cables) and not textfile._session_lines(b)
+    assert textfile._cable_lines(b.allocation.cables, textfile._Shared()) is None  # its places
     assert textfile.fabric_plan(b) == fast
     assert fast.count("fabric_planned_cable_info{") == len(b.allocation.cables)
 
@@ -333,7 +334,7 @@ def test_plan_series_escape_what_needs_it() -> None:
     b = built("lab")
     cables = (replace(b.allocation.cables[0], cable_id='c"1\\x'), *b.allocation.cables[1:])
     odd = replace(b, allocation=replace(b.allocation, cables=cables))
-    assert textfile._cable_lines(odd.allocation.cables, textfile._Shared()) is None
+    assert not textfile._ends_plain(odd.allocation.cables) and textfile._ends_plain(b.allocation.cables)
     assert textfile._cable_lines(b.allocation.cables, textfile._Shared()) is not None
     text = textfile.fabric_plan(odd)
     assert text.count('cable_id="c\\"1\\\\x"') == 2  # its cable series and its switch end's port series

@@ -64,8 +64,9 @@ CABLES_PER_PIECE = 20_000  # cables whose series make one piece of the file (Tex
 
 def _cable_pieces(build: Build, per: int = 0) -> Iterator[str]:
     """The cable series, then the port series, a piece per `per` cables (default CABLES_PER_PIECE): each piece
-    as `_cable_lines` / `_port_lines` make it, or where a value needs escaping (None) as plan.cable_info and
-    plan.planned_ports label each cable (the same text for values that need none)."""
+    as `_cable_lines` / `_port_lines` make it, or where a value needs escaping (a cable id or port name, tested
+    once a piece for both series; or None from `_cable_lines`) as plan.cable_info and plan.planned_ports label
+    each cable (the same text for values that need none)."""
     cables = build.allocation.cables
     per = per or CABLES_PER_PIECE
     devices = build.topology.devices
@@ -73,17 +74,19 @@ def _cable_pieces(build: Build, per: int = 0) -> Iterator[str]:
     switches = {name for name, d in devices.items() if plan.is_switch(d)}
     infiniband = {key for key, ft in build.topology.fabrics.items() if ft.technology == "infiniband"}
     shared = _Shared()
+    plain: list[bool] = []  # per piece: no cable id or port name of it needs escaping
     yield _header("fabric_planned_cable_info")
     for start in range(0, len(cables), per):
         part = cables[start : start + per]
-        lines = _cable_lines(part, shared) if fast else None
+        plain.append(fast and _ends_plain(part))
+        lines = _cable_lines(part, shared) if plain[-1] else None
         if lines is None:
             lines = [_series("fabric_planned_cable_info", plan.cable_info(build, c)) for c in part]
         yield "".join(lines)
     yield _header("fabric_planned_port_info")
-    for start in range(0, len(cables), per):
+    for k, start in enumerate(range(0, len(cables), per)):
         part = cables[start : start + per]
-        lines = _port_lines(build, part, switches, infiniband) if fast else None
+        lines = _port_lines(build, part, switches, infiniband) if plain[k] else None
         if lines is None:
             lines = [_series("fabric_planned_port_info", p) for p in plan.planned_ports(build, part)]
         yield "".join(lines)
@@ -98,15 +101,18 @@ class _Shared:
         self.goods: dict[tuple[str, str], str] = {}
 
 
+def _ends_plain(cables: Sequence[Cable]) -> bool:
+    """No cable id or port name of these cables needs escaping (one test of each joined column)."""
+    link = attrgetter("link")
+    ports = (map(attrgetter(end), map(link, cables)) for end in ("a_port", "b_port"))
+    return _plain(map(attrgetter("cable_id"), cables), *ports)
+
+
 def _cable_lines(cables: Sequence[Cable], shared: _Shared) -> list[str] | None:
     """The cable series of these cables as plan.cable_info labels them, one f-string a line, the shared parts as
     made (a dict a series was the slowest part of the output at 100k GPUs). None when a value would need
-    escaping, so that the caller takes the general path: each cable's values are tested once, joined, the shared
-    parts as made. (Their ends' devices the caller tested.)"""
-    link = attrgetter("link")
-    ports = (map(attrgetter(end), map(link, cables)) for end in ("a_port", "b_port"))
-    if not _plain(map(attrgetter("cable_id"), cables), *ports):
-        return None
+    escaping, so that the caller takes the general path: the shared parts are tested as made. (The caller
+    tested the cables' ids and ports, `_ends_plain`, and their ends' devices.)"""
     places, kinds, goods = shared.places, shared.kinds, shared.goods
     lines = []
     for c in cables:
@@ -140,13 +146,9 @@ def _cable_lines(cables: Sequence[Cable], shared: _Shared) -> list[str] | None:
     return lines
 
 
-def _port_lines(build: Build, cables: Sequence[Cable], switches: set[str], infiniband: set[str]) -> list[str] | None:
-    """The port series of these cables' switch ends as plan.planned_ports keys them, one f-string a line; None
-    when a value would need escaping."""
-    link = attrgetter("link")
-    ports = (map(attrgetter(end), map(link, cables)) for end in ("a_port", "b_port"))
-    if not _plain(map(attrgetter("cable_id"), cables), *ports):
-        return None
+def _port_lines(build: Build, cables: Sequence[Cable], switches: set[str], infiniband: set[str]) -> list[str]:
+    """The port series of these cables' switch ends as plan.planned_ports keys them, one f-string a line (the
+    caller tested their values: `_ends_plain`, the devices)."""
     ib = build.infiniband.ends
     lines = []
     for c in cables:
