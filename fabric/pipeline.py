@@ -200,7 +200,7 @@ def _build(
         # (~5 s of checks at a million GPUs beside ~11 s of intents; at the normal priority: niced, the child lost
         # 9 s on a machine others' jobs loaded for the 1.2 s it saved on an idle one)
         with beside(lambda: allocation_checks(FiguresNotBack()), checks_beside) as checked:
-            intents = build_intents(design, topology, allocation)
+            intents = build_intents(design, topology, allocation, every=rendered)
             infiniband = build_infiniband(design, topology, allocation)
             hosts = build_hosts(design, topology, allocation)
             bonded = build_bonded(design, topology, allocation)
@@ -213,7 +213,7 @@ def _build(
             allocation_findings = checked.result() if checks_beside else allocation_checks(figures)
     design = unlocked
     intent_findings = run_intent_checks(
-        IntentContext(design, topology, figures, allocation, intents.devices, infiniband.subnets, roce)
+        IntentContext(design, topology, figures, allocation, intents.devices, infiniband.subnets, roce, intents.classes)
     )
     findings = [
         *design.notes,

@@ -21,7 +21,7 @@ def check_capabilities(ctx: IntentContext) -> Iterator[Finding]:
     """A platform must be able to do what the spec asks of it; each platform declares what it supports."""
     traits = platforms()
     seen: set[tuple[str, str, str]] = set()
-    for intent in ctx.intents.values():
+    for intent in ctx.switches:  # the first switch of a class with a feature is the first switch with it
         platform = traits[intent.platform]
         wanted: dict[Feature, bool] = {
             "bgp-unnumbered": intent.bgp is not None and intent.bgp.unnumbered,
@@ -104,8 +104,9 @@ def _profile_differences(
 def _agrees(
     switches: list[DeviceIntent], nics: list[tuple[str, RailNic]], traits: Mapping[str, PlatformTraits]
 ) -> bool:
-    """Whether every switch and NIC of a fabric has one profile, PFC on every port it uses and an MTU no smaller
-    than any NIC's (checked in bulk; a superset of the per-hop conditions)."""
+    """Whether every switch (`switches`: the first of each class will do) and NIC of a fabric has one profile, PFC
+    on every port it uses and an MTU no smaller than any NIC's (checked in bulk; a superset of the per-hop
+    conditions)."""
     values = {
         tuple(getattr(nic.qos, attr) for _, attr in HOP_FIELDS) for nic in {id(n.qos): n for _, n in nics}.values()
     }
@@ -181,16 +182,17 @@ def check_lossless(ctx: IntentContext) -> Iterator[Finding]:
     for host in ctx.roce.values():
         for nic in host.nics:
             nics_by_fabric.setdefault(nic.fabric, []).append((host.hostname, nic))
-    switches_by_fabric: dict[str, list[DeviceIntent]] = {}
-    for intent in ctx.intents.values():
-        switches_by_fabric.setdefault(intent.fabric, []).append(intent)
+    classes_by_fabric: dict[str, list[DeviceIntent]] = {}
+    for intent in ctx.switches:
+        classes_by_fabric.setdefault(intent.fabric, []).append(intent)
     for key in ctx.design.spec.fabrics:
-        switches = switches_by_fabric.get(key, [])
+        classes = classes_by_fabric.get(key, [])
         nics = nics_by_fabric.get(key, [])
-        if not nics and all(s.qos is None for s in switches):
+        if not nics and all(s.qos is None for s in classes):
             continue  # no lossless profile on this fabric
-        if _agrees(switches, nics, traits):
+        if _agrees(classes, nics, traits):
             continue  # the usual case, in one pass: the walk below only names the first hop that breaks it
+        switches = [s for s in ctx.intents.values() if s.fabric == key]  # (every switch: made now in a validate)
         broken: dict[str, tuple[str, list[str]]] = {}  # hop → (the setting to name, what differs), in path order
         host_mtu = 0
         for hostname, nic in nics:

@@ -3,7 +3,7 @@ InfiniBand subnets."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,13 @@ class IntentContext(AllocationContext):
     intents: Mapping[str, DeviceIntent]
     subnets: tuple[Subnet, ...]
     roce: Mapping[str, RoceHost] = field(default_factory=dict)  # servers on routed lossless fabrics (hosts.py)
+    classes: tuple[DeviceIntent, ...] | None = None  # the first switch of each class (Intents.classes); None: every one
+
+    @property
+    def switches(self) -> Iterable[DeviceIntent]:
+        """The switches a check that cannot tell a class's switches apart reads: the first of each class, in the
+        order of the intents, where the build gives them (`fabric validate` makes no other), else every switch."""
+        return self.intents.values() if self.classes is None else self.classes
 
 
 IntentCheck = Callable[[IntentContext], Iterator[Finding]]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address, ip_interface
 
 from fabric.allocation.allocate import BOND_INTERFACE, AddressRow, Allocation, Interface
+from fabric.fast.frozen import maker
 from fabric.intent.ethernet.model import BGP_TIMERS, Neighbor, QosIntent
 from fabric.intent.ethernet.qos import qos_intent
 from fabric.model.kinds import INBAND_ROLES, Layer, Tier
@@ -93,6 +94,8 @@ def build_bonded(design: Design, topology: Topology, plan: Allocation) -> dict[s
                 members[link.a].append(
                     HostPort(link.a_port, key, link.b, link.b_port, link.speed_gbps, mtu, None, None)
                 )
+    if not members:
+        return {}  # (the plan's addresses are not read: 10,000,000 at a million GPUs on RoCE)
     rows: dict[str, dict[int, Interface]] = defaultdict(dict)
     for row in plan.addresses:
         if row.purpose == "server" and row.interface == BOND_INTERFACE and row.device in members:
@@ -125,6 +128,8 @@ def _first_host(address: Interface) -> Interface:
 def build_hosts(design: Design, topology: Topology, plan: Allocation) -> dict[str, HostIntent]:
     """Every node that routes on the host, in the order of the plan's ASNs."""
     spec = design.spec
+    if all(spec.dual_homing(key) != "host_routing" for key in topology.fabrics):
+        return {}  # (the plan's addresses are not read: 10,000,000 at a million GPUs on RoCE)
     passwords: dict[str, str | None] = {}  # fabric → its BGP password (a problem with it is the switches' finding)
     for key, fabric in spec.fabrics.items():
         if fabric.routing is not None and fabric.routing.bgp_password is not None:
@@ -260,6 +265,9 @@ class RoceHost:
     design: str
 
 
+_rail_nic = maker(RailNic)  # one per GPU NIC: 1,000,000 at a million GPUs on RoCE
+
+
 def build_roce_hosts(design: Design, topology: Topology, plan: Allocation) -> dict[str, RoceHost]:
     """Every node with a port on a lossless (RoCE) Ethernet fabric whose leaves route its subnet, in the order
     of the plan's server addresses."""
@@ -315,7 +323,7 @@ def build_roce_hosts(design: Design, topology: Topology, plan: Allocation) -> di
             fabric = spec.fabrics[link.fabric]
             n = len(nics)
             nics.append(
-                RailNic(
+                _rail_nic(
                     port,
                     hcas[model].get(port),
                     link.fabric,

@@ -8,11 +8,13 @@ interface, …) is a trait of its platform.yaml, never a comparison of its name.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Container, Iterator
 
 from fabric.allocation.allocate import SERVER_INTERFACE, Allocation, Interface
 from fabric.fast.frozen import maker
+from fabric.fast.lazy import LazyMapping
 from fabric.intent.ethernet.bgp import bgp_intent
-from fabric.intent.ethernet.index import NO_ADDRESSES, PlanIndex
+from fabric.intent.ethernet.index import NO_ADDRESSES, PlanIndex, pairs_of
 from fabric.intent.ethernet.mlag import mlag_intent
 from fabric.intent.ethernet.model import (
     DEFAULT_MTU,
@@ -33,30 +35,57 @@ from fabric.spec.platforms import platforms
 
 _PEER, _NODE_LEAF = Tier.PEER, Tier.NODE_LEAF
 _port = maker(PortIntent)  # one per switch port, the most numerous intent value: built as cheaply as a tuple
+# What the intent checks (intent/checks.py) read of a switch: its platform, its QoS profile (the fabric's, on the
+# ports it uses), its used ports' names, breakouts and MTUs, BGP unnumbered (the fabric's) and whether it is in an
+# MLAG pair. The builder below makes them from the switch's fabric, model, platform, layer, its cabled ports with
+# their speeds and whether it is in a pair; switches alike in these are one class (one leaf, spine and core class a
+# plane at a million GPUs: 39,568 switches, a handful of classes). tests/unit/intent/test_classes.py shows every
+# switch of the bundled designs reads as its class's first.
+Alike = tuple[str, str, str, str, tuple[tuple[str, int], ...], bool]
+
+
+def switches(topology: Topology) -> Iterator[tuple[str, FabricTopology, str, list[Link]]]:
+    """Every switch of every Ethernet fabric: its fabric's key and topology, its name and its links (up and down)."""
+    for key, ft in topology.fabrics.items():
+        if ft.technology != "ethernet":
+            continue
+        by_switch: dict[str, list[Link]] = defaultdict(list)
+        for link in ft.links:
+            by_switch[link.b].append(link)
+            if link.tier != Tier.NODE_LEAF:
+                by_switch[link.a].append(link)
+        for name in ft.switches:
+            yield key, ft, name, by_switch[name]
+
+
+def alike(topology: Topology, pairs: Container[str], key: str, name: str, links: list[Link]) -> Alike:
+    """What makes switch `name` of fabric `key` what the intent checks read (`pairs`: the leaves in MLAG pairs)."""
+    device = topology.devices[name]
+    used = tuple((link.a_port if link.a == name else link.b_port, link.speed_gbps) for link in links)
+    return key, device.model, device.platform or "", device.layer, used, name in pairs
 
 
 class IntentBuilder:
-    """Every Ethernet switch's intent from one design's topology and plan."""
+    """Ethernet switches' intent from one design's topology and plan (`devices`: the switches it will make; None:
+    any)."""
 
-    def __init__(self, design: Design, topology: Topology, plan: Allocation) -> None:
+    def __init__(
+        self, design: Design, topology: Topology, plan: Allocation, devices: Container[str] | None = None
+    ) -> None:
         self.design = design
         self.topology = topology
-        self.index = PlanIndex(design, topology, plan)
+        self.index = PlanIndex(design, topology, plan, devices)
         self.layouts: dict[tuple[str, str, tuple[tuple[str, int], ...]], list[PortRow]] = {}
 
-    def build(self) -> dict[str, DeviceIntent]:
-        out: dict[str, DeviceIntent] = {}
-        for key, ft in self.topology.fabrics.items():
-            if ft.technology != "ethernet":
-                continue
-            by_switch: dict[str, list[Link]] = defaultdict(list)
-            for link in ft.links:
-                by_switch[link.b].append(link)
-                if link.tier != Tier.NODE_LEAF:
-                    by_switch[link.a].append(link)
-            for name in ft.switches:
-                out[name] = self.device(key, ft, name, by_switch[name])
-        return out
+    def build(self) -> Intents:
+        """Every switch, and the first of each class."""
+        devices: dict[str, DeviceIntent] = {}
+        classes: dict[Alike, DeviceIntent] = {}
+        pairs = self.index.pairs
+        for key, ft, name, links in switches(self.topology):
+            intent = devices[name] = self.device(key, ft, name, links)
+            classes.setdefault(alike(self.topology, pairs, key, name, links), intent)
+        return Intents(devices, tuple(self.index.findings), tuple(classes.values()))
 
     def layout(self, model_key: str, platform: str, used: dict[str, int]) -> list[PortRow]:
         """`port_layout`, once per model, platform and cabled ports in order: the leaves of a fabric share a few."""
@@ -189,7 +218,23 @@ class IntentBuilder:
         )
 
 
-def build_intents(design: Design, topology: Topology, plan: Allocation) -> Intents:
-    builder = IntentBuilder(design, topology, plan)
-    devices = builder.build()
-    return Intents(devices, tuple(builder.index.findings))
+def build_intents(design: Design, topology: Topology, plan: Allocation, *, every: bool = True) -> Intents:
+    """Every Ethernet switch's intent. `every`: False where nothing renders them (`fabric validate`): then only the
+    first switch of each class is made at once (Intents.classes, what the checks read), the others when the
+    devices are first read."""
+    if every:
+        return IntentBuilder(design, topology, plan).build()
+    pairs = pairs_of(design, topology)
+    firsts: dict[Alike, tuple[str, FabricTopology, str, list[Link]]] = {}
+    for key, ft, name, links in switches(topology):
+        firsts.setdefault(alike(topology, pairs, key, name, links), (key, ft, name, links))
+    looked_up: set[str] = set()  # the addresses those switches read: their own, their peers' and MLAG peers'
+    for _, _, name, links in firsts.values():
+        looked_up.add(name)
+        looked_up.update(end for link in links for end in (link.a, link.b))
+        if name in pairs:
+            looked_up.update((pairs[name][0].lower, pairs[name][0].upper))
+    builder = IntentBuilder(design, topology, plan, looked_up)
+    classes = tuple(builder.device(*switch) for switch in firsts.values())
+    every_switch = LazyMapping[str, DeviceIntent](lambda: dict(IntentBuilder(design, topology, plan).build().devices))
+    return Intents(every_switch, tuple(builder.index.findings), classes)

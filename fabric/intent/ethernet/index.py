@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 
 from fabric.allocation.allocate import Allocation, Interface, MlagPair, mlag_pairs
 from fabric.fast.addresses import prefix_length
@@ -16,10 +16,24 @@ from fabric.spec.loader import Design
 NO_ADDRESSES: Mapping[tuple[str, str, int], Interface] = {}  # a device without addresses
 
 
-class PlanIndex:
-    """Addresses, ASNs, MLAG pairs, cable lengths and resolved secrets, keyed the way the builder looks them up."""
+def pairs_of(design: Design, topology: Topology) -> dict[str, tuple[MlagPair, int]]:
+    """Each leaf of a `dual_homing: bond` fabric → (its pair, the pair's number in the fabric)."""
+    pairs: dict[str, tuple[MlagPair, int]] = {}
+    for key, ft in topology.fabrics.items():
+        if design.spec.dual_homing(key) == "bond":
+            for i, pair in enumerate(mlag_pairs(ft), start=1):
+                pairs[pair.lower] = pairs[pair.upper] = (pair, i)
+    return pairs
 
-    def __init__(self, design: Design, topology: Topology, plan: Allocation) -> None:
+
+class PlanIndex:
+    """Addresses, ASNs, MLAG pairs, cable lengths and resolved secrets, keyed the way the builder looks them up.
+    `devices`: the switches whose addresses are looked up (None: every one; `fabric validate` makes one switch of
+    each class, a few of 39,568 at a million GPUs, whose 10,000,000 addresses it then does not read)."""
+
+    def __init__(
+        self, design: Design, topology: Topology, plan: Allocation, devices: Container[str] | None = None
+    ) -> None:
         self.design = design
         self.topology = topology
         self.findings: list[Finding] = []
@@ -37,16 +51,21 @@ class PlanIndex:
         counted = ("loopback", "host-loopback", *gateways)
         for row in plan.addresses:
             purpose = row.purpose
-            if purpose != "server":
-                if purpose in counted and row.address.version == 4:
-                    originated[row.fabric] += 1
-                address = row.address
-                version = address.version
+            if purpose == "server":
+                continue
+            counts = purpose in counted
+            if devices is not None and not counts and self.v6 and row.device not in devices:
+                continue  # an address no switch made here looks up, and nothing to count or learn from it
+            address = row.address
+            version = address.version
+            if counts and version == 4:
+                originated[row.fabric] += 1
+            if devices is None or row.device in devices:
                 addresses[row.device].setdefault((row.interface, purpose, version), address)
-                if version == 6:
-                    self.v6 = True
-                elif purpose in gateways:
-                    self.subnet_prefix.setdefault(row.fabric, address.network.prefixlen)
+            if version == 6:
+                self.v6 = True
+            elif purpose in gateways:
+                self.subnet_prefix.setdefault(row.fabric, address.network.prefixlen)
         self.rank = {name: LAYER_RANK[dev.layer] for name, dev in topology.devices.items()}
         self.allowed: dict[str, tuple[tuple[PrefixRule, ...], tuple[PrefixRule, ...]]] = {}  # per fabric
         self.first_hosts: dict[tuple[int, int, int], str] = {}  # (version, subnet's bits, prefix) → its first host
@@ -57,12 +76,7 @@ class PlanIndex:
             if design.spec.dual_homing(key) == "host_routing":
                 per_node = Counter(link.a for link in ft.links if link.tier == Tier.NODE_LEAF)
                 self.routed_width[key] = max(per_node.values(), default=0)
-        # leaf of a `dual_homing: bond` fabric → (its pair, the pair's number in the fabric)
-        self.pairs: dict[str, tuple[MlagPair, int]] = {}
-        for key, ft in topology.fabrics.items():
-            if design.spec.dual_homing(key) == "bond":
-                for i, pair in enumerate(mlag_pairs(ft), start=1):
-                    self.pairs[pair.lower] = self.pairs[pair.upper] = (pair, i)
+        self.pairs = pairs_of(design, topology)
         # switch → port → its cable's length; per switch, as a switch's intent reads them
         self.cable_m: dict[str, dict[str, float | None]] = defaultdict(dict)
         ethernet = {key for key, ft in topology.fabrics.items() if ft.technology == "ethernet"}

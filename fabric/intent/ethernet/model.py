@@ -266,7 +266,9 @@ class DeviceIntent:
 
 @dataclass(frozen=True)
 class Intents:
-    """Every Ethernet switch's intent, by hostname, with the findings of making them."""
+    """Every Ethernet switch's intent, by hostname, with the findings of making them, and the first switch of each
+    class of switches the intent checks cannot tell apart (build.py's Alike)."""
 
     devices: Mapping[str, DeviceIntent]
     findings: tuple[Finding, ...]
+    classes: tuple[DeviceIntent, ...] = ()
