@@ -129,8 +129,9 @@ def main() -> None:
     # and render workers need, for no matrix product (fabric makes none); a user's setting wins
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if sys.argv[1:2] and sys.argv[1] in EXIT_AT_ONCE:
-        from fabric.fast.process import exit_now
+        from fabric.fast.process import ends_at_once, exit_now
 
+        ends_at_once()
         try:
             app()
         except SystemExit as done:

@@ -12,6 +12,7 @@ import typer
 
 from fabric.cli.lock_choice import LockChoice, with_lock
 from fabric.cli.views.findings import counts, print_findings
+from fabric.fast.process import keep_to_the_end
 from fabric.model.findings import FabricError, sort_findings
 from fabric.spec.resources import default_spec
 
@@ -60,4 +61,4 @@ def load_build(
         from dataclasses import replace
 
         build = replace(build, findings=tuple(sort_findings(f.escalated() for f in build.findings)))
-    return build
+    return keep_to_the_end(build)  # (a command that ends at once does not free it first)
