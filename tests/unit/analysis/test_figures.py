@@ -225,9 +225,9 @@ def test_single_spine_worst_failure_is_total() -> None:
     assert not codes(b, Severity.ERROR)
 
 
-def three_tier_spec(*, drop_core_link: bool = False) -> str:
+def three_tier_spec(*, drop_core_link: bool = False, no_core: bool = False) -> str:
     """2 pods of 2 leaves (2 × 100G servers each) and 2 spines; spine j of each pod has 2 links to core j.
-    Every switch is 1:1. `drop_core_link`: pod 1's spine 1 keeps one link to core 1."""
+    Every switch is 1:1. `drop_core_link`: pod 1's spine 1 keeps one link to core 1; `no_core`: none."""
     switches = [
         "      - {name: core1, model: sn4600c, layer: core}",
         "      - {name: core2, model: sn4600c, layer: core}",
@@ -239,7 +239,7 @@ def three_tier_spec(*, drop_core_link: bool = False) -> str:
             switches.append(f"      - {{name: p{pod}-spine{j}, model: sn4600c, layer: spine}}")
             for t in (1, 2):
                 core_port[j] += 1
-                if not (drop_core_link and (pod, j, t) == (1, 1, 1)):
+                if not (drop_core_link and (pod, j, t) == (1, 1, 1)) and not (no_core and (pod, j) == (1, 1)):
                     cables.append(f"      - {{a: 'p{pod}-spine{j}:swp{2 + t}', b: 'core{j}:swp{core_port[j]}'}}")
         for i in (1, 2):
             leaf = f"p{pod}-leaf{i}"
@@ -384,6 +384,7 @@ def _engine_cases(tmp: Path) -> list[tuple[str, Build]]:
         ("ecmp short", build_explicit(links=1, hosts=2, drop={(1, 1, 0)})),
         ("single spine", build_explicit(leaves=2, spines=1, links=2, hosts=2)),
         ("three tier, lost core link", build_fabric(load_spec_text(three_tier_spec(drop_core_link=True)))),
+        ("three tier, a spine without cores", build_fabric(load_spec_text(three_tier_spec(no_core=True)))),
         ("two planes", build_planes(tmp, "dual400", 168, planes=2)),
     ]
     return cases
@@ -398,7 +399,7 @@ def test_python_and_numpy_engines_give_the_same_figures(tmp_path: Path) -> None:
             numpy = fabric_figures(ft, engine="numpy")
             assert python == numpy, (name, key)
             compared += 1
-    assert compared >= 18
+    assert compared >= 19
     damaged = fabric_figures(build_explicit(links=1, hosts=2, drop={(1, 1, 0)}).topology.fabrics["compute"])
     assert damaged.ecmp_short and damaged.worst_failure is not None  # the comparison covered damage too
 
