@@ -6,7 +6,7 @@ the children it forks (the analysis beside, the allocation checks beside), print
 
 The command runs as users run it (`fabric validate`, its imports, its exit), in this process; the pipeline's stage
 functions are wrapped to print a mark (seconds since the process started, the process's CPU seconds and minor page
-faults so far) on stderr as they start and end, and the children print theirs (they inherit the wrapping through
+faults so far, its resident and peak memory) on stderr as they start and end, and the children print theirs (they inherit the wrapping through
 the fork). The marks are gathered from stderr and printed after the run with the wall time to the process's end.
 Printed, never asserted.
 """
@@ -36,13 +36,20 @@ STAGES = (
 )
 
 
+def _resident_mib() -> int:
+    """This process's resident memory now (MiB)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 2**20
+
+
 def _child(spec: str, started: float) -> None:
     """Run `fabric validate SPEC` here with the stages marked (`started`: the process's start, time.time())."""
 
     def mark(what: str) -> None:
         use = resource.getrusage(resource.RUSAGE_SELF)
         line = (
-            f"MARK {time.time() - started:.3f} {os.getpid()} {use.ru_utime + use.ru_stime:.2f} {use.ru_minflt} {what}"
+            f"MARK {time.time() - started:.3f} {os.getpid()} {use.ru_utime + use.ru_stime:.2f} {use.ru_minflt} "
+            f"{_resident_mib()} {use.ru_maxrss // 1024} {what}"
         )
         os.write(2, f"{line}\n".encode())  # one write: the children's lines never run into the parent's
 
@@ -102,12 +109,12 @@ def main(argv: list[str]) -> None:
         )
         ended = time.time() - started
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    marks = [line.split(" ", 5)[1:] for line in done.stderr.splitlines() if line.startswith("MARK ")]
+    marks = [line.split(" ", 7)[1:] for line in done.stderr.splitlines() if line.startswith("MARK ")]
     parent = marks[0][1] if marks else ""
-    print(f"{'s':>7} {'process':>8} {'CPU s':>6} {'faults':>8}  mark")
-    for at, pid, cpu, faults, what in marks:
+    print(f"{'s':>7} {'process':>8} {'CPU s':>6} {'faults':>8} {'RSS MiB':>8} {'peak':>6}  mark")
+    for at, pid, cpu, faults, resident, peak, what in marks:
         who = "parent" if pid == parent else f"child {pid}"
-        print(f"{float(at):7.2f} {who:>8} {float(cpu):6.2f} {int(faults):8,}  {what}")
+        print(f"{float(at):7.2f} {who:>8} {float(cpu):6.2f} {int(faults):8,} {int(resident):8,} {int(peak):6,}  {what}")
     print(
         f"{ended:7.2f} {'':>8} {'':>6} {'':>8}  the process has ended (exit {done.returncode}); CPU of it and its "
         f"children {children.ru_utime + children.ru_stime:.1f} s, the largest peak {children.ru_maxrss / 1024:,.0f} MiB"

@@ -20,11 +20,12 @@ A pool that is too small is a finding that says how much is needed and how much 
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 from itertools import islice
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from fabric.allocation.cages import CageKind, CageLookup
 from fabric.fast.addresses import LazyIPv4Interface, LazyIPv6Interface
@@ -557,7 +558,6 @@ def _slot(
 # which are looked at in turn (media only move to fibre, so this ends). A forced medium (`link.media`) stays: the
 # allocation check `cage-plugs` reports a cage it leaves with two plugs.
 OPTICAL_KINDS = ("mmf", "smf")
-_Placed = tuple[tuple[str, str], tuple[str, str], tuple[CageKind, CageKind], float | None]
 # a device as the cable loop reads it: its rack's name and U, the rack (None: no route from it, which has no U),
 # the U as the route takes it, the height, and its ports' cages with the kind of a port they do not list
 # (CageLookup.ports)
@@ -577,6 +577,95 @@ def _one_fibre(cables: list[Cable], first: int) -> bool:
     return _one_module({c.media_kind for c in islice(cables, first, None)})
 
 
+class _Cages(Protocol):
+    """The cages of a fabric's cable ends as the one-plug-per-cage pass reads them (a cage: any key)."""
+
+    def of(self, cable: int) -> tuple[Any, Any]: ...  # the cages of the cable's two ends
+    def count(self, cage: Any) -> int: ...  # how many cable ends the cage holds
+    def cables(self, cage: Any) -> list[int]: ...  # the cables with an end in it, in cable order
+
+
+class _CageDict:
+    """The cages of cables' ends in a dict (a small fabric; fast/groups.py's EndGroups on a large one, which this
+    reads like): each cage, named (device, cage), → the cables with an end in it, in cable order."""
+
+    def __init__(self, cables: Sequence[Cable], first: int, cage_of: CageLookup) -> None:
+        self._ends: list[tuple[tuple[str, str], tuple[str, str]]] = []
+        self._by_cage: dict[tuple[str, str], list[int]] = {}
+        seats: dict[str, tuple[Mapping[str, tuple[str, CageKind]], CageKind]] = {}  # per device: its ports' cages
+        for i, c in enumerate(islice(cables, first, None)):
+            link = c.link
+            a_ports, a_other = seats.get(link.a) or seats.setdefault(link.a, cage_of.ports(link.a))
+            b_ports, b_other = seats.get(link.b) or seats.setdefault(link.b, cage_of.ports(link.b))
+            a = (link.a, (a_ports.get(link.a_port) or (link.a_port, a_other))[0])  # (as cage_of gives them)
+            b = (link.b, (b_ports.get(link.b_port) or (link.b_port, b_other))[0])
+            self._ends.append((a, b))
+            self._by_cage.setdefault(a, []).append(i)
+            self._by_cage.setdefault(b, []).append(i)
+
+    def of(self, cable: int) -> tuple[tuple[str, str], tuple[str, str]]:
+        return self._ends[cable]
+
+    def count(self, cage: tuple[str, str]) -> int:
+        return len(self._by_cage[cage])
+
+    def cables(self, cage: tuple[str, str]) -> list[int]:
+        return self._by_cage[cage]
+
+    def shared(self) -> list[tuple[str, str]]:
+        """The cages of more than one end, in the order the cables reach them first."""
+        return [k for k, v in self._by_cage.items() if len(v) > 1]
+
+
+def _cage_dict(cables: Sequence[Cable], first: int, cage_of: CageLookup) -> tuple[_Cages, list[Any]]:
+    """The cages of the cables from `first` on in a dict, and those of more than one end (the pass looks at)."""
+    cages = _CageDict(cables, first, cage_of)
+    return cages, cages.shared()
+
+
+# cables of a fabric from which its cages are grouped as integer arrays (fast/groups.py): numpy loads, and a small
+# design's validate needs none
+CAGE_ARRAYS_FROM = 50_000
+
+
+def _cage_groups(cables: Sequence[Cable], first: int, cage_of: CageLookup) -> tuple[_Cages, list[Any]]:
+    """The cages of the cables from `first` on as EndGroups, and the cages the pass must look at: of more than one
+    end, not all one kind of fibre (as its first question would find them; it leaves them alone until one of their
+    cables moves, and then looks at them again anyway)."""
+    from fabric.fast.groups import EndGroups
+
+    numbered: dict[int, tuple[dict[str, int], dict[str, int]]] = {}  # id(a model's port map) → port →, cage →
+    devices: dict[str, tuple[int, dict[str, int], dict[str, int]]] = {}  # name → its first key, its model's
+
+    def device(name: str) -> tuple[int, dict[str, int], dict[str, int]]:
+        ports, _ = cage_of.ports(name)
+        maps = numbered.get(id(ports))
+        if maps is None:
+            names: dict[str, int] = {}  # cage → its number in the model (as cage_of names it)
+            maps = numbered[id(ports)] = ({p: names.setdefault(c, len(names)) for p, (c, _) in ports.items()}, names)
+        found = devices[name] = (len(devices) << 20, *maps)  # (a model has far fewer than 2**20 cages)
+        return found
+
+    def unlisted(numbers: dict[str, int], names: dict[str, int], port: str) -> int:
+        number = numbers[port] = names.setdefault(port, len(names))  # a port no cage lists: its own (cage_of)
+        return number
+
+    a_keys, b_keys = array("q"), array("q")
+    kinds = bytearray()
+    code = {kind: n for n, kind in enumerate(OPTICAL_KINDS, start=1)}
+    for c in islice(cables, first, None):  # 6,000,000 ends at a million GPUs
+        link = c.link
+        base, numbers, names = devices.get(link.a) or device(link.a)
+        n = numbers.get(link.a_port)
+        a_keys.append(base + (n if n is not None else unlisted(numbers, names, link.a_port)))
+        base, numbers, names = devices.get(link.b) or device(link.b)
+        n = numbers.get(link.b_port)
+        b_keys.append(base + (n if n is not None else unlisted(numbers, names, link.b_port)))
+        kinds.append(code.get(c.media_kind, 0))
+    groups = EndGroups(a_keys, b_keys, kinds)
+    return groups, groups.mixed(list(code.values()))
+
+
 def _one_plug_per_cage(
     cables: list[Cable],
     first: int,
@@ -589,27 +678,24 @@ def _one_plug_per_cage(
     that is not cabled in one fibre only (the cable loop keeps no cage per link)."""
     if _one_fibre(cables, first):
         return  # every cage takes transceivers of one kind (a fabric cabled in one fibre only)
-    placed: list[_Placed] = []
-    by_cage: dict[tuple[str, str], list[int]] = {}
-    seats: dict[str, tuple[Mapping[str, tuple[str, CageKind]], CageKind]] = {}  # per device: its ports' cages
-    for i, (c, needed) in enumerate(zip(islice(cables, first, None), needs, strict=True)):  # 6,000,000 ends at 1M
-        link = c.link
-        a_ports, a_other = seats.get(link.a) or seats.setdefault(link.a, cage_of.ports(link.a))
-        b_ports, b_other = seats.get(link.b) or seats.setdefault(link.b, cage_of.ports(link.b))
-        a_cage, a_kind = a_ports.get(link.a_port) or (link.a_port, a_other)  # (as cage_of gives them)
-        b_cage, b_kind = b_ports.get(link.b_port) or (link.b_port, b_other)
-        a, b = (link.a, a_cage), (link.b, b_cage)
-        placed.append((a, b, (a_kind, b_kind), needed))
-        by_cage.setdefault(a, []).append(i)
-        by_cage.setdefault(b, []).append(i)
-    pending = [k for k, v in by_cage.items() if len(v) > 1]
+    cages, pending = (
+        _cage_groups(cables, first, cage_of)
+        if len(cables) - first >= CAGE_ARRAYS_FROM
+        else _cage_dict(cables, first, cage_of)
+    )
+
+    def plugs(i: int) -> tuple[CageKind, CageKind]:
+        """The kinds of cage the cable's two ends plug into."""
+        link = cables[first + i].link
+        return cage_of(link.a, link.a_port)[1], cage_of(link.b, link.b_port)[1]
+
     # the length each link's medium is chosen for: it only grows (to the longest link of a cage it shares), so the
     # media only move towards longer reach and the pass ends
-    floor = [p[3] or 0.0 for p in placed]
+    floor = [x or 0.0 for x in needs]
     kind = [c.media_kind for c in islice(cables, first, None)]  # each cable's, kept as the pass moves it
     while pending:
         cage = pending.pop()
-        idx = by_cage[cage]
+        idx = cages.cables(cage)
         if _one_module({kind[i] for i in idx}):
             # one kind of fibre: the cage's one module is the optics' business (optics-missing, cage-plugs).
             # Asked first (the next question leaves such a cage alone too): most cages at 100k GPUs
@@ -632,7 +718,7 @@ def _one_plug_per_cage(
                     kinds = (medium.kind,)
             elif medium.kind in OPTICAL_KINDS or medium.links <= 1:
                 continue
-            far = {placed[i][1] if placed[i][0] == cage else placed[i][0] for i in idx}
+            far = {b if a == cage else a for a, b in map(cages.of, idx)}
             if kinds != OPTICAL_KINDS:
                 pass  # a splitter of two lengths: the longer
             elif len(far) == 1 and len(idx) <= medium.links:
@@ -641,26 +727,28 @@ def _one_plug_per_cage(
                 kinds = (medium.kind,)  # one twin-port cable of two lengths: the longer
         worst = max(floor[i] for i in idx)
         longest = max(idx, key=lambda i: floor[i])
-        pick = chooser.choose(cables[first + longest].link.speed_gbps, worst, None, placed[longest][2], kinds)
+        pick = chooser.choose(cables[first + longest].link.speed_gbps, worst, None, plugs(longest), kinds)
         if pick is None:
             continue  # no allowed medium serves the cage: `cage-plugs` reports it
         for i in idx:
             c = cables[first + i]
             floor[i] = worst
-            needed = worst if kinds != OPTICAL_KINDS else placed[i][3]
+            needed = worst if kinds != OPTICAL_KINDS else needs[i]
             # the medium for the cage's longest link, at this link's speed (of the picked kind), cut to its length
-            same = chooser.choose(c.link.speed_gbps, worst, None, placed[i][2], (pick.media.kind,))
+            ends = plugs(i)
+            same = chooser.choose(c.link.speed_gbps, worst, None, ends, (pick.media.kind,))
             if needed is None or same is None:
                 continue
-            choice = chooser.choose(c.link.speed_gbps, needed, same.key, placed[i][2])
+            choice = chooser.choose(c.link.speed_gbps, needed, same.key, ends)
             if choice is None or (choice.key, choice.length_m) == (c.media, c.length_m):
                 continue
             cables[first + i] = replace(
                 c, media_kind=choice.media.kind, media=choice.key, part=chooser.part(choice), length_m=choice.length_m
             )
             kind[i] = choice.media.kind
-            other = placed[i][1] if placed[i][0] == cage else placed[i][0]
-            if len(by_cage[other]) > 1:
+            a, b = cages.of(i)
+            other = b if a == cage else a
+            if cages.count(other) > 1:
                 pending.append(other)
 
 
