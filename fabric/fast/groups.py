@@ -27,12 +27,23 @@ class EndGroups:
         ends = np.empty(2 * cables, dtype=np.int64)
         ends[0::2] = np.frombuffer(a, dtype=np.int64)  # (ends in cable order: a cable's a, then its b)
         ends[1::2] = np.frombuffer(b, dtype=np.int64)
-        _, first, group, counts = np.unique(ends, return_index=True, return_inverse=True, return_counts=True)
-        self._group = group.reshape(-1)
-        self._counts = counts
-        self._first = first
-        self._order = np.argsort(self._group, kind="stable")  # the ends cage by cage, each cage's in cable order
-        self._starts = np.concatenate(([0], np.cumsum(counts)))
+        # one stable sort: the ends cage by cage (a cage's in cable order), a cage's number its rank among the keys
+        order = np.argsort(ends, kind="stable")
+        ranked = ends[order]
+        del ends
+        new = np.empty(len(ranked), dtype=bool)
+        new[:1] = True
+        np.not_equal(ranked[1:], ranked[:-1], out=new[1:])
+        del ranked
+        starts = np.flatnonzero(new)
+        group = np.empty(len(order), dtype=np.int64)
+        group[order] = np.cumsum(new) - 1
+        del new
+        self._group = group
+        self._order = order
+        self._starts = np.append(starts, len(order))
+        self._counts = np.diff(self._starts)
+        self._first = order[starts]  # (stable: a cage's first end in cable order)
         self._kinds = np.asarray(kinds, dtype=np.int8)
 
     def of(self, cable: int) -> tuple[int, int]:
