@@ -6,9 +6,9 @@ the children it forks (the analysis beside, the allocation checks beside), print
 
 The command runs as users run it (`fabric validate`, its imports, its exit), in this process; the pipeline's stage
 functions are wrapped to print a mark (seconds since the process started, the process's CPU seconds and minor page
-faults so far, its resident and peak memory) on stderr as they start and end, and the children print theirs (they inherit the wrapping through
-the fork). The marks are gathered from stderr and printed after the run with the wall time to the process's end.
-Printed, never asserted.
+faults so far, its resident and peak memory) on stderr as they start and end, and the children print theirs (they
+inherit the wrapping through the fork). The marks are gathered from stderr and printed after the run with the wall
+time to the process's end. Printed, never asserted.
 """
 
 from __future__ import annotations
