@@ -81,7 +81,7 @@ class PlanIndex:
         self.cable_m: dict[str, dict[str, float | None]] = defaultdict(dict)
         ethernet = {key for key, ft in topology.fabrics.items() if ft.technology == "ethernet"}
         cable_m = self.cable_m
-        for cable in plan.cables:
+        for cable in plan.cables if ethernet else ():  # (none to read in a design without Ethernet: 3,000,000 at 1M)
             link = cable.link
             if link.fabric in ethernet:
                 if link.tier != Tier.NODE_LEAF:  # (the lower end of a node link is a node or a management port)

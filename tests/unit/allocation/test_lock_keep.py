@@ -55,6 +55,8 @@ def test_the_shortcut_keeps_what_row_by_row_keeping_keeps(
     plan = allocate(design, build_topology(design))
     fast, slow = _row_by_row(design, plan, monkeypatch)
     assert fast == slow and len(fast.addresses) == len(plan.addresses) > 0
+    # the allocator's address runs go with a kept plan (check_unique_addresses then reads its rows)
+    assert plan.address_runs is not None and fast.address_runs is None and slow.address_runs is None
     rebuilt = "rebuilt" in case
     if rebuilt:  # nothing moves: the plan is the allocator's
         assert fast.cables == plan.cables and fast.addresses == plan.addresses and fast.findings == plan.findings
