@@ -274,7 +274,9 @@ def build_roce_hosts(design: Design, topology: Topology, plan: Allocation) -> di
     spec = design.spec
     qos: dict[str, QosIntent] = {}
     inband: dict[str, list[str]] = defaultdict(list)
-    links: dict[tuple[str, str], Link] = {}
+    # node → port → its link; and below, node → port → its address row, per IP version: keyed by node, then by the
+    # port's name (no tuple kept per NIC: 1,000,000 at a million GPUs)
+    links: dict[str, dict[str, Link]] = defaultdict(dict)
     hcas: dict[str, dict[str, str]] = {}
     for key, ft in topology.fabrics.items():
         fabric = spec.fabrics[key]
@@ -292,17 +294,22 @@ def build_roce_hosts(design: Design, topology: Topology, plan: Allocation) -> di
             continue
         qos[key] = profile
         for link in node_links:
-            links[(link.a, link.a_port)] = link
+            links[link.a][link.a_port] = link
     gateways: dict[tuple[str, int], Interface] = {}
-    rows: dict[str, dict[tuple[str, int], AddressRow]] = defaultdict(dict)
+    rows: dict[int, dict[str, dict[str, AddressRow]]] = {4: defaultdict(dict), 6: defaultdict(dict)}
+    no_links: dict[str, Link] = {}
     for row in plan.addresses:
         if row.purpose == "server-gateway" and row.fabric in qos:
             gateways[(row.device, row.address.version)] = row.address
-        elif row.purpose == "server" and (row.device, row.interface) in links:
-            rows[row.device].setdefault((row.interface, row.address.version), row)
+        elif row.purpose == "server" and row.interface in links.get(row.device, no_links):
+            rows[row.address.version][row.device].setdefault(row.interface, row)
     out: dict[str, RoceHost] = {}
-    for node, addresses in rows.items():
-        ports = list(dict.fromkeys(port for port, _ in addresses))
+    v6_rows = rows[6]
+    # (a node's ports in the order of their rows: each port's IPv4 row comes before its IPv6 one, and a port without
+    # an IPv4 address gets no NIC, so the IPv4 rows give the nodes and their ports in order)
+    for node, v4_rows in rows[4].items():
+        v6_of = v6_rows.get(node, {})
+        ports = list(v4_rows)
         model = topology.devices[node].model
         if model not in hcas:
             node_type = design.catalog.nodes.get(model)
@@ -313,12 +320,12 @@ def build_roce_hosts(design: Design, topology: Topology, plan: Allocation) -> di
             )
         nics: list[RailNic] = []
         for port in ports:
-            v4 = addresses.get((port, 4))
-            link = links[(node, port)]
+            v4 = v4_rows.get(port)
+            link = links[node][port]
             gateway_v4 = gateways.get((link.b, 4))
             if v4 is None or gateway_v4 is None:
                 continue  # the plan failed (its findings say why)
-            v6 = addresses.get((port, 6))
+            v6 = v6_of.get(port)
             gateway_v6 = gateways.get((link.b, 6))
             fabric = spec.fabrics[link.fabric]
             n = len(nics)
