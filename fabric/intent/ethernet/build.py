@@ -38,9 +38,9 @@ _port = maker(PortIntent)  # one per switch port, the most numerous intent value
 # What the intent checks (intent/checks.py) read of a switch: its platform, its QoS profile (the fabric's, on the
 # ports it uses), its used ports' names, breakouts and MTUs, BGP unnumbered (the fabric's) and whether it is in an
 # MLAG pair. The builder below makes them from the switch's fabric, model, platform, layer, its cabled ports with
-# their speeds and whether it is in a pair; switches alike in these are one class (one leaf, spine and core class a
-# plane at a million GPUs: 39,568 switches, a handful of classes). tests/unit/intent/test_classes.py shows every
-# switch of the bundled designs reads as its class's first.
+# their speeds and whether it is in a pair; switches alike in these are one class (a million GPUs on RoCE: 39,568
+# switches in 5 classes). tests/unit/intent/test_classes.py shows every switch of the bundled designs reads as its
+# class's first.
 Alike = tuple[str, str, str, str, tuple[tuple[str, int], ...], bool]
 
 
