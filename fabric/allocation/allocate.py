@@ -497,7 +497,6 @@ def _leaf_subnets(
         v6_net = v6_blocks.start(2 + i) if v6_blocks is not None else None
         if v6_net is not None:
             runs.append(AddressRun(6, v6_net + 1, 1 + len(links)))
-        if v6_net is not None:
             rows.append(
                 _address_row(
                     leaf, SERVER_INTERFACE, interface_at(v6_net + 1, 64, 6), "", "", f"{purpose}-gateway", fabric
