@@ -36,20 +36,15 @@ STAGES = (
 )
 
 
-def _resident_mib() -> int:
-    """This process's resident memory now (MiB)."""
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 2**20
-
-
 def _child(spec: str, started: float) -> None:
     """Run `fabric validate SPEC` here with the stages marked (`started`: the process's start, time.time())."""
+    from fabric.fast.memo import resident_bytes  # (a few modules of the standard library: the marks stay true)
 
     def mark(what: str) -> None:
         use = resource.getrusage(resource.RUSAGE_SELF)
         line = (
             f"MARK {time.time() - started:.3f} {os.getpid()} {use.ru_utime + use.ru_stime:.2f} {use.ru_minflt} "
-            f"{_resident_mib()} {use.ru_maxrss // 1024} {what}"
+            f"{resident_bytes() // 2**20} {use.ru_maxrss // 1024} {what}"
         )
         os.write(2, f"{line}\n".encode())  # one write: the children's lines never run into the parent's
 

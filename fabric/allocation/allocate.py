@@ -78,6 +78,15 @@ class AddressRun:
 
 
 @dataclass(frozen=True, slots=True)
+class AddressRuns:
+    """The runs of the address rows `rows`, kept with that very tuple: a plan whose rows were replaced since (a
+    `dataclasses.replace`, even by as many rows) does not take them for its own (Allocation.address_runs)."""
+
+    rows: tuple[AddressRow, ...]
+    runs: tuple[AddressRun, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class AsnRow:
     """A switch's (or routing host's) ASN and router ID."""
 
@@ -102,9 +111,15 @@ class Allocation:
     # each address row's address as text, when keeping a lock already wrote them all (a rebuild of an unchanged
     # spec compares a million at 100k GPUs on RoCE): the renderers take them instead of writing them again
     address_texts: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
-    # the address rows' integers as runs, where the allocator made every row (None: a lock kept some, or a
-    # caller made the plan): check_unique_addresses reads them instead of the rows
-    address_runs: tuple[AddressRun, ...] | None = field(default=None, compare=False, repr=False)
+    # the allocator's address rows with their integers as runs (None: a lock kept the plan, or a caller made it)
+    runs_made: AddressRuns | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def address_runs(self) -> tuple[AddressRun, ...] | None:
+        """The address rows' integers as runs, where these rows are the allocator's (check_unique_addresses reads
+        them instead of the rows), else None."""
+        made = self.runs_made
+        return made.runs if made is not None and made.rows is self.addresses else None
 
 
 # --------------------------------------------------------------------------------------------- pools
@@ -874,10 +889,11 @@ def allocate(design: Design, topo: Topology, laid: Laid | None = None) -> Alloca
     addresses, addr_findings, loopbacks, runs = _allocate_addresses(design, topo)
     asn_rows = [AsnRow(r.device, r.fabric, r.layer, r.asn, loopbacks.get(r.device, "")) for r in asn_rows]
     cables, cable_findings = laid if laid is not None else lay_cables(design, topo)
+    rows = tuple(addresses)
     return Allocation(
         cables,
-        tuple(addresses),
+        rows,
         tuple(asn_rows),
         tuple(asn_findings + addr_findings + [*cable_findings]),
-        address_runs=tuple(runs),
+        runs_made=AddressRuns(rows, tuple(runs)),
     )

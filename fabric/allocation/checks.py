@@ -87,10 +87,7 @@ def check_unique_addresses(ctx: AllocationContext) -> Iterator[Finding]:
     # every address distinct (the usual case: 10,000,000 rows at a million GPUs on RoCE, whose runs are a few
     # thousand; without runs, every row's integer: an IPv6 address may share one with an IPv4 address, which only
     # sends them the long way): no row needs a closer look
-    if runs is not None and sum(run.count for run in runs) == len(rows):
-        distinct = runs_distinct(runs)
-    else:
-        distinct = len(set(map(_INTEGER, map(_ADDRESS, rows)))) == len(rows)
+    distinct = runs_distinct(runs) if runs is not None else len(set(map(_INTEGER, map(_ADDRESS, rows)))) == len(rows)
     for row in () if distinct else rows:
         address = row.address
         first = seen.setdefault((address.version, int(address)), (row.device, row.interface))  # no text per row

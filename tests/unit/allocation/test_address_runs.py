@@ -41,9 +41,14 @@ def test_a_duplicate_address_is_found_with_runs_and_without() -> None:
     twice = type(plan)(plan.cables, (*plan.addresses, row), plan.asns, plan.findings)  # no runs: a caller's plan
     ctx = AllocationContext(build.design, build.topology, build.figures, twice)
     assert [f.code for f in check_unique_addresses(ctx)] == ["duplicate-address"]
-    # runs that do not cover the rows are not read
-    stale = replace(twice, address_runs=plan.address_runs)
+    # runs made for other rows are not read: more rows, or as many (the last replaced by the duplicate)
+    stale = replace(twice, runs_made=plan.runs_made)
+    assert stale.address_runs is None
     ctx = AllocationContext(build.design, build.topology, build.figures, stale)
+    assert [f.code for f in check_unique_addresses(ctx)] == ["duplicate-address"]
+    swapped = replace(plan, addresses=(*plan.addresses[:-1], row))
+    assert swapped.runs_made is plan.runs_made and swapped.address_runs is None
+    ctx = AllocationContext(build.design, build.topology, build.figures, swapped)
     assert [f.code for f in check_unique_addresses(ctx)] == ["duplicate-address"]
     # and with the runs of the plan (every address once): none
     ctx = AllocationContext(build.design, build.topology, build.figures, plan)
