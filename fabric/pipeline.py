@@ -201,7 +201,7 @@ def _build(
         # 9 s on a machine others' jobs loaded for the 1.2 s it saved on an idle one)
         with beside(lambda: allocation_checks(FiguresNotBack()), checks_beside) as checked:
             intents = build_intents(design, topology, allocation, every=rendered)
-            infiniband = build_infiniband(design, topology, allocation)
+            infiniband = build_infiniband(design, topology, allocation, every=rendered)
             hosts = build_hosts(design, topology, allocation)
             bonded = build_bonded(design, topology, allocation)
             roce = build_roce_hosts(design, topology, allocation)
@@ -210,11 +210,14 @@ def _build(
                 build_ib_hosts(design, topology) if rendered else LazyMapping(partial(build_ib_hosts, design, topology))
             )
             figures, graph_findings, table = analysed.result()
+            # (before the allocation checks' child is waited for: it may still run)
+            intent_findings = run_intent_checks(
+                IntentContext(
+                    unlocked, topology, figures, allocation, intents.devices, infiniband.subnets, roce, intents.classes
+                )
+            )
             allocation_findings = checked.result() if checks_beside else allocation_checks(figures)
     design = unlocked
-    intent_findings = run_intent_checks(
-        IntentContext(design, topology, figures, allocation, intents.devices, infiniband.subnets, roce, intents.classes)
-    )
     findings = [
         *design.notes,
         *topology.findings,

@@ -37,14 +37,15 @@ class IbPlan:
         return next((s for s in self.subnets if s.fabric == fabric and s.plane == plane), None)
 
 
-def build_infiniband(design: Design, topology: Topology, plan: Allocation) -> IbPlan:
+def build_infiniband(design: Design, topology: Topology, plan: Allocation, every: bool = True) -> IbPlan:
     """The intent of every InfiniBand subnet of the design, with the findings about it (a subnet per InfiniBand
-    fabric with switches, or per plane of one)."""
+    fabric with switches, or per plane of one). `every`: False where nothing renders the build (its subnets'
+    members are then made when first read: subnet.py, build_subnets)."""
     if not any(ft.technology == "infiniband" and ft.switches for ft in topology.fabrics.values()):
         return IbPlan()
     from fabric.intent.infiniband.subnet import build_subnets
 
-    return build_subnets(design, topology, plan)
+    return build_subnets(design, topology, plan, every)
 
 
 def __getattr__(name: str) -> Any:

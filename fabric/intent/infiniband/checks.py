@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from fabric.intent.context import IntentCheck, IntentContext
 from fabric.intent.infiniband.guids import format_guid
 from fabric.intent.infiniband.ports import RATE_CODES
-from fabric.intent.infiniband.subnet import AR_ENGINES, Subnet, settings_path
+from fabric.intent.infiniband.subnet import AR_ENGINES, Subnet, ftree_role, settings_path
 from fabric.model.findings import Finding, error, warning
 from fabric.model.topology import LAYER_RANK
 from fabric.spec.loader import Design
@@ -54,7 +54,7 @@ def _ftree(design: Design, subnet: Subnet) -> Iterator[Finding]:
         )
         return
     yield from _ranks(subnet, path, fallback, hint)
-    if not subnet.compute:
+    if not any(ftree_role(subnet.settings, group) == "compute" for group in subnet.cabled_groups):
         yield error(
             "ftree-admissible",
             settings_path(design, subnet.fabric, "compute_groups"),
@@ -65,14 +65,16 @@ def _ftree(design: Design, subnet: Subnet) -> Iterator[Finding]:
 
 
 def _ranks(subnet: Subnet, path: str, fallback: str, hint: str) -> Iterator[Finding]:
-    """OpenSM ranks switches breadth first from the roots; each must land on its planned tier."""
-    neighbours: dict[str, set[str]] = {n.key: set() for n in subnet.switches}
+    """OpenSM ranks switches breadth first from the roots (the switches of the top tier); each must land on its
+    planned tier."""
+    neighbours: dict[str, set[str]] = {s: set() for s in subnet.layers}
     for c in subnet.cables:  # (a switch's key is its name; a CA's, `<device> <hca>`, is no switch's)
         a, b = c.link.a, c.link.b
         if a in neighbours and b in neighbours:
             neighbours[a].add(b)
             neighbours[b].add(a)
-    rank = {r.key: 0 for r in subnet.roots}
+    roots = [s for s, layer in subnet.layers.items() if LAYER_RANK[layer] == subnet.tiers]
+    rank = dict.fromkeys(roots, 0)
     queue = deque(rank)
     while queue:
         here = queue.popleft()
@@ -82,19 +84,19 @@ def _ranks(subnet: Subnet, path: str, fallback: str, hint: str) -> Iterator[Find
                 queue.append(there)
     wrong: list[str] = []
     unreached: list[str] = []
-    for node in subnet.switches:
-        expected = subnet.tiers - LAYER_RANK[node.layer]
-        got = rank.get(node.key)
+    for switch, layer in subnet.layers.items():
+        expected = subnet.tiers - LAYER_RANK[layer]
+        got = rank.get(switch)
         if got is None:
-            unreached.append(node.key)
+            unreached.append(switch)
         elif got != expected:
-            wrong.append(f"{node.key} ({node.layer}) at rank {got}, planned {expected}")
+            wrong.append(f"{switch} ({layer}) at rank {got}, planned {expected}")
     if unreached:
         yield error(
             "ftree-admissible",
             path,
             f"{len(unreached)} switch(es) of fabric {subnet.label} have no path to a root "
-            f"({', '.join(r.key for r in subnet.roots[:2])}…): {_list(unreached)}; {fallback}",
+            f"({', '.join(roots[:2])}…): {_list(unreached)}; {fallback}",
             hint,
         )
     if wrong:
@@ -107,15 +109,18 @@ def _ranks(subnet: Subnet, path: str, fallback: str, hint: str) -> Iterator[Find
         )
 
 
-def _sm_hosts(design: Design, subnet: Subnet) -> Iterator[Finding]:
-    for i, host in enumerate(subnet.sm):
-        if host.port is None and host.known:
-            yield error(
-                "sm-host",
-                settings_path(design, subnet.fabric, f"sm.hosts[{i}]"),
-                f"SM host `{host.host}` has no port in fabric {subnet.label}",
-                "run the subnet manager on a node attached to this fabric",
-            )
+def _sm_hosts(ctx: IntentContext) -> Iterator[Finding]:
+    """Each SM host a node of the design (else the topology stage reports it) with a cabled port in the subnet."""
+    devices = ctx.topology.devices
+    for subnet in ctx.subnets:
+        for i, host in enumerate(subnet.settings.sm.hosts):
+            if host in devices and host not in subnet.cabled_devices:
+                yield error(
+                    "sm-host",
+                    settings_path(ctx.design, subnet.fabric, f"sm.hosts[{i}]"),
+                    f"SM host `{host}` has no port in fabric {subnet.label}",
+                    "run the subnet manager on a node attached to this fabric",
+                )
 
 
 def _flavor(design: Design, subnet: Subnet) -> Iterator[Finding]:
@@ -159,7 +164,7 @@ def _no_sm(ctx: IntentContext) -> Iterator[Finding]:
         if subnet.fabric in seen or subnet.settings.sm.hosts:
             continue
         seen.add(subnet.fabric)
-        devices = list(dict.fromkeys(n.device for s in ctx.subnets if s.fabric == subnet.fabric for n in s.cas))
+        devices = list(dict.fromkeys(d for s in ctx.subnets if s.fabric == subnet.fabric for d in s.attached))
         models = ctx.topology.devices
         appliances = [d for d in devices if d in models and models[d].model in SM_APPLIANCES]
         pick = (appliances or devices)[:2]
@@ -177,7 +182,7 @@ def _no_sm(ctx: IntentContext) -> Iterator[Finding]:
 
 def _guids(design: Design, subnet: Subnet) -> Iterator[Finding]:
     """Node and port GUIDs are unique in a subnet (an inventory can break that: port GUID = node GUID + port)."""
-    if all(node.placeholder for node in subnet.nodes):
+    if subnet.placeholder_only:
         # placeholders only: each node's span (its node GUID and port GUIDs) was chosen apart from every other's
         # (guids.py), so none is used twice; not asked of 1,500,000 GUIDs a subnet at a million GPUs
         return
@@ -231,7 +236,7 @@ def _each_subnet(check: Callable[[Design, Subnet], Iterator[Finding]]) -> Intent
 
 SUBNET_CHECKS: dict[str, IntentCheck] = {
     "ftree-admissible": _each_subnet(_ftree),
-    "sm-hosts": _each_subnet(_sm_hosts),
+    "sm-hosts": _sm_hosts,
     "sm-flavor": _each_subnet(_flavor),
     "no-subnet-manager": _no_sm,
     "guids": _each_subnet(_guids),

@@ -13,12 +13,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
+from typing import ClassVar
 
 from fabric.allocation.allocate import Allocation
 from fabric.fast.frozen import maker
 from fabric.fast.lazy import LazyMapping, LazyTuple
 from fabric.intent.infiniband import IbPlan
-from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, assign_keyed_guids
+from fabric.intent.infiniband.guids import GuidNeed, Guids, Inventory, InventoryRow, assign_keyed_guids
 from fabric.intent.infiniband.ports import (
     MTU_CODES,
     RATE_CODES,
@@ -149,35 +150,94 @@ class PartitionPlan:
     self_full: bool = False  # SELF=full (the SM port) in an added default partition
 
 
+@dataclass(frozen=True, slots=True)
+class Members:
+    """What a subnet's GUIDs decide: its nodes and cabled CA ports with their GUIDs, the ftree roots and roles, the
+    SM hosts' ports and the partitions' members. A million of each at 1M GPUs: a build nothing renders (`fabric
+    validate`) makes them only when something reads them, and the checks read the subnet's facts instead."""
+
+    nodes: tuple[IbNode, ...]  # switches in fabric order, then CAs in cable order
+    by_key: Mapping[str, IbNode]
+    cabled: tuple[CaPort, ...]  # every cabled CA port, in cable order (a CA is always a cable's a end)
+    roots: tuple[IbNode, ...]
+    compute: tuple[CaPort, ...]
+    io: tuple[CaPort, ...]
+    sm: tuple[SmHost, ...]
+    ports: tuple[CaPort, ...]  # the cabled CA ports in the order of their devices (as the partitions list them)
+
+
 @dataclass(frozen=True)
 class Subnet:
-    """One InfiniBand subnet (a fabric or one plane of it): nodes, cables, ftree roles, SM hosts and partitions."""
+    """One InfiniBand subnet (a fabric or one plane of it): nodes, cables, ftree roles, SM hosts and partitions.
+
+    The nodes, CA ports, roots, roles, SM hosts and partitions are its `members`, made by `made` when first read
+    (at once where the build renders); the facts below them are what the checks read."""
 
     design: str
     fabric: str
     plane: int | None
     directory: str  # infiniband/<fabric> or infiniband/<fabric>/plane<p>
     settings: InfinibandSettings
-    nodes: tuple[IbNode, ...]  # switches in fabric order, then CAs in cable order
     # every cable, in plan order (`links`: the same as IbLinks); a LazyTuple, made when an output first reads it
     # (3,000,000 at a million GPUs: `fabric validate` never does)
     wiring: Sequence[Wire]
-    roots: tuple[IbNode, ...]
-    compute: tuple[CaPort, ...]
-    io: tuple[CaPort, ...]
     engines: tuple[str, ...]  # as opensm.conf gets them
     fallback_appended: bool
-    sm: tuple[SmHost, ...]
-    partitions: tuple[PartitionPlan, ...]
     numbering: Mapping[str, SwitchNumbering]  # per switch
     tiers: int
-    by_key: Mapping[str, IbNode] = field(default_factory=dict)
+    made: Callable[[], Members] = field(compare=False, repr=False)
     # the SM's keys from their secrets, as opensm.conf writes them (0x and 16 hex digits); None: OpenSM's default
     m_key: str | None = None
     sm_key: str | None = None
     flavor: str = "upstream"  # which OpenSM the SM hosts run: `ufm` (NVIDIA's, in UFM) or `upstream`
     cables: Sequence[Cable] = ()  # every cable, in plan order (the wiring's)
-    cabled: tuple[CaPort, ...] = ()  # every cabled CA port, in cable order (a CA is always a cable's a end)
+    # facts of the members, made without them (tests/unit/intent/test_subnet_facts.py)
+    layers: Mapping[str, str] = field(default_factory=dict)  # each switch's layer, in fabric order
+    attached: tuple[str, ...] = ()  # the devices of the CAs, in cable order
+    cabled_devices: frozenset[str] = frozenset()  # the devices of the cabled CA ports
+    cabled_groups: frozenset[str | None] = frozenset()  # their node groups
+    size: int = 0  # nodes: switches and CAs
+    placeholder_only: bool = True  # every node's GUID a placeholder
+    slowest: int | None = None  # the speed of the slowest cabled CA port
+    # what the render-safety walk reads beside the fields
+    walked: ClassVar[tuple[str, ...]] = ("members", "partitions")
+
+    @cached_property
+    def members(self) -> Members:
+        return self.made()
+
+    @property
+    def nodes(self) -> tuple[IbNode, ...]:
+        return self.members.nodes
+
+    @property
+    def by_key(self) -> Mapping[str, IbNode]:
+        return self.members.by_key
+
+    @property
+    def cabled(self) -> tuple[CaPort, ...]:
+        return self.members.cabled
+
+    @property
+    def roots(self) -> tuple[IbNode, ...]:
+        return self.members.roots
+
+    @property
+    def compute(self) -> tuple[CaPort, ...]:
+        return self.members.compute
+
+    @property
+    def io(self) -> tuple[CaPort, ...]:
+        return self.members.io
+
+    @property
+    def sm(self) -> tuple[SmHost, ...]:
+        return self.members.sm
+
+    @cached_property
+    def partitions(self) -> tuple[PartitionPlan, ...]:
+        """The partitions as OpenSM gets them (the members only read for a partition that lists its groups)."""
+        return tuple(_partitions(self.settings, lambda: self.members.ports, self.slowest))
 
     @cached_property
     def links(self) -> tuple[IbLink, ...]:
@@ -197,7 +257,7 @@ class Subnet:
 
     @property
     def placeholders(self) -> int:
-        return sum(1 for n in self.nodes if n.placeholder)
+        return self.size if self.placeholder_only else sum(1 for n in self.nodes if n.placeholder)
 
     @property
     def switches(self) -> tuple[IbNode, ...]:
@@ -366,19 +426,21 @@ def _merged(inventories: Sequence[Inventory]) -> Inventory | None:
     return Inventory(", ".join(inv.file for inv in inventories), rows, ())
 
 
-def build_subnets(design: Design, topology: Topology, plan: Allocation) -> IbPlan:
-    """The intent of every InfiniBand subnet of the design, with the findings about it (build_infiniband)."""
+def build_subnets(design: Design, topology: Topology, plan: Allocation, every: bool = True) -> IbPlan:
+    """The intent of every InfiniBand subnet of the design, with the findings about it (build_infiniband).
+    `every`: False where nothing renders the build (`fabric validate`): without an inventory, each subnet's members
+    (and every placeholder GUID: 1,039,568 SHA-256s at 1M GPUs) are made when first read, and the checks read none."""
     drafts = _drafts(design, topology, plan)
     if not drafts:
         return IbPlan()
     inventories, findings = _inventories(design)
-    needs: dict[str, GuidNeed] = {}
-    for draft in drafts:
-        for s in draft.switches:
-            needs[s] = _need(s, None, ())
-        for key, (dev, hca, ports, _) in draft.cas.items():
-            needs[key] = _need(dev, hca, ports)
-    guids, unused = assign_keyed_guids(needs, _merged(inventories))
+    inventory = _merged(inventories)
+    guids: Mapping[str, Guids]
+    unused: list[InventoryRow] = []
+    if inventory is None and not every:
+        guids = LazyMapping(partial(_placeholders, drafts))
+    else:
+        guids, unused = assign_keyed_guids(_needs(drafts), inventory)
     if unused:
         first = unused[0]
         shown = ", ".join(f"{r.device} {r.port}".strip() for r in unused[:4]) + (
@@ -404,12 +466,12 @@ def build_subnets(design: Design, topology: Topology, plan: Allocation) -> IbPla
         if draft.fabric not in keys:
             keys[draft.fabric] = _sm_keys(design, draft.fabric, findings)
         m_key, sm_key = keys[draft.fabric]
-        subnets.append(replace(_subnet(design, topology, draft, guids), m_key=m_key, sm_key=sm_key))
+        subnets.append(replace(_subnet(design, topology, draft, guids, inventory is None), m_key=m_key, sm_key=sm_key))
     placeholder_fabrics: dict[str, list[int]] = {}
     for subnet in subnets:
         counts = placeholder_fabrics.setdefault(subnet.fabric, [0, 0])
         counts[0] += subnet.placeholders
-        counts[1] += len(subnet.nodes)
+        counts[1] += subnet.size
     for fabric, (count, total) in placeholder_fabrics.items():
         if count:
             settings = settings_of(design, fabric)
@@ -424,9 +486,28 @@ def build_subnets(design: Design, topology: Topology, plan: Allocation) -> IbPla
                     f"and set fabrics.{fabric}.infiniband.inventory",
                 )
             )
+    if every:  # the members at once, in this process: the render workers then share them
+        for subnet in subnets:
+            subnet.members  # noqa: B018
     made = tuple(subnets)
     # every cable end's HCA and IB port, 6,000,000 at 1M GPUs: made when an output first reads it (validate never)
     return IbPlan(made, LazyMapping(partial(cable_ends, made)), tuple(findings))
+
+
+def _needs(drafts: Sequence[_Draft]) -> dict[str, GuidNeed]:
+    """What needs a GUID, by key: every switch and CA of the drafts."""
+    needs: dict[str, GuidNeed] = {}
+    for draft in drafts:
+        for s in draft.switches:
+            needs[s] = _need(s, None, ())
+        for key, (dev, hca, ports, _) in draft.cas.items():
+            needs[key] = _need(dev, hca, ports)
+    return needs
+
+
+def _placeholders(drafts: Sequence[_Draft]) -> dict[str, Guids]:
+    """Every node's GUID when there is no inventory: placeholders (as `assign_keyed_guids` gives them then)."""
+    return assign_keyed_guids(_needs(drafts), None)[0]
 
 
 def cable_ends(subnets: tuple[Subnet, ...]) -> dict[tuple[str, str], tuple[str | None, int]]:
@@ -475,16 +556,51 @@ def _at(finding: Finding, file: str, line: int) -> Finding:
 
 
 def _subnet(
-    design: Design,
-    topology: Topology,
-    draft: _Draft,
-    guids: Mapping[str, Guids],
+    design: Design, topology: Topology, draft: _Draft, guids: Mapping[str, Guids], placeholders: bool
 ) -> Subnet:
-    """The subnet of a draft."""
+    """The subnet of a draft, its members made by `made` (`placeholders`: no inventory gives a GUID)."""
     devices = topology.devices
     settings = settings_of(design, draft.fabric)
     flavor = sm_flavor(design, topology, settings)
     settings = flavored(settings, flavor)
+    layers = {s: devices[s].layer for s in draft.switches}
+    top = max((LAYER_RANK[layer] for layer in layers.values()), default=1)
+    engines = list(settings.routing_engine)
+    appended = NO_FALLBACK not in engines and "minhop" not in engines
+    if appended:
+        engines.append(NO_FALLBACK)
+    cas = draft.cas
+    cabled_devices = frozenset(cas[key][0] for key, _, _, _ in draft.cabled)
+    keys = (*draft.switches, *cas)
+    directory = f"infiniband/{draft.fabric}" + (f"/plane{draft.plane}" if draft.plane else "")
+    return Subnet(
+        design=design.spec.name,
+        fabric=draft.fabric,
+        plane=draft.plane,
+        directory=directory,
+        settings=settings,
+        wiring=LazyTuple(partial(_wiring, draft, guids)),
+        engines=tuple(engines),
+        fallback_appended=appended,
+        numbering=dict(draft.numbering),
+        tiers=top,
+        made=partial(_members, devices, draft, guids, settings, top),
+        flavor=flavor,
+        cables=draft.cables,
+        layers=layers,
+        attached=tuple(dict.fromkeys(device for device, _, _, _ in cas.values())),
+        cabled_devices=cabled_devices,
+        cabled_groups=frozenset(devices[d].group for d in cabled_devices),
+        size=len(keys),
+        slowest=min((speed for _, _, _, speed in draft.cabled), default=None),
+        placeholder_only=placeholders or all(guids[key].placeholder for key in keys),
+    )
+
+
+def _members(
+    devices: Mapping[str, Device], draft: _Draft, guids: Mapping[str, Guids], settings: InfinibandSettings, top: int
+) -> Members:
+    """A subnet's members (`top`: its highest switch rank)."""
     nodes: list[IbNode] = []
     for s in draft.switches:
         dev = devices[s]
@@ -523,21 +639,15 @@ def _subnet(
             )
         )
     by_key = {n.key: n for n in nodes}
-    switch_of = {s: (n.numbers, by_key[s].guid) for s, n in draft.numbering.items()}
     cabled: list[CaPort] = []  # every cabled CA port (a CA is always the a end), in cable order
     for key, number, port_name, speed in draft.cabled:  # 200,000 at 100k GPUs
         node = by_key[key]
         port_guid = guids[key].ports[number - 1]
         cabled.append(_ca_port(key, number, port_guid, node.device, node.group, port_name, speed, node.placeholder))
-    top = max((LAYER_RANK[n.layer] for n in nodes if n.switch), default=1)
     roots = tuple(n for n in nodes if n.switch and LAYER_RANK[n.layer] == top) if top > 1 else ()
     order = {name: i for i, name in enumerate(devices)}
     ca_ports = sorted(cabled, key=lambda p: (order[p.device], p.node, p.port))
     compute, io = _ftree_roles(settings, ca_ports)
-    engines = list(settings.routing_engine)
-    appended = NO_FALLBACK not in engines and "minhop" not in engines
-    if appended:
-        engines.append(NO_FALLBACK)
     sm_hosts = []
     for i, host in enumerate(settings.sm.hosts):
         sm_port = next((p for p in ca_ports if p.device == host), None)
@@ -551,28 +661,15 @@ def _subnet(
                 host in devices,
             )
         )
-    directory = f"infiniband/{draft.fabric}" + (f"/plane{draft.plane}" if draft.plane else "")
-    return Subnet(
-        design=design.spec.name,
-        fabric=draft.fabric,
-        plane=draft.plane,
-        directory=directory,
-        settings=settings,
+    return Members(
         nodes=tuple(nodes),
-        wiring=LazyTuple(partial(_wiring, draft.cables, switch_of, partial(_ca_ends, draft.cas, guids))),
+        by_key=by_key,
+        cabled=tuple(cabled),
         roots=roots,
         compute=compute,
         io=io,
-        engines=tuple(engines),
-        fallback_appended=appended,
         sm=tuple(sm_hosts),
-        partitions=tuple(_partitions(settings, ca_ports)),
-        numbering=dict(draft.numbering),
-        tiers=top,
-        by_key=by_key,
-        flavor=flavor,
-        cables=draft.cables,
-        cabled=tuple(cabled),
+        ports=tuple(ca_ports),
     )
 
 
@@ -588,17 +685,14 @@ def _ca_ends(
     return ca_end
 
 
-def _wiring(
-    cables: Sequence[Cable],
-    switch_of: Mapping[str, tuple[Mapping[str, int], int]],
-    ends: Callable[[], Mapping[tuple[str, str], tuple[str, int, int]]],
-) -> tuple[Wire, ...]:
-    """Each cable's IB ports and port GUIDs at both ends (a switch's port by its numbering, a CA's from `ends()`:
-    (device, port) → CA key, IB port, port GUID)."""
-    ca_end = ends()
+def _wiring(draft: _Draft, guids: Mapping[str, Guids]) -> tuple[Wire, ...]:
+    """Each cable's IB ports and port GUIDs at both ends (a switch's port by its numbering, a CA's from its CA's
+    ports)."""
+    ca_end = _ca_ends(draft.cas, guids)  # (device, port) → CA key, IB port, port GUID
+    switch_of = {s: (n.numbers, guids[s].node) for s, n in draft.numbering.items()}
     wiring: list[Wire] = []
     switch_at = switch_of.get
-    for c in cables:  # both ends: 600,000 at 100k GPUs
+    for c in draft.cables:  # both ends: 600,000 at 100k GPUs
         link = c.link
         switch = switch_at(link.a)
         if switch is not None:
@@ -614,22 +708,35 @@ def _wiring(
     return tuple(wiring)
 
 
+def ftree_role(settings: InfinibandSettings, group: str | None) -> str | None:
+    """What ftree takes a CA port of the node group for: `io`, `compute`, or None (neither)."""
+    if group in settings.io_groups:
+        return "io"
+    if settings.compute_groups is None or group in settings.compute_groups:
+        return "compute"
+    return None
+
+
 def _ftree_roles(
     settings: InfinibandSettings, ports: Sequence[CaPort]
 ) -> tuple[tuple[CaPort, ...], tuple[CaPort, ...]]:
     compute, io = [], []
     for port in ports:
-        if port.group in settings.io_groups:
+        role = ftree_role(settings, port.group)
+        if role == "io":
             io.append(port)
-        elif settings.compute_groups is None or port.group in settings.compute_groups:
+        elif role == "compute":
             compute.append(port)
     return tuple(compute), tuple(io)
 
 
-def _partitions(settings: InfinibandSettings, ports: Sequence[CaPort]) -> list[PartitionPlan]:
+def _partitions(
+    settings: InfinibandSettings, ports: Callable[[], Sequence[CaPort]], slowest: int | None
+) -> list[PartitionPlan]:
+    """`ports()`: the cabled CA ports in device order, read for a partition that lists its member groups;
+    `slowest`: the slowest one's speed."""
     out: list[PartitionPlan] = []
     mtu = settings.mtu
-    slowest = min((p.speed_gbps for p in ports), default=None)
     for part in settings.partitions:
         out.append(_partition(part, mtu, ports, slowest))
     if not any(p.pkey == DEFAULT_PKEY for p in settings.partitions):
@@ -652,22 +759,24 @@ def _partitions(settings: InfinibandSettings, ports: Sequence[CaPort]) -> list[P
     return out
 
 
-def _partition(part: Partition, mtu_default: int, ports: Sequence[CaPort], slowest: int | None) -> PartitionPlan:
+def _partition(
+    part: Partition, mtu_default: int, ports: Callable[[], Sequence[CaPort]], slowest: int | None
+) -> PartitionPlan:
     mtu = part.mtu or mtu_default
     members: list[Member] = []
     if part.members == "all":
         keyword = "ALL" if part.pkey == DEFAULT_PKEY else "ALL_CAS"
-        speeds = [p.speed_gbps for p in ports]
+        speeds = [slowest] if slowest is not None else []  # (every port's: the slowest is their least)
     else:
         keyword = None
         full, limited = set(part.members), set(part.limited)
-        for p in ports:
+        for p in ports():
             if p.group in full or p.group in limited:
                 members.append(
                     Member(p.guid, "full" if p.group in full else "limited", f"{p.node} ({p.group}){_mark(p)}")
                 )
         chosen = {m.guid for m in members}
-        speeds = [p.speed_gbps for p in ports if p.guid in chosen]
+        speeds = [p.speed_gbps for p in ports() if p.guid in chosen]
     rate = part.rate_gbps or (min(speeds) if speeds else slowest)
     return PartitionPlan(
         part.name,

@@ -68,7 +68,9 @@ def _children(value: Any) -> tuple[tuple[str, Any], ...] | None:
     names = _FIELDS.get(kind)
     if names is None:
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            names = _FIELDS.setdefault(kind, tuple(f.name for f in dataclasses.fields(value)))
+            # its fields, and what it makes on first read that renderers read (`walked`: Subnet.members)
+            walked = tuple(f.name for f in dataclasses.fields(value)) + getattr(kind, "walked", ())
+            names = _FIELDS.setdefault(kind, walked)
         elif isinstance(value, BaseModel):
             names = _FIELDS.setdefault(kind, tuple(type(value).model_fields))
     if names is not None:

@@ -14,6 +14,7 @@ from fabric.intent.infiniband.guids import (
     assign_keyed_guids,
     placeholder_guid,
 )
+from fabric.intent.infiniband.subnet import IbNode, Subnet
 
 
 def _plain(needs: list[GuidNeed]) -> dict[str, Guids]:
@@ -107,9 +108,16 @@ def test_the_guid_check_passes_over_placeholders_as_the_full_count_does(design: 
     build = built(design)
     subnets = [s for s in build.infiniband.subnets if all(n.placeholder for n in s.nodes)]
     assert subnets  # no inventory in the bundled designs: placeholders only
+
+    def with_nodes(subnet: Subnet, nodes: tuple[IbNode, ...]) -> Subnet:
+        members = replace(subnet.members, nodes=nodes)
+        return replace(subnet, made=lambda: members, placeholder_only=all(n.placeholder for n in nodes))
+
     for subnet in subnets:
+        assert subnet.placeholder_only
         assert list(_guids(build.design, subnet)) == []
-        counted = replace(subnet, nodes=(replace(subnet.nodes[0], placeholder=False), *subnet.nodes[1:]))
+        counted = with_nodes(subnet, (replace(subnet.nodes[0], placeholder=False), *subnet.nodes[1:]))
+        assert not counted.placeholder_only
         assert list(_guids(build.design, counted)) == []
-        twice = replace(counted, nodes=(*counted.nodes, replace(counted.nodes[-1], key="copy")))
+        twice = with_nodes(counted, (*counted.nodes, replace(counted.nodes[-1], key="copy")))
         assert [f.code for f in _guids(build.design, twice)] == ["duplicate-guid"]

@@ -138,11 +138,12 @@ def test_an_infiniband_node_name_with_a_quote_is_refused() -> None:
     build = built("lab-ib")
     subnet = build.infiniband.subnets[0]
     nodes = (dataclasses.replace(subnet.nodes[0], nodeid='S-x" evil'), *subnet.nodes[1:])
-    hostile = dataclasses.replace(subnet, nodes=nodes)
+    members = dataclasses.replace(subnet.members, nodes=nodes)
+    hostile = dataclasses.replace(subnet, made=lambda: members)
     build = dataclasses.replace(build, infiniband=dataclasses.replace(build.infiniband, subnets=(hostile,)))
     with pytest.raises(RenderRefused) as refused:
         render_all(build)
-    assert [f.path for f in refused.value.findings] == ["infiniband['infiniband/compute'].nodes[0].nodeid"]
+    assert [f.path for f in refused.value.findings] == ["infiniband['infiniband/compute'].members.nodes[0].nodeid"]
 
 
 @pytest.mark.slow
