@@ -466,7 +466,8 @@ def build_subnets(design: Design, topology: Topology, plan: Allocation, every: b
         if draft.fabric not in keys:
             keys[draft.fabric] = _sm_keys(design, draft.fabric, findings)
         m_key, sm_key = keys[draft.fabric]
-        subnets.append(replace(_subnet(design, topology, draft, guids, inventory is None), m_key=m_key, sm_key=sm_key))
+        subnet = _subnet(design, topology, draft, guids, inventory is None, every)
+        subnets.append(replace(subnet, m_key=m_key, sm_key=sm_key))
     placeholder_fabrics: dict[str, list[int]] = {}
     for subnet in subnets:
         counts = placeholder_fabrics.setdefault(subnet.fabric, [0, 0])
@@ -486,9 +487,6 @@ def build_subnets(design: Design, topology: Topology, plan: Allocation, every: b
                     f"and set fabrics.{fabric}.infiniband.inventory",
                 )
             )
-    if every:  # the members at once, in this process: the render workers then share them
-        for subnet in subnets:
-            subnet.members  # noqa: B018
     made = tuple(subnets)
     # every cable end's HCA and IB port, 6,000,000 at 1M GPUs: made when an output first reads it (validate never)
     return IbPlan(made, LazyMapping(partial(cable_ends, made)), tuple(findings))
@@ -556,9 +554,10 @@ def _at(finding: Finding, file: str, line: int) -> Finding:
 
 
 def _subnet(
-    design: Design, topology: Topology, draft: _Draft, guids: Mapping[str, Guids], placeholders: bool
+    design: Design, topology: Topology, draft: _Draft, guids: Mapping[str, Guids], placeholders: bool, every: bool
 ) -> Subnet:
-    """The subnet of a draft, its members made by `made` (`placeholders`: no inventory gives a GUID)."""
+    """The subnet of a draft, its members made by `made` (`placeholders`: no inventory gives a GUID; `every`: the
+    members made now, in this process, which the render workers then share, and the draft not kept)."""
     devices = topology.devices
     settings = settings_of(design, draft.fabric)
     flavor = sm_flavor(design, topology, settings)
@@ -573,18 +572,21 @@ def _subnet(
     cabled_devices = frozenset(cas[key][0] for key, _, _, _ in draft.cabled)
     keys = (*draft.switches, *cas)
     directory = f"infiniband/{draft.fabric}" + (f"/plane{draft.plane}" if draft.plane else "")
+    made = partial(_members, devices, draft, guids, settings, top)
+    if every:
+        made = partial(_kept, made())
     return Subnet(
         design=design.spec.name,
         fabric=draft.fabric,
         plane=draft.plane,
         directory=directory,
         settings=settings,
-        wiring=LazyTuple(partial(_wiring, draft, guids)),
+        wiring=LazyTuple(partial(_wiring, draft.cables, draft.numbering, cas, guids)),
         engines=tuple(engines),
         fallback_appended=appended,
         numbering=dict(draft.numbering),
         tiers=top,
-        made=partial(_members, devices, draft, guids, settings, top),
+        made=made,
         flavor=flavor,
         cables=draft.cables,
         layers=layers,
@@ -685,14 +687,24 @@ def _ca_ends(
     return ca_end
 
 
-def _wiring(draft: _Draft, guids: Mapping[str, Guids]) -> tuple[Wire, ...]:
+def _kept(members: Members) -> Members:
+    """Members made already (`made` of a subnet made with them)."""
+    return members
+
+
+def _wiring(
+    cables: Sequence[Cable],
+    numbering: Mapping[str, SwitchNumbering],
+    cas: Mapping[str, tuple[str, str | None, tuple[str, ...], int]],
+    guids: Mapping[str, Guids],
+) -> tuple[Wire, ...]:
     """Each cable's IB ports and port GUIDs at both ends (a switch's port by its numbering, a CA's from its CA's
     ports)."""
-    ca_end = _ca_ends(draft.cas, guids)  # (device, port) → CA key, IB port, port GUID
-    switch_of = {s: (n.numbers, guids[s].node) for s, n in draft.numbering.items()}
+    ca_end = _ca_ends(cas, guids)  # (device, port) → CA key, IB port, port GUID
+    switch_of = {s: (n.numbers, guids[s].node) for s, n in numbering.items()}
     wiring: list[Wire] = []
     switch_at = switch_of.get
-    for c in draft.cables:  # both ends: 600,000 at 100k GPUs
+    for c in cables:  # both ends: 600,000 at 100k GPUs
         link = c.link
         switch = switch_at(link.a)
         if switch is not None:
