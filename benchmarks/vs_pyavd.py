@@ -309,9 +309,8 @@ def run_fabric_set(spec: Path, out: Path) -> dict[str, Any]:
     from fabric.render.engine.registry import file_bytes
     from fabric.render.outputs import cabling_md, configs, tables
     from fabric.render.outputs import report as report
-    from fabric.render.platforms import eos_structured
 
-    declared = [o for module in (configs, eos_structured, tables, cabling_md, report) for o in module.OUTPUTS]
+    declared = [o for module in (configs, tables, cabling_md, report) for o in module.OUTPUTS]  # (configs: EOS's too)
     chosen = [o for o in declared if o.name in SET]
     assert len(chosen) == len(SET), "an output of SET was renamed"
     lap("import")
@@ -339,10 +338,9 @@ def run_fabric_set_pool(spec: Path, out: Path) -> dict[str, Any]:
     from fabric.render.engine.pool import render_tasks, worker_count
     from fabric.render.outputs import cabling_md, configs, tables
     from fabric.render.outputs import report as report
-    from fabric.render.platforms import eos_structured
     from fabric.write.atomic import Staging
 
-    declared = [o for module in (configs, eos_structured, tables, cabling_md, report) for o in module.OUTPUTS]
+    declared = [o for module in (configs, tables, cabling_md, report) for o in module.OUTPUTS]  # (configs: EOS's too)
     chosen = tuple(o for o in declared if o.name in SET)
     assert len(chosen) == len(SET), "an output of SET was renamed"
     lap("import")
