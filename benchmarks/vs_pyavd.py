@@ -50,11 +50,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from laps import Laps
+
+if TYPE_CHECKING:
+    from fabric.render.engine.registry import Output
 
 HERE = Path(__file__).resolve().parent
 PYAVD = "6.4.0"
@@ -298,6 +301,17 @@ def run_fabric_configs(spec: Path, out: Path) -> dict[str, Any]:
 SET = ("configs", "eos-structured-config", "cabling", "cabling-doc", "ip-plan", "asn-plan", "inventory", "report-md")
 
 
+def set_outputs() -> tuple[Output, ...]:
+    """The outputs of SET as fabric declares them (their modules imported, not all of fabric.render's)."""
+    from fabric.render.outputs import cabling_md, configs, tables
+    from fabric.render.outputs import report as report
+
+    declared = [o for module in (configs, tables, cabling_md, report) for o in module.OUTPUTS]  # (configs: EOS's too)
+    chosen = tuple(o for o in declared if o.name in SET)
+    assert len(chosen) == len(SET), "an output of SET was renamed"
+    return chosen
+
+
 def run_fabric_set(spec: Path, out: Path) -> dict[str, Any]:
     """The outputs of SET as `fabric build` renders them (each output's declared renderer, in one process; their
     modules imported, not all of fabric.render's), and written."""
@@ -307,12 +321,8 @@ def run_fabric_set(spec: Path, out: Path) -> dict[str, Any]:
     from fabric import build_fabric, write_outputs
     from fabric.model.rendered import Rendered
     from fabric.render.engine.registry import file_bytes
-    from fabric.render.outputs import cabling_md, configs, tables
-    from fabric.render.outputs import report as report
 
-    declared = [o for module in (configs, tables, cabling_md, report) for o in module.OUTPUTS]  # (configs: EOS's too)
-    chosen = [o for o in declared if o.name in SET]
-    assert len(chosen) == len(SET), "an output of SET was renamed"
+    chosen = set_outputs()
     lap("import")
     build = build_fabric(spec)
     lap("build")
@@ -336,13 +346,9 @@ def run_fabric_set_pool(spec: Path, out: Path) -> dict[str, Any]:
 
     from fabric import build_fabric
     from fabric.render.engine.pool import render_tasks, worker_count
-    from fabric.render.outputs import cabling_md, configs, tables
-    from fabric.render.outputs import report as report
     from fabric.write.atomic import Staging
 
-    declared = [o for module in (configs, tables, cabling_md, report) for o in module.OUTPUTS]  # (configs: EOS's too)
-    chosen = tuple(o for o in declared if o.name in SET)
-    assert len(chosen) == len(SET), "an output of SET was renamed"
+    chosen = set_outputs()
     lap("import")
     build = build_fabric(spec, workers=None, jobs=True)
     lap("build")
