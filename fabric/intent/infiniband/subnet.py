@@ -186,19 +186,20 @@ class Subnet:
     numbering: Mapping[str, SwitchNumbering]  # per switch
     tiers: int
     made: Callable[[], Members] = field(compare=False, repr=False)
+    # facts of the members, made without them (tests/unit/intent/test_subnet_facts.py); no defaults: a subnet
+    # made without one would pass a check unasked (placeholder_only skips the GUID owners)
+    layers: Mapping[str, str]  # each switch's layer, in fabric order
+    attached: tuple[str, ...]  # the devices of the CAs, in cable order
+    cabled_devices: frozenset[str]  # the devices of the cabled CA ports
+    cabled_groups: frozenset[str | None]  # their node groups
+    size: int  # nodes: switches and CAs
+    placeholder_only: bool  # every node's GUID a placeholder
+    slowest: int | None  # the speed of the slowest cabled CA port
     # the SM's keys from their secrets, as opensm.conf writes them (0x and 16 hex digits); None: OpenSM's default
     m_key: str | None = None
     sm_key: str | None = None
     flavor: str = "upstream"  # which OpenSM the SM hosts run: `ufm` (NVIDIA's, in UFM) or `upstream`
     cables: Sequence[Cable] = ()  # every cable, in plan order (the wiring's)
-    # facts of the members, made without them (tests/unit/intent/test_subnet_facts.py)
-    layers: Mapping[str, str] = field(default_factory=dict)  # each switch's layer, in fabric order
-    attached: tuple[str, ...] = ()  # the devices of the CAs, in cable order
-    cabled_devices: frozenset[str] = frozenset()  # the devices of the cabled CA ports
-    cabled_groups: frozenset[str | None] = frozenset()  # their node groups
-    size: int = 0  # nodes: switches and CAs
-    placeholder_only: bool = True  # every node's GUID a placeholder
-    slowest: int | None = None  # the speed of the slowest cabled CA port
     # what the render-safety walk reads beside the fields
     walked: ClassVar[tuple[str, ...]] = ("members", "partitions")
 
