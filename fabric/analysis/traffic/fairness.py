@@ -17,7 +17,7 @@ Ints = npt.NDArray[np.int64]
 EPS = 1e-9  # relative: links whose water level is this close to the lowest are full in the same round
 
 
-def _ranges(ptr: Ints, idx: Ints) -> Ints:
+def ranges(ptr: Ints, idx: Ints) -> Ints:
     """The positions ptr[i] … ptr[i + 1] − 1 of each i of `idx`, concatenated."""
     start = ptr[idx]
     size = ptr[idx + 1] - start
@@ -56,7 +56,7 @@ def max_min(rows: Ints, cols: Ints, weights: Floats, capacity: Floats, demand: F
         fill[loaded] = base[loaded] / load[loaded]  # the water level at which each link is full
         level = max(level, min(float(fill.min()), float(demand[by_demand[next_demand]])))
         full = np.nonzero(loaded & (fill <= level * (1 + EPS)))[0]
-        on_full = rows[by_link[_ranges(link_ptr, full)]]
+        on_full = rows[by_link[ranges(link_ptr, full)]]
         reached = by_demand[next_demand:][demand[by_demand[next_demand:]] <= level * (1 + EPS)]
         frozen = np.concatenate([on_full, reached])
         frozen = frozen[alive[frozen]]
@@ -65,7 +65,7 @@ def max_min(rows: Ints, cols: Ints, weights: Floats, capacity: Floats, demand: F
         rate[frozen] = np.minimum(level, demand[frozen])
         alive[frozen] = False
         left -= len(frozen)
-        entries = by_flow[_ranges(flow_ptr, frozen)]
+        entries = by_flow[ranges(flow_ptr, frozen)]
         load -= np.bincount(cols[entries], weights=weights[entries], minlength=links)
         base -= np.bincount(cols[entries], weights=weights[entries] * rate[rows[entries]], minlength=links)
         load[full] = 0.0
@@ -129,10 +129,10 @@ def max_min_shared(
         fill[loaded] = base[loaded] / load[loaded]
         level = max(level, min(float(fill.min()), float(demand[by_demand[next_demand]])))
         full = np.nonzero(loaded & (fill <= level * (1 + EPS)))[0]
-        on_full = own_rows[own_by_link[_ranges(own_link_ptr, full)]]
-        hit = np.unique(class_rows[class_by_link[_ranges(class_link_ptr, full)]])
+        on_full = own_rows[own_by_link[ranges(own_link_ptr, full)]]
+        hit = np.unique(class_rows[class_by_link[ranges(class_link_ptr, full)]])
         hit = hit[rising[hit] > 0]
-        in_hit = members_of[_ranges(member_ptr, hit)]
+        in_hit = members_of[ranges(member_ptr, hit)]
         reached = by_demand[next_demand:][demand[by_demand[next_demand:]] <= level * (1 + EPS)]
         frozen = np.concatenate([on_full, in_hit, reached])
         frozen = frozen[alive[frozen]]
@@ -141,7 +141,7 @@ def max_min_shared(
         rate[frozen] = np.minimum(level, demand[frozen])
         alive[frozen] = False
         left -= len(frozen)
-        entries = own_by_flow[_ranges(own_flow_ptr, frozen)]
+        entries = own_by_flow[ranges(own_flow_ptr, frozen)]
         load -= np.bincount(own_cols[entries], minlength=links)
         base -= np.bincount(own_cols[entries], weights=rate[own_rows[entries]], minlength=links)
         k = flow_class[frozen]
@@ -150,7 +150,7 @@ def max_min_shared(
         taken = np.bincount(k[mine], weights=rate[frozen][mine], minlength=classes)
         changed = np.flatnonzero(gone)
         rising -= gone
-        entries = by_class[_ranges(class_ptr, changed)]
+        entries = by_class[ranges(class_ptr, changed)]
         row = class_rows[entries]
         load -= np.bincount(class_cols[entries], weights=class_weights[entries] * gone[row], minlength=links)
         base -= np.bincount(class_cols[entries], weights=class_weights[entries] * taken[row], minlength=links)

@@ -10,7 +10,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from fabric.analysis.traffic.fairness import Floats, Ints
+from fabric.analysis.figures import SMALL_SWITCHES
+from fabric.analysis.traffic.fairness import Floats, Ints, ranges
 from fabric.model.kinds import Tier
 from fabric.model.topology import FabricTopology
 
@@ -77,7 +78,10 @@ class Net:
         return row.astype(np.int64), table.astype(np.int64)
 
     def _bfs(self, roots: Ints) -> list[Ints]:
-        """Hop distances from each root: scipy's breadth-first search (C) on the undirected switch graph."""
+        """Hop distances from each root: scipy's breadth-first search (C) on the undirected switch graph; up to
+        SMALL_SWITCHES switches `frontier_distances` (numpy), as loading scipy takes longer than the searches."""
+        if len(self.names) <= SMALL_SWITCHES:
+            return list(frontier_distances(self.ptr, self.dst, len(self.names), roots))
         from scipy.sparse import csr_matrix
         from scipy.sparse.csgraph import shortest_path
 
@@ -86,6 +90,27 @@ class Net:
         dist = shortest_path(graph, method="D", directed=True, unweighted=True, indices=roots)
         dist[np.isinf(dist)] = -1
         return list(dist.astype(np.int64))
+
+
+def frontier_distances(ptr: Ints, dst: Ints, n: int, roots: Ints) -> Ints:
+    """Hop distances (-1: unreachable) from each root to the n switches (a row per root) over the directed links
+    `dst[ptr[v] … ptr[v + 1] − 1]` leaving each switch v: a breadth-first search of every root at once, one hop
+    of all their frontiers per numpy pass (the distances scipy's shortest_path gives, unweighted)."""
+    dist = np.full((len(roots), n), -1, dtype=np.int64)
+    row = np.arange(len(roots), dtype=np.int64)
+    at = np.asarray(roots, dtype=np.int64)
+    dist[row, at] = 0
+    hop = 0
+    while len(at):
+        hop += 1
+        row = np.repeat(row, ptr[at + 1] - ptr[at])
+        nxt = dst[ranges(ptr, at)]
+        new = dist[row, nxt] < 0
+        row, nxt = row[new], nxt[new]
+        dist[row, nxt] = hop
+        reached = np.unique(row * n + nxt)  # each (root, switch) once in the next frontier
+        row, at = reached // n, reached % n
+    return dist
 
 
 def fabric_net(ft: FabricTopology, nodes: Sequence[str]) -> tuple[Net, dict[str, list[int]]]:

@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import fabric
 from fabric.analysis.jobs import placement
 from fabric.analysis.locality import locality
 from fabric.analysis.traffic.fairness import max_min
 from fabric.analysis.traffic.model import port_rates, traffic
-from fabric.analysis.traffic.net import Net, fabric_net
+from fabric.analysis.traffic.net import Net, fabric_net, frontier_distances
 from tests.conftest import built, examples
 
 PROPERTY = settings(max_examples=examples(20), deadline=None)
@@ -126,6 +130,60 @@ def test_another_spine_never_lowers_adaptive(perm: list[int], spines: int) -> No
     before = port_rates(_clos(4, 4, spines), np.arange(16), np.asarray(perm), np.ones(16), "adaptive", 1, 0)[0]
     after = port_rates(_clos(4, 4, spines + 1), np.arange(16), np.asarray(perm), np.ones(16), "adaptive", 1, 0)[0]
     assert after.sum() >= before.sum() - 1e-9
+
+
+def _scipy_distances(net: Net, roots: np.ndarray) -> np.ndarray:
+    """The reference: scipy's unweighted shortest paths, as the large-net path of Net._bfs takes them."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import shortest_path
+
+    n = len(net.names)
+    graph = csr_matrix((np.ones(net.edges), (net.src, net.dst)), shape=(n, n))
+    dist = shortest_path(graph, method="D", directed=True, unweighted=True, indices=roots)
+    dist[np.isinf(dist)] = -1
+    return np.asarray(dist, dtype=np.int64)
+
+
+@PROPERTY
+@given(
+    st.integers(1, 24).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=3 * n),
+            st.lists(st.integers(0, n - 1), min_size=1, max_size=n),
+        )
+    )
+)
+def test_frontier_distances_are_scipys(graph: tuple[int, list[tuple[int, int]], list[int]]) -> None:
+    # any switch graph (pieces, parallel cables, loops on a switch) and any roots, repeated ones included
+    n, cables, roots = graph
+    net = Net([f"sw{i}" for i in range(n)], [(a, b, 1.0) for a, b in cables], [])
+    want = _scipy_distances(net, np.asarray(roots))
+    assert np.array_equal(frontier_distances(net.ptr, net.dst, n, np.asarray(roots)), want)
+
+
+@pytest.mark.parametrize("design", ["lab", "superpod-h100-4su", "lab-ib-3tier", "gb200-nvl72-4su", "eos-roce-1024"])
+def test_a_bundled_fabrics_distances_are_scipys_from_every_switch(design: str) -> None:
+    net, _ = _job(design)
+    roots = np.arange(len(net.names))
+    got = frontier_distances(net.ptr, net.dst, len(net.names), roots)
+    assert got.shape == (len(net.names), len(net.names)) and int(got.max()) >= 2  # a Clos: leaf to leaf is 2+ hops
+    assert np.array_equal(got, _scipy_distances(net, roots))
+    assert not np.array_equal(got[:, ::-1], got)  # (the comparison tells rows apart)
+
+
+def test_a_small_designs_traffic_table_loads_no_scipy() -> None:
+    # the report of a small fabric models its collectives without importing scipy (0.13 s, more than the model)
+    code = (
+        "import sys\n"
+        "from fabric import build_fabric\n"
+        "b = build_fabric(sys.argv[1])\n"
+        "figures = sum(len(f) for f in b.traffic.values())\n"
+        "print('FIGURES', figures, 'scipy' in {m.split('.')[0] for m in sys.modules})\n"
+    )
+    design = Path(fabric.__file__).parent.parent / "designs" / "superpod-h100-4su.yaml"
+    out = subprocess.run([sys.executable, "-c", code, str(design)], capture_output=True, text=True, timeout=120)
+    assert "FIGURES 63 False" in out.stdout, out.stdout + out.stderr
 
 
 def _job(design: str) -> tuple[Net, list[list[int]]]:
