@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/floor.py 100k           # a size of benchmarks/run.py
     .venv/bin/python benchmarks/floor.py 1m roce-100k
-    .venv/bin/python benchmarks/floor.py --files output/bench-1m   # a tree a build wrote
+    .venv/bin/python benchmarks/floor.py --files output/bench-1m ...   # trees builds wrote
 
 For a size of benchmarks/run.py, fabric's own topology gives the devices and links (untimed); the floor is then a
 networkx graph of them (a node per device, an edge per link with its ports and speed) and a CSV of the same links
@@ -10,7 +10,7 @@ networkx graph of them (a node per device, an edge per link with its ports and s
 with this figure (issue 30: a whole build within 2x of it). Prints CPU (user + system) and wall seconds and the
 memory the graph holds (the resident set after it was made, less the one before); printed, never asserted.
 
-`--files DIR` is the floor of the files instead: a tree as a build wrote it (DIR, read untimed: its directories,
+`--files DIR …` is the floor of the files instead: a tree as a build wrote it (DIR, read untimed: its directories,
 its files and their sizes) is made again beside it, each directory made and each file created and written with
 as many bytes (zeros) as fabric's writer does it (os.open, os.write), then the filesystem synced once (syncfs):
 what any tool pays to put that many files and bytes on this disk, before it renders a byte of them. Prints the
@@ -75,7 +75,8 @@ def floor(name: str) -> dict[str, float]:
     }
 
 
-def files_floor(tree: Path) -> dict[str, float]:
+def files_floor(tree: Path, work: Path) -> dict[str, float]:
+    """The floor of the files of `tree`, made again under `work` (left there: see main)."""
     dirs: list[str] = []
     files: list[tuple[str, int]] = []
     for here, subdirs, names in os.walk(tree):
@@ -85,26 +86,22 @@ def files_floor(tree: Path) -> dict[str, float]:
     largest = max((size for _, size in files), default=0)
     zeros = memoryview(bytes(min(largest, 64 * 2**20)))
     libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    work = Path(tempfile.mkdtemp(prefix="files-floor-", dir=tree.parent))
     probe = create_us(work)
     out = work / "tree"
     out.mkdir()
-    try:
-        start, before = time.perf_counter(), os.times()
-        for d in dirs:
-            os.mkdir(out / d)
-        for rel, size in files:
-            fd = os.open(out / rel, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            left = size
-            while left:
-                left -= os.write(fd, zeros[: min(left, len(zeros))])
-            os.close(fd)
-        root = os.open(out, os.O_RDONLY)
-        libc.syncfs(root)
-        os.close(root)
-        wall, after = time.perf_counter() - start, os.times()
-    finally:
-        shutil.rmtree(work)
+    start, before = time.perf_counter(), os.times()
+    for d in dirs:
+        os.mkdir(out / d)
+    for rel, size in files:
+        fd = os.open(out / rel, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        left = size
+        while left:
+            left -= os.write(fd, zeros[: min(left, len(zeros))])
+        os.close(fd)
+    root = os.open(out, os.O_RDONLY)
+    libc.syncfs(root)
+    os.close(root)
+    wall, after = time.perf_counter() - start, os.times()
     return {
         "files": len(files),
         "dirs": len(dirs),
@@ -118,13 +115,20 @@ def files_floor(tree: Path) -> dict[str, float]:
 
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--files"]:
-        f = files_floor(Path(argv[1]).resolve())
-        print(
-            f"{argv[1]}: {f['files']:,} files, {f['dirs']:,} directories, {f['bytes'] / 1e6:,.0f} MB; floor "
-            f"{f['wall_s']:.1f} s wall, {f['user_s']:.1f} s user, {f['system_s']:.1f} s system "
-            f"(creating a file cost {f['create_us']:,.0f} µs just before)",
-            flush=True,
-        )
+        works = []
+        try:  # the copies are removed after the last is timed: a removal makes the next creates dearer (disk.py)
+            for tree in argv[1:]:
+                works.append(Path(tempfile.mkdtemp(prefix="files-floor-", dir=Path(tree).resolve().parent)))
+                f = files_floor(Path(tree).resolve(), works[-1])
+                print(
+                    f"{tree}: {f['files']:,} files, {f['dirs']:,} directories, {f['bytes'] / 1e6:,.0f} MB; floor "
+                    f"{f['wall_s']:.1f} s wall, {f['user_s']:.1f} s user, {f['system_s']:.1f} s system "
+                    f"(creating a file cost {f['create_us']:,.0f} µs just before)",
+                    flush=True,
+                )
+        finally:
+            for work in works:
+                shutil.rmtree(work)
         return
     for name in argv or ["100k"]:
         f = floor(name)
