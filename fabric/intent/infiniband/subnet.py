@@ -783,13 +783,14 @@ def _partition(
     else:
         keyword = None
         full, limited = set(part.members), set(part.limited)
-        for p in ports():
+        listed = ports()
+        for p in listed:
             if p.group in full or p.group in limited:
                 members.append(
                     Member(p.guid, "full" if p.group in full else "limited", f"{p.node} ({p.group}){_mark(p)}")
                 )
         chosen = {m.guid for m in members}
-        speeds = [p.speed_gbps for p in ports() if p.guid in chosen]
+        speeds = [p.speed_gbps for p in listed if p.guid in chosen]
     rate = part.rate_gbps or (min(speeds) if speeds else slowest)
     return PartitionPlan(
         part.name,

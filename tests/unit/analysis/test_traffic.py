@@ -169,7 +169,7 @@ def test_a_bundled_fabrics_distances_are_scipys_from_every_switch(design: str) -
     got = frontier_distances(net.ptr, net.dst, len(net.names), roots)
     assert got.shape == (len(net.names), len(net.names)) and int(got.max()) >= 2  # a Clos: leaf to leaf is 2+ hops
     assert np.array_equal(got, _scipy_distances(net, roots))
-    assert not np.array_equal(got[:, ::-1], got)  # (the comparison tells rows apart)
+    assert not np.array_equal(got[:, ::-1], got)  # (a matrix with its columns reversed is another: it can fail)
 
 
 def test_a_small_designs_traffic_table_loads_no_scipy() -> None:
