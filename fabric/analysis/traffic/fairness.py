@@ -26,6 +26,18 @@ def ranges(ptr: Ints, idx: Ints) -> Ints:
     return offset + np.arange(total)
 
 
+def first_alive(alive: npt.NDArray[np.bool_], order: Ints, start: int) -> int:
+    """The first position from `start` of `order` whose flow is alive (one is): looked at in blocks that double,
+    as a round may have frozen many flows of the lowest demands."""
+    step = 64
+    while True:
+        block = alive[order[start : start + step]]
+        if block.any():
+            return start + int(block.argmax())
+        start += step
+        step *= 2
+
+
 def max_min(rows: Ints, cols: Ints, weights: Floats, capacity: Floats, demand: Floats) -> Floats:
     """The max-min fair rate of each flow. Flow `rows[i]` crosses link `cols[i]` with `weights[i]` (> 0);
     `capacity` per link, `demand` per flow (its rate never exceeds it)."""
@@ -45,19 +57,17 @@ def max_min(rows: Ints, cols: Ints, weights: Floats, capacity: Floats, demand: F
     alive = np.ones(flows, dtype=bool)
     first = np.zeros(flows, dtype=np.int64)  # scratch: a frozen flow's place in its round's list
     by_demand = np.argsort(demand, kind="stable")
+    demand_sorted = demand[by_demand]  # the flows reaching their demand by a level are a prefix of the rest
     next_demand = 0
     left = flows
     level = 0.0
     while left:
-        while not alive[by_demand[next_demand]]:
-            next_demand += 1
-        loaded = load > EPS
-        fill = np.full(links, np.inf)
-        fill[loaded] = base[loaded] / load[loaded]  # the water level at which each link is full
-        level = max(level, min(float(fill.min()), float(demand[by_demand[next_demand]])))
-        full = np.nonzero(loaded & (fill <= level * (1 + EPS)))[0]
+        next_demand = first_alive(alive, by_demand, next_demand)
+        fill = np.divide(base, load, out=np.full(links, np.inf), where=load > EPS)  # the level each link is full at
+        level = max(level, min(float(fill.min()), float(demand_sorted[next_demand])))
+        full = np.flatnonzero(fill <= level * (1 + EPS))
         on_full = rows[by_link[ranges(link_ptr, full)]]
-        reached = by_demand[next_demand:][demand[by_demand[next_demand:]] <= level * (1 + EPS)]
+        reached = by_demand[next_demand : np.searchsorted(demand_sorted, level * (1 + EPS), side="right")]
         frozen = np.concatenate([on_full, reached])
         frozen = frozen[alive[frozen]]
         first[frozen] = np.arange(len(frozen))  # each flow once: the last of its places wins
@@ -118,22 +128,20 @@ def max_min_shared(
     alive = np.ones(flows, dtype=bool)
     first = np.zeros(flows, dtype=np.int64)
     by_demand = np.argsort(demand, kind="stable")
+    demand_sorted = demand[by_demand]  # the flows reaching their demand by a level are a prefix of the rest
     next_demand = 0
     left = flows
     level = 0.0
     while left:
-        while not alive[by_demand[next_demand]]:
-            next_demand += 1
-        loaded = load > EPS
-        fill = np.full(links, np.inf)
-        fill[loaded] = base[loaded] / load[loaded]
-        level = max(level, min(float(fill.min()), float(demand[by_demand[next_demand]])))
-        full = np.nonzero(loaded & (fill <= level * (1 + EPS)))[0]
+        next_demand = first_alive(alive, by_demand, next_demand)
+        fill = np.divide(base, load, out=np.full(links, np.inf), where=load > EPS)
+        level = max(level, min(float(fill.min()), float(demand_sorted[next_demand])))
+        full = np.flatnonzero(fill <= level * (1 + EPS))
         on_full = own_rows[own_by_link[ranges(own_link_ptr, full)]]
         hit = np.unique(class_rows[class_by_link[ranges(class_link_ptr, full)]])
         hit = hit[rising[hit] > 0]
         in_hit = members_of[ranges(member_ptr, hit)]
-        reached = by_demand[next_demand:][demand[by_demand[next_demand:]] <= level * (1 + EPS)]
+        reached = by_demand[next_demand : np.searchsorted(demand_sorted, level * (1 + EPS), side="right")]
         frozen = np.concatenate([on_full, in_hit, reached])
         frozen = frozen[alive[frozen]]
         first[frozen] = np.arange(len(frozen))

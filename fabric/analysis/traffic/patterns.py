@@ -21,11 +21,20 @@ Connections = tuple[Ints, Ints, Floats]
 def shift(ports: Sequence[Sequence[int]], distance: int) -> Connections:
     """Each node's rail i to rail i of the node `distance` further on (around the job): NCCL's rail-aligned
     ring (all-reduce) at distance 1, the fat tree's stress permutation at others."""
-    k = len(ports)
+    return _shifted(_rails(ports), distance)
+
+
+def _rails(ports: Sequence[Sequence[int]]) -> Ints:
+    """The job's ports as a node × rail grid: each node's first `rails` ports, rails the fewest any node has."""
     rails = min(len(p) for p in ports)
-    src = [ports[n][r] for n in range(k) for r in range(rails)]
-    dst = [ports[(n + distance) % k][r] for n in range(k) for r in range(rails)]
-    return np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), np.ones(len(src))
+    return np.asarray([p[:rails] for p in ports], dtype=np.int64).reshape(len(ports), rails)
+
+
+def _shifted(grid: Ints, distance: int) -> Connections:
+    """shift() on the grid: row n's ports to those of row n + distance (around the job), rail by rail."""
+    src = grid.ravel()
+    dst = np.roll(grid, -distance, axis=0).ravel()
+    return src, dst, np.ones(len(src))
 
 
 def distances(k: int, pairs: int) -> list[int]:
@@ -45,10 +54,11 @@ def all_to_all(ports: Sequence[Sequence[int]], pxn: bool) -> Connections:
     k = len(ports)
     rails = min(len(p) for p in ports)
     ds = distances(k, k * rails if pxn else sum(len(p) for p in ports) * rails)
+    grid = _rails(ports)
     parts = []
     for d in ds:
         if pxn:
-            parts.append(shift(ports, d))
+            parts.append(_shifted(grid, d))
         else:
             a = [x for n in range(k) for x in ports[n] for _ in ports[(n + d) % k]]
             b = [y for n in range(k) for _ in ports[n] for y in ports[(n + d) % k]]
