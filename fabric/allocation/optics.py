@@ -19,6 +19,7 @@ from fabric.allocation.allocate import Allocation
 from fabric.allocation.cages import CageKind, CageLookup, model_key, node_cages, switch_cages
 from fabric.fast.columns import IndexRows
 from fabric.fast.distinct import keys_twice, keys_under_two
+from fabric.fast.frozen import maker
 from fabric.fast.memo import registered
 from fabric.model.cable import Cable
 from fabric.model.topology import Device, Link, Topology
@@ -385,6 +386,11 @@ class PhysicalCable:
     b: tuple[CableEnd, ...]
 
 
+# the sheet makes one of each per cable end and per cable (9,000,000 at a million GPUs): fast/frozen.py
+_make_end = maker(CableEnd)
+_make_physical = maker(PhysicalCable)
+
+
 def _node_subs(node_type: NodeType) -> dict[str, int]:
     """A node's port → its place in its cage: ports sharing a cage in name order (OSFP4P1 before OSFP4P2)."""
     by_cage: dict[str, list[str]] = defaultdict(list)
@@ -438,13 +444,13 @@ def physical_cables(catalog: Catalog, topology: Topology, allocation: Allocation
         links = tuple(cables[i] for i in indices)
         pid = links[0].cable_id + (f"-F{fibre}" if fibres > 1 else "")
         out.append(
-            PhysicalCable(
+            _make_physical(
                 pid,
                 links,
                 fibre,
                 fibres,
-                tuple(CableEnd(name, rack, u, *shape) for name, rack, u, shape in a),
-                tuple(CableEnd(name, rack, u, *shape) for name, rack, u, shape in b),
+                tuple([_make_end(name, rack, u, *shape) for name, rack, u, shape in a]),
+                tuple([_make_end(name, rack, u, *shape) for name, rack, u, shape in b]),
             )
         )
     result = tuple(out)
