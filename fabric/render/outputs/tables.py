@@ -309,37 +309,56 @@ def _cage_text(end: CableEnd) -> str:
     return f"cage {end.cage}{ports}"
 
 
-def physical_labels(c: PhysicalCable) -> tuple[str, str]:
+# an end's texts that follow from its cage (its places, lanes, ports and `_cage_text`), made once per distinct cage
+# shape: a few hundred at 100k GPUs, against 600,000 ends
+ShapeTexts = dict[tuple[str, tuple[int, ...], tuple[tuple[int, int], ...], tuple[str, ...]], tuple[str, str, str, str]]
+
+
+def _shape_texts(e: CableEnd, texts: ShapeTexts) -> tuple[str, str, str, str]:
+    key = (e.cage, e.subs, e.lanes, e.ports)
+    found = texts.get(key)
+    if found is None:
+        lanes = " ".join(f"{f}-{t}" for f, t in e.lanes)
+        found = texts[key] = ("/".join(map(str, e.subs)), lanes, " ".join(e.ports), _cage_text(e))
+    return found
+
+
+def physical_labels(c: PhysicalCable, texts: ShapeTexts | None = None) -> tuple[str, str]:
     """What is printed on each end of a physical cable: its id, this end (rack-U, device, cage and ports), then the
     far end(s)."""
+    shapes: ShapeTexts = {} if texts is None else texts
 
     def ends(side: tuple[CableEnd, ...]) -> str:
-        return "; ".join(f"{end_label(e.rack, e.u)} {e.device} {_cage_text(e)}" for e in side)
+        return "; ".join([f"{end_label(e.rack, e.u)} {e.device} {_shape_texts(e, shapes)[3]}" for e in side])
 
     a, b = ends(c.a), ends(c.b)
     return f"{c.physical_id} {a} > {b}", f"{c.physical_id} {b} > {a}"
 
 
-def _end_cells(e: CableEnd, model: str) -> tuple[object, ...]:
+def _end_cells(e: CableEnd, model: str, texts: ShapeTexts) -> tuple[object, ...]:
+    places, lanes, ports, _ = _shape_texts(e, texts)
     return (
         e.rack,
         "" if e.u is None else e.u,
         e.device,
         model,
         e.cage,
-        "/".join(map(str, e.subs)),
-        " ".join(f"{f}-{t}" for f, t in e.lanes),
-        " ".join(e.ports),
+        places,
+        lanes,
+        ports,
         e.transceiver,
         e.transceiver_part,
     )
 
 
-def _side_cells(side: tuple[CableEnd, ...], models: dict[str, str]) -> tuple[object, ...]:
+def _side_cells(
+    side: tuple[CableEnd, ...], models: dict[str, str], texts: ShapeTexts | None = None
+) -> tuple[object, ...]:
     """An end's cells; several far ends (a splitter) cell by cell, separated by "; "."""
+    shapes: ShapeTexts = {} if texts is None else texts
     if len(side) == 1:
-        return _end_cells(side[0], models[side[0].device])
-    each = [_end_cells(e, models[e.device]) for e in side]
+        return _end_cells(side[0], models[side[0].device], shapes)
+    each = [_end_cells(e, models[e.device], shapes) for e in side]
     return tuple("; ".join(str(cells[k]) for cells in each) for k in range(len(each[0])))
 
 
@@ -347,6 +366,7 @@ def physical_rows(build: Build) -> Iterable[tuple[object, ...]]:
     """The rows of cabling-physical.csv (and of cabling.xlsx's `physical` sheet)."""
     models = {name: device.model for name, device in build.topology.devices.items()}
     lengths = LengthTexts()
+    texts: ShapeTexts = {}
     for c in physical_cables(build.design.catalog, build.topology, build.allocation):
         first = c.links[0]
         link = first.link
@@ -362,9 +382,9 @@ def physical_rows(build: Build) -> Iterable[tuple[object, ...]]:
             first.media,
             longest.part,
             lengths[longest.length_m],
-            *_side_cells(c.a, models),
-            *_side_cells(c.b, models),
-            *physical_labels(c),
+            *_side_cells(c.a, models, texts),
+            *_side_cells(c.b, models, texts),
+            *physical_labels(c, texts),
         )
 
 
