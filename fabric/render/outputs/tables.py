@@ -9,6 +9,7 @@ from itertools import islice
 
 from fabric.allocation.optics import CableEnd, PhysicalCable, longest_leg, physical_cables
 from fabric.fast import csvtext
+from fabric.fast.lazy import resolved
 from fabric.model.cable import Cable, end_label
 from fabric.model.rendered import TextPieces
 from fabric.pipeline import Build
@@ -255,7 +256,7 @@ def cabling_csv(build: Build) -> str:
 def cabling_pieces(build: Build) -> Iterator[str]:
     """cabling.csv in pieces (TextPieces)."""
     models = {name: device.model for name, device in build.topology.devices.items()}
-    ib_ends = build.infiniband.ends
+    ib_ends = resolved(build.infiniband.ends)
     lengths = LengthTexts()
     none = ("", "")
     cages = link_cages(build)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabric.fast.lazy import LazyMapping, LazyTuple
+from fabric.fast.lazy import LazyMapping, LazyTuple, resolved
 from fabric.intent.infiniband import build_infiniband
 from fabric.intent.infiniband.subnet import cable_ends
 from tests.conftest import built
@@ -115,3 +115,13 @@ def test_the_subnets_wiring_is_made_when_read_and_validate_reads_none(design: st
             if design == "broken/ib-inventory"
             else []
         )
+
+
+def test_resolved_is_the_dict_a_lazy_mapping_holds() -> None:
+    made = {("leaf1", "p1"): 1}
+    lazy = LazyMapping(lambda: made)
+    assert not lazy.built
+    assert resolved(lazy) is made  # made now, and the same dict, not a copy
+    assert lazy.built
+    plain = {"a": 1}
+    assert resolved(plain) is plain  # any other mapping as it is

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from fabric.allocation.allocate import Cable
+from fabric.fast.lazy import resolved
 from fabric.intent.ethernet.model import BgpIntent, Neighbor
 from fabric.model.topology import Device
 from fabric.pipeline import Build
@@ -212,7 +213,7 @@ def planned_ports(build: Build, cables: Sequence[Cable] | None = None) -> Iterat
     devices = build.topology.devices
     switches = {name for name, d in devices.items() if is_switch(d)}
     infiniband = {key for key, ft in build.topology.fabrics.items() if ft.technology == "infiniband"}
-    ends = build.infiniband.ends
+    ends = resolved(build.infiniband.ends)
     for cable in build.allocation.cables if cables is None else cables:
         link = cable.link
         for device, port in ((link.a, link.a_port), (link.b, link.b_port)):

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from operator import attrgetter
 
+from fabric.fast.lazy import resolved
 from fabric.model.cable import Cable, end_label
 from fabric.model.rendered import TextPieces
 from fabric.pipeline import Build
@@ -149,7 +150,7 @@ def _cable_lines(cables: Sequence[Cable], shared: _Shared) -> list[str] | None:
 def _port_lines(build: Build, cables: Sequence[Cable], switches: set[str], infiniband: set[str]) -> list[str]:
     """The port series of these cables' switch ends as plan.planned_ports keys them, one f-string a line (the
     caller tested their values: `_ends_plain`, the devices)."""
-    ib = build.infiniband.ends
+    ib = resolved(build.infiniband.ends)
     lines = []
     for c in cables:
         cl = c.link
