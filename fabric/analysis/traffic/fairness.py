@@ -30,12 +30,13 @@ def first_alive(alive: npt.NDArray[np.bool_], order: Ints, start: int) -> int:
     """The first position from `start` of `order` whose flow is alive (one is): looked at in blocks that double,
     as a round may have frozen many flows of the lowest demands."""
     step = 64
-    while True:
+    while start < len(order):
         block = alive[order[start : start + step]]
         if block.any():
             return start + int(block.argmax())
         start += step
         step *= 2
+    raise ValueError("no flow is alive")  # the callers look only while some flow rises: never a silent loop
 
 
 def max_min(rows: Ints, cols: Ints, weights: Floats, capacity: Floats, demand: Floats) -> Floats:

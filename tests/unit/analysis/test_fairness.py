@@ -84,3 +84,6 @@ def test_first_alive_skips_the_frozen() -> None:
     assert first_alive(alive, order, 700) == 700
     alive[order[700:999]] = False
     assert first_alive(alive, order, 3) == 999
+    alive[order[999]] = False
+    with pytest.raises(ValueError):
+        first_alive(alive, order, 0)  # none alive: an error, not a loop past the end
