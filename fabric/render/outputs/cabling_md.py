@@ -71,8 +71,8 @@ def _rows(cables: Sequence[Cable]) -> list[Row]:
     return out
 
 
+Lanes = tuple[tuple[int, int], ...]  # a cable end's lanes in its cage, first and last of each port
 PhysicalRow = tuple[str, str, str, str, str, str, str, str, str]
-Lanes = tuple[tuple[int, int], ...]
 """A physical cable as the tables show it: its id, the links it carries (or its fibre `1/2`), the a end(s) (device,
 U, cage, ports in the cage, lanes), their transceiver part, the b end(s), their rack and U, their transceiver
 part, the cable's part and length."""
