@@ -20,7 +20,7 @@ from fabric.render.engine.documents import split
 from fabric.render.engine.lines import fill
 from fabric.render.engine.registry import Output
 from fabric.render.engine.templating import render
-from fabric.render.outputs.tables import LengthTexts
+from fabric.render.outputs.tables import LengthTexts, ShapeTexts, shape_texts
 
 UNPLACED = "unplaced"  # the group of cables whose a-end is in no rack
 LINES = "docs/_cabling-lines.j2"  # the rack files' line shapes
@@ -71,25 +71,18 @@ def _rows(cables: Sequence[Cable]) -> list[Row]:
     return out
 
 
-Lanes = tuple[tuple[int, int], ...]  # a cable end's lanes in its cage, first and last of each port
 PhysicalRow = tuple[str, str, str, str, str, str, str, str, str]
 """A physical cable as the tables show it: its id, the links it carries (or its fibre `1/2`), the a end(s) (device,
 U, cage, ports in the cage, lanes), their transceiver part, the b end(s), their rack and U, their transceiver
 part, the cable's part and length."""
 
 
-def _end_text(end: CableEnd, with_rack: bool, cages: dict[tuple[str, tuple[int, ...], Lanes], str]) -> str:
-    """`leaf1 cage 31 port 1/2 lanes 1-4 5-8` (`U5` before the cage on the a side: the row is the a end's rack).
-    `cages`: the cage part of the text per (cage, places, lanes), made once (a few hundred distinct at 100k GPUs,
-    6,000,000 ends at a million)."""
-    key = (end.cage, end.subs, end.lanes)
-    cage = cages.get(key)
-    if cage is None:
-        ports = f" port {'/'.join(map(str, end.subs))}" if end.subs else ""
-        lanes = f" lanes {' '.join(f'{f}-{t}' for f, t in end.lanes)}" if end.lanes else ""
-        cage = cages[key] = f" cage {end.cage}{ports}{lanes}"
+def _end_text(end: CableEnd, with_rack: bool, texts: ShapeTexts) -> str:
+    """`leaf1 cage 31 port 1/2 lanes 1-4 5-8` (`U5` before the cage on the a side: the row is the a end's rack);
+    the cage's texts made once per cage shape (`shape_texts`)."""
+    _, lanes, _, cage = shape_texts(end, texts)
     where = "" if with_rack else (f" U{end.u}" if end.u else "")
-    return f"{end.device}{where}{cage}"
+    return f"{end.device}{where} {cage}" + (f" lanes {lanes}" if lanes else "")
 
 
 def _physical_by_rack(build: Build) -> dict[str, dict[str, list[PhysicalCable]]]:
@@ -104,7 +97,7 @@ def _physical_by_rack(build: Build) -> dict[str, dict[str, list[PhysicalCable]]]
 def _physical_rows(cables: Sequence[PhysicalCable]) -> list[PhysicalRow]:
     """The physical cables' rows."""
     lengths = LengthTexts()
-    cages: dict[tuple[str, tuple[int, ...], Lanes], str] = {}
+    texts: ShapeTexts = {}
     out: list[PhysicalRow] = []
     for p in cables:
         first = p.links[0]
@@ -117,13 +110,13 @@ def _physical_rows(cables: Sequence[PhysicalCable]) -> list[PhysicalRow]:
         a, b = p.a, p.b
         if len(a) == 1 and len(b) == 1:  # most cables: one end a side
             e, f = a[0], b[0]
-            a_text, a_part = _end_text(e, False, cages), e.transceiver_part
-            b_text, b_part = _end_text(f, True, cages), f.transceiver_part
+            a_text, a_part = _end_text(e, False, texts), e.transceiver_part
+            b_text, b_part = _end_text(f, True, texts), f.transceiver_part
             b_pos = f"{f.rack} U{f.u}" if f.u else f.rack
         else:
-            a_text = "; ".join([_end_text(e, False, cages) for e in a])
+            a_text = "; ".join([_end_text(e, False, texts) for e in a])
             a_part = "; ".join(dict.fromkeys(e.transceiver_part for e in a))
-            b_text = "; ".join([_end_text(e, True, cages) for e in b])
+            b_text = "; ".join([_end_text(e, True, texts) for e in b])
             b_part = "; ".join(dict.fromkeys(e.transceiver_part for e in b))
             b_pos = "; ".join(dict.fromkeys(f"{e.rack} U{e.u}" if e.u else e.rack for e in b))
         out.append(

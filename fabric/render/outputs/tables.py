@@ -315,7 +315,8 @@ def _cage_text(end: CableEnd) -> str:
 ShapeTexts = dict[tuple[str, tuple[int, ...], tuple[tuple[int, int], ...], tuple[str, ...]], tuple[str, str, str, str]]
 
 
-def _shape_texts(e: CableEnd, texts: ShapeTexts) -> tuple[str, str, str, str]:
+def shape_texts(e: CableEnd, texts: ShapeTexts) -> tuple[str, str, str, str]:
+    """(places `1/2`, lanes `1-4 5-8`, ports, `_cage_text`) of the end's cage, from `texts` or made into it."""
     key = (e.cage, e.subs, e.lanes, e.ports)
     found = texts.get(key)
     if found is None:
@@ -330,14 +331,14 @@ def physical_labels(c: PhysicalCable, texts: ShapeTexts | None = None) -> tuple[
     shapes: ShapeTexts = {} if texts is None else texts
 
     def ends(side: tuple[CableEnd, ...]) -> str:
-        return "; ".join([f"{end_label(e.rack, e.u)} {e.device} {_shape_texts(e, shapes)[3]}" for e in side])
+        return "; ".join([f"{end_label(e.rack, e.u)} {e.device} {shape_texts(e, shapes)[3]}" for e in side])
 
     a, b = ends(c.a), ends(c.b)
     return f"{c.physical_id} {a} > {b}", f"{c.physical_id} {b} > {a}"
 
 
 def _end_cells(e: CableEnd, model: str, texts: ShapeTexts) -> tuple[object, ...]:
-    places, lanes, ports, _ = _shape_texts(e, texts)
+    places, lanes, ports, _ = shape_texts(e, texts)
     return (
         e.rack,
         "" if e.u is None else e.u,
